@@ -1,0 +1,8 @@
+"""``python -m pytest_kedi``: see `pytest_kedi.cli`."""
+
+from __future__ import annotations
+
+from pytest_kedi.cli import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())

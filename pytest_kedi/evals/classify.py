@@ -1,0 +1,126 @@
+"""Row-error text and error classes (dsxir-style), without any pytest import.
+
+Error-class mapping for a row that raised (first match wins):
+
+* ``model``     -- a `KediModelError` (adapter, provider or model-output failure) anywhere
+  in the error's ``.original`` chain, or a raw ``pydantic_ai`` exception;
+* ``type``      -- a `KediTypeExecutionError` whose ``.original`` is ``None``: Kedi's own
+  strict validation rejected a value (parameter, return, typed assignment, model field);
+* ``procedure`` -- the error's frames include a ``procedure`` frame: it was raised inside a
+  procedure the metric called;
+* ``metric``    -- anything else raised by the metric body itself (``KeyError`` on
+  ``expected``, a failing ``assert``, a metric result of the wrong shape, ...).
+
+Two classes are assigned by the runner, not by this mapping: ``timeout`` (the row
+exceeded `EvalOptions.timeout`) and ``invalid_score`` (NaN or an infinite score).
+
+Row feedback is Kedi's ``error: <ExceptionType>: <message>`` where the type is the
+original exception's class (`KediExecutionError.kind_name`) and the message is kept on
+one line.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+from pytest_kedi.runtime.errors import (
+    KediExecutionError,
+    KediModelError,
+    KediTypeExecutionError,
+)
+
+__all__ = [
+    "ERROR_CLASSES",
+    "classify_exception",
+    "describe_exception",
+    "display_path",
+    "exception_location",
+    "one_line",
+]
+
+ERROR_CLASSES = ("metric", "procedure", "type", "model", "timeout", "invalid_score")
+
+
+def one_line(text: str) -> str:
+    """Collapse a (possibly multi-line) message onto one line."""
+    if "\n" not in text and "\r" not in text:
+        return text.strip()
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """`exc`, then each nested ``.original`` of Kedi errors (outermost first)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.original if isinstance(current, KediExecutionError) else None
+
+
+def classify_exception(exc: BaseException) -> str:
+    """The error class of a row that raised `exc` (see the module docstring)."""
+    chain = list(_chain(exc))
+    for err in chain:
+        if isinstance(err, KediModelError):
+            return "model"
+        if not isinstance(err, KediExecutionError) and type(err).__module__.startswith(
+            "pydantic_ai"
+        ):
+            return "model"
+    for err in chain:
+        if isinstance(err, KediTypeExecutionError) and err.original is None:
+            return "type"
+    for err in chain:
+        if isinstance(err, KediExecutionError) and any(
+            getattr(frame, "kind", None) == "procedure" for frame in err.frames
+        ):
+            return "procedure"
+    return "metric"
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``<ExceptionType>: <message>`` on one line (the innermost Kedi error's original)."""
+    inner = exc
+    while isinstance(inner, KediExecutionError) and isinstance(inner.original, KediExecutionError):
+        inner = inner.original
+    if isinstance(inner, KediExecutionError):
+        kind = inner.kind_name
+        original = inner.original
+        message = one_line(_text(original)) if original is not None else ""
+        message = message or inner.message
+    else:
+        kind = type(inner).__name__
+        message = one_line(_text(inner))
+    return f"{kind}: {message}" if message else kind
+
+
+def _text(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:
+        return ""
+
+
+def display_path(path: str) -> str:
+    """`path` relative to the working directory when it lies inside it, else unchanged."""
+    if not os.path.isabs(path):
+        return path
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if relative.startswith(os.pardir) else relative
+
+
+def exception_location(exc: BaseException) -> str | None:
+    """``path:line`` of the innermost located `.kedi` position of a Kedi error, if any."""
+    for err in reversed(list(_chain(exc))):
+        if not isinstance(err, KediExecutionError):
+            continue
+        span = err.span
+        line = err.line
+        if span is not None and line is not None:
+            return f"{display_path(span.path)}:{line}"
+    return None

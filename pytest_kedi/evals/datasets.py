@@ -1,0 +1,146 @@
+"""Dataset selection and row shapes (KEDI.md §5.3-§5.4).
+
+Selection: with split ``auto`` the metric's dataset ``N`` is ``test_data: N`` when the
+suite defines it, else ``data: N``; a forced split uses that kind only. A name matching
+no dataset of either kind is a *missing dataset reference*.
+
+Rows (direct eval): the dataset value is materialized to a list (``str``/``bytes``/
+non-iterables are errors). A mapping (a dict, any other ``Mapping``, or a dict
+``.items()`` view) yields ``(key, value)`` items: a dict value splits into
+``N = key, expected = value``; any other value stays one raw row ``N = (key, value)``.
+Other iterables: a 2-tuple (tuple subclasses included) is ``(input, expected)`` and
+``(input, None)`` creates no ``expected``; every other row binds ``N`` only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import ItemsView, Mapping
+from typing import Any, Final
+
+from pytest_kedi.evals.classify import describe_exception, display_path, exception_location
+from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric, Span
+
+__all__ = ["NO_EXPECTED", "Row", "SuiteError", "locate", "materialize_rows", "select_dataset"]
+
+
+class _NoExpected:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NO_EXPECTED"
+
+
+NO_EXPECTED: Final = _NoExpected()
+"""Marks a row that creates no ``expected`` binding."""
+
+Row = tuple[Any, Any]  # (input, expected | NO_EXPECTED)
+
+
+class SuiteError(Exception):
+    """A suite-level failure (no score): its message is user-facing and located."""
+
+    def __init__(self, message: str, *, cause: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.cause = cause
+
+
+def locate(span: Span | None) -> str | None:
+    """``path:line`` of a span (None when unknown)."""
+    if span is None:
+        return None
+    return f"{display_path(span.path)}:{span.start_line}"
+
+
+def _at(span: Span | None) -> str:
+    where = locate(span)
+    return f" at {where}" if where else ""
+
+
+def select_dataset(suite: EvalSuite, metric: Metric, split: str) -> Dataset:
+    """The dataset `metric` scores under `split` (``auto``/``data``/``test_data``)."""
+    name = metric.dataset
+    found: dict[str, Dataset] = {}
+    for dataset in suite.datasets:
+        if dataset.name == name and dataset.kind not in found:
+            found[dataset.kind] = dataset
+    if not found:
+        raise SuiteError(
+            f"missing dataset reference{_at(metric.span)}: metric {metric.name!r} names "
+            f"dataset {name!r}, which this suite does not define"
+        )
+    if split == "auto":
+        return found.get("test_data") or found["data"]
+    chosen = found.get(split)
+    if chosen is None:
+        (other,) = found.values()
+        raise SuiteError(
+            f"split {split!r} requested{_at(metric.span)}: suite {suite.name!r} defines no "
+            f"'{split}: {name}' dataset (only '{other.kind}: {name}')"
+        )
+    return chosen
+
+
+def _describe(dataset: Dataset) -> str:
+    return f"{dataset.kind} {dataset.name!r}"
+
+
+def materialize_rows(value: Any, dataset: Dataset) -> list[Row]:
+    """Materialize a dataset value into ``(input, expected | NO_EXPECTED)`` rows."""
+    if value is None:
+        raise SuiteError(
+            f"data-loading failed for {_describe(dataset)}{_at(dataset.span)}: the dataset is "
+            "None; its body must return a non-string iterable (does a fenced block `return` "
+            "the rows?)"
+        )
+    if isinstance(value, str | bytes):
+        raise SuiteError(
+            f"data-loading failed for {_describe(dataset)}{_at(dataset.span)}: the dataset is "
+            f"{type(value).__name__}; it must be a non-string iterable (list, tuple, generator, "
+            "set, dict, ...)"
+        )
+    if isinstance(value, Mapping):
+        source: Any = value.items()
+        mapping = True
+    else:
+        source = value
+        mapping = isinstance(value, ItemsView)
+    try:
+        iterator = iter(source)
+    except TypeError:
+        raise SuiteError(
+            f"data-loading failed for {_describe(dataset)}{_at(dataset.span)}: the dataset is "
+            f"{type(value).__name__}, which is not iterable"
+        ) from None
+    try:
+        items = list(iterator)
+    except Exception as exc:
+        where = exception_location(exc) or locate(dataset.span)
+        at = f" at {where}" if where else ""
+        raise SuiteError(
+            f"data-loading failed for {_describe(dataset)}{at}: {describe_exception(exc)}",
+            cause=exc,
+        ) from exc
+    return _mapping_rows(items) if mapping else _sequence_rows(items)
+
+
+def _mapping_rows(items: list[Any]) -> list[Row]:
+    rows: list[Row] = []
+    for item in items:
+        if isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict):
+            rows.append((item[0], item[1]))
+        else:
+            rows.append((item, NO_EXPECTED))
+    return rows
+
+
+def _sequence_rows(items: list[Any]) -> list[Row]:
+    rows: list[Row] = []
+    append = rows.append
+    for item in items:
+        if isinstance(item, tuple) and len(item) == 2:
+            expected = item[1]
+            append((item[0], NO_EXPECTED if expected is None else expected))
+        else:
+            append((item, NO_EXPECTED))
+    return rows

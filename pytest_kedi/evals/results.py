@@ -1,0 +1,183 @@
+"""Eval results: plain dataclasses with builtin-only `to_json()`, plus Kedi's CLI line.
+
+`RowResult.exception` and `SuiteResult.exception` keep the raised exception (for
+rendering a Kedi stack trace); they are never part of `to_json()`, `==` or `repr()`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "REPR_LIMIT",
+    "RowResult",
+    "SuiteResult",
+    "format_suite_line",
+    "join_feedback",
+    "short_repr",
+    "write_jsonl",
+]
+
+REPR_LIMIT = 200
+
+
+def short_repr(value: object, limit: int = REPR_LIMIT) -> str:
+    """`repr(value)` cut to at most `limit` characters (never raises)."""
+    try:
+        text = repr(value)
+    except Exception as exc:  # a user object with a broken __repr__
+        text = f"<unrepresentable {type(value).__name__}: {type(exc).__name__}>"
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return text
+
+
+def join_feedback(feedbacks: Iterable[str | None]) -> str | None:
+    """Kedi's suite feedback: the non-``None`` row feedbacks in order, joined with ``"; "``."""
+    parts = [f for f in feedbacks if f is not None]
+    return "; ".join(parts) if parts else None
+
+
+@dataclass(slots=True)
+class RowResult:
+    """One scored row. ``input``/``expected`` are short reprs (``expected`` is ``None``
+    when the row had no ``expected`` binding; ``input`` is ``None`` for the single row
+    of a legacy dataset-free metric). ``error``/``error_class`` are set for row errors."""
+
+    index: int
+    input: str | None
+    expected: str | None
+    score: float
+    feedback: str | None
+    error: str | None
+    error_class: str | None
+    duration_s: float
+    exception: BaseException | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def errored(self) -> bool:
+        return self.error_class is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "input": self.input,
+            "expected": self.expected,
+            "score": self.score,
+            "feedback": self.feedback,
+            "error": self.error,
+            "error_class": self.error_class,
+            "duration_s": self.duration_s,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RowResult:
+        return cls(
+            index=int(data["index"]),
+            input=data["input"],
+            expected=data["expected"],
+            score=float(data["score"]),
+            feedback=data["feedback"],
+            error=data["error"],
+            error_class=data["error_class"],
+            duration_s=float(data["duration_s"]),
+        )
+
+
+@dataclass(slots=True)
+class SuiteResult:
+    """One eval suite's outcome. A suite error (no metric, missing dataset reference,
+    data-loading failure) leaves ``error`` set, ``score`` 0.0 and ``rows`` empty."""
+
+    suite: str
+    metric: str | None
+    dataset: str | None
+    split: str | None
+    score: float
+    rows: list[RowResult]
+    rows_total: int
+    rows_errored: int
+    errors_by_class: dict[str, int]
+    feedback: str | None
+    error: str | None
+    duration_s: float
+    exception: BaseException | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def completed(self) -> bool:
+        """True when the suite was scored (no suite-level error)."""
+        return self.error is None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "suite": self.suite,
+            "metric": self.metric,
+            "dataset": self.dataset,
+            "split": self.split,
+            "score": self.score,
+            "rows_total": self.rows_total,
+            "rows_errored": self.rows_errored,
+            "errors_by_class": dict(self.errors_by_class),
+            "feedback": self.feedback,
+            "error": self.error,
+            "duration_s": self.duration_s,
+            "rows": [row.to_json() for row in self.rows],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SuiteResult:
+        return cls(
+            suite=data["suite"],
+            metric=data["metric"],
+            dataset=data["dataset"],
+            split=data["split"],
+            score=float(data["score"]),
+            rows=[RowResult.from_json(row) for row in data["rows"]],
+            rows_total=int(data["rows_total"]),
+            rows_errored=int(data["rows_errored"]),
+            errors_by_class={str(k): int(v) for k, v in data["errors_by_class"].items()},
+            feedback=data["feedback"],
+            error=data["error"],
+            duration_s=float(data["duration_s"]),
+        )
+
+
+def format_suite_line(result: SuiteResult) -> str:
+    """Kedi's CLI line ``- <suite>::<metric>: 0.7500 | <feedback>``.
+
+    `` | feedback`` is omitted when there is none. A suite error (which Kedi's CLI
+    reports as a command failure instead of a score) reads ``- <suite>::<metric>: ERROR | <error>``.
+    """
+    head = f"- {result.suite}::{result.metric}" if result.metric else f"- {result.suite}"
+    if result.error is not None:
+        return f"{head}: ERROR | {result.error}"
+    line = f"{head}: {result.score:.4f}"
+    return f"{line} | {result.feedback}" if result.feedback else line
+
+
+def write_jsonl(
+    path: str | os.PathLike[str], records: Iterable[RowResult | Mapping[str, Any]]
+) -> None:
+    """Write one JSON object per line, atomically (temporary file, then rename)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for record in records:
+                data = record.to_json() if isinstance(record, RowResult) else dict(record)
+                fh.write(json.dumps(data, ensure_ascii=False, allow_nan=False))
+                fh.write("\n")
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

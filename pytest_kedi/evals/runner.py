@@ -1,0 +1,247 @@
+"""`run_suite`: select and load the dataset, score every row, aggregate (KEDI.md §5.3-§5.6).
+
+A suite-level failure (no metric, a missing dataset reference, a forced split the suite
+lacks, a data-loading failure or a dataset that is not a non-string iterable) never
+raises: the result carries ``error`` (located, user-facing text), ``score`` 0.0 and no
+rows. Row failures score 0.0 with ``error: ...`` feedback and an error class (see
+`pytest_kedi.evals.classify`) while the remaining rows still run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from pytest_kedi.evals.classify import classify_exception, describe_exception, exception_location
+from pytest_kedi.evals.datasets import (
+    NO_EXPECTED,
+    Row,
+    SuiteError,
+    locate,
+    materialize_rows,
+    select_dataset,
+)
+from pytest_kedi.evals.executor import run_rows
+from pytest_kedi.evals.options import EvalOptions
+from pytest_kedi.evals.results import RowResult, SuiteResult, join_feedback, short_repr
+from pytest_kedi.evals.scoring import InvalidScoreError, mean, normalize_score
+from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric
+
+__all__ = ["EvalProgram", "RowCallback", "run_suite"]
+
+RowCallback = Callable[[RowResult], object]
+_DEFAULT_OPTIONS = EvalOptions()
+
+
+class EvalProgram(Protocol):
+    """What `run_suite` needs from a loaded program (`pytest_kedi.runtime.Program`)."""
+
+    def load_dataset(self, suite: EvalSuite, dataset: Dataset) -> Any: ...
+
+    def run_metric(self, suite: EvalSuite, metric: Metric, bindings: dict[str, Any]) -> Any: ...
+
+
+def run_suite(
+    program: EvalProgram,
+    suite: EvalSuite,
+    options: EvalOptions = _DEFAULT_OPTIONS,
+    *,
+    on_row: RowCallback | None = None,
+) -> SuiteResult:
+    """Score one ``@eval:`` suite of a program loaded in validate mode."""
+    started = time.perf_counter()
+    metric = suite.metric
+    if metric is None:
+        where = locate(suite.span)
+        at = f" at {where}" if where else ""
+        message = f"suite {suite.name!r}{at} has no metric (add `> metric: NAME(DATASET):`)"
+        return _failed(suite, None, None, None, message, started)
+    if metric.dataset is None:
+        rows: list[Row] = [(None, NO_EXPECTED)]
+        rows_result = _score_rows(program, suite, metric, None, rows, options, on_row)
+        return _scored(suite, metric, None, None, rows_result, started)
+    try:
+        dataset = select_dataset(suite, metric, options.split)
+    except SuiteError as exc:
+        return _failed(suite, metric.name, metric.dataset, None, exc.message, started)
+    try:
+        value = program.load_dataset(suite, dataset)
+    except Exception as exc:
+        where = exception_location(exc) or locate(dataset.span)
+        at = f" at {where}" if where else ""
+        message = (
+            f"data-loading failed for {dataset.kind} {dataset.name!r}{at}: "
+            f"{describe_exception(exc)}"
+        )
+        return _failed(suite, metric.name, dataset.name, dataset.kind, message, started, exc)
+    try:
+        rows = materialize_rows(value, dataset)
+    except SuiteError as exc:
+        return _failed(
+            suite, metric.name, dataset.name, dataset.kind, exc.message, started, exc.cause
+        )
+    rows_result = _score_rows(program, suite, metric, dataset.name, rows, options, on_row)
+    return _scored(suite, metric, dataset.name, dataset.kind, rows_result, started)
+
+
+def _score_rows(
+    program: EvalProgram,
+    suite: EvalSuite,
+    metric: Metric,
+    name: str | None,
+    rows: list[Row],
+    options: EvalOptions,
+    on_row: RowCallback | None,
+) -> list[RowResult]:
+    run_metric = program.run_metric
+    perf_counter = time.perf_counter
+
+    def run_row(index: int) -> RowResult:
+        value, expected = rows[index]
+        if name is None:
+            bindings: dict[str, Any] = {}
+        elif expected is NO_EXPECTED:
+            bindings = {name: value}
+        else:
+            bindings = {name: value, "expected": expected}
+        start = perf_counter()
+        try:
+            raw = run_metric(suite, metric, bindings)
+            if raw is True:
+                score, feedback = 1.0, None
+            elif raw is False:
+                score, feedback = 0.0, None
+            else:
+                score, feedback = normalize_score(raw)
+        except InvalidScoreError as exc:
+            text = f"invalid score: {exc.score!r}"
+            return _row(
+                index,
+                name,
+                value,
+                expected,
+                f"error: {text}",
+                text,
+                "invalid_score",
+                perf_counter() - start,
+                exc,
+            )
+        except Exception as exc:
+            text = describe_exception(exc)
+            where = exception_location(exc)
+            error = f"{text} (at {where})" if where else text
+            return _row(
+                index,
+                name,
+                value,
+                expected,
+                f"error: {text}",
+                error,
+                classify_exception(exc),
+                perf_counter() - start,
+                exc,
+            )
+        return RowResult(
+            index,
+            None if name is None else short_repr(value),
+            None if expected is NO_EXPECTED else short_repr(expected),
+            score,
+            feedback,
+            None,
+            None,
+            perf_counter() - start,
+        )
+
+    def on_timeout(index: int, elapsed: float) -> RowResult:
+        value, expected = rows[index]
+        text = f"timeout: row exceeded {options.timeout:g}s"
+        return _row(index, name, value, expected, f"error: {text}", text, "timeout", elapsed)
+
+    return run_rows(
+        len(rows),
+        run_row,
+        concurrency=options.concurrency,
+        timeout=options.timeout,
+        on_timeout=on_timeout,
+        on_row=on_row,
+    )
+
+
+def _row(
+    index: int,
+    name: str | None,
+    value: Any,
+    expected: Any,
+    feedback: str,
+    error: str,
+    error_class: str,
+    duration: float,
+    exc: BaseException | None = None,
+) -> RowResult:
+    return RowResult(
+        index=index,
+        input=None if name is None else short_repr(value),
+        expected=None if expected is NO_EXPECTED else short_repr(expected),
+        score=0.0,
+        feedback=feedback,
+        error=error,
+        error_class=error_class,
+        duration_s=duration,
+        exception=exc,
+    )
+
+
+def _scored(
+    suite: EvalSuite,
+    metric: Metric,
+    dataset: str | None,
+    split: str | None,
+    rows: list[RowResult],
+    started: float,
+) -> SuiteResult:
+    errors: dict[str, int] = {}
+    for row in rows:
+        if row.error_class is not None:
+            errors[row.error_class] = errors.get(row.error_class, 0) + 1
+    feedback = join_feedback(row.feedback for row in rows) if rows else "no examples"
+    return SuiteResult(
+        suite=suite.name,
+        metric=metric.name,
+        dataset=dataset,
+        split=split,
+        score=mean([row.score for row in rows]),
+        rows=rows,
+        rows_total=len(rows),
+        rows_errored=sum(errors.values()),
+        errors_by_class=dict(sorted(errors.items())),
+        feedback=feedback,
+        error=None,
+        duration_s=time.perf_counter() - started,
+    )
+
+
+def _failed(
+    suite: EvalSuite,
+    metric: str | None,
+    dataset: str | None,
+    split: str | None,
+    message: str,
+    started: float,
+    exc: BaseException | None = None,
+) -> SuiteResult:
+    return SuiteResult(
+        suite=suite.name,
+        metric=metric,
+        dataset=dataset,
+        split=split,
+        score=0.0,
+        rows=[],
+        rows_total=0,
+        rows_errored=0,
+        errors_by_class={},
+        feedback=None,
+        error=message,
+        duration_s=time.perf_counter() - started,
+        exception=exc,
+    )

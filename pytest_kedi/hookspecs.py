@@ -1,0 +1,43 @@
+"""Hooks that pytest-kedi adds to pytest (registered through ``pytest_addhooks``).
+
+Implement them in a ``conftest.py`` or a plugin. Hooks called for an item go through
+``item.ihook``, so a ``conftest.py`` only affects the ``.kedi`` files below its directory.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.evals import RowResult, SuiteResult
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_kedi_model(config: pytest.Config) -> Any:
+    """Return the model used for **every** template of the ``.kedi`` files in scope.
+
+    The result may be a pydantic-ai ``Model`` instance (for example a ``FunctionModel``
+    answering from rules, as tests and CI do) or a model name such as
+    ``"openai:gpt-4o"``. It overrides ``> model:`` directives in the source and the
+    ``--kedi-model`` default (KEDI.md §10.3). Return ``None`` to keep the default.
+    Called once per ``.kedi`` file and process, before the file's program is loaded.
+    """
+
+
+def pytest_kedi_row_result(item: pytest.Item, row: RowResult) -> None:
+    """Called with each scored row of an ``@eval:`` suite as soon as it finishes.
+
+    ``row`` is a ``pytest_kedi.evals.RowResult`` (index, input, expected, score,
+    feedback, error, error_class, duration_s). With ``--kedi-concurrency`` above 1
+    this may be called from a worker thread and in completion order.
+    """
+
+
+def pytest_kedi_suite_result(item: pytest.Item, result: SuiteResult) -> None:
+    """Called once per ``@eval:`` suite after it was scored (or failed before scoring).
+
+    ``result`` is a ``pytest_kedi.evals.SuiteResult``; the call happens before the
+    item's verdict (min score, error budget) is applied.
+    """

@@ -1,0 +1,336 @@
+"""Directive body shapes (KEDI.md §4.1): settings, text rows, name lists, profile
+members, statement bodies, and the `@test:`/`@eval:` suites (§5)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from pytest_kedi.lang import nodes as n
+from pytest_kedi.lang.checks import check_scope
+from pytest_kedi.lang.context import Ctx, classify, stop_of
+from pytest_kedi.lang.heads import check_name, parse_metric_head
+from pytest_kedi.lang.scanner import Item
+from pytest_kedi.lang.source import KediSyntaxError
+from pytest_kedi.lang.text import ESCAPES
+
+if TYPE_CHECKING:
+    from pytest_kedi.lang.builder import Builder
+
+__all__ = ["BodyReader"]
+
+_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?![=:])")
+_SOLE_CODE = re.compile(r"`[^`]*`")
+_ESCAPE = re.compile(r"\\(.)|~~")
+_HEAD = re.compile(r">[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*(:?)")
+
+_SETTINGS_LIKE = frozenset(
+    [
+        "settings",
+        "mcp",
+        "history",
+        "artifacts",
+        "skills",
+        "codemode",
+        "agent",
+        "hooks",
+        "budget",
+        "tool",
+        "package",
+    ]
+)
+_STATEMENTS = {
+    "optimize": "optimize",
+    "task": "task",
+    "send": "send",
+    "interrupt": "send",
+    "task_group": "task_group",
+    "process": "process",
+}
+
+
+def _plain(value: str, offset: int) -> str:
+    """Resolve escapes in an inline directive value."""
+    if "\\" not in value and "~~" not in value:
+        return value
+
+    def sub(m: re.Match[str]) -> str:
+        ch = m.group(1)
+        if ch is None:
+            return "~"
+        if ch not in ESCAPES:
+            raise KediSyntaxError(offset + m.start(), f"unsupported escape '\\{ch}'")
+        return ESCAPES[ch]
+
+    return _ESCAPE.sub(sub, value)
+
+
+class BodyReader:
+    def __init__(self, builder: Builder) -> None:
+        self.b = builder
+        self.src = builder.src
+
+    def code(self, start: int, text: str) -> n.PyCode:
+        line, col = self.src.position(start + 1)
+        return n.PyCode(self.b.span(start, start + len(text)), text[1:-1], "expr", line, col)
+
+    # ------------------------------------------------------------------ dispatch
+
+    def read(
+        self,
+        item: Item,
+        name: str,
+        arg: str | None,
+        binder: str | None,
+        value: str,
+        rel: int,
+        ctx: Ctx,
+        span: n.Span,
+    ) -> n.Directive:
+        kids = item.children
+        text: n.Text | None = None
+        code: n.PyCode | None = None
+        if value:
+            lead = len(item.text[rel:]) - len(item.text[rel:].lstrip())
+            at = item.start + rel + lead
+            if _SOLE_CODE.fullmatch(value):
+                code = self.code(at, value)
+            elif name in ("instructions", "system", "auto"):
+                text = self.b.text(
+                    item, rel, message=f"output fields are not allowed in '> {name}:'"
+                )
+            if kids:
+                raise KediSyntaxError(
+                    kids[0].start,
+                    f"unexpected indentation: '> {name}: {value}' takes no indented body",
+                )
+            plain = _plain(value, at) if code is None else value
+            return n.Directive(span, name, arg, binder, plain, text, code)
+        if not kids:
+            if name in ("export", "use", "requires", "import", "profile", "task_group", "budget"):
+                raise KediSyntaxError(item.start, f"'> {name}:' needs a value or an indented body")
+            if name in ("instructions", "system", "auto") or name in _STATEMENTS:
+                raise KediSyntaxError(item.start, f"'> {name}:' needs an indented body")
+            if name in ("case", "data", "test_data"):
+                raise KediSyntaxError(item.start, f"'> {name}:' needs an indented body")
+            if name not in _SETTINGS_LIKE:
+                raise KediSyntaxError(item.start, f"'> {name}:' needs a value")
+            return n.Directive(span, name, arg, binder, None, body_kind="settings")
+        if name in _SETTINGS_LIKE:
+            entries = tuple(self.setting(k) for k in kids)
+            return n.Directive(span, name, arg, binder, body_kind="settings", settings=entries)
+        if name == "auto" and classify(kids[0]) == "template":
+            body = self.b.body(kids, ctx.child("optimize"))
+            return n.Directive(span, name, arg, binder, body_kind="statements", body=body)
+        if name in ("instructions", "system", "auto"):
+            rows = tuple(self.text_row(k, name) for k in kids)
+            return n.Directive(span, name, arg, binder, body_kind="text", rows=rows)
+        if name in ("use", "export", "import", "requires"):
+            names = tuple(self.name_row(k, name) for k in kids)
+            return n.Directive(span, name, arg, binder, body_kind="names", names=names)
+        if name == "profile":
+            return self.profile(item, arg, span)
+        if name in _STATEMENTS:
+            inner = ctx.child(_STATEMENTS[name])
+            body = self.b.body(kids, inner)
+            self.check_single_template(item, name, body)
+            return n.Directive(span, name, arg, binder, body_kind="statements", body=body)
+        raise KediSyntaxError(kids[0].start, f"unexpected indentation: '> {name}:' takes no body")
+
+    def check_single_template(self, item: Item, name: str, body: tuple[n.Stmt, ...]) -> None:
+        if name in ("optimize", "task", "send", "interrupt"):
+            if len(body) != 1 or not isinstance(body[0], n.Template):
+                extra = body[1] if len(body) > 1 else item
+                raise KediSyntaxError(
+                    extra.span.start_offset if isinstance(extra, n.Node) else item.start,
+                    f"a '> {name}:' body must be exactly one '>>' template block",
+                )
+            if name in ("send", "interrupt") and body[0].outputs:
+                raise KediSyntaxError(
+                    body[0].outputs[0].span.start_offset,
+                    f"output fields are not allowed in a '> {name}:' message",
+                )
+        if name == "task_group":
+            previous = None
+            for stmt in body:
+                after_await = isinstance(previous, n.Directive) and previous.name == "await"
+                if isinstance(stmt, n.Directive) and stmt.name == "process" and not after_await:
+                    raise KediSyntaxError(
+                        stmt.span.start_offset,
+                        "'> process:' must directly follow a '> await' arm",
+                    )
+                previous = stmt
+
+    # ------------------------------------------------------------------ body rows
+
+    def setting(self, item: Item) -> n.KeyValue:
+        m = _KEY.match(item.text)
+        if m is None:
+            raise KediSyntaxError(item.start, "malformed setting: expected 'key: value'")
+        key = m.group(1)
+        raw = item.text[m.end() :]
+        value = raw.strip()
+        span = self.b.span(item.start, stop_of(item))
+        at = item.start + m.end() + len(raw) - len(raw.lstrip())
+        if item.fence is not None:
+            raise KediSyntaxError(item.end - 3, "a setting value cannot be a fence")
+        if value and item.children:
+            raise KediSyntaxError(
+                item.children[0].start, f"unexpected indentation under setting {key!r}"
+            )
+        if item.children:
+            kids = item.children
+            if all(_KEY.match(k.text) and classify(k) != "python" for k in kids):
+                entries = tuple(self.setting(k) for k in kids)
+                return n.KeyValue(span, key, None, entries=entries)
+            names = tuple(self.name_row(k, key, check=False) for k in kids)
+            return n.KeyValue(span, key, None, items=names)
+        if _SOLE_CODE.fullmatch(value):
+            return n.KeyValue(span, key, value, self.code(at, value))
+        return n.KeyValue(span, key, _plain(value, at))
+
+    def text_row(self, item: Item, name: str) -> n.Text:
+        if classify(item) not in ("row", "python"):
+            raise KediSyntaxError(
+                item.start,
+                f"a '> {name}:' body holds only text rows; escape a leading "
+                f"{item.text[0]!r} as '\\{item.text[0]}' to use it as text",
+            )
+        if item.children:
+            raise KediSyntaxError(
+                item.children[0].start, f"unexpected indentation in '> {name}:' text"
+            )
+        return self.b.text(item, 0, message=f"output fields are not allowed in '> {name}:'")
+
+    def name_row(self, item: Item, what: str, check: bool = True) -> str:
+        if item.children:
+            raise KediSyntaxError(
+                item.children[0].start, f"unexpected indentation in {what!r} list"
+            )
+        text = item.text.strip()
+        if text.startswith("- "):
+            text = text[2:].strip()
+        if _SOLE_CODE.fullmatch(text) or not check:
+            return text
+        for part in text.split("/") if what == "import" else [text]:
+            check_name(part, item.start, f"name in the {what!r} list")
+        return text
+
+    def profile(self, item: Item, arg: str | None, span: n.Span) -> n.Directive:
+        members: list[n.Directive] = []
+        ctx = Ctx("profile")
+        seen: set[str] = set()
+        out: list[n.Stmt] = []
+        for kid in item.children:
+            if classify(kid) != "directive":
+                raise KediSyntaxError(
+                    kid.start, "a '> profile:' body holds only '>' member directives"
+                )
+            self.b.directives.add(kid, ctx, out)
+            member = out[-1]
+            assert isinstance(member, n.Directive)
+            if member.name in ("output", "workflow", "max_agents") and member.name in seen:
+                raise KediSyntaxError(kid.start, f"duplicate '> {member.name}:' in a profile")
+            seen.add(member.name)
+            members.append(member)
+        check_scope(members)
+        doc = item.doc.text if item.doc is not None else None
+        return n.Directive(
+            span, "profile", arg, None, body_kind="members", members=tuple(members), docstring=doc
+        )
+
+    # ------------------------------------------------------------------ suites
+
+    def suite(self, item: Item, kind: str, name: str) -> n.Stmt:
+        span = self.b.span(item.start, stop_of(item))
+        ctx = Ctx(kind)
+        directives: list[n.Directive] = []
+        cases: list[n.Case] = []
+        datasets: list[n.Dataset] = []
+        metric: n.Metric | None = None
+        for kid in item.children:
+            if classify(kid) != "directive":
+                self.b.place(kid, ctx, "this statement")
+            m = _HEAD.match(kid.text)
+            sub = m.group(1) if m else ""
+            if sub == "case" and kind == "test":
+                case = self.case(kid)
+                if any(c.name == case.name for c in cases):
+                    raise KediSyntaxError(kid.start, f"duplicate case name {case.name!r} in suite")
+                cases.append(case)
+            elif sub in ("data", "test_data") and kind == "eval":
+                ds = self.dataset(kid, sub)
+                if any(d.kind == ds.kind and d.name == ds.name for d in datasets):
+                    raise KediSyntaxError(kid.start, f"duplicate '> {sub}: {ds.name}:' in suite")
+                datasets.append(ds)
+            elif sub == "metric" and kind == "eval":
+                if metric is not None:
+                    raise KediSyntaxError(
+                        kid.start,
+                        "an '@eval:' suite has exactly one '> metric:'; this is a second one",
+                    )
+                metric = self.metric(kid)
+            else:
+                out: list[n.Stmt] = []
+                self.b.directives.add(kid, ctx, out)
+                directive = out[-1]
+                assert isinstance(directive, n.Directive)
+                directives.append(directive)
+        if kind == "test":
+            return n.TestSuite(span, name, tuple(cases), tuple(directives))
+        return n.EvalSuite(span, name, tuple(datasets), metric, tuple(directives))
+
+    def _named(self, kid: Item, what: str) -> tuple[str, int]:
+        m = re.match(r">[ \t]*" + what + r"[ \t]*:(.*)", kid.text, re.S)
+        if m is None:
+            raise KediSyntaxError(kid.start, f"directive '> {what}' must be followed by ':'")
+        rest = m.group(1).strip()
+        if not rest.endswith(":"):
+            raise KediSyntaxError(
+                kid.start, f"'> {what}:' header must end with ':' ('> {what}: name:')"
+            )
+        name = rest[:-1].strip()
+        at = kid.start + kid.text.index(name, m.start(1)) if name else kid.start
+        return name, at
+
+    def case(self, kid: Item) -> n.Case:
+        name, at = self._named(kid, "case")
+        check_name(name, at, "case name")
+        if not kid.children:
+            raise KediSyntaxError(kid.start, "'> case:' needs an indented body")
+        body: list[n.PythonStmt | n.PythonBlock] = []
+        for k in kid.children:
+            kind = classify(k)
+            if kind not in ("python", "fence"):
+                raise KediSyntaxError(
+                    k.start, "a '> case:' body holds only Python: backtick lines and ``` fences"
+                )
+            stmt = self.b.statement(k, kind, Ctx("block"))
+            assert isinstance(stmt, n.PythonStmt | n.PythonBlock)
+            body.append(stmt)
+        return n.Case(self.b.span(kid.start, stop_of(kid)), name, tuple(body))
+
+    def dataset(self, kid: Item, kind: str) -> n.Dataset:
+        name, at = self._named(kid, kind)
+        check_name(name, at, "dataset name")
+        if not kid.children:
+            raise KediSyntaxError(kid.start, f"'> {kind}:' needs an indented body")
+        body = self.b.body(kid.children, Ctx("data"))
+        return n.Dataset(self.b.span(kid.start, stop_of(kid)), kind, name, body)  # type: ignore[arg-type]
+
+    def metric(self, kid: Item) -> n.Metric:
+        m = re.match(r">[ \t]*metric[ \t]*:(.*)", kid.text, re.S)
+        if m is None:
+            raise KediSyntaxError(kid.start, "directive '> metric' must be followed by ':'")
+        rest = m.group(1).rstrip()
+        if not rest.endswith(":"):
+            raise KediSyntaxError(
+                kid.start, "'> metric:' header must end with ':' ('> metric: name(dataset):')"
+            )
+        head = rest[:-1]
+        base = kid.start + m.start(1)
+        name, dataset = parse_metric_head(head, base)
+        if not kid.children:
+            raise KediSyntaxError(kid.start, "'> metric:' needs an indented body")
+        body = self.b.body(kid.children, Ctx("metric"))
+        return n.Metric(self.b.span(kid.start, stop_of(kid)), name, dataset, body)

@@ -1,0 +1,333 @@
+"""Directives (KEDI.md §4, §5, §9): heads, body shapes, placement, suites and the
+dedicated control-flow nodes (if/else, loop/map, show)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from pytest_kedi.lang import nodes as n
+from pytest_kedi.lang.bodies import BodyReader
+from pytest_kedi.lang.checks import check_directive
+from pytest_kedi.lang.context import Ctx, stop_of
+from pytest_kedi.lang.heads import check_name
+from pytest_kedi.lang.scanner import Item
+from pytest_kedi.lang.source import KediSyntaxError
+
+if TYPE_CHECKING:
+    from pytest_kedi.lang.builder import Builder
+
+__all__ = ["DIRECTIVES", "DirectiveBuilder"]
+
+_HEAD = re.compile(r">[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:\[([^\]]*)\])?[ \t]*(:?)")
+_SOLE_CODE_COLON = re.compile(r"[ \t]*(`[^`]*`)[ \t]*:[ \t]*")
+
+AGENT = frozenset(
+    [
+        "adapter",
+        "agent",
+        "model",
+        "effort",
+        "instructions",
+        "system",
+        "settings",
+        "history",
+        "artifacts",
+        "approval",
+        "mcp",
+        "use",
+        "skills",
+        "codemode",
+        "hooks",
+        "budget",
+        "requires",
+    ]
+)
+SETTINGS_BODY = frozenset(
+    [
+        "settings",
+        "mcp",
+        "history",
+        "artifacts",
+        "skills",
+        "codemode",
+        "agent",
+        "hooks",
+        "budget",
+        "tool",
+        "package",
+    ]
+)
+TEXT_BODY = frozenset({"instructions", "system", "auto"})
+NAMES_BODY = frozenset({"use", "export", "import", "requires"})
+STATEMENT_BODY = frozenset(
+    [
+        "case",
+        "data",
+        "test_data",
+        "metric",
+        "optimize",
+        "task",
+        "send",
+        "interrupt",
+        "task_group",
+        "process",
+    ]
+)
+INLINE_ONLY = frozenset(
+    [
+        "model",
+        "adapter",
+        "effort",
+        "approval",
+        "subagent",
+        "max_agents",
+        "workflow",
+        "output",
+        "await",
+    ]
+)
+DIRECTIVES = (
+    AGENT
+    | SETTINGS_BODY
+    | TEXT_BODY
+    | NAMES_BODY
+    | STATEMENT_BODY
+    | INLINE_ONLY
+    | frozenset({"profile", "if", "else", "loop", "map", "show"})
+)
+PROFILE_ONLY = frozenset({"subagent", "max_agents", "workflow", "output"})
+TOP_ONLY = frozenset({"profile", "import", "export", "package"})
+TASKS = frozenset({"task", "await", "send", "interrupt", "task_group"})
+_WITH_ARG = frozenset(
+    [
+        "profile",
+        "import",
+        "case",
+        "data",
+        "test_data",
+        "metric",
+        "optimize",
+        "task",
+        "send",
+        "interrupt",
+        "package",
+        "agent",
+    ]
+)
+
+
+class DirectiveBuilder:
+    def __init__(self, builder: Builder) -> None:
+        self.b = builder
+        self.src = builder.src
+        self.reader = BodyReader(builder)
+
+    # ------------------------------------------------------------------ entry
+
+    def add(self, item: Item, ctx: Ctx, out: list[n.Stmt]) -> None:
+        m = _HEAD.match(item.text)
+        if m is None:
+            raise KediSyntaxError(item.start, "malformed directive: expected '> name: ...'")
+        name = m.group(1)
+        if name not in DIRECTIVES:
+            raise KediSyntaxError(item.start + m.start(1), f"unknown directive '> {name}:'")
+        if not m.group(3):
+            raise KediSyntaxError(
+                item.start + m.end(1), f"directive '> {name}' must be followed by ':'"
+            )
+        binder = m.group(2)
+        if binder is not None:
+            binder = binder.strip()
+            if name not in ("loop", "task", "await"):
+                raise KediSyntaxError(item.start + m.start(2) - 1, f"'> {name}:' takes no [binder]")
+            check_name(binder, item.start + m.start(2), "binder name")
+        rel = m.end()
+        self.place(item, ctx, name)
+        if name == "else":
+            self.pair_else(item, rel, ctx, out)
+            return
+        if name == "map":
+            self.pair_map(item, rel, ctx, out)
+            return
+        if name == "if":
+            out.append(self.if_(item, rel, ctx))
+            return
+        if name == "loop":
+            out.append(self.loop(item, rel, binder, ctx))
+            return
+        if name == "show":
+            self.b.no_body(item, "'> show:'")
+            if item.fence is not None:
+                raise KediSyntaxError(item.end - 3, "'> show:' takes a one-line value, not a fence")
+            out.append(n.Show(self.b.span(item.start, item.end), self.b.rhs(item, rel, "value")))
+            return
+        out.append(self.directive(item, name, binder, rel, ctx))
+
+    def place(self, item: Item, ctx: Ctx, name: str) -> None:
+        kind = ctx.kind
+        msg = None
+        if name in TOP_ONLY and name != "package" and kind != "top":
+            msg = f"'> {name}:' is allowed only at top level"
+        elif name == "case" and kind != "test":
+            msg = "'> case:' belongs directly inside an '@test:' suite"
+        elif name in ("data", "test_data", "metric") and kind != "eval":
+            msg = f"'> {name}:' belongs directly inside an '@eval:' suite"
+        elif name in PROFILE_ONLY and kind != "profile":
+            msg = f"'> {name}:' is allowed only as a '> profile:' member"
+        elif name in ("optimize", "auto") and kind != "proc":
+            msg = f"'> {name}:' is allowed only directly in a procedure body"
+        elif name == "tool" and kind != "proc":
+            msg = "'> tool:' is allowed only in a procedure body"
+        elif name == "process" and kind != "task_group":
+            msg = "'> process:' is allowed only inside '> task_group:', after '> await'"
+        elif kind == "profile" and name not in AGENT and name not in PROFILE_ONLY:
+            msg = (
+                f"'> {name}:' is not allowed in a profile (members are agent directives, "
+                "subagent, max_agents, workflow and output)"
+            )
+        elif (
+            kind in ("test", "eval")
+            and name not in AGENT
+            and name not in ("case", "data", "test_data", "metric")
+        ):
+            msg = f"'> {name}:' is not allowed directly in a suite"
+        elif kind == "case":
+            msg = "a '> case:' body holds only Python: backtick lines and ``` fences"
+        elif kind in ("optimize", "task", "send"):
+            msg = f"'> {name}:' is not allowed here: this body holds exactly one '>>' template"
+        elif kind == "auto":
+            msg = "a '> auto:' body holds only specification rows"
+        elif kind == "task_group" and name not in ("await", "process"):
+            msg = (
+                "a '> task_group:' body holds only '> await' arms, each optionally "
+                "followed by '> process:'"
+            )
+        elif (
+            (name in ("if", "else", "loop", "map", "show") or name in TASKS)
+            and not ctx.executable
+            and not (kind == "task_group" and name == "await")
+        ):
+            msg = f"'> {name}:' is not allowed here"
+        if msg is not None:
+            raise KediSyntaxError(item.start, msg)
+
+    # ------------------------------------------------------------------ control flow
+
+    def condition(self, item: Item, rel: int, what: str) -> tuple[n.Condition, bool]:
+        """Returns (condition, is_deterministic)."""
+        rest = item.text[rel:]
+        m = _SOLE_CODE_COLON.fullmatch(rest)
+        if m is not None:
+            start = item.start + rel + m.start(1)
+            end = item.start + rel + m.end(1)
+            line, col = self.src.position(start + 1)
+            code = n.PyCode(self.b.span(start, end), m.group(1)[1:-1], "expr", line, col)
+            return n.Condition(code.span, code, None), True
+        if rest.rstrip().endswith(":"):
+            raise KediSyntaxError(
+                item.start + rel,
+                f"a '> {what}:' header ending in ':' must be exactly one backtick expression; "
+                "a model-judged claim has no trailing ':'",
+            )
+        if not rest.strip():
+            raise KediSyntaxError(item.start, f"'> {what}:' needs a condition")
+        claim = self.b.text(item, rel, message="output fields are not allowed in a claim")
+        return n.Condition(claim.span, None, claim), False
+
+    def require_body(self, item: Item, what: str) -> None:
+        if not item.children:
+            raise KediSyntaxError(item.start, f"{what} needs an indented body")
+
+    def if_(self, item: Item, rel: int, ctx: Ctx) -> n.If:
+        cond, _ = self.condition(item, rel, "if")
+        self.require_body(item, "'> if:'")
+        body = self.b.body(item.children, ctx.child("block"))
+        return n.If(self.b.span(item.start, stop_of(item)), cond, body, None)
+
+    def pair_else(self, item: Item, rel: int, ctx: Ctx, out: list[n.Stmt]) -> None:
+        if item.text[rel:].strip():
+            raise KediSyntaxError(item.start + rel, "'> else:' takes nothing after its ':'")
+        prev = out[-1] if out else None
+        if not isinstance(prev, n.If) or prev.orelse is not None:
+            raise KediSyntaxError(
+                item.start,
+                "'> else:' must directly follow the body of a '> if:' at the same indentation",
+            )
+        self.require_body(item, "'> else:'")
+        orelse = self.b.body(item.children, ctx.child("block"))
+        out[-1] = n.If(
+            self.b.span(prev.span.start_offset, stop_of(item)),
+            prev.condition,
+            prev.body,
+            orelse,
+            self.b.span(item.start, stop_of(item)),
+        )
+
+    def loop(self, item: Item, rel: int, binder: str | None, ctx: Ctx) -> n.Loop:
+        self.require_body(item, "'> loop:'")
+        span = self.b.span(item.start, stop_of(item))
+        if binder is not None:
+            m = _SOLE_CODE_COLON.fullmatch(item.text[rel:])
+            if m is None:
+                raise KediSyntaxError(
+                    item.start + rel,
+                    "an iterable loop is '> loop [name]: `expr`:' (one backtick expression "
+                    "and ':')",
+                )
+            start = item.start + rel + m.start(1)
+            line, col = self.src.position(start + 1)
+            code = n.PyCode(
+                self.b.span(start, start + len(m.group(1))), m.group(1)[1:-1], "expr", line, col
+            )
+            body = self.b.body(item.children, ctx.child("block"))
+            return n.Loop(span, None, binder, code, body)
+        cond, _ = self.condition(item, rel, "loop")
+        body = self.b.body(item.children, ctx.child("block"))
+        return n.Loop(span, cond, None, None, body)
+
+    def pair_map(self, item: Item, rel: int, ctx: Ctx, out: list[n.Stmt]) -> None:
+        if item.text[rel:].strip():
+            raise KediSyntaxError(item.start + rel, "'> map:' takes nothing after its ':'")
+        prev = out[-1] if out else None
+        if not isinstance(prev, n.Loop) or prev.map_body is not None or prev.binder is None:
+            raise KediSyntaxError(
+                item.start,
+                "'> map:' must directly follow the body of an iterable "
+                "'> loop [name]:' at the same indentation (one map per loop)",
+            )
+        self.require_body(item, "'> map:'")
+        body = self.b.body(item.children, ctx.child("map"))
+        out[-1] = n.Loop(
+            self.b.span(prev.span.start_offset, stop_of(item)),
+            prev.condition,
+            prev.binder,
+            prev.iterable,
+            prev.body,
+            body,
+            self.b.span(item.start, stop_of(item)),
+        )
+
+    # ------------------------------------------------------------------ generic directives
+
+    def directive(
+        self, item: Item, name: str, binder: str | None, rel: int, ctx: Ctx
+    ) -> n.Directive:
+        rest = item.text[rel:]
+        value = rest.strip()
+        arg: str | None = None
+        span = self.b.span(item.start, stop_of(item))
+        if item.fence is not None:
+            raise KediSyntaxError(item.end - 3, f"'> {name}:' does not take a fence")
+        if value.endswith(":") and name in _WITH_ARG:
+            arg = value[:-1].strip()
+            value = ""
+            if name not in ("import", "package", "agent"):
+                at = item.start + rel + len(rest) - len(rest.lstrip())
+                check_name(arg, at, f"'> {name}:' name")
+        d = self.reader.read(item, name, arg, binder, value, rel, ctx, span)
+        check_directive(d, item)
+        return d
+
+    def suite(self, item: Item, kind: str, name: str) -> n.Stmt:
+        return self.reader.suite(item, kind, name)

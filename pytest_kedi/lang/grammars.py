@@ -1,0 +1,63 @@
+"""The lark LALR parsers, built once per process from ``grammar/*.lark``."""
+
+from __future__ import annotations
+
+from functools import cache, lru_cache
+from pathlib import Path
+
+from lark import Lark, Tree
+from lark.exceptions import LarkError
+
+from pytest_kedi.lang.source import KediSyntaxError
+
+__all__ = ["HEADER_STARTS", "check_type", "header_parser", "text_parser"]
+
+_GRAMMAR_DIR = Path(__file__).with_name("grammar")
+HEADER_STARTS = ["proc_header", "type_header", "target", "metric_head", "annot"]
+
+
+@cache
+def header_parser() -> Lark:
+    return Lark(
+        (_GRAMMAR_DIR / "header.lark").read_text(encoding="utf-8"),
+        parser="lalr",
+        start=HEADER_STARTS,
+        propagate_positions=True,
+        maybe_placeholders=False,
+    )
+
+
+@cache
+def text_parser() -> Lark:
+    return Lark(
+        (_GRAMMAR_DIR / "text.lark").read_text(encoding="utf-8"),
+        parser="lalr",
+        propagate_positions=True,
+        maybe_placeholders=False,
+    )
+
+
+@lru_cache(maxsize=4096)
+def _type_ok(text: str) -> int:
+    """-1 when ``text`` is a well-formed direct type, else the failing index."""
+    try:
+        header_parser().parse(text, start="annot")
+    except LarkError as exc:
+        return int(getattr(exc, "pos_in_stream", None) or 0)
+    return -1
+
+
+@lru_cache(maxsize=4096)
+def parse_head(text: str, start: str) -> Tree:
+    return header_parser().parse(text, start=start)
+
+
+def check_type(text: str, offset: int) -> None:
+    """Raise when ``text`` (at source ``offset``) is not a direct type annotation."""
+    bad = _type_ok(text)
+    if bad >= 0:
+        raise KediSyntaxError(
+            offset + min(bad, max(len(text) - 1, 0)),
+            f"malformed type annotation {text!r}: write a Python type such as "
+            "list[str] or str | None, or a backtick expression",
+        )

@@ -1,0 +1,237 @@
+"""Logical-line heads parsed with ``grammar/header.lark``: procedure and type
+headers (parameters, annotations, defaults), bracketed targets and metric heads.
+Lark failures become Kedi-worded `KediSyntaxError`s here."""
+
+from __future__ import annotations
+
+import keyword
+import re
+from functools import lru_cache
+
+from lark import Token, Tree
+from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
+
+from pytest_kedi.lang import nodes as n
+from pytest_kedi.lang.grammars import header_parser, parse_head
+from pytest_kedi.lang.source import KediSyntaxError, Source
+
+__all__ = ["check_name", "parse_metric_head", "parse_signature", "parse_target"]
+
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TERMINAL_WORDS = {
+    "NAME": "a name",
+    "CODE": "a backtick expression",
+    "STRING": "a string",
+    "NUMBER": "a number",
+    "FENCE": "a fence",
+    "$END": "the end of the header",
+}
+_KIND_WORDS = {
+    "proc_header": "procedure header",
+    "type_header": "custom type header",
+    "target": "assignment target",
+    "metric_head": "metric header",
+}
+
+
+def check_name(name: str, offset: int, what: str) -> None:
+    """Reject malformed identifiers and Python keywords (names are used from Python)."""
+    if IDENT.fullmatch(name) is None:
+        raise KediSyntaxError(
+            offset, f"invalid {what} {name!r}: names must match [A-Za-z_][A-Za-z0-9_]*"
+        )
+    if keyword.iskeyword(name):
+        raise KediSyntaxError(
+            offset, f"invalid {what} {name!r}: it is a Python keyword and cannot be used as a name"
+        )
+
+
+def _word(terminal: str) -> str:
+    if terminal in _TERMINAL_WORDS:
+        return _TERMINAL_WORDS[terminal]
+    try:
+        pattern = header_parser().get_terminal(terminal).pattern
+    except (KeyError, LarkError):
+        return terminal.lower()
+    return repr(pattern.value) if pattern.type == "str" else terminal.lower()
+
+
+def _fail(text: str, base: int, start: str, exc: UnexpectedInput) -> KediSyntaxError:
+    kind = _KIND_WORDS.get(start, "header")
+    expected: set[str]
+    if isinstance(exc, UnexpectedEOF):
+        pos, found, expected = len(text), "$END", {str(e) for e in exc.expected}
+    elif isinstance(exc, UnexpectedCharacters):
+        pos, found, expected = exc.pos_in_stream or 0, "", {str(e) for e in exc.allowed or ()}
+    else:
+        tok = getattr(exc, "token", None)
+        found = str(getattr(tok, "type", "$END"))
+        pos = len(text) if found == "$END" else (getattr(tok, "start_pos", 0) or 0)
+        expected = {str(e) for e in getattr(exc, "expected", ())}
+    where = base + min(pos, max(len(text.rstrip()) - 1, 0))
+    before = text[:pos].rstrip()
+    if found == "FENCE" or text.startswith("```", pos):
+        return KediSyntaxError(
+            where, "a parameter default must be a one-line backtick expression, not a fence"
+        )
+    if before.endswith("="):
+        return KediSyntaxError(
+            where, "a default value must be a one-line backtick expression such as `0`"
+        )
+    if found == "$END" and "COLON" in expected and start == "proc_header":
+        return KediSyntaxError(where, "procedure header must end with ':'")
+    if found == "$END" and "RPAR" in expected:
+        return KediSyntaxError(where, f"unbalanced '(' in {kind}: missing ')'")
+    if found == "$END" and "RSQB" in expected:
+        return KediSyntaxError(where, f"unbalanced '[' in {kind}: missing ']'")
+    if "NAME" in expected and (before.endswith(("@", "~", "(", ",", "[")) or not before):
+        word = re.match(r"[^\s(),:\[\]=]*", text[pos:])
+        bad = word.group() if word else text[pos:]
+        return KediSyntaxError(
+            where, f"invalid name {bad!r} in {kind}: names must match [A-Za-z_][A-Za-z0-9_]*"
+        )
+    shown = text[pos] if pos < len(text) else "end of line"
+    words = sorted({_word(t) for t in expected})
+    return KediSyntaxError(
+        where, f"unexpected {shown!r} in {kind}; expected {' or '.join(words) or 'nothing'}"
+    )
+
+
+def _parse(text: str, base: int, start: str) -> Tree:
+    try:
+        return parse_head(text, start)
+    except UnexpectedInput as exc:
+        raise _fail(text, base, start, exc) from None
+    except LarkError as exc:  # pragma: no cover - defensive
+        raise KediSyntaxError(base, f"malformed {_KIND_WORDS.get(start, 'header')}") from exc
+
+
+# Shapes are cached per header text with offsets relative to the text, then
+# materialised at each occurrence: (source, start, end, backtick).
+_TypeShape = tuple[str, int, int, bool]
+_ParamShape = tuple[str, int, int, int, "_TypeShape | None", "tuple[str, int, int] | None"]
+
+
+def _type_shape(tree: Tree) -> _TypeShape:
+    start = tree.meta.start_pos
+    end = tree.meta.end_pos
+    if tree.data == "backtick_type":
+        return str(tree.children[0])[1:-1], start, end, True
+    return "", start, end, False
+
+
+@lru_cache(maxsize=4096)
+def _signature_shape(
+    text: str, start: str, what: str
+) -> tuple[str, int, tuple[_ParamShape, ...], _TypeShape | None]:
+    tree = _parse(text, 0, start)
+    name_tok = tree.children[0]
+    assert isinstance(name_tok, Token)
+    name_at = name_tok.start_pos or 0
+    check_name(str(name_tok), name_at, "procedure name" if start == "proc_header" else "type name")
+    params: list[_ParamShape] = []
+    seen: set[str] = set()
+    default_seen = False
+    ret: _TypeShape | None = None
+    for child in tree.children[1:]:
+        assert isinstance(child, Tree)
+        if child.data == "ret":
+            sub = child.children[0]
+            assert isinstance(sub, Tree)
+            ret = _type_shape(sub)
+            continue
+        p_name = child.children[0]
+        assert isinstance(p_name, Token)
+        name = str(p_name)
+        at = p_name.start_pos or 0
+        check_name(name, at, what)
+        if name in seen:
+            raise KediSyntaxError(at, f"duplicate {what} {name!r}")
+        seen.add(name)
+        annot: _TypeShape | None = None
+        default: tuple[str, int, int] | None = None
+        for part in child.children[1:]:
+            assert isinstance(part, Tree)
+            if part.data == "default":
+                tok = part.children[0]
+                assert isinstance(tok, Token)
+                if tok.type == "FENCE":
+                    raise KediSyntaxError(
+                        tok.start_pos or 0,
+                        "a parameter default must be a one-line backtick expression, not a fence",
+                    )
+                default = (str(tok)[1:-1], tok.start_pos or 0, tok.end_pos or 0)
+            else:
+                annot = _type_shape(part)
+        if default is not None:
+            default_seen = True
+            if annot is None and start == "type_header":
+                raise KediSyntaxError(
+                    at, f"untyped field {name!r} cannot have a default: add a type"
+                )
+        elif default_seen:
+            raise KediSyntaxError(at, f"required {what} {name!r} follows a {what} with a default")
+        params.append((name, at, child.meta.start_pos, child.meta.end_pos, annot, default))
+    return str(name_tok), name_at, tuple(params), ret
+
+
+@lru_cache(maxsize=4096)
+def _target_shape(text: str) -> tuple[str, _TypeShape | None]:
+    tree = _parse(text, 0, "target")
+    tok = tree.children[0]
+    assert isinstance(tok, Token)
+    check_name(str(tok), tok.start_pos or 0, "target name")
+    if len(tree.children) > 1:
+        sub = tree.children[1]
+        assert isinstance(sub, Tree)
+        return str(tok), _type_shape(sub)
+    return str(tok), None
+
+
+def _type_ref(src: Source, base: int, shape: _TypeShape) -> n.TypeRef:
+    source, start, end, backtick = shape
+    start += base
+    end += base
+    return n.TypeRef(src.span(start, end), source if backtick else src.text[start:end], backtick)
+
+
+def parse_signature(
+    src: Source, text: str, base: int, start: str, what: str
+) -> tuple[str, int, list[n.Param], n.TypeRef | None]:
+    """Parse ``@name(params) -> T:`` or ``~Name(fields)``.
+
+    Returns (name, name offset, params, return type); checks names, duplicates,
+    required-after-default and (for type fields) untyped defaults.
+    """
+    try:
+        name, name_at, shapes, ret = _signature_shape(text, start, what)
+    except KediSyntaxError as exc:  # cached shapes use offsets relative to ``text``
+        raise KediSyntaxError(base + exc.offset, exc.message) from None
+    params: list[n.Param] = []
+    for p_name, _, p_start, p_end, annot, default in shapes:
+        code = None
+        if default is not None:
+            d_src, d_start, d_end = default
+            line, col = src.position(base + d_start + 1)
+            code = n.PyCode(src.span(base + d_start, base + d_end), d_src, "expr", line, col)
+        ref = _type_ref(src, base, annot) if annot is not None else None
+        params.append(n.Param(src.span(base + p_start, base + p_end), p_name, ref, code))
+    ret_ref = _type_ref(src, base, ret) if ret is not None else None
+    return name, base + name_at, params, ret_ref
+
+
+def parse_target(src: Source, text: str, base: int) -> tuple[str, n.TypeRef | None]:
+    """Parse ``[name]`` / ``[name: T]`` / ``[name: `T`]`` starting at ``base``."""
+    try:
+        name, shape = _target_shape(text)
+    except KediSyntaxError as exc:
+        raise KediSyntaxError(base + exc.offset, exc.message) from None
+    return name, (_type_ref(src, base, shape) if shape is not None else None)
+
+
+def parse_metric_head(text: str, base: int) -> tuple[str, str | None]:
+    tree = _parse(text, base, "metric_head")
+    toks = [t for t in tree.children if isinstance(t, Token)]
+    for tok in toks:
+        check_name(str(tok), base + (tok.start_pos or 0), "metric or dataset name")
+    return str(toks[0]), (str(toks[1]) if len(toks) > 1 else None)

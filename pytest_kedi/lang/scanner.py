@@ -1,0 +1,294 @@
+"""The line pre-pass (KEDI.md §1): physical lines -> logical items.
+
+It measures indentation (a tab is width 4), strips comments, recognises fences
+and ``###`` blocks, and joins the few constructs that span physical lines:
+parenthesised ``@proc(``/``~Type(`` headers and ``\\``-continued ``=`` returns.
+A line ending in an opening fence (``= `````) takes the fenced block with it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from pytest_kedi.lang.source import KediSyntaxError, Source
+
+__all__ = ["DocBlock", "Fence", "Item", "scan"]
+
+FENCE = "```"
+_OPAQUE = re.compile(r"```|`[^`]*`|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
+_TAGGED_FENCE = re.compile(r"```[A-Za-z][A-Za-z0-9_+.-]*")
+
+
+@dataclass(slots=True)
+class Fence:
+    """A fenced Python block: ``open_offset`` is the opening backticks."""
+
+    open_offset: int
+    body_line: int  # 1-based line of the first body line
+    code: str  # dedented body
+    close_end: int  # offset just past the closing backticks
+    indent: int
+
+
+@dataclass(slots=True)
+class DocBlock:
+    line: int
+    indent: int
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(slots=True)
+class Item:
+    """One logical line. ``text`` equals ``source[start:end]`` with comments
+    blanked out (so indexes map 1:1 onto source offsets)."""
+
+    kind: str  # "line" | "fence"
+    line: int
+    indent: int
+    start: int
+    end: int
+    text: str
+    blank_before: bool = False
+    fence: Fence | None = None
+    children: list[Item] = field(default_factory=list)
+    doc: DocBlock | None = None
+
+    @property
+    def stop(self) -> int:
+        """Offset one past the item's last character (fence included)."""
+        return self.fence.close_end if self.fence is not None else self.end
+
+
+def comment_start(text: str) -> int:
+    """Index of the first unescaped ``#`` outside backticks (or ``len(text)``)."""
+    if "#" not in text:
+        return len(text)
+    if "`" not in text and "\\" not in text:
+        return text.index("#")
+    in_code = False
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "`":
+            if text.startswith(FENCE, i):
+                i += 3
+                continue
+            in_code = not in_code
+        elif not in_code:
+            if ch == "\\":
+                i += 1
+            elif ch == "#":
+                return i
+        i += 1
+    return n
+
+
+def _indent_width(raw: str) -> tuple[int, int]:
+    """(visual width with tab = 4, number of leading whitespace characters)."""
+    lead = len(raw) - len(raw.lstrip(" \t"))
+    if lead and "\t" in raw[:lead]:
+        return lead + 3 * raw.count("\t", 0, lead), lead
+    return lead, lead
+
+
+def _dedent(line: str, width: int) -> str:
+    taken = 0
+    i = 0
+    while i < len(line) and taken < width and line[i] in " \t":
+        taken += 4 if line[i] == "\t" else 1
+        i += 1
+    return line[i:]
+
+
+def _paren_depth(text: str, depth: int) -> int:
+    """``depth`` plus the net parentheses of ``text`` outside backticks and strings."""
+    if "`" in text or '"' in text or "'" in text:
+        text = _OPAQUE.sub("", text)
+    return depth + text.count("(") - text.count(")")
+
+
+def _opens_fence(text: str) -> bool:
+    return text.endswith(FENCE) and text != FENCE and text.count("`") % 2 == 1
+
+
+def _open_code(text: str) -> bool:
+    """True when ``text`` leaves a single-backtick code segment open."""
+    if text.endswith(FENCE):
+        return False
+    return text.replace(FENCE, "").count("`") % 2 == 1
+
+
+def _ends_with_continuation(text: str) -> bool:
+    stripped = text.rstrip("\\")
+    return (len(text) - len(stripped)) % 2 == 1
+
+
+class _Scanner:
+    def __init__(self, src: Source) -> None:
+        self.src = src
+        self.text = src.text
+        self.starts = src.line_starts
+        self.lines = src.lines
+        self.items: list[Item] = []
+        self.docs: list[DocBlock] = []
+
+    def line_bounds(self, index: int) -> tuple[int, str]:
+        return self.starts[index], self.lines[index]
+
+    def run(self) -> list[Item]:
+        lines = self.lines
+        total = len(lines)
+        if total and lines[-1] == "" and self.text.endswith("\n"):
+            total -= 1
+        i = 0
+        blank = False
+        items = self.items
+        while i < total:
+            raw = lines[i]
+            stripped = raw.strip()
+            if not stripped:
+                blank = True
+                i += 1
+                continue
+            width, lead = _indent_width(raw)
+            first = stripped[0]
+            if first == "#":
+                if stripped == "###":
+                    i = self.doc_block(i, total, width, lead)
+                else:
+                    i += 1
+                continue
+            base = self.starts[i]
+            if first == "`" and _TAGGED_FENCE.fullmatch(stripped):
+                raise KediSyntaxError(
+                    base + lead, "a fence is ``` alone on its line (no language tag)"
+                )
+            if stripped == FENCE:
+                fence, i = self.fence(i + 1, total, width, base + lead, i)
+                items.append(
+                    Item(
+                        "fence",
+                        fence.body_line - 1,
+                        width,
+                        base + lead,
+                        base + lead + 3,
+                        FENCE,
+                        blank,
+                        fence,
+                    )
+                )
+                blank = False
+                continue
+            cut = comment_start(raw)
+            body = raw[:cut].rstrip()
+            if len(body) <= lead:
+                i += 1  # an inline comment alone on its line
+                continue
+            item = Item("line", i + 1, width, base + lead, base + len(body), body[lead:], blank)
+            blank = False
+            i += 1
+            if (first == "@" or (first == "~" and not stripped.startswith("~~"))) and "(" in body:
+                i = self.join_header(item, i, total)
+            elif first == "=" and _ends_with_continuation(item.text):
+                i = self.join_continuation(item, i, total)
+            if (first == "[" or first == "=") and "`" in body and _open_code(item.text):
+                i = self.join_code(item, i, total)
+            if _opens_fence(item.text):
+                item.fence, i = self.fence(i, total, width, item.end - 3, item.line - 1)
+            items.append(item)
+        return items
+
+    def join_header(self, item: Item, i: int, total: int) -> int:
+        depth = _paren_depth(item.text, 0)
+        if depth <= 0:
+            return i
+        parts = [item.text]
+        while depth > 0:
+            if i >= total:
+                raise KediSyntaxError(
+                    item.start + item.text.index("("),
+                    "unbalanced '(' : this header's parameter list is never closed with ')'",
+                )
+            raw = self.lines[i]
+            cut = comment_start(raw)
+            body = raw[:cut].rstrip()
+            gap = self.starts[i] - item.end  # newline(s) and blanked tail of the previous line
+            parts.append(" " * (gap - 1) + "\n" + body)
+            item.end = self.starts[i] + len(body)
+            depth = _paren_depth(body, depth)
+            i += 1
+        item.text = "".join(parts)
+        return i
+
+    def join_continuation(self, item: Item, i: int, total: int) -> int:
+        parts = [item.text]
+        while _ends_with_continuation(parts[-1]) and i < total:
+            raw = self.lines[i]
+            if not raw.strip():
+                break
+            cut = comment_start(raw)
+            body = raw[:cut].rstrip()
+            gap = self.starts[i] - item.end
+            parts.append(" " * (gap - 1) + "\n" + body)
+            item.end = self.starts[i] + len(body)
+            i += 1
+        item.text = "".join(parts)
+        return i
+
+    def join_code(self, item: Item, i: int, total: int) -> int:
+        """A backtick expression spanning lines (``[x] = `[`` ... ``]` ``)."""
+        start_index = i
+        while i < total:
+            i += 1
+            raw = "\n".join(self.lines[item.line - 1 : i])
+            if not _open_code(raw):
+                line_start = self.starts[item.line - 1]
+                cut = comment_start(raw)
+                body = raw[:cut].rstrip()
+                item.text = body[item.start - line_start :]
+                item.end = line_start + len(body)
+                return i
+        del start_index
+        return item.line  # never closed: leave the line alone (the text parser reports it)
+
+    def fence(
+        self, i: int, total: int, width: int, open_offset: int, open_index: int
+    ) -> tuple[Fence, int]:
+        body: list[str] = []
+        j = i
+        while j < total:
+            raw = self.lines[j]
+            if raw.strip() == FENCE:
+                close = self.starts[j] + raw.index(FENCE) + 3
+                code = "\n".join(_dedent(line, width) for line in body)
+                return Fence(open_offset, i + 1, code, close, width), j + 1
+            body.append(self.lines[j])
+            j += 1
+        raise KediSyntaxError(open_offset, "unterminated fence: no closing ``` line was found")
+
+    def doc_block(self, i: int, total: int, width: int, lead: int) -> int:
+        j = i + 1
+        while j < total:
+            if self.lines[j].strip() == "###":
+                body = [_dedent(line, width) for line in self.lines[i + 1 : j]]
+                text = "\n".join(body).strip()
+                end = self.starts[j] + len(self.lines[j].rstrip())
+                doc = DocBlock(i + 1, width, self.starts[i] + lead, end, text)
+                self.docs.append(doc)
+                self.items.append(
+                    Item("doc", i + 1, width, doc.start, doc.end, "###", False, None, [], doc)
+                )
+                return j + 1
+            j += 1
+        raise KediSyntaxError(
+            self.starts[i] + lead, "unterminated `###` block comment: no closing `###` line"
+        )
+
+
+def scan(src: Source) -> list[Item]:
+    """Return the logical items of ``src`` in order (``kind``: line, fence, doc)."""
+    return _Scanner(src).run()

@@ -1,0 +1,266 @@
+"""Controller-side reporting: entries travel on reports, are aggregated here and written once.
+
+Items put builtin-only dicts on their reports (``report.kedi_suite``, ``report.kedi_case``,
+``report.kedi_model``), so the xdist controller sees exactly what a single process sees.
+`KediReporter` (registered on the controller only) collects them in
+``pytest_runtest_logreport``, prints the terminal summary and writes the JSON report and
+the rows JSONL atomically (temporary file, then ``os.replace``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_kedi.plugin.entries import REPORT_VERSION, case_entry, placeholder_suite_entry
+from pytest_kedi.plugin.items import (
+    CASE_ENTRY,
+    MODEL_INFO,
+    SUITE_ENTRY,
+    KediCaseItem,
+    KediEvalItem,
+)
+from pytest_kedi.plugin.options import KediSettings
+from pytest_kedi.plugin.rows import row_label
+
+__all__ = ["KediReporter", "attach_entries", "build_report", "write_atomic"]
+
+_SUMMARY_FEEDBACK = 200
+
+
+def attach_entries(item: pytest.Item, when: str, report: pytest.TestReport) -> None:
+    """Copy an item's entry onto its report (called from ``pytest_runtest_makereport``)."""
+    if isinstance(item, KediEvalItem):
+        if when == "call":
+            entry = item.stash.get(SUITE_ENTRY, None)
+            if entry is None:  # runtest raised before publishing (not a Kedi failure)
+                entry = placeholder_suite_entry(
+                    item.nodeid,
+                    item.suite,
+                    threshold=None,
+                    outcome="failed",
+                    error=report.longreprtext.strip().splitlines()[-1:][0]
+                    if report.longreprtext.strip()
+                    else "internal error",
+                )
+            report.kedi_suite = entry  # type: ignore[attr-defined]
+        elif when == "setup" and not report.passed:
+            report.kedi_suite = placeholder_suite_entry(  # type: ignore[attr-defined]
+                item.nodeid,
+                item.suite,
+                threshold=None,
+                outcome="skipped" if report.skipped else "failed",
+                error=None if report.skipped else "setup failed",
+            )
+    elif isinstance(item, KediCaseItem):
+        if when == "call":
+            entry = item.stash.get(CASE_ENTRY, None)
+            if entry is None:
+                entry = case_entry(
+                    item.nodeid, item.suite, item.case, outcome=report.outcome, message=None
+                )
+            report.kedi_case = entry  # type: ignore[attr-defined]
+        elif when == "setup" and not report.passed:
+            report.kedi_case = case_entry(  # type: ignore[attr-defined]
+                item.nodeid,
+                item.suite,
+                item.case,
+                outcome="skipped" if report.skipped else "failed",
+                message=None if report.skipped else "setup failed",
+            )
+    else:
+        return
+    model_info = item.stash.get(MODEL_INFO, None)
+    if when == "call" and model_info is not None:
+        report.kedi_model = dict(model_info)  # type: ignore[attr-defined]
+
+
+def build_report(
+    suites: Mapping[str, dict[str, Any]], tests: Mapping[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """The JSON report document (schema version 1), entries in node-id order."""
+    return {
+        "version": REPORT_VERSION,
+        "suites": [suites[nodeid] for nodeid in sorted(suites)],
+        "tests": [tests[nodeid] for nodeid in sorted(tests)],
+    }
+
+
+def _row_records(suites: Mapping[str, dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    for nodeid in sorted(suites):
+        suite = suites[nodeid]
+        for row in suite["rows"]:
+            yield {
+                "nodeid": nodeid,
+                "procedure": suite["procedure"],
+                "metric": suite["metric"],
+                "split": suite["split"],
+                **row,
+            }
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same directory."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _verdict(suite: Mapping[str, Any]) -> str:
+    outcome = suite["outcome"]
+    word = "FAILED" if outcome == "failed" else outcome
+    if suite["threshold"] is not None and outcome != "skipped":
+        return f"[{word}, min score {suite['threshold']:.4f}]"
+    return f"[{word}]"
+
+
+def suite_line(suite: Mapping[str, Any], *, feedback_limit: int | None) -> str:
+    """Kedi's line ``- procedure::metric: 0.7500 | feedback`` plus threshold and verdict."""
+    from pytest_kedi.evals import SuiteResult, format_suite_line
+
+    if suite["outcome"] == "skipped" and suite["error"] is None:
+        head = (
+            f"- {suite['procedure']}::{suite['metric']}"
+            if suite["metric"]
+            else f"- {suite['procedure']}"
+        )
+        return f"{head}: not run {_verdict(suite)}"
+    error = suite["error"]
+    feedback = suite["feedback"]
+    if feedback_limit is not None:
+        feedback = _clip(feedback, feedback_limit) if feedback else feedback
+        error = _clip(" ".join(error.split()), feedback_limit) if error else error
+    result = SuiteResult(
+        suite=suite["procedure"],
+        metric=suite["metric"],
+        dataset=suite["dataset"],
+        split=suite["split"],
+        score=suite["score"],
+        rows=[],
+        rows_total=suite["rows_total"],
+        rows_errored=suite["rows_errored"],
+        errors_by_class=dict(suite["errors_by_class"]),
+        feedback=feedback,
+        error=error,
+        duration_s=suite["duration_s"],
+    )
+    return f"{format_suite_line(result)}  {_verdict(suite)}"
+
+
+class KediReporter:
+    """Aggregates Kedi entries on the controller (or the only process) and reports them."""
+
+    def __init__(self, config: pytest.Config, settings: KediSettings) -> None:
+        self.config = config
+        self.settings = settings
+        self.suites: dict[str, dict[str, Any]] = {}
+        self.tests: dict[str, dict[str, Any]] = {}
+        self.models: dict[str, bool] = {}
+        self.xfailed: set[str] = set()
+        self.written: list[Path] = []
+        self.write_errors: list[str] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if isinstance(report, getattr(pytest, "SubtestReport", ())):
+            return
+        suite = getattr(report, "kedi_suite", None)
+        if suite is not None:
+            self.suites[report.nodeid] = suite
+            if hasattr(report, "wasxfail"):
+                self.xfailed.add(report.nodeid)
+        case = getattr(report, "kedi_case", None)
+        if case is not None:
+            self.tests[report.nodeid] = case
+        model = getattr(report, "kedi_model", None)
+        if model is not None:
+            self.models[str(model["label"])] = bool(model["synthetic"])
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        targets: list[tuple[Path, str]] = []
+        if self.settings.report_path is not None:
+            document = build_report(self.suites, self.tests)
+            text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+            targets.append((self.settings.report_path, text))
+        if self.settings.rows_jsonl_path is not None:
+            lines = (
+                json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
+                for record in _row_records(self.suites)
+            )
+            targets.append((self.settings.rows_jsonl_path, "".join(lines)))
+        for path, text in targets:
+            try:
+                write_atomic(path, text)
+                self.written.append(path)
+            except OSError as exc:
+                self.write_errors.append(f"cannot write {path}: {exc}")
+        if self.write_errors and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _model_line(self) -> str:
+        if not self.models:
+            name = self.settings.model or "test"
+            models = {name: name == "test"}
+        else:
+            models = self.models
+        labels = [
+            f"{label} (offline default: synthetic output, not a real model)" if synthetic else label
+            for label, synthetic in sorted(models.items())
+        ]
+        return ("model: " if len(labels) == 1 else "models: ") + "; ".join(labels)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not (self.suites or self.tests or self.write_errors):
+            return
+        tr = terminalreporter
+        verbose = self.config.get_verbosity() > 0
+        tr.write_sep("=", "kedi")
+        tr.write_line(self._model_line())
+        if self.suites:
+            tr.write_line("Evals:")
+            for nodeid in sorted(self.suites):
+                suite = self.suites[nodeid]
+                line = suite_line(suite, feedback_limit=None if verbose else _SUMMARY_FEEDBACK)
+                tr.write_line(f"{line} (xfail)" if nodeid in self.xfailed else line)
+                if verbose:
+                    tr.write_line(f"    {nodeid}")
+                    for row in suite["rows"]:
+                        tr.write_line(f"    {row_label(row, limit=_SUMMARY_FEEDBACK)}")
+        if self.tests:
+            counts: dict[str, int] = {}
+            for entry in self.tests.values():
+                counts[entry["outcome"]] = counts.get(entry["outcome"], 0) + 1
+            summary = ", ".join(
+                f"{counts[k]} {k}" for k in ("passed", "failed", "skipped") if k in counts
+            )
+            tr.write_line(f"Tests: {summary}")
+            if verbose:
+                for nodeid in sorted(self.tests):
+                    entry = self.tests[nodeid]
+                    status = {"passed": "OK", "skipped": "SKIPPED"}.get(entry["outcome"], "FAIL")
+                    line = f"- {entry['procedure']}::{entry['case']}: {status}"
+                    if entry["message"]:
+                        line += f" | {entry['message'].splitlines()[0]}"
+                    tr.write_line(line)
+        for path in self.written:
+            tr.write_line(f"kedi report written: {path}")
+        for error in self.write_errors:
+            tr.write_line(f"kedi: {error}", red=True)

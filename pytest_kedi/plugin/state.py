@@ -1,0 +1,111 @@
+"""Per-process session state: resolved settings and the per-file program cache.
+
+Each ``.kedi`` file is loaded once per process, in validate mode; every suite and case
+of the file shares that program (Kedi's shared runtime). A failed load is cached too,
+so every item of the file reports the same located error.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_kedi.plugin.options import KediSettings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.runtime import Program
+
+__all__ = [
+    "STATE_KEY",
+    "TEST_MODEL",
+    "KediState",
+    "LoadedProgram",
+    "ProgramLoadError",
+    "get_state",
+    "model_label",
+]
+
+TEST_MODEL = "test"
+
+
+class ProgramLoadError(Exception):
+    """A ``.kedi`` file could not be loaded; ``text`` is the user-facing diagnostic."""
+
+    def __init__(self, text: str, message: str) -> None:
+        super().__init__(text)
+        self.text = text
+        self.message = message  # one line: "<ExceptionType>: <message>"
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedProgram:
+    program: Program
+    model_label: str  # what answers the file's templates by default
+    synthetic: bool  # the offline `test` model is that default
+
+
+def model_label(model: Any) -> str:
+    """A short label for a pydantic-ai model instance or model name."""
+    if isinstance(model, str):
+        return model
+    name = getattr(model, "model_name", None)
+    system = getattr(model, "system", None)
+    if isinstance(name, str) and name:
+        return name if not system or name.startswith(f"{system}:") else f"{system}:{name}"
+    return type(model).__name__
+
+
+@dataclass
+class KediState:
+    """The plugin's state for one pytest process (controller or xdist worker)."""
+
+    config: pytest.Config
+    settings: KediSettings
+    parse_errors: list[str] = field(default_factory=list)  # node ids of unparsable files
+    _programs: dict[Path, LoadedProgram | ProgramLoadError] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def default_model_label(self) -> tuple[str, bool]:
+        """The configured default model (no hook involved) and whether it is synthetic."""
+        name = self.settings.model or TEST_MODEL
+        return name, name == TEST_MODEL
+
+    def program_for(self, path: Path, ihook: Any) -> LoadedProgram:
+        """Load ``path`` once per process (validate mode); raise `ProgramLoadError`."""
+        with self._lock:
+            cached = self._programs.get(path)
+            if cached is None:
+                cached = self._load(path, ihook)
+                self._programs[path] = cached
+        if isinstance(cached, ProgramLoadError):
+            raise cached
+        return cached
+
+    def _load(self, path: Path, ihook: Any) -> LoadedProgram | ProgramLoadError:
+        from pytest_kedi.lang import KediParseError
+        from pytest_kedi.runtime import errors, load
+
+        injected = ihook.pytest_kedi_model(config=self.config)
+        if injected is not None:
+            label, synthetic = f"{model_label(injected)} (pytest_kedi_model hook)", False
+        else:
+            label, synthetic = self.default_model_label()
+        try:
+            program = load(path, mode="validate", model=injected, default_model=self.settings.model)
+        except KediParseError as exc:
+            return ProgramLoadError(exc.render(), f"KediParseError: {exc.message}")
+        except errors.KediExecutionError as exc:
+            text = exc.render()
+            return ProgramLoadError(text, text.splitlines()[-1])
+        return LoadedProgram(program=program, model_label=label, synthetic=synthetic)
+
+
+STATE_KEY = pytest.StashKey[KediState]()
+
+
+def get_state(config: pytest.Config) -> KediState:
+    return config.stash[STATE_KEY]

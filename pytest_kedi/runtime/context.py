@@ -1,0 +1,137 @@
+"""Runtime-wide objects: the root `Runtime`, one `ModuleUnit` per `.kedi` file, and the
+execution context `Ctx` threaded through statement execution."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pytest_kedi.lang import nodes
+from pytest_kedi.runtime.errors import KediTraceFrame
+from pytest_kedi.runtime.pyinterop import CompiledUnit, Transform, compile_unit
+from pytest_kedi.runtime.scope import Scope
+from pytest_kedi.runtime.source import SourceFile
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.runtime.procedures import KediProcedure
+
+__all__ = ["Ctx", "ModuleUnit", "Ret", "Runtime"]
+
+
+class Runtime:
+    """State shared by a root program and every module it imports."""
+
+    def __init__(self, *, model: Any = None, default_model: str | None = None) -> None:
+        self.model = model
+        self.default_model = default_model
+        self._boundary: Any = None
+        self.compiled: dict[int, tuple[nodes.PyCode, CompiledUnit]] = {}
+        self.modules: dict[str, ModuleUnit] = {}
+        self.loading: list[str] = []
+        self.type_cache: dict[int, tuple[nodes.TypeRef, Any]] = {}
+
+    @property
+    def boundary(self) -> Any:
+        """The model boundary (created, and pydantic-ai imported, on first use)."""
+        if self._boundary is None:
+            from pytest_kedi.runtime.model import ModelBoundary
+
+            self._boundary = ModelBoundary(injected=self.model, default=self.default_model)
+        return self._boundary
+
+    @property
+    def synthetic_calls(self) -> int:
+        return 0 if self._boundary is None else int(self._boundary.synthetic_calls)
+
+    def unit_for(
+        self,
+        code: nodes.PyCode,
+        source_file: SourceFile,
+        procedure: str | None,
+        *,
+        transform: Transform | None = None,
+    ) -> CompiledUnit:
+        """Compile ``code`` once (a ``transform`` compiles a fresh, uncached unit)."""
+        if transform is not None:
+            return compile_unit(code, source_file, procedure, transform=transform)
+        entry = self.compiled.get(id(code))
+        if entry is not None and entry[0] is code:
+            return entry[1]
+        unit = compile_unit(code, source_file, procedure)
+        self.compiled[id(code)] = (code, unit)
+        return unit
+
+
+class ModuleUnit:
+    """One loaded `.kedi` file: its AST, source, prelude and module scopes."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        module: nodes.Module,
+        source_file: SourceFile,
+        prelude_scope: Scope,
+        scope: Scope,
+        optimized: dict[str, dict[str, str]],
+    ) -> None:
+        self.runtime = runtime
+        self.module = module
+        self.source_file = source_file
+        self.prelude_scope = prelude_scope
+        self.scope = scope
+        self.optimized = optimized
+        self.exports: dict[str, Any] | None = None
+        self.export_spec: str | list[str] | None = None
+        self.auto_cache: ModuleUnit | None = None
+
+    @property
+    def path(self) -> str:
+        return self.source_file.path
+
+
+class Ret:
+    """The value of a taken ``=`` return, propagated out of nested bodies."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class Ctx:
+    """Where a statement executes: scope, file, label and the return contract."""
+
+    __slots__ = ("label", "proc", "returns", "scope", "unit")
+
+    def __init__(
+        self,
+        scope: Scope,
+        unit: ModuleUnit,
+        label: str,
+        proc: KediProcedure | None = None,
+        returns: Callable[[Any, nodes.Node], None] | None = None,
+    ) -> None:
+        self.scope = scope
+        self.unit = unit
+        self.label = label
+        self.proc = proc
+        self.returns = returns
+
+    def child(self, scope: Scope) -> Ctx:
+        return Ctx(scope, self.unit, self.label, self.proc, self.returns)
+
+    @property
+    def procedure_name(self) -> str | None:
+        return None if self.proc is None else self.proc.name
+
+    def frame(self, kind: str, span: nodes.Span | None, label: str | None = None) -> KediTraceFrame:
+        return KediTraceFrame(
+            kind=kind,
+            label=label or self.label,
+            span=span,
+            procedure_name=self.procedure_name,
+            source_snippet=self.unit.source_file.snippet(span),
+        )
+
+    def compiled(self, code: nodes.PyCode) -> CompiledUnit:
+        return self.unit.runtime.unit_for(code, self.unit.source_file, self.procedure_name)

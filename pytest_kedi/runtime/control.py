@@ -1,0 +1,175 @@
+"""Control flow (§9): ``> if:``/``> else:``, ``> loop``, ``> map:``, ``> show:`` and
+``[x] := rhs``."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from pytest_kedi.lang import nodes
+from pytest_kedi.runtime.context import Ctx, Ret
+from pytest_kedi.runtime.errors import (
+    KediExecutionError,
+    KediNameError,
+    KediTypeExecutionError,
+    KediValueExecutionError,
+    LoopIterationLimitError,
+)
+from pytest_kedi.runtime.evaluate import eval_code, eval_rhs, render, type_violation, where
+from pytest_kedi.runtime.interpreter import exec_body, register
+from pytest_kedi.runtime.scope import LazyBinding
+from pytest_kedi.runtime.types import describe_value, is_kedi_type, validator_for
+
+__all__ = ["LOOP_LIMIT", "condition_holds"]
+
+#: Completed iterations after which a conditional loop whose condition still holds fails.
+LOOP_LIMIT = 10_000
+
+
+def condition_holds(cond: nodes.Condition, ctx: Ctx) -> bool:
+    if cond.code is not None:
+        value = eval_code(cond.code, ctx)
+        if type(value) is not bool:
+            raise KediTypeExecutionError(
+                f"{where(ctx, cond)}: condition must be exactly bool, got {describe_value(value)}"
+            )
+        return value
+    assert cond.claim is not None
+    from pytest_kedi.runtime.modelcalls import ask_claim
+
+    try:
+        return ask_claim(cond.claim, ctx, cond)
+    except KediExecutionError as err:
+        raise err.with_outer_frame(ctx.frame("claim", cond.span))
+
+
+@register(nodes.If)
+def _if(stmt: nodes.If, ctx: Ctx) -> Ret | None:
+    if condition_holds(stmt.condition, ctx):
+        return exec_body(stmt.body, ctx.child(ctx.scope.child()))
+    if stmt.orelse is not None:
+        return exec_body(stmt.orelse, ctx.child(ctx.scope.child()))
+    return None
+
+
+@register(nodes.Loop)
+def _loop(stmt: nodes.Loop, ctx: Ctx) -> Ret | None:
+    if stmt.condition is not None:
+        return _conditional_loop(stmt, stmt.condition, ctx)
+    return _iterable_loop(stmt, ctx)
+
+
+def _iteration_frame(ctx: Ctx, stmt: nodes.Loop, index: int) -> Any:
+    span = ctx.unit.source_file.line_span(stmt.span.start_line)
+    return ctx.frame("loop", span, f"{ctx.label} (iteration {index})")
+
+
+def _conditional_loop(stmt: nodes.Loop, cond: nodes.Condition, ctx: Ctx) -> Ret | None:
+    completed = 0
+    while condition_holds(cond, ctx):
+        if completed >= LOOP_LIMIT:
+            raise LoopIterationLimitError(
+                f"{where(ctx, stmt)}: loop exceeded {LOOP_LIMIT} iterations"
+            )
+        try:
+            result = exec_body(stmt.body, ctx.child(ctx.scope.child()))
+        except KediExecutionError as err:
+            raise err.with_outer_frame(_iteration_frame(ctx, stmt, completed + 1))
+        if result is not None:
+            return result
+        completed += 1
+    return None
+
+
+def _iterable_loop(stmt: nodes.Loop, ctx: Ctx) -> Ret | None:
+    assert stmt.iterable is not None and stmt.binder is not None
+    source = eval_code(stmt.iterable, ctx)
+    try:
+        iterator = iter(source)
+    except TypeError:
+        raise KediTypeExecutionError(
+            f"{where(ctx, stmt)}: loop value is not iterable: {describe_value(source)}"
+        )
+    kept: list[Ctx] = []
+    result: Ret | None = None
+    index = 0
+    try:
+        for item in iterator:
+            index += 1
+            scope = ctx.scope.child()
+            scope.bind(stmt.binder, item, object)
+            iteration = ctx.child(scope)
+            try:
+                result = exec_body(stmt.body, iteration)
+            except KediExecutionError as err:
+                raise err.with_outer_frame(_iteration_frame(ctx, stmt, index))
+            if result is not None:
+                break
+            if stmt.map_body is not None:
+                kept.append(iteration)
+    finally:
+        close = getattr(iterator, "close", None)
+        if callable(close):
+            close()
+    if result is not None or stmt.map_body is None:
+        return result
+    return _run_map(stmt, stmt.map_body, kept, ctx)
+
+
+def _run_map(
+    stmt: nodes.Loop, body: tuple[nodes.Stmt, ...], kept: list[Ctx], ctx: Ctx
+) -> Ret | None:
+    first: KediExecutionError | None = None
+    span = stmt.map_span or stmt.span
+    for number, iteration in enumerate(kept, start=1):
+        try:
+            result = exec_body(body, iteration.child(iteration.scope.child()))
+        except KediExecutionError as err:
+            if first is None:
+                first = err.with_outer_frame(
+                    ctx.frame(
+                        "map",
+                        ctx.unit.source_file.line_span(span.start_line),
+                        f"{ctx.label} (map {number})",
+                    )
+                )
+            continue
+        if result is not None:
+            return result
+    if first is not None:
+        raise first
+    return None
+
+
+@register(nodes.Show)
+def _show(stmt: nodes.Show, ctx: Ctx) -> None:
+    value = eval_rhs(stmt.value, ctx)
+    sys.stdout.write(render(value) + "\n")
+    return None
+
+
+@register(nodes.Reassign)
+def _reassign(stmt: nodes.Reassign, ctx: Ctx) -> None:
+    name = stmt.target
+    owner = ctx.scope.find_owner(name)
+    if owner is None or owner.kind == "prelude":
+        raise KediNameError(f"{where(ctx, stmt)}: no Kedi binding {name!r} to update with :=")
+    if name in owner.params:
+        raise KediValueExecutionError(f"{where(ctx, stmt)}: parameter {name!r} is read-only")
+    if name == "args" and owner.kind == "module":
+        raise KediValueExecutionError(f"{where(ctx, stmt)}: `args` cannot be assigned")
+    current = owner.vars[name]
+    if type(current) is LazyBinding:
+        current = ctx.scope.get(name)
+    from pytest_kedi.runtime.procedures import KediProcedure
+
+    if isinstance(current, KediProcedure) or is_kedi_type(current):
+        raise KediValueExecutionError(
+            f"{where(ctx, stmt)}: {name!r} is a procedure or type, not a value binding"
+        )
+    contract = owner.contracts.get(name, str)
+    value = eval_rhs(stmt.value, ctx)
+    if not validator_for(contract)(value):
+        raise type_violation(ctx, stmt, f"reassignment of {name!r}", contract, value)
+    owner.set_existing(name, value)
+    return None

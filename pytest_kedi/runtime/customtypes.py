@@ -1,0 +1,109 @@
+"""Custom ``~Types`` as pydantic models (§2.2): positional and keyword construction,
+strict field checks, per-instance deep copies of mutable defaults."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from pytest_kedi.runtime.errors import KediTypeExecutionError
+from pytest_kedi.runtime.scope import MISSING
+from pytest_kedi.runtime.types import (
+    describe_type,
+    describe_value,
+    field_description,
+    strip_annotated,
+    validator_for,
+)
+
+__all__ = ["KediModel", "make_custom_type"]
+
+_IMMUTABLE = (str, int, float, bool, bytes, type(None), frozenset)
+
+
+def _is_immutable(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_is_immutable(v) for v in value)
+    return isinstance(value, _IMMUTABLE)
+
+
+class KediModel(BaseModel):
+    """Base class of every custom Kedi type."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    __kedi_type__: ClassVar[bool] = True
+    __kedi_fields__: ClassVar[tuple[str, ...]] = ()
+    __kedi_types__: ClassVar[dict[str, Any]] = {}
+    __kedi_required__: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        cls = type(self)
+        names = cls.__kedi_fields__
+        if len(args) > len(names):
+            raise KediTypeExecutionError(
+                f"{cls.__name__}() takes at most {len(names)} positional argument(s) "
+                f"but {len(args)} were given"
+            )
+        for name, value in zip(names, args, strict=False):
+            if name in kwargs:
+                raise KediTypeExecutionError(
+                    f"{cls.__name__}() got multiple values for field {name!r}"
+                )
+            kwargs[name] = value
+        for name, value in kwargs.items():
+            tp = cls.__kedi_types__.get(name, MISSING)
+            if tp is MISSING:
+                raise KediTypeExecutionError(f"{cls.__name__}() got an unexpected field {name!r}")
+            if not validator_for(tp)(value):
+                raise KediTypeExecutionError(
+                    f"{cls.__name__}.{name} expects {describe_type(tp)}, "
+                    f"got {describe_value(value)}"
+                )
+        missing = [n for n in names if n in cls.__kedi_required__ and n not in kwargs]
+        if missing:
+            raise KediTypeExecutionError(
+                f"{cls.__name__}() missing required field(s): {', '.join(missing)}"
+            )
+        super().__init__(**kwargs)
+        # Bind the original objects (strict checks passed; pydantic may have copied).
+        for name, value in kwargs.items():
+            self.__dict__[name] = value
+
+    # Pydantic validation (model outputs, ``model_validate``) must not route through
+    # the positional/strict constructor above; only direct construction does.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+
+def make_custom_type(
+    name: str, fields: list[tuple[str, Any, Any]], module: str = "kedi"
+) -> type[KediModel]:
+    """``fields``: ``(name, annotation, default or MISSING)`` in declaration order."""
+    definitions: dict[str, Any] = {}
+    types_: dict[str, Any] = {}
+    required: set[str] = set()
+    for field_name, annotation, default in fields:
+        base = strip_annotated(annotation)
+        description = field_description(annotation)
+        types_[field_name] = base
+        if default is MISSING:
+            required.add(field_name)
+            info = Field(description=description)
+        elif _is_immutable(default):
+            info = Field(default=default, description=description)
+        else:
+            info = Field(
+                default_factory=functools.partial(copy.deepcopy, default),
+                description=description,
+            )
+        definitions[field_name] = (base, info)
+    model: type[KediModel] = create_model(
+        name, __base__=KediModel, __module__=module, **definitions
+    )
+    model.__kedi_fields__ = tuple(f[0] for f in fields)
+    model.__kedi_types__ = types_
+    model.__kedi_required__ = frozenset(required)
+    return model

@@ -1,0 +1,201 @@
+"""Evaluating values: embedded expressions, text rendering, right-hand sides, calls
+(§2.3, §2.6, §2.8) and type annotations (§3.6)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_kedi.lang import nodes
+from pytest_kedi.runtime.context import Ctx
+from pytest_kedi.runtime.errors import (
+    KediExecutionError,
+    KediNameError,
+    KediTypeExecutionError,
+)
+from pytest_kedi.runtime.pyinterop import build_globals, python_error, run_block, run_expr
+from pytest_kedi.runtime.scope import MISSING
+from pytest_kedi.runtime.types import (
+    TYPE_BUILTINS,
+    describe_type,
+    describe_value,
+    resolve_type_source,
+)
+
+__all__ = [
+    "call_value",
+    "eval_arg",
+    "eval_code",
+    "eval_rhs",
+    "lookup",
+    "render_text",
+    "resolve_type",
+    "run_fence",
+    "type_violation",
+]
+
+_NATIVE_ARG = (nodes.InlinePython, nodes.Subst, nodes.CallSubst, nodes.ExprSubst)
+
+
+def where(ctx: Ctx, node: nodes.Node | nodes.Span | None) -> str:
+    span = node.span if isinstance(node, nodes.Node) else node
+    if span is None:
+        return ctx.unit.path
+    return f"{span.path}:{span.start_line}"
+
+
+def type_violation(
+    ctx: Ctx, node: nodes.Node | nodes.Span | None, what: str, tp: Any, value: Any
+) -> KediTypeExecutionError:
+    return KediTypeExecutionError(
+        f"{where(ctx, node)}: {what} expects {describe_type(tp)}, got {describe_value(value)}"
+    )
+
+
+def lookup(name: str, ctx: Ctx, node: nodes.Node) -> Any:
+    value = ctx.scope.get(name)
+    if value is MISSING:
+        raise KediNameError(f"{where(ctx, node)}: unknown name {name!r}")
+    return value
+
+
+def eval_code(code: nodes.PyCode, ctx: Ctx) -> Any:
+    """Evaluate one backtick expression (native result)."""
+    return run_expr(ctx.compiled(code), ctx.scope)
+
+
+def run_fence(code: nodes.PyCode, ctx: Ctx) -> Any:
+    """Run a fenced block; its ``return`` value (or None)."""
+    return run_block(ctx.compiled(code), ctx.scope)
+
+
+def render(value: Any) -> str:
+    return value if type(value) is str else str(value)
+
+
+def render_text(text: nodes.Text, ctx: Ctx, *, fields_as_placeholders: bool = False) -> str:
+    """Render text left to right; every substitution becomes ``str(value)``."""
+    out: list[str] = []
+    for part in text.parts:
+        if isinstance(part, nodes.Literal):
+            out.append(part.value)
+        elif isinstance(part, nodes.OutputField):
+            out.append(f"[{part.name}]")
+        else:
+            out.append(render(eval_part(part, ctx)))
+    return "".join(out)
+
+
+def eval_part(part: nodes.TextPart, ctx: Ctx) -> Any:
+    if isinstance(part, nodes.Subst):
+        return lookup(part.name, ctx, part)
+    if isinstance(part, (nodes.InlinePython, nodes.ExprSubst)):
+        return eval_code(part.code, ctx)
+    if isinstance(part, nodes.CallSubst):
+        return call_value(part, ctx)
+    if isinstance(part, nodes.Literal):
+        return part.value
+    return f"[{part.name}]"
+
+
+def eval_arg(arg: nodes.Arg, ctx: Ctx) -> Any:
+    """Native when the argument is exactly one substitution/backtick; else rendered."""
+    parts = arg.parts
+    if len(parts) == 1 and isinstance(parts[0], _NATIVE_ARG):
+        return eval_part(parts[0], ctx)
+    out: list[str] = []
+    for part in parts:
+        if isinstance(part, nodes.Literal):
+            out.append(part.value)
+        else:
+            out.append(render(eval_part(part, ctx)))
+    return "".join(out)
+
+
+def call_value(call: nodes.CallSubst, ctx: Ctx) -> Any:
+    """``<proc(a, b)>``: positional arguments, evaluated left to right; native result."""
+    from pytest_kedi.runtime.procedures import KediProcedure
+
+    callee = lookup(call.callee, ctx, call)
+    args = [eval_arg(arg, ctx) for arg in call.args]
+    if isinstance(callee, KediProcedure):
+        return callee.invoke_positional(args)
+    if not callable(callee):
+        raise KediTypeExecutionError(
+            f"{where(ctx, call)}: {call.callee!r} is not callable (it is {describe_value(callee)})"
+        )
+    try:
+        return callee(*args)
+    except KediExecutionError:
+        raise
+    except Exception as exc:
+        raise python_error(exc, None) from exc
+
+
+def eval_rhs(rhs: nodes.Rhs, ctx: Ctx) -> Any:
+    mode = rhs.mode
+    if mode == "expr":
+        assert rhs.code is not None
+        return eval_code(rhs.code, ctx)
+    if mode == "call":
+        assert rhs.call is not None
+        return call_value(rhs.call, ctx)
+    if mode == "fence":
+        assert rhs.code is not None
+        return run_fence(rhs.code, ctx)
+    assert rhs.text is not None
+    return render_text(rhs.text, ctx)
+
+
+# ----------------------------------------------------------------------------- types
+
+
+def resolve_type(ref: nodes.TypeRef | None, ctx: Ctx) -> Any:
+    """Resolve an annotation in the current scope; ``None`` (no annotation) is ``str``."""
+    if ref is None:
+        return str
+    cache = ctx.unit.runtime.type_cache
+    entry = cache.get(id(ref))
+    if entry is not None and entry[0] is ref:
+        return entry[1]
+    try:
+        if ref.backtick:
+            return _backtick_type(ref, ctx)
+        scope = ctx.scope
+        scope_dependent = False
+
+        def lookup_name(name: str) -> Any:
+            nonlocal scope_dependent
+            scope_dependent = True
+            value = scope.get(name)
+            if value is MISSING:
+                raise KeyError(name)
+            return value
+
+        tp = resolve_type_source(ref.source, lookup_name)
+    except KediExecutionError as err:
+        if not err.message.startswith(ref.span.path):
+            err.message = f"{where(ctx, ref)}: {err.message}"
+            err.args = (err.message,)
+        raise err.with_inner_frame(ctx.frame("type", ref.span))
+    if not scope_dependent:
+        cache[id(ref)] = (ref, tp)
+    return tp
+
+
+def _backtick_type(ref: nodes.TypeRef, ctx: Ctx) -> Any:
+    from pytest_kedi.runtime.pyinterop import compile_unit
+
+    code = nodes.PyCode(
+        span=ref.span,
+        source=ref.source,
+        kind="expr",
+        line=ref.span.start_line,
+        col=ref.span.start_col,
+    )
+    unit = compile_unit(code, ctx.unit.source_file, ctx.procedure_name)
+    namespace = dict(TYPE_BUILTINS)
+    namespace.update(build_globals(ctx.scope))
+    try:
+        return eval(unit.code, namespace)
+    except Exception as exc:
+        raise python_error(exc, unit) from exc

@@ -1,0 +1,128 @@
+"""Statement execution: the dispatch table, bodies, and the simple statements
+(assignments, returns, Python lines and fences) (§2.3, §2.6, §2.7, §3.3)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pytest_kedi.lang import nodes
+from pytest_kedi.runtime.context import Ctx, Ret
+from pytest_kedi.runtime.errors import KediExecutionError, KediValueExecutionError
+from pytest_kedi.runtime.evaluate import eval_rhs, resolve_type, run_fence, type_violation, where
+from pytest_kedi.runtime.types import validator_for
+
+__all__ = ["Handler", "exec_body", "exec_stmt", "register", "stmt_frame"]
+
+Handler = Callable[[Any, Ctx], "Ret | None"]
+
+HANDLERS: dict[type, Handler] = {}
+
+_KINDS: dict[type, str] = {
+    nodes.Assign: "assignment",
+    nodes.Reassign: "assignment",
+    nodes.Template: "template",
+    nodes.RawCapture: "template",
+    nodes.Return: "return",
+    nodes.PythonStmt: "python",
+    nodes.PythonBlock: "python",
+    nodes.If: "branch",
+    nodes.Loop: "loop",
+    nodes.Show: "show",
+    nodes.Procedure: "procedure",
+    nodes.TypeDecl: "type",
+    nodes.Directive: "directive",
+}
+
+
+def register(node_type: type) -> Callable[[Handler], Handler]:
+    def deco(func: Handler) -> Handler:
+        HANDLERS[node_type] = func
+        return func
+
+    return deco
+
+
+def stmt_frame(stmt: nodes.Node, ctx: Ctx) -> Any:
+    kind = _KINDS.get(type(stmt), "program")
+    if isinstance(stmt, nodes.Directive) and stmt.name == "optimize":
+        kind = "template"
+    span = stmt.span
+    if span.end_line > span.start_line:
+        span = ctx.unit.source_file.line_span(span.start_line)
+    return ctx.frame(kind, span)
+
+
+def exec_stmt(stmt: nodes.Node, ctx: Ctx) -> Ret | None:
+    try:
+        return HANDLERS[type(stmt)](stmt, ctx)
+    except KediExecutionError as err:
+        raise err.with_outer_frame(stmt_frame(stmt, ctx))
+
+
+def exec_body(body: tuple[nodes.Node, ...], ctx: Ctx) -> Ret | None:
+    """Run statements in order; the first taken return ends the body."""
+    for stmt in body:
+        try:
+            result = HANDLERS[type(stmt)](stmt, ctx)
+        except KediExecutionError as err:
+            raise err.with_outer_frame(stmt_frame(stmt, ctx))
+        if result is not None:
+            return result
+    return None
+
+
+# ----------------------------------------------------------------------------- statements
+
+
+def check_assignable(target: str, ctx: Ctx, node: nodes.Node) -> None:
+    scope = ctx.scope
+    if target in scope.params:
+        raise KediValueExecutionError(
+            f"{where(ctx, node)}: parameter {target!r} is read-only and cannot be assigned"
+        )
+    if target == "args":
+        raise KediValueExecutionError(
+            f"{where(ctx, node)}: `args` is runtime-owned and cannot be assigned"
+        )
+
+
+@register(nodes.Assign)
+def _assign(stmt: nodes.Assign, ctx: Ctx) -> None:
+    check_assignable(stmt.target, ctx, stmt)
+    tp = resolve_type(stmt.type, ctx)
+    value = eval_rhs(stmt.value, ctx)
+    if not validator_for(tp)(value):
+        raise type_violation(ctx, stmt, f"assignment to {stmt.target!r}", tp, value)
+    ctx.scope.bind(stmt.target, value, tp)
+    return None
+
+
+@register(nodes.Return)
+def _return(stmt: nodes.Return, ctx: Ctx) -> Ret:
+    value = eval_rhs(stmt.value, ctx)
+    if ctx.returns is not None:
+        ctx.returns(value, stmt)
+    return Ret(value)
+
+
+@register(nodes.PythonStmt)
+def _python_stmt(stmt: nodes.PythonStmt, ctx: Ctx) -> None:
+    run_fence(stmt.code, ctx)
+    return None
+
+
+@register(nodes.PythonBlock)
+def _python_block(stmt: nodes.PythonBlock, ctx: Ctx) -> None:
+    run_fence(stmt.code, ctx)
+    return None
+
+
+@register(nodes.TestSuite)
+def _test_suite(stmt: nodes.TestSuite, ctx: Ctx) -> None:
+    return None  # suites never run as part of a program (§5)
+
+
+@register(nodes.EvalSuite)
+def _eval_suite(stmt: nodes.EvalSuite, ctx: Ctx) -> None:
+    return None

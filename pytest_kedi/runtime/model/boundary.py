@@ -1,0 +1,148 @@
+"""`ModelBoundary`: state checks and model selection in front of the adapter (§6, §10.3)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from pytest_kedi.runtime.model.adapter import Adapter, PydanticAIAdapter
+from pytest_kedi.runtime.model.errors import ModelError, UnsupportedFeature
+from pytest_kedi.runtime.model.names import TEST_MODEL, describe_model, normalize_model_name
+from pytest_kedi.runtime.model.settings import validate_settings
+from pytest_kedi.runtime.model.state import AgentState
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pydantic_ai.models import Model
+
+__all__ = ["MODEL_ENV", "SYNTHETIC_NOTICE", "ModelBoundary", "ModelSource"]
+
+MODEL_ENV = "KEDI_ADAPTER_MODEL"
+SYNTHETIC_NOTICE = (
+    "model: test (synthetic output) — set --kedi-model or KEDI_ADAPTER_MODEL for a real model"
+)
+#: Where the model for a call came from, in precedence order.
+ModelSource = Literal["injected", "source", "default", "builtin"]
+
+_notice_lock = threading.Lock()
+_notice_printed = False
+
+
+def _print_synthetic_notice() -> None:
+    global _notice_printed
+    with _notice_lock:
+        if _notice_printed:
+            return
+        _notice_printed = True
+    print(SYNTHETIC_NOTICE, file=sys.stderr, flush=True)
+
+
+class ModelBoundary:
+    """Every model call of one program goes through here.
+
+    Model precedence (`KEDI.md` §10.3): ``injected`` (forces every call) > the state's
+    source ``> model:`` > ``default`` (the configured default; env ``KEDI_ADAPTER_MODEL``
+    when ``default`` is ``None``) > pydantic-ai's offline ``test`` model. Nothing is
+    resolved or contacted before the first call.
+    """
+
+    def __init__(
+        self,
+        injected: Model | str | None = None,
+        default: str | None = None,
+        *,
+        adapter: Adapter | None = None,
+    ) -> None:
+        self.injected: Model | str | None = (
+            normalize_model_name(injected) if isinstance(injected, str) else injected
+        )
+        self.default = normalize_model_name(default) if default else None
+        self.adapter: Adapter = adapter if adapter is not None else PydanticAIAdapter()
+        self._count_lock = threading.Lock()
+        self.synthetic_calls = 0
+
+    # ------------------------------------------------------------------ selection
+    def configured_default(self) -> str | None:
+        """The configured default model name (``default``, else the environment)."""
+        if self.default:
+            return self.default
+        env = os.environ.get(MODEL_ENV, "").strip()
+        return normalize_model_name(env) if env else None
+
+    def select(self, state: AgentState) -> tuple[Model | str, ModelSource]:
+        """The model a call in ``state`` uses, and where it came from."""
+        if self.injected is not None:
+            return self.injected, "injected"
+        if state.model:
+            return normalize_model_name(state.model), "source"
+        default = self.configured_default()
+        if default:
+            return default, "default"
+        return TEST_MODEL, "builtin"
+
+    def describe(self, state: AgentState | None = None) -> str:
+        """A label of the model used for ``state`` (default: no source ``> model:``)."""
+        model, source = self.select(state or AgentState())
+        label = describe_model(model)
+        return f"{label} (synthetic output)" if self._synthetic(model, source) else label
+
+    @staticmethod
+    def _synthetic(model: Model | str, source: ModelSource) -> bool:
+        return source != "injected" and model == TEST_MODEL
+
+    # ------------------------------------------------------------------ checks
+    def _check(self, state: AgentState) -> None:
+        if state.unsupported:
+            construct, line = state.unsupported[0]
+            raise UnsupportedFeature(construct, line)
+        if state.adapter != self.adapter.shortname:
+            raise UnsupportedFeature(f"> adapter: {state.adapter}")
+        missing = sorted(state.requires - self.adapter.capabilities.advertised)
+        if missing:
+            raise UnsupportedFeature(f"> requires: {missing[0]}")
+
+    def _prepare(self, state: AgentState) -> tuple[Model | str, str | None, dict[str, Any]]:
+        self._check(state)
+        model, source = self.select(state)
+        settings = validate_settings(state.settings) if state.settings else {}
+        instructions = state.render_instructions()
+        if self._synthetic(model, source):
+            with self._count_lock:
+                self.synthetic_calls += 1
+            _print_synthetic_notice()
+        return model, instructions, settings
+
+    # ------------------------------------------------------------------ calls
+    def produce(
+        self, state: AgentState, template: str, schema: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """One structured call: ``{name: value}`` for every field of ``schema``."""
+        if not self.adapter.capabilities.supports_structured_output:
+            raise ModelError(
+                f"adapter '{self.adapter.shortname}' has no structured output; "
+                "output fields need it"
+            )
+        model, instructions, settings = self._prepare(state)
+        result = self.adapter.produce_sync(
+            template=template,
+            output_schema=schema,
+            model=model,
+            instructions=instructions,
+            settings=settings,
+        )
+        missing = [name for name in schema if name not in result]
+        if missing:
+            raise ModelError(f"model output is missing field(s): {', '.join(missing)}")
+        return {name: result[name] for name in schema}
+
+    def invoke(self, state: AgentState, prompt: str) -> str:
+        """One text call (raw capture, output-less template)."""
+        model, instructions, settings = self._prepare(state)
+        text = self.adapter.invoke_sync(
+            prompt=prompt, model=model, instructions=instructions, settings=settings
+        )
+        if not isinstance(text, str):
+            raise ModelError(f"model returned {type(text).__name__}, expected text")
+        return text

@@ -1,0 +1,36 @@
+"""Model names: normalization and labels (no pydantic-ai import)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pydantic_ai.models import Model
+
+__all__ = ["TEST_MODEL", "describe_model", "normalize_model_name"]
+
+#: The offline default: pydantic-ai's `TestModel`.
+TEST_MODEL = "test"
+
+
+def normalize_model_name(name: str) -> str:
+    """``vendor/model`` without ``:`` becomes ``vendor:model`` (`KEDI.md` §4.3 reading)."""
+    text = name.strip()
+    if ":" not in text and "/" in text:
+        vendor, _, rest = text.partition("/")
+        if vendor and rest:
+            return f"{vendor}:{rest}"
+    return text
+
+
+def describe_model(model: Model | str) -> str:
+    """A short label for messages and report headers."""
+    if isinstance(model, str):
+        return model
+    name = getattr(model, "model_name", None)
+    system = getattr(model, "system", None)
+    if isinstance(name, str) and name:
+        if isinstance(system, str) and system and system != name and ":" not in name:
+            return f"{system}:{name}"
+        return name
+    return type(model).__name__

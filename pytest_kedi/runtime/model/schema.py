@@ -1,0 +1,91 @@
+"""Output schemas: Kedi output fields -> the pydantic model used as `output_type` (§6.2)."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Mapping
+from typing import Annotated, Any, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from pytest_kedi.runtime.model.errors import ModelError, one_line
+
+__all__ = ["OutputSpec", "build_output_model", "field_names", "normalize_schema"]
+
+#: One output field: its type and optional description.
+OutputSpec = tuple[Any, str | None]
+SchemaKey = tuple[tuple[str, Any, str | None], ...]
+
+_CONFIG = ConfigDict(protected_namespaces=(), arbitrary_types_allowed=False)
+_BASE_ATTRS = frozenset(dir(BaseModel))
+_cache: dict[SchemaKey, type[BaseModel]] = {}
+_lock = threading.Lock()
+
+
+def _description_of(tp: Any) -> str | None:
+    if get_origin(tp) is Annotated:
+        for meta in get_args(tp)[1:]:
+            if isinstance(meta, str):
+                return meta
+    return None
+
+
+def normalize_schema(schema: Mapping[str, Any]) -> SchemaKey:
+    """Accept ``{name: type}`` or ``{name: (type, description)}``; return a hashable key."""
+    items: list[tuple[str, Any, str | None]] = []
+    for name, spec in schema.items():
+        pair = isinstance(spec, tuple) and len(spec) == 2
+        if pair and (spec[1] is None or isinstance(spec[1], str)):
+            tp, description = spec
+        else:
+            tp, description = spec, None
+        if description is None:
+            description = _description_of(tp)
+        items.append((name, tp, description))
+    return tuple(items)
+
+
+def field_names(key: SchemaKey) -> tuple[str, ...]:
+    return tuple(name for name, _, _ in key)
+
+
+def _create(key: SchemaKey) -> type[BaseModel]:
+    fields: dict[str, Any] = {}
+    for index, (name, tp, description) in enumerate(key):
+        # Every field gets a safe attribute name and the Kedi name as alias, so names
+        # pydantic cannot take directly (``_x``, ``model_config``) still work.
+        if name in _BASE_ATTRS:
+            warnings.warn(
+                f'output field "{name}" shadows an attribute of pydantic.BaseModel',
+                UserWarning,
+                stacklevel=4,
+            )
+        fields[f"kedi_field_{index}"] = (tp, Field(alias=name, description=description))
+    try:
+        return create_model("KediOutput", __config__=_CONFIG, **fields)
+    except Exception as error:
+        raise ModelError(
+            f"cannot build the output schema: {type(error).__name__}: {one_line(error)}"
+        ) from error
+
+
+def build_output_model(key: SchemaKey) -> type[BaseModel]:
+    """The cached ``KediOutput`` model for ``key`` (built once per distinct schema)."""
+    try:
+        cached = _cache.get(key)
+    except TypeError:  # an unhashable type inside the schema: build without caching
+        return _create(key)
+    if cached is not None:
+        return cached
+    with _lock:
+        cached = _cache.get(key)
+        if cached is None:
+            cached = _create(key)
+            _cache[key] = cached
+    return cached
+
+
+def read_output(output: BaseModel, key: SchemaKey) -> dict[str, Any]:
+    """``{name: value}`` for every requested field, in schema order."""
+    return {name: getattr(output, f"kedi_field_{index}") for index, (name, _, _) in enumerate(key)}

@@ -1,0 +1,139 @@
+"""Model-facing statements: ``>>`` templates, ``<<`` raw captures, claims and
+``> optimize:`` bodies, all through the model boundary (§2.4, §2.5, §4.3, §6, §9.3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_kedi.lang import nodes
+from pytest_kedi.runtime.context import Ctx
+from pytest_kedi.runtime.errors import (
+    KediModelError,
+    KediTypeExecutionError,
+    KediUnsupportedError,
+)
+from pytest_kedi.runtime.evaluate import render_text, resolve_type, type_violation, where
+from pytest_kedi.runtime.interpreter import check_assignable, register
+from pytest_kedi.runtime.scope import KediState
+from pytest_kedi.runtime.types import (
+    EMAIL,
+    describe_type,
+    field_description,
+    strip_annotated,
+    validator_for,
+)
+
+__all__ = ["ask_claim", "run_template"]
+
+
+def _agent_state(state: KediState) -> Any:
+    from pytest_kedi.runtime.model import AgentState
+
+    return AgentState(
+        adapter=state.adapter,
+        model=state.model,
+        instructions=state.instructions,
+        settings=dict(state.settings),
+        unsupported=state.unsupported,
+        requires=state.requires,
+    )
+
+
+def _call(ctx: Ctx, node: nodes.Node, method: str, *args: Any) -> Any:
+    from pytest_kedi.runtime.model import ModelError, UnsupportedFeature
+
+    boundary = ctx.unit.runtime.boundary
+    try:
+        return getattr(boundary, method)(_agent_state(ctx.scope.state), *args)
+    except UnsupportedFeature as exc:
+        line = exc.line if exc.line is not None else node.span.start_line
+        raise KediUnsupportedError(exc.construct, line) from exc
+    except ModelError as exc:
+        raise KediModelError(f"{where(ctx, node)}: {exc.message}", original=exc) from exc
+
+
+def _schema_entry(tp: Any) -> tuple[Any, str | None]:
+    description = field_description(tp)
+    base = strip_annotated(tp)
+    if description is None and EMAIL in getattr(tp, "__metadata__", ()):
+        return tp, None
+    return base, description
+
+
+def _prompt(template: nodes.Template, ctx: Ctx, prefix: str | None) -> str:
+    text = "\n".join(render_text(row, ctx) for row in template.rows)
+    if prefix:
+        return prefix.rstrip() + "\n\n" + text
+    return text
+
+
+def run_template(template: nodes.Template, ctx: Ctx, prefix: str | None = None) -> None:
+    """One model call; outputs are strictly validated and bound together."""
+    outputs = template.outputs
+    # Field types resolve (and fail) before the model is contacted (§6.2).
+    types_ = [resolve_type(f.type, ctx) for f in outputs]
+    prompt = _prompt(template, ctx, prefix)
+    if not outputs:
+        _call(ctx, template, "invoke", prompt)
+        return
+    for field in outputs:
+        check_assignable(field.name, ctx, field)
+    schema = {f.name: _schema_entry(tp) for f, tp in zip(outputs, types_, strict=False)}
+    raw = _call(ctx, template, "produce", prompt, schema)
+    values: list[Any] = []
+    for field, tp in zip(outputs, types_, strict=False):
+        value = raw.get(field.name)
+        if not validator_for(tp)(value):
+            raise type_violation(ctx, field, f"model output [{field.name}]", tp, value)
+        values.append(value)
+    for field, tp, value in zip(outputs, types_, values, strict=False):
+        ctx.scope.bind(field.name, value, tp)
+
+
+@register(nodes.Template)
+def _template(stmt: nodes.Template, ctx: Ctx) -> None:
+    run_template(stmt, ctx)
+    return None
+
+
+@register(nodes.RawCapture)
+def _raw_capture(stmt: nodes.RawCapture, ctx: Ctx) -> None:
+    check_assignable(stmt.target, ctx, stmt)
+    tp = resolve_type(stmt.type, ctx)
+    if tp is not str:
+        raise KediTypeExecutionError(
+            f"{where(ctx, stmt)}: raw capture [{stmt.target}] must be str, not {describe_type(tp)}"
+        )
+    prompt = render_text(stmt.prompt, ctx)
+    text = _call(ctx, stmt, "invoke", prompt)
+    if type(text) is not str:
+        raise type_violation(ctx, stmt, f"raw capture [{stmt.target}]", str, text)
+    ctx.scope.bind(stmt.target, text, str)
+    return None
+
+
+def ask_claim(claim: nodes.Text, ctx: Ctx, node: nodes.Node) -> bool:
+    """One structured ``holds: bool`` call quoting the rendered claim (§9.3)."""
+    from pytest_kedi.runtime.model import CLAIM_FIELD, CLAIM_SCHEMA, claim_prompt
+
+    text = render_text(claim, ctx)
+    raw = _call(ctx, node, "produce", claim_prompt(text), dict(CLAIM_SCHEMA))
+    holds = raw.get(CLAIM_FIELD)
+    if type(holds) is not bool:
+        raise type_violation(ctx, node, "claim answer [holds]", bool, holds)
+    return holds
+
+
+def run_optimize(stmt: nodes.Directive, ctx: Ctx) -> None:
+    """``> optimize: span:``: the body's one template, prefixed by the stored prompt."""
+    proc = ctx.procedure_name
+    prefix = None
+    if proc is not None and stmt.arg is not None:
+        prefix = ctx.unit.optimized.get(proc, {}).get(stmt.arg)
+    for inner in stmt.body:
+        if isinstance(inner, nodes.Template):
+            run_template(inner, ctx, prefix)
+        else:
+            from pytest_kedi.runtime.interpreter import exec_stmt
+
+            exec_stmt(inner, ctx)

@@ -1,0 +1,167 @@
+"""Loading `.kedi` files and ``> import:`` / ``> export:`` of relative modules (§4.4)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from pytest_kedi.lang import nodes, parse, parse_file
+from pytest_kedi.runtime.context import Ctx, ModuleUnit, Runtime
+from pytest_kedi.runtime.errors import (
+    KediExecutionError,
+    KediImportError,
+    KediModelError,
+    KediUnsupportedError,
+)
+from pytest_kedi.runtime.evaluate import where
+from pytest_kedi.runtime.interpreter import exec_body
+from pytest_kedi.runtime.pyinterop import compile_unit, run_prelude
+from pytest_kedi.runtime.scope import EPOCH, KediArgs, KediState, Scope
+from pytest_kedi.runtime.source import SourceFile
+
+__all__ = ["BUNDLED_MODULES", "load_unit", "run_export", "run_import"]
+
+BUNDLED_MODULES = frozenset({"errors", "require", "filesystem", "sandbox", "helpers", "this"})
+_SEGMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def load_unit(
+    runtime: Runtime, path: str | os.PathLike[str], source: str | None = None
+) -> ModuleUnit:
+    """Parse a file, run its prelude and create its module scope (nothing else runs)."""
+    text_path = str(path)
+    module = parse(source, text_path) if source is not None else parse_file(text_path)
+    source_file = SourceFile(text_path, module.source)
+    prelude_vars: dict[str, Any] = {"__name__": "__kedi_prelude__"}
+    prelude_scope = Scope(prelude_vars, None, "prelude", KediState())
+    if module.prelude is not None and re.search(r"\bglobal\b", module.prelude.code.source):
+        prelude_scope.volatile = True  # prelude functions may rebind prelude globals
+    scope = Scope({"args": KediArgs()}, prelude_scope, "module", KediState())
+    scope.volatile = prelude_scope.volatile
+    unit = ModuleUnit(runtime, module, source_file, prelude_scope, scope, _optimized(text_path))
+    if module.prelude is not None:
+        block = module.prelude
+        ctx = Ctx(scope, unit, "<prelude>")
+        try:
+            compiled = compile_unit(block.code, source_file, "<prelude>", mode="prelude")
+            run_prelude(compiled, prelude_vars)
+            EPOCH[0] += 1
+        except KediExecutionError as err:
+            span = source_file.line_span(block.span.start_line)
+            raise err.with_outer_frame(ctx.frame("prelude", span))
+    return unit
+
+
+def _optimized(path: str) -> dict[str, dict[str, str]]:
+    if not os.path.isfile(path):
+        return {}
+    from pytest_kedi.runtime.model import ModelError, load_optimized
+
+    try:
+        return load_optimized(path)
+    except ModelError as exc:
+        raise KediModelError(exc.message, original=exc) from exc
+
+
+# ----------------------------------------------------------------------------- imports
+
+
+def _target(stmt: nodes.Directive) -> str:
+    return (stmt.arg or stmt.value or "").strip()
+
+
+def _check_path(target: str, ctx: Ctx, stmt: nodes.Directive) -> list[str]:
+    segments = target.split("/")
+    if (
+        not target
+        or target.endswith(".kedi")
+        or "\\" in target
+        or target.startswith("/")
+        or not all(_SEGMENT.match(s) for s in segments)
+    ):
+        raise KediImportError(f"{where(ctx, stmt)}: invalid module path {target!r}")
+    return segments
+
+
+def run_import(stmt: nodes.Directive, ctx: Ctx) -> None:
+    target = _target(stmt)
+    segments = _check_path(target, ctx, stmt)
+    base = Path(ctx.unit.path).parent
+    candidate = base.joinpath(*segments[:-1], segments[-1] + ".kedi")
+    runtime = ctx.unit.runtime
+    if candidate.is_file():
+        module = _load_module(runtime, candidate, ctx, stmt)
+    else:
+        home = os.environ.get("KEDI_HOME")
+        registry = Path(home, "registry", *segments).with_suffix(".kedi") if home else None
+        if segments[0] in BUNDLED_MODULES or (registry is not None and registry.is_file()):
+            raise KediUnsupportedError(f"> import: {target}", stmt.span.start_line)
+        tried = [str(candidate), f"bundled module {segments[0]!r}"]
+        if registry is not None:
+            tried.append(str(registry))
+        raise KediImportError(
+            f"{where(ctx, stmt)}: module {target!r} not found (tried: {', '.join(tried)})"
+        )
+    exports = module.exports or {}
+    names = stmt.names if stmt.names else tuple(exports)
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise KediImportError(f"{where(ctx, stmt)}: {name!r} is imported twice")
+        seen.add(name)
+        if name not in exports:
+            raise KediImportError(f"{where(ctx, stmt)}: module {target!r} does not export {name!r}")
+        ctx.scope.bind(name, exports[name])
+
+
+def _load_module(runtime: Runtime, path: Path, ctx: Ctx, stmt: nodes.Directive) -> ModuleUnit:
+    key = str(path.resolve())
+    if key in runtime.loading:
+        chain = [*runtime.loading[runtime.loading.index(key) :], key]
+        pretty = " -> ".join(Path(p).name for p in chain)
+        raise KediImportError(f"{where(ctx, stmt)}: import cycle: {pretty}")
+    cached = runtime.modules.get(key)
+    if cached is not None:
+        return cached
+    runtime.loading.append(key)
+    try:
+        unit = load_unit(runtime, str(path))
+        unit.exports = {}
+        exec_body(unit.module.body, Ctx(unit.scope, unit, "<module>"))
+        unit.exports = _collect_exports(unit, ctx, stmt)
+    finally:
+        runtime.loading.pop()
+    runtime.modules[key] = unit
+    return unit
+
+
+def _collect_exports(unit: ModuleUnit, ctx: Ctx, stmt: nodes.Directive) -> dict[str, Any]:
+    spec = unit.export_spec
+    if spec is None:
+        return {}
+    vars_ = unit.scope.vars
+    if spec == "*":
+        return {n: v for n, v in vars_.items() if not n.startswith("_") and n != "args"}
+    out: dict[str, Any] = {}
+    for name in spec:
+        if name not in vars_:
+            raise KediImportError(
+                f"{where(ctx, stmt)}: {unit.path} exports {name!r}, which it does not define"
+            )
+        out[name] = unit.scope.get(name)
+    return out
+
+
+def run_export(stmt: nodes.Directive, ctx: Ctx) -> None:
+    unit = ctx.unit
+    value = (stmt.value or "").strip()
+    if value == "*":
+        unit.export_spec = "*"
+        return
+    names = list(stmt.names) or [n.strip() for n in value.split(",") if n.strip()]
+    previous = unit.export_spec
+    if isinstance(previous, list):
+        names = previous + [n for n in names if n not in previous]
+    unit.export_spec = names

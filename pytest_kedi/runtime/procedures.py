@@ -1,0 +1,283 @@
+"""Procedures as Python callables (§2.1, §3.5) and custom type declarations (§2.2)."""
+
+from __future__ import annotations
+
+import inspect
+import types
+from collections.abc import Callable
+from typing import Any
+
+from pytest_kedi.lang import nodes
+from pytest_kedi.runtime.autocache import cached_procedure, has_auto
+from pytest_kedi.runtime.context import Ctx, ModuleUnit
+from pytest_kedi.runtime.customtypes import make_custom_type
+from pytest_kedi.runtime.errors import KediExecutionError, KediTraceFrame, KediTypeExecutionError
+from pytest_kedi.runtime.evaluate import eval_code, resolve_type
+from pytest_kedi.runtime.interpreter import exec_body, register, stmt_frame
+from pytest_kedi.runtime.pyinterop import (
+    CompiledUnit,
+    compile_function,
+    module_globals,
+    python_error,
+)
+from pytest_kedi.runtime.scope import EPOCH, MISSING, KediState, Scope
+from pytest_kedi.runtime.types import describe_type, describe_value, validator_for
+
+__all__ = ["KediProcedure", "define_procedure", "define_type"]
+
+
+class _NoType:
+    """Placeholder: no exact-type fast check for this return annotation."""
+
+
+#: Types whose exact-type check implies strict validity (fast path).
+_EXACT = (str, int, float, bool, bytes)
+
+
+class KediProcedure:
+    """A compiled Kedi procedure: a real ``inspect.Signature``, native results."""
+
+    def __init__(
+        self,
+        node: nodes.Procedure,
+        closure: Scope,
+        unit: ModuleUnit,
+        state: KediState,
+        param_types: tuple[Any, ...],
+        defaults: tuple[Any, ...],
+        return_type: Any,
+    ) -> None:
+        self.node = node
+        self.name = node.name
+        self.__name__ = node.name
+        self.__qualname__ = node.name
+        self.__doc__ = node.docstring
+        self.closure = closure
+        self.unit = unit
+        self.state = state
+        self.names = tuple(p.name for p in node.params)
+        self.param_set = frozenset(self.names)
+        self.param_types = param_types
+        self.checks = tuple(validator_for(tp) for tp in param_types)
+        self.defaults = defaults
+        self.return_type = return_type
+        self._return_check = validator_for(return_type)
+        self._str_return = return_type is str
+        self._n = len(self.names)
+        self._body = node.body
+        self._fast = self._fast_unit()
+        self._fn_cache: tuple[int, Callable[..., Any]] | None = None
+        exact = tuple(param_types)
+        self._exact: tuple[type, ...] | None = (
+            exact if self._fast is not None and all(tp in _EXACT for tp in exact) else None
+        )
+        self._exact_return = return_type if return_type in _EXACT else _NoType
+        span = unit.source_file.line_span(node.header_line)
+        self._frame = KediTraceFrame(
+            kind="procedure",
+            label=node.name,
+            span=span,
+            procedure_name=node.name,
+            source_snippet=unit.source_file.snippet(span),
+        )
+        self.__signature__ = inspect.Signature(
+            [
+                inspect.Parameter(
+                    name,
+                    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                    default=inspect.Parameter.empty if default is MISSING else default,
+                    annotation=tp,
+                )
+                for name, tp, default in zip(self.names, param_types, defaults, strict=False)
+            ],
+            return_annotation=return_type,
+        )
+
+    def _fast_unit(self) -> CompiledUnit | None:
+        body = self._body
+        if len(body) != 1 or not isinstance(body[0], nodes.Return):
+            return None
+        rhs = body[0].value
+        if rhs.mode != "expr" or rhs.code is None or self.closure.kind != "module":
+            return None
+        return compile_function(rhs.code, self.unit.source_file, self.name, self.names)
+
+    def _fast_function(self) -> Callable[..., Any]:
+        """The fast body bound to the current module globals (rebuilt when they change)."""
+        closure = self.closure
+        epoch = EPOCH[0]
+        cached = self._fn_cache
+        if cached is not None and cached[0] == epoch and not closure.volatile:
+            return cached[1]
+        assert self._fast is not None
+        fn = types.FunctionType(self._fast.code, module_globals(closure))
+        self._fn_cache = (epoch, fn)
+        return fn
+
+    def __repr__(self) -> str:
+        return f"<kedi procedure {self.name}{self.__signature__}>"
+
+    # -- calling ---------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs and len(args) == self._n:
+            exact = self._exact
+            if exact is not None:
+                # Hot path: exact-type arguments, one-expression body, cached globals.
+                for value, tp in zip(args, exact, strict=False):
+                    if type(value) is not tp:
+                        return self._invoke(args, None)
+                cached = self._fn_cache
+                if cached is not None and cached[0] == EPOCH[0] and not self.closure.volatile:
+                    fn = cached[1]
+                else:
+                    fn = self._fast_function()
+                try:
+                    result = fn(*args)
+                except Exception as exc:
+                    err = self._fast_error(exc, args)
+                    if err is exc:
+                        raise
+                    raise err from exc
+                if type(result) is self._exact_return or self._return_check(result):
+                    return result
+                raise _violation(self, self._body[0], result)
+            return self._invoke(args, None)
+        values, passed = self._bind(args, kwargs)
+        return self._invoke(values, passed)
+
+    def invoke_positional(self, args: list[Any]) -> Any:
+        if len(args) == self._n:
+            return self._invoke(tuple(args), None)
+        values, passed = self._bind(tuple(args), {})
+        return self._invoke(values, passed)
+
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], Any]:
+        n = self._n
+        if len(args) > n:
+            raise self._call_error(
+                f"{self.name}() takes {n} positional argument(s) but {len(args)} were given"
+            )
+        values = list(args) + [MISSING] * (n - len(args))
+        for key, value in kwargs.items():
+            try:
+                index = self.names.index(key)
+            except ValueError:
+                raise self._call_error(f"{self.name}() got an unexpected keyword argument {key!r}")
+            if index < len(args):
+                raise self._call_error(f"{self.name}() got multiple values for argument {key!r}")
+            values[index] = value
+        passed = [v is not MISSING for v in values]
+        missing = []
+        for index, value in enumerate(values):
+            if value is MISSING:
+                if self.defaults[index] is MISSING:
+                    missing.append(self.names[index])
+                else:
+                    values[index] = self.defaults[index]
+        if missing:
+            raise self._call_error(
+                f"{self.name}() missing required argument(s): {', '.join(map(repr, missing))}"
+            )
+        return tuple(values), passed
+
+    def _call_error(self, message: str) -> KediTypeExecutionError:
+        return KediTypeExecutionError(message, frames=(self._frame,))
+
+    def _invoke(self, values: tuple[Any, ...], passed: list[bool] | None) -> Any:
+        for check, value in zip(self.checks, values, strict=False):
+            if not check(value):
+                self._argument_error(values, passed)
+        if self._fast is not None:
+            # Fast path: the body is one ``= `expr` `` return over a module-level closure,
+            # compiled as a function of the parameters; no frame object is built.
+            try:
+                value = self._fast_function()(*values)
+            except Exception as exc:
+                err = self._fast_error(exc, values)
+                if err is exc:
+                    raise
+                raise err from exc
+            if self._return_check(value):
+                return value
+        frame = Scope(
+            dict(zip(self.names, values, strict=False)), self.closure, "frame", self.state
+        )
+        frame.params = self.param_set
+        ctx = Ctx(frame, self.unit, self.name, self, self._check_return)
+        try:
+            result = exec_body(self._body, ctx)
+            if result is not None:
+                return result.value
+            if self._str_return:
+                return ""
+            self._check_return(None, self.node)
+            return None
+        except KediExecutionError as err:
+            raise err.with_outer_frame(self._frame)
+
+    def _fast_error(self, exc: Exception, values: tuple[Any, ...]) -> KediExecutionError:
+        err = python_error(exc, self._fast)
+        frame = Scope(
+            dict(zip(self.names, values, strict=False)), self.closure, "frame", self.state
+        )
+        ctx = Ctx(frame, self.unit, self.name, self, self._check_return)
+        err.with_outer_frame(stmt_frame(self._body[0], ctx))
+        return err.with_outer_frame(self._frame)
+
+    def _argument_error(self, values: tuple[Any, ...], passed: list[bool] | None) -> None:
+        for index, value in enumerate(values):
+            if passed is not None and not passed[index]:
+                continue  # a used default is not validated (§2.1)
+            if not self.checks[index](value):
+                param = self.node.params[index]
+                raise KediTypeExecutionError(
+                    f"{param.span.path}:{param.span.start_line}: parameter {param.name!r} of "
+                    f"{self.name} expects {describe_type(self.param_types[index])}, "
+                    f"got {describe_value(value)}",
+                    frames=(self._frame,),
+                )
+
+    def _check_return(self, value: Any, node: nodes.Node) -> None:
+        if not self._return_check(value):
+            raise _violation(self, node, value)
+
+
+def _violation(proc: KediProcedure, node: nodes.Node, value: Any) -> KediTypeExecutionError:
+    span = node.span
+    return KediTypeExecutionError(
+        f"{span.path}:{span.start_line}: return value of {proc.name} expects "
+        f"{describe_type(proc.return_type)}, got {describe_value(value)}"
+    )
+
+
+# ----------------------------------------------------------------------------- definitions
+
+
+def _default(code: nodes.PyCode | None, ctx: Ctx) -> Any:
+    return MISSING if code is None else eval_code(code, ctx)
+
+
+@register(nodes.Procedure)
+def define_procedure(stmt: nodes.Procedure, ctx: Ctx) -> None:
+    if has_auto(stmt):
+        cached = cached_procedure(ctx.unit, stmt.name)
+        if cached is not None:
+            node, cache_unit = cached
+            ctx = Ctx(ctx.scope, cache_unit, ctx.label, ctx.proc, ctx.returns)
+            stmt = node
+    param_types = tuple(resolve_type(p.type, ctx) for p in stmt.params)
+    defaults = tuple(_default(p.default, ctx) for p in stmt.params)
+    return_type = resolve_type(stmt.return_type, ctx)
+    proc = KediProcedure(
+        stmt, ctx.scope, ctx.unit, ctx.scope.state, param_types, defaults, return_type
+    )
+    ctx.scope.bind(stmt.name, proc)
+    return None
+
+
+@register(nodes.TypeDecl)
+def define_type(stmt: nodes.TypeDecl, ctx: Ctx) -> None:
+    fields = [(f.name, resolve_type(f.type, ctx), _default(f.default, ctx)) for f in stmt.fields]
+    model = make_custom_type(stmt.name, fields, module=f"kedi:{ctx.unit.path}")
+    ctx.scope.bind(stmt.name, model)
+    return None

@@ -1,0 +1,164 @@
+"""`load()` and `Program`: the public face of the runtime (docs/architecture.md)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from pytest_kedi.lang import nodes
+from pytest_kedi.runtime import control, directives, modelcalls, procedures  # noqa: F401
+from pytest_kedi.runtime.context import Ctx, ModuleUnit, Runtime
+from pytest_kedi.runtime.errors import KediExecutionError
+from pytest_kedi.runtime.interpreter import exec_body, exec_stmt
+from pytest_kedi.runtime.lazy import declare_all
+from pytest_kedi.runtime.modules import load_unit
+from pytest_kedi.runtime.procedures import KediProcedure
+from pytest_kedi.runtime.pyinterop import Transform, run_block
+from pytest_kedi.runtime.scope import KediArgs, Scope
+
+__all__ = ["Program", "load"]
+
+Mode = Literal["run", "validate"]
+
+
+def load(
+    path: str | os.PathLike[str],
+    *,
+    model: Any = None,
+    mode: Mode = "run",
+    source: str | None = None,
+    default_model: str | None = None,
+) -> Program:
+    """Parse ``path`` (or ``source``), run its prelude and, in ``validate`` mode, process
+    every declaration in source order with lazy top-level bindings (§3.2).
+
+    ``model`` (a pydantic-ai ``Model`` or model string) forces every model call;
+    ``default_model`` is the configured default (§10.3).
+    """
+    if mode not in ("run", "validate"):
+        raise ValueError(f"mode must be 'run' or 'validate', not {mode!r}")
+    runtime = Runtime(model=model, default_model=default_model)
+    unit = load_unit(runtime, path, source)
+    program = Program(unit, mode)
+    if mode == "validate":
+        declare_all(unit)
+    return program
+
+
+class Program:
+    """A loaded `.kedi` program."""
+
+    def __init__(self, unit: ModuleUnit, mode: Mode) -> None:
+        self._unit = unit
+        self.mode = mode
+
+    # -- introspection ---------------------------------------------------------------------
+    @property
+    def module(self) -> nodes.Module:
+        return self._unit.module
+
+    @property
+    def path(self) -> str:
+        return self._unit.path
+
+    @property
+    def procedures(self) -> Mapping[str, Callable[..., Any]]:
+        """Top-level procedures bound so far (all of them in validate mode)."""
+        return {
+            name: value
+            for name, value in self._unit.scope.vars.items()
+            if isinstance(value, KediProcedure)
+        }
+
+    @property
+    def synthetic_calls(self) -> int:
+        return self._unit.runtime.synthetic_calls
+
+    @property
+    def args(self) -> KediArgs:
+        value = self._unit.scope.vars["args"]
+        assert isinstance(value, KediArgs)
+        return value
+
+    @args.setter
+    def args(self, value: KediArgs | Mapping[str, Any] | Any) -> None:
+        if not isinstance(value, KediArgs):
+            values = value if isinstance(value, Mapping) else vars(value)
+            value = KediArgs(values)
+        self._unit.scope.set_existing("args", value)
+
+    def get(self, name: str) -> Any:
+        """Read a top-level name (forcing a lazy binding, §10.4)."""
+        from pytest_kedi.runtime.errors import KediNameError
+        from pytest_kedi.runtime.scope import MISSING
+
+        value = self._unit.scope.get(name)
+        if value is MISSING:
+            raise KediNameError(f"unknown name {name!r}")
+        return value
+
+    # -- running ---------------------------------------------------------------------------
+    def run(self) -> Any:
+        """Execute the program top to bottom (no hoisting, §10.1); the top-level return."""
+        ctx = Ctx(self._unit.scope, self._unit, "<program>")
+        result = exec_body(self.module.body, ctx)
+        return None if result is None else result.value
+
+    def _frame_ctx(
+        self, label: str, directives_: tuple[nodes.Directive, ...], bindings: Mapping[str, Any]
+    ) -> Ctx:
+        module_scope = self._unit.scope
+        scope = Scope(dict(bindings), module_scope, "frame", module_scope.state)
+        ctx = Ctx(scope, self._unit, label)
+        for directive in directives_:
+            exec_stmt(directive, ctx)
+        return ctx
+
+    def _span(self, node: nodes.Node) -> nodes.Span:
+        return self._unit.source_file.line_span(node.span.start_line)
+
+    def load_dataset(self, suite: nodes.EvalSuite, dataset: nodes.Dataset) -> Any:
+        """Run a ``> data:``/``> test_data:`` body in a fresh frame; its raw value."""
+        label = f"{dataset.kind} {dataset.name}"
+        ctx = self._frame_ctx(label, suite.directives, {})
+        try:
+            result = exec_body(dataset.body, ctx)
+        except KediExecutionError as err:
+            raise err.with_outer_frame(ctx.frame("dataset", self._span(dataset)))
+        return None if result is None else result.value
+
+    def run_metric(
+        self, suite: nodes.EvalSuite, metric: nodes.Metric, bindings: dict[str, Any]
+    ) -> Any:
+        """Run the metric body in a fresh frame binding exactly ``bindings``; raw value."""
+        label = f"metric {metric.name}"
+        ctx = self._frame_ctx(label, suite.directives, bindings)
+        try:
+            result = exec_body(metric.body, ctx)
+        except KediExecutionError as err:
+            raise err.with_outer_frame(ctx.frame("metric", self._span(metric)))
+        return None if result is None else result.value
+
+    def run_case(
+        self,
+        suite: nodes.TestSuite,
+        case: nodes.Case,
+        *,
+        transform: Transform | None = None,
+    ) -> None:
+        """Run a case's Python (lines and fences, in order) on the compiled runtime."""
+        label = f"case {case.name}"
+        ctx = self._frame_ctx(label, suite.directives, {})
+        runtime = self._unit.runtime
+        try:
+            for item in case.body:
+                try:
+                    unit = runtime.unit_for(
+                        item.code, self._unit.source_file, None, transform=transform
+                    )
+                    run_block(unit, ctx.scope)
+                except KediExecutionError as err:
+                    raise err.with_outer_frame(ctx.frame("python", self._span(item)))
+        except KediExecutionError as err:
+            raise err.with_outer_frame(ctx.frame("case", self._span(case)))

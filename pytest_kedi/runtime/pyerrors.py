@@ -1,0 +1,111 @@
+"""Mapping Python exceptions from embedded units to `.kedi` lines (§7, §10.2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pytest_kedi.lang.nodes import PyCode
+from pytest_kedi.runtime.errors import (
+    KediExecutionError,
+    KediKeyExecutionError,
+    KediNameError,
+    KediPythonTrace,
+    KediTraceFrame,
+    KediTypeExecutionError,
+    KediValueExecutionError,
+)
+from pytest_kedi.runtime.source import SourceFile
+
+__all__ = ["REGISTRY", "UnitInfo", "python_error", "syntax_error"]
+
+
+@dataclass(frozen=True, slots=True)
+class UnitInfo:
+    code: PyCode
+    source_file: SourceFile
+    procedure: str | None
+
+
+#: virtual filename -> origin of the unit (used to map tracebacks to `.kedi` lines)
+REGISTRY: dict[str, UnitInfo] = {}
+
+
+def syntax_error(exc: SyntaxError, info: UnitInfo, filename: str) -> KediExecutionError:
+    py_line = exc.lineno or 1
+    kedi_line = info.code.line + py_line - 1
+    source_file = info.source_file
+    trace = KediPythonTrace(
+        code=info.code.source,
+        virtual_filename=filename,
+        python_line=py_line,
+        python_column=exc.offset,
+        kedi_span=source_file.line_span(kedi_line),
+        kedi_line=kedi_line,
+        snippet=source_file.line_text(kedi_line),
+        procedure_name=info.procedure,
+    )
+    message = f"{exc.msg} (line {kedi_line})"
+    return KediExecutionError(message, python_traces=(trace,), original=exc)
+
+
+# ----------------------------------------------------------------------------- errors
+
+_ERROR_CLASSES: tuple[tuple[type[BaseException], type[KediExecutionError]], ...] = (
+    (KeyError, KediKeyExecutionError),
+    (NameError, KediNameError),
+    (TypeError, KediTypeExecutionError),
+    (ValueError, KediValueExecutionError),
+)
+
+
+def _traces(exc: BaseException) -> list[KediPythonTrace]:
+    traces: list[KediPythonTrace] = []
+    tb = exc.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        info = REGISTRY.get(filename)
+        if info is not None:
+            py_line = tb.tb_lineno
+            kedi_line = info.code.line + py_line - 1
+            traces.append(
+                KediPythonTrace(
+                    code=info.code.source,
+                    virtual_filename=filename,
+                    python_line=py_line,
+                    python_column=None,
+                    kedi_span=info.source_file.line_span(kedi_line),
+                    kedi_line=kedi_line,
+                    snippet=info.source_file.line_text(kedi_line),
+                    procedure_name=info.procedure,
+                )
+            )
+        tb = tb.tb_next
+    return traces
+
+
+def python_error(exc: Exception, unit: object = None) -> KediExecutionError:
+    """Wrap an exception escaping an embedded unit, located at its `.kedi` lines."""
+    traces = _traces(exc)
+    if isinstance(exc, KediExecutionError):
+        frames = [
+            KediTraceFrame(
+                kind="python",
+                label=t.procedure_name or "<program>",
+                span=t.kedi_span,
+                procedure_name=t.procedure_name,
+                source_snippet=t.snippet.strip(),
+            )
+            for t in traces
+        ]
+        exc.frames = (*frames, *exc.frames)
+        return exc.with_traceback(None)
+    cls: type[KediExecutionError] = KediExecutionError
+    for base, kedi_cls in _ERROR_CLASSES:
+        if isinstance(exc, base):
+            cls = kedi_cls
+            break
+    text = str(exc)
+    if isinstance(exc, KeyError) and exc.args:
+        text = repr(exc.args[0])
+    message = text or type(exc).__name__
+    return cls(message, python_traces=traces, original=exc)

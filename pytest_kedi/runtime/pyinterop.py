@@ -1,0 +1,285 @@
+"""Embedded Python (§3.4, §7): compile once per unit under a unique virtual filename,
+run against a globals mapping of the visible Kedi environment, write back rebound
+Kedi names; errors are mapped to `.kedi` lines by `pyerrors`."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import linecache
+import types
+from collections.abc import Callable
+from typing import Any
+
+from pytest_kedi.lang.nodes import PyCode
+from pytest_kedi.runtime.errors import KediValueExecutionError
+from pytest_kedi.runtime.pyerrors import REGISTRY, UnitInfo, python_error, syntax_error
+from pytest_kedi.runtime.pyglobals import build_globals, module_globals, split_scope
+from pytest_kedi.runtime.scope import MISSING, Scope
+from pytest_kedi.runtime.source import SourceFile
+
+__all__ = [
+    "CompiledUnit",
+    "Transform",
+    "build_globals",
+    "compile_function",
+    "compile_unit",
+    "module_globals",
+    "python_error",
+    "run_block",
+    "run_expr",
+    "run_prelude",
+]
+
+Transform = Callable[[ast.Module, str], None]
+
+_COUNTER = itertools.count(1)
+_BLOCK_NAME = "__kedi_block__"
+
+
+class CompiledUnit:
+    __slots__ = ("candidates", "code", "filename", "info", "kind", "simple", "top_assigned")
+
+    def __init__(
+        self,
+        info: UnitInfo,
+        filename: str,
+        kind: str,
+        code: types.CodeType,
+        top_assigned: frozenset[str] = frozenset(),
+        candidates: frozenset[str] = frozenset(),
+    ) -> None:
+        self.info = info
+        self.filename = filename
+        self.kind = kind
+        self.code = code
+        self.top_assigned = top_assigned
+        self.candidates = candidates
+        self.simple = kind == "expr" and _is_simple(code)
+
+
+def _is_simple(code: types.CodeType) -> bool:
+    """An expression with no nested scopes and no stores can read frame names as locals."""
+    if any(isinstance(c, types.CodeType) for c in code.co_consts):
+        return False
+    return not any(name in _INTROSPECTION for name in code.co_names)
+
+
+# ----------------------------------------------------------------------------- analysis
+
+_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _top_level_targets(body: list[ast.stmt]) -> set[str]:
+    """Names bound at the top level of a block (not inside nested scopes)."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+            for deco in node.decorator_list:
+                visit(deco)
+            return
+        if isinstance(node, (ast.Lambda, *_COMPREHENSIONS)):
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            found.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name != "*":
+                    found.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            found.add(node.name)
+        elif isinstance(node, ast.Global):
+            found.update(node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    for stmt in body:
+        visit(stmt)
+    return found
+
+
+def _nested_globals(body: list[ast.stmt]) -> set[str]:
+    names: set[str] = set()
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Global):
+                names.update(node.names)
+    return names
+
+
+# ----------------------------------------------------------------------------- compiling
+
+
+def _register(info: UnitInfo, kind: str) -> str:
+    base = info.source_file.path.replace("\\", "/").rsplit("/", 1)[-1]
+    filename = f"<kedi {kind} {base}:{info.code.line} #{next(_COUNTER)}>"
+    REGISTRY[filename] = info
+    lines = [line + "\n" for line in info.code.source.splitlines()]
+    linecache.cache[filename] = (len(info.code.source), None, lines, filename)
+    return filename
+
+
+def compile_unit(
+    code: PyCode,
+    source_file: SourceFile,
+    procedure: str | None,
+    *,
+    mode: str | None = None,
+    transform: Transform | None = None,
+) -> CompiledUnit:
+    """Compile one embedded unit. ``mode``: ``"expr"``, ``"block"`` or ``"prelude"``
+    (default: ``"expr"`` for backtick expressions, ``"block"`` otherwise)."""
+    info = UnitInfo(code, source_file, procedure)
+    kind = mode or ("expr" if code.kind == "expr" else "block")
+    filename = _register(info, kind)
+    try:
+        if kind == "expr":
+            tree_e = ast.parse(code.source.strip(), filename, mode="eval")
+            unit = CompiledUnit(info, filename, kind, compile(tree_e, filename, "eval"))
+            if any(isinstance(n, ast.NamedExpr) for n in ast.walk(tree_e)):
+                unit.simple = False
+            return unit
+        tree = ast.parse(code.source, filename, mode="exec")
+        if transform is not None:
+            transform(tree, filename)
+        if kind == "prelude":
+            return CompiledUnit(info, filename, kind, compile(tree, filename, "exec"))
+        top = _top_level_targets(tree.body)
+        body: list[ast.stmt] = []
+        if top:
+            body.append(ast.Global(names=sorted(top), lineno=1, col_offset=0))
+        body.extend(tree.body or [ast.Pass(lineno=1, col_offset=0)])
+        func = ast.FunctionDef(
+            name=_BLOCK_NAME,
+            args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+            body=body,
+            decorator_list=[],
+            returns=None,
+            lineno=1,
+            col_offset=0,
+        )
+        module = ast.Module(body=[func], type_ignores=[])
+        ast.fix_missing_locations(module)
+        module_code = compile(module, filename, "exec")
+    except SyntaxError as exc:
+        raise syntax_error(exc, info, filename) from exc
+    func_code = next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
+    candidates = frozenset(top | _nested_globals(tree.body))
+    return CompiledUnit(info, filename, kind, func_code, frozenset(top), candidates)
+
+
+def compile_function(
+    code: PyCode, source_file: SourceFile, procedure: str, params: tuple[str, ...]
+) -> CompiledUnit | None:
+    """Compile a one-expression procedure body as ``def f(<params>): return <expr>``.
+
+    Parameters become the function's arguments, every other name a global read. Returns
+    None when the expression does not compile (the regular path reports the error) or
+    introspects its namespace (``locals()``, ``globals()``...).
+    """
+    info = UnitInfo(code, source_file, procedure)
+    filename = _register(info, "expr")
+    try:
+        tree = ast.parse(code.source.strip(), filename, mode="eval")
+        func = ast.FunctionDef(
+            name=procedure,
+            args=ast.arguments(
+                posonlyargs=[],
+                args=[ast.arg(arg=name) for name in params],
+                kwonlyargs=[],
+                kw_defaults=[],
+                defaults=[],
+            ),
+            body=[ast.Return(value=tree.body, lineno=1, col_offset=0)],
+            decorator_list=[],
+            returns=None,
+            lineno=1,
+            col_offset=0,
+        )
+        module = ast.Module(body=[func], type_ignores=[])
+        ast.fix_missing_locations(module)
+        module_code = compile(module, filename, "exec")
+    except SyntaxError:
+        return None
+    func_code = next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
+    if any(name in _INTROSPECTION for name in func_code.co_names):
+        return None
+    return CompiledUnit(info, filename, "function", func_code)
+
+
+_INTROSPECTION = frozenset({"locals", "globals", "vars", "eval", "exec"})
+
+
+# ----------------------------------------------------------------------------- running
+
+
+def run_expr(unit: CompiledUnit, scope: Scope) -> Any:
+    try:
+        if unit.simple:
+            # No nested code and no walrus: module-level names come from the cached
+            # globals, frame-level names from a locals mapping (no copying).
+            inner, outer = split_scope(scope)
+            base = module_globals(outer) if outer is not None else {}
+            if len(inner) == 1:
+                return eval(unit.code, base, inner[0].vars)
+            if not inner:
+                return eval(unit.code, base)
+            local: dict[str, Any] = {}
+            for s in reversed(inner):
+                local.update(s.vars)
+            return eval(unit.code, base, local)
+        return eval(unit.code, build_globals(scope), {})
+    except Exception as exc:
+        err = python_error(exc, unit)
+        if err is exc:
+            raise
+        raise err from exc
+
+
+def run_block(unit: CompiledUnit, scope: Scope) -> Any:
+    """Run a block as a synthetic function; return its ``return`` value (or None)."""
+    g = build_globals(scope)
+    candidates = unit.candidates
+    before = {name: dict.get(g, name, MISSING) for name in candidates} if candidates else None
+    try:
+        result = types.FunctionType(unit.code, g)()
+    except Exception as exc:
+        err = python_error(exc, unit)
+        if err is exc:
+            raise
+        raise err from exc
+    if before is not None:
+        _write_back(g, before, scope, unit)
+    return result
+
+
+def run_prelude(unit: CompiledUnit, namespace: dict[str, Any]) -> None:
+    try:
+        exec(unit.code, namespace)
+    except Exception as exc:
+        err = python_error(exc, unit)
+        if err is exc:
+            raise
+        raise err from exc
+
+
+def _write_back(
+    g: dict[str, Any], before: dict[str, Any], scope: Scope, unit: CompiledUnit
+) -> None:
+    for name, old in before.items():
+        new = dict.get(g, name, MISSING)
+        if new is old or new is MISSING:
+            continue
+        owner = scope.find_owner(name)
+        if owner is None:
+            continue  # a new name: it vanishes (§3.4)
+        if name in owner.params:
+            raise KediValueExecutionError(
+                f"parameter {name!r} is read-only and cannot be rebound from Python"
+            )
+        if owner.kind == "module" and name == "args":
+            raise KediValueExecutionError("`args` is runtime-owned and cannot be assigned")
+        owner.set_existing(name, new)

@@ -1,0 +1,186 @@
+"""Lexical environments: module, procedure-frame and block scopes (§3.3, §9.1)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+__all__ = [
+    "EPOCH",
+    "MISSING",
+    "KediArgs",
+    "KediState",
+    "LazyBinding",
+    "Scope",
+]
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+#: Bumped whenever a module-level or prelude binding changes (cache invalidation).
+EPOCH = [0]
+
+
+@dataclass(frozen=True, slots=True)
+class KediState:
+    """Agent state in force at a point of the program (§6.1); converted to the model
+    boundary's ``AgentState`` at each model call."""
+
+    adapter: str = "pydantic"
+    model: str | None = None
+    instructions: Callable[[], str] | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    unsupported: tuple[tuple[str, int], ...] = ()
+    requires: frozenset[str] = frozenset()
+
+    def replace(self, **changes: Any) -> KediState:
+        return replace(self, **changes)
+
+
+class KediArgs:
+    """The reserved ``args`` namespace (§10.1): a missing attribute reads ``None``."""
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        self.__dict__.update(dict(values or {}))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return None
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.__dict__.items())
+        return f"args({inner})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, KediArgs) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class LazyBinding:
+    """A validation-mode top-level binding that runs on first read (§3.2, §10.4).
+
+    ``runner`` evaluates the binding and binds its name(s) in the module scope; it is
+    called at most once successfully. A failure is remembered and re-raised on later
+    reads (the binding runs once).
+    """
+
+    __slots__ = ("error", "names", "runner", "running", "scope")
+
+    def __init__(self, names: tuple[str, ...], runner: Callable[[], None], scope: Scope) -> None:
+        self.names = names
+        self.scope = scope
+        self.runner = runner
+        self.running = False
+        self.error: BaseException | None = None
+
+    def __repr__(self) -> str:
+        return f"<lazy binding {', '.join(self.names)}>"
+
+
+class Scope:
+    """One environment in the lookup chain.
+
+    ``kind`` is ``"prelude"``, ``"module"``, ``"frame"`` (a procedure invocation or an
+    eval/test body) or ``"block"`` (branch, loop iteration, map continuation).
+    ``contracts`` records the declared type of value bindings (absent = ``str``);
+    ``params`` are read-only parameter names of a procedure frame.
+    """
+
+    # Plain attributes with class-level defaults: creating a frame sets only four.
+    params: frozenset[str] = frozenset()
+    forcer: Callable[[LazyBinding, str], Any] | None = None
+    version: int = 0
+    volatile: bool = False
+    _contracts: dict[str, Any] | None = None
+    _gcache: tuple[int, dict[str, Any]] | None = None
+
+    def __init__(
+        self,
+        vars: dict[str, Any],
+        parent: Scope | None,
+        kind: str,
+        state: KediState,
+    ) -> None:
+        self.vars = vars
+        self.parent = parent
+        self.kind = kind
+        self.state = state
+
+    @property
+    def contracts(self) -> dict[str, Any]:
+        if self._contracts is None:
+            self._contracts = {}
+        return self._contracts
+
+    def child(self, kind: str = "block") -> Scope:
+        return Scope({}, self, kind, self.state)
+
+    # -- lookup ----------------------------------------------------------------------------
+    def find_owner(self, name: str) -> Scope | None:
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.vars:
+                return scope
+            scope = scope.parent
+        return None
+
+    def get(self, name: str, default: Any = MISSING) -> Any:
+        """Read ``name`` (forcing a lazy binding); ``default`` when unbound."""
+        scope: Scope | None = self
+        while scope is not None:
+            vars_ = scope.vars
+            if name in vars_:
+                value = vars_[name]
+                if type(value) is LazyBinding:
+                    assert scope.forcer is not None
+                    return scope.forcer(value, name)
+                return value
+            scope = scope.parent
+        return default
+
+    def get_raw(self, name: str, default: Any = MISSING) -> Any:
+        owner = self.find_owner(name)
+        return default if owner is None else owner.vars[name]
+
+    # -- binding ---------------------------------------------------------------------------
+    def bind(self, name: str, value: Any, contract: Any = MISSING) -> None:
+        self.vars[name] = value
+        if contract is MISSING:
+            if self._contracts is not None:
+                self._contracts.pop(name, None)
+        else:
+            self.contracts[name] = contract
+        self.version += 1
+        if self.kind == "module" or self.kind == "prelude":
+            EPOCH[0] += 1
+
+    def set_existing(self, name: str, value: Any) -> None:
+        """Rebind a name this scope already owns, keeping its contract."""
+        self.vars[name] = value
+        self.version += 1
+        if self.kind == "module" or self.kind == "prelude":
+            EPOCH[0] += 1
+
+    def chain(self) -> list[Scope]:
+        out: list[Scope] = []
+        scope: Scope | None = self
+        while scope is not None:
+            out.append(scope)
+            scope = scope.parent
+        return out
+
+    def visible_names(self) -> set[str]:
+        names: set[str] = set()
+        for scope in self.chain():
+            names.update(scope.vars)
+        return names

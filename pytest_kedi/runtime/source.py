@@ -1,0 +1,42 @@
+"""A `.kedi` source file as the runtime sees it: path, lines and exact line spans."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from pytest_kedi.lang.nodes import Span
+
+__all__ = ["SourceFile"]
+
+
+class SourceFile:
+    """Lines and offsets of one `.kedi` file, for snippets and synthetic spans."""
+
+    __slots__ = ("_starts", "lines", "path", "source")
+
+    def __init__(self, path: str, source: str) -> None:
+        self.path = path
+        self.source = source
+        self.lines: tuple[str, ...] = tuple(source.splitlines())
+        starts = [0]
+        for index, char in enumerate(source):
+            if char == "\n":
+                starts.append(index + 1)
+        self._starts = starts
+
+    def line_text(self, line: int) -> str:
+        if 1 <= line <= len(self.lines):
+            return self.lines[line - 1]
+        return ""
+
+    def snippet(self, span: Span | None) -> str:
+        return "" if span is None else self.line_text(span.start_line).strip()
+
+    def line_span(self, line: int) -> Span:
+        """The span of physical line ``line`` (1-based), without its line ending."""
+        text = self.line_text(line)
+        start = self._starts[line - 1] if 1 <= line <= len(self._starts) else 0
+        return Span(self.path, line, 1, line, len(text) + 1, start, start + len(text))
+
+    def line_of_offset(self, offset: int) -> int:
+        return bisect_right(self._starts, offset)

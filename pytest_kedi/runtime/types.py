@@ -1,0 +1,361 @@
+"""The Kedi type environment and strict validation (§3.6, §3.7).
+
+Validation never coerces: ``"5"`` is not an ``int``, ``1`` is not a ``bool``, a tuple is
+not a list and a ``dict`` is not a custom type. A successful check binds the original
+object (aliasing is preserved).
+"""
+
+from __future__ import annotations
+
+import ast
+import collections.abc
+import datetime as _dt
+import re
+import types
+import typing
+from collections.abc import Callable
+from typing import Annotated as _Annotated
+from typing import Any, Literal, Optional, Union, get_args, get_origin
+
+from pydantic import (
+    AfterValidator,
+    FileUrl,
+    HttpUrl,
+    TypeAdapter,
+    ValidationError,
+    WithJsonSchema,
+)
+
+from pytest_kedi.runtime.errors import KediTypeExecutionError
+
+__all__ = [
+    "EMAIL",
+    "TYPE_BUILTINS",
+    "Annotated",
+    "Email",
+    "check",
+    "describe_type",
+    "describe_value",
+    "field_description",
+    "is_kedi_type",
+    "resolve_type_source",
+    "strip_annotated",
+    "validator_for",
+]
+
+Checker = Callable[[Any], bool]
+
+_EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+class _EmailFormat:
+    """Annotated marker for the ``Email`` type (no email-validator dependency)."""
+
+    def __repr__(self) -> str:
+        return "Email"
+
+
+EMAIL = _EmailFormat()
+
+
+def _validate_email(value: str) -> str:
+    if not _EMAIL_RE.match(value):
+        raise ValueError(f"{value!r} is not a valid email address")
+    return value
+
+
+Email = _Annotated[
+    str,
+    AfterValidator(_validate_email),
+    WithJsonSchema({"type": "string", "format": "email"}),
+    EMAIL,
+]
+
+
+class _KediAnnotated:
+    """``Annotated[T, "desc"]``; ``Annotated[T]`` alone means ``T`` (§2.2)."""
+
+    def __getitem__(self, params: Any) -> Any:
+        if not isinstance(params, tuple):
+            return params
+        if len(params) == 1:
+            return params[0]
+        return _Annotated[params]
+
+    def __repr__(self) -> str:
+        return "Annotated"
+
+
+Annotated: Any = _KediAnnotated()
+
+TYPE_BUILTINS: dict[str, Any] = {
+    "str": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "bytes": bytes,
+    "object": object,
+    "list": list,
+    "dict": dict,
+    "tuple": tuple,
+    "set": set,
+    "frozenset": frozenset,
+    "None": None,
+    "Any": Any,
+    "Union": Union,
+    "Optional": Optional,
+    "Literal": Literal,
+    "Annotated": Annotated,
+    "datetime": _dt.datetime,
+    "date": _dt.date,
+    "time": _dt.time,
+    "timedelta": _dt.timedelta,
+    "Regex": re.Pattern,
+    "Email": Email,
+    "HttpUrl": HttpUrl,
+    "FileUrl": FileUrl,
+}
+
+
+def is_kedi_type(value: Any) -> bool:
+    return isinstance(value, type) and getattr(value, "__kedi_type__", False) is True
+
+
+def _is_type_like(value: Any) -> bool:
+    if value is None or value is Any or isinstance(value, type):
+        return True
+    if get_origin(value) is not None:
+        return True
+    return isinstance(value, (_KediAnnotated, typing._SpecialForm, types.UnionType))
+
+
+def resolve_type_source(source: str, lookup: Callable[[str], Any]) -> Any:
+    """Resolve a direct annotation (``list[str]``, ``str | None``, ``Shipment``).
+
+    Names resolve to built-ins first, then via ``lookup`` (Kedi types in scope, then
+    prelude globals); ``lookup`` returns ``MISSING``-like sentinels by raising
+    ``KeyError`` for unknown names. Raises ``KediTypeExecutionError`` for unknown or
+    non-type names and malformed annotations.
+    """
+    try:
+        tree = ast.parse(source.strip(), mode="eval")
+    except SyntaxError:
+        raise KediTypeExecutionError(f"invalid type annotation {source!r}")
+    namespace: dict[str, Any] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id not in namespace:
+            if node.id in TYPE_BUILTINS:
+                namespace[node.id] = TYPE_BUILTINS[node.id]
+                continue
+            try:
+                value = lookup(node.id)
+            except KeyError:
+                raise KediTypeExecutionError(f"unknown type {node.id!r} in annotation {source!r}")
+            namespace[node.id] = value
+    try:
+        result = eval(compile(tree, "<kedi type>", "eval"), {"__builtins__": {}}, namespace)
+    except Exception as exc:
+        raise KediTypeExecutionError(f"invalid type annotation {source!r}: {exc}")
+    if not _is_type_like(result):
+        raise KediTypeExecutionError(f"{source!r} is not a type (it is {describe_value(result)})")
+    return result
+
+
+# ----------------------------------------------------------------------------- descriptions
+
+
+def describe_type(tp: Any) -> str:
+    if tp is None or tp is type(None):
+        return "None"
+    if tp is Any:
+        return "Any"
+    if tp is Email:
+        return "Email"
+    if tp is re.Pattern:
+        return "Regex"
+    origin = get_origin(tp)
+    if origin is None:
+        if isinstance(tp, type):
+            return tp.__name__
+        return repr(tp).replace("typing.", "")
+    args = get_args(tp)
+    if origin is _Annotated:
+        return describe_type(args[0])
+    if origin in (Union, types.UnionType):
+        return " | ".join(describe_type(a) for a in args)
+    if origin is Literal:
+        return "Literal[" + ", ".join(repr(a) for a in args) + "]"
+    name = getattr(origin, "__name__", repr(origin).replace("typing.", ""))
+    inner = ", ".join("..." if a is Ellipsis else describe_type(a) for a in args)
+    return f"{name}[{inner}]"
+
+
+def describe_value(value: Any) -> str:
+    text = repr(value)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+def strip_annotated(tp: Any) -> Any:
+    while get_origin(tp) is _Annotated:
+        tp = get_args(tp)[0]
+    return tp
+
+
+def field_description(tp: Any) -> str | None:
+    """The first string metadata of ``Annotated[T, "d"]`` (the schema description)."""
+    if get_origin(tp) is _Annotated:
+        for meta in tp.__metadata__:
+            if isinstance(meta, str):
+                return meta
+    return None
+
+
+# ----------------------------------------------------------------------------- validators
+
+
+def _accept(_v: Any) -> bool:
+    return True
+
+
+def _is_str(v: Any) -> bool:
+    return type(v) is str or isinstance(v, str)
+
+
+def _is_int(v: Any) -> bool:
+    return type(v) is int or (isinstance(v, int) and not isinstance(v, bool))
+
+
+def _is_float(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _is_bool(v: Any) -> bool:
+    return type(v) is bool
+
+
+def _is_none(v: Any) -> bool:
+    return v is None
+
+
+def _is_date(v: Any) -> bool:
+    return isinstance(v, _dt.date) and not isinstance(v, _dt.datetime)
+
+
+_SIMPLE: dict[Any, Checker] = {
+    Any: _accept,
+    object: _accept,
+    str: _is_str,
+    int: _is_int,
+    float: _is_float,
+    bool: _is_bool,
+    None: _is_none,
+    type(None): _is_none,
+    _dt.date: _is_date,
+    re.Pattern: lambda v: isinstance(v, re.Pattern),
+}
+
+
+def _pydantic_checker(tp: Any) -> Checker:
+    adapter = TypeAdapter(tp)
+
+    def checker(v: Any) -> bool:
+        try:
+            adapter.validate_python(v, strict=True)
+        except ValidationError:
+            return False
+        return True
+
+    return checker
+
+
+def _instance(cls: type) -> Checker:
+    return lambda v: isinstance(v, cls)
+
+
+def _homogeneous(container: Any, item: Checker) -> Checker:
+    def checker(v: Any) -> bool:
+        if not isinstance(v, container):
+            return False
+        return all(item(x) for x in v)
+
+    return checker
+
+
+def _build(tp: Any) -> Checker:
+    simple = _SIMPLE.get(tp) if _hashable(tp) else None
+    if simple is not None:
+        return simple
+    origin = get_origin(tp)
+    args = get_args(tp)
+    if origin is _Annotated:
+        base = _build(args[0])
+        if EMAIL in tp.__metadata__:
+            return lambda v: base(v) and bool(_EMAIL_RE.match(v))
+        return base
+    if origin in (Union, types.UnionType):
+        options = tuple(_build(a) for a in args)
+        return lambda v: any(opt(v) for opt in options)
+    if origin is Literal:
+        allowed = tuple(args)
+        return lambda v: any(type(v) is type(a) and v == a for a in allowed)
+    if origin in (list, collections.abc.Sequence, collections.abc.MutableSequence):
+        if origin is not list:
+            return _pydantic_checker(tp)
+        return _homogeneous(list, _build(args[0]) if args else _accept)
+    if origin in (set, frozenset):
+        return _homogeneous(origin, _build(args[0]) if args else _accept)
+    if origin is dict:
+        key = _build(args[0]) if args else _accept
+        val = _build(args[1]) if len(args) > 1 else _accept
+        return lambda v: isinstance(v, dict) and all(key(k) and val(x) for k, x in v.items())
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return _homogeneous(tuple, _build(args[0]))
+        if args == ((),):
+            return lambda v: isinstance(v, tuple) and len(v) == 0
+        items = tuple(_build(a) for a in args)
+        return lambda v: (
+            isinstance(v, tuple)
+            and len(v) == len(items)
+            and all(c(x) for c, x in zip(items, v, strict=False))
+        )
+    if origin is type:
+        return lambda v: isinstance(v, type)
+    if origin is not None:
+        return _pydantic_checker(tp)
+    if isinstance(tp, type):
+        if tp in (HttpUrl, FileUrl):
+            return _pydantic_checker(tp)
+        if issubclass(tp, (list, dict, set, frozenset, tuple, bytes)) or is_kedi_type(tp):
+            return _instance(tp)
+        if tp.__module__ in ("builtins", "datetime") or hasattr(tp, "model_fields"):
+            return _instance(tp)
+        return _instance(tp)
+    return _pydantic_checker(tp)
+
+
+def _hashable(tp: Any) -> bool:
+    try:
+        hash(tp)
+    except TypeError:
+        return False
+    return True
+
+
+_CACHE: dict[Any, Checker] = {}
+
+
+def validator_for(tp: Any) -> Checker:
+    """A cached strict checker for ``tp`` (``checker(value) -> bool``)."""
+    if _hashable(tp):
+        found = _CACHE.get(tp)
+        if found is None:
+            found = _CACHE[tp] = _build(tp)
+        return found
+    return _build(tp)
+
+
+def check(value: Any, tp: Any) -> bool:
+    return validator_for(tp)(value)

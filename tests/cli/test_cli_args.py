@@ -1,0 +1,67 @@
+"""Command-line splitting: CLI-owned options vs the program's ``args`` (`KEDI.md` §10.1)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_kedi.cli import CliUsageError, Invocation, parse_invocation, parse_program_args
+
+
+@pytest.mark.parametrize(
+    ("tokens", "expected"),
+    [
+        ([], {}),
+        (["--name", "Ada"], {"name": "Ada"}),
+        (["--verbose"], {"verbose": True}),
+        (["--verbose", "--name", "Ada"], {"verbose": True, "name": "Ada"}),
+        (["--max-items", "3"], {"max_items": "3"}),
+        (["--name", "Ada", "--name", "Grace"], {"name": "Ada"}),
+        (["stray", "--x", "1", "loose"], {"x": "1"}),
+        (["--n", "-5"], {"n": "-5"}),
+        (["--key=a=b"], {"key": "a=b"}),
+        (["--empty="], {"empty": ""}),
+        (["--"], {}),
+        (["-x", "1"], {}),
+    ],
+)
+def test_parse_program_args(tokens: list[str], expected: dict[str, object]) -> None:
+    assert parse_program_args(tokens) == expected
+
+
+def test_owned_options_anywhere() -> None:
+    inv = parse_invocation(["--test", "p.kedi", "--name", "x", "--eval", "--model", "groq:m"])
+    assert inv == Invocation(
+        file="p.kedi", model="groq:m", test=True, eval=True, args={"name": "x"}
+    )
+
+
+def test_model_equals_form_and_first_model_wins() -> None:
+    inv = parse_invocation(["p.kedi", "--model=openai:a", "--model", "openai:b"])
+    assert inv.model == "openai:a"
+    assert inv.args == {}
+
+
+def test_owned_options_do_not_reach_args() -> None:
+    assert parse_invocation(["p.kedi", "--test", "--flag"]).args == {"flag": True}
+
+
+def test_help() -> None:
+    assert parse_invocation(["--help"]).help
+    assert parse_invocation(["-h"]).help
+    assert parse_invocation(["p.kedi", "--help"]).help
+    assert parse_invocation(["p.kedi", "-h"]).args == {}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([], "missing FILE"),
+        (["--verbose", "p.kedi"], "unknown option before FILE: --verbose"),
+        (["p.kedi", "--model"], "--model needs a model name"),
+        (["p.kedi", "--model", "--test"], "--model needs a model name"),
+        (["p.kedi", "--model="], "--model needs a model name"),
+    ],
+)
+def test_misuse(argv: list[str], message: str) -> None:
+    with pytest.raises(CliUsageError, match=message):
+        parse_invocation(argv)

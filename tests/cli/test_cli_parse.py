@@ -1,0 +1,76 @@
+"""``python -m pytest_kedi parse FILE...``: summaries on stdout, diagnostics on stderr."""
+
+from __future__ import annotations
+
+GOOD = """
+    @initials(name: str) -> str:
+      = `"".join(w[0].upper() for w in name.split())`
+
+    @shout(text: str) -> str:
+      = `text.upper()`
+
+    @test: initials:
+      > case: two_words:
+        `assert initials("ada lovelace") == "AL"`
+      > case: one_word:
+        `assert initials("ada") == "A"`
+
+    @test: shout:
+      > case: hello:
+        `assert shout("hi") == "HI"`
+
+    @eval: initials:
+      > data: people:
+        = `[("ada lovelace", "AL")]`
+      > metric: exact(people):
+        = `initials(people) == expected`
+    """
+
+BAD = """
+    @eval: score
+    """
+
+BAD_RENDERED = """\
+Kedi parse error:
+
+  File "bad.kedi", line 1, column 1
+  @eval: score
+  ^
+
+Kedi error: ParseError
+  suite header must end with ':'
+"""
+
+
+def test_summary_for_a_valid_file(kedi_file, run_cli) -> None:
+    name = kedi_file(GOOD)
+    result = run_cli("parse", name)
+    assert (result.out, result.err, result.code) == (
+        "prog.kedi: 2 procedures, 1 eval suites, 3 test cases\n",
+        "",
+        0,
+    )
+
+
+def test_parse_error_goes_to_stderr_and_fails(kedi_file, run_cli) -> None:
+    good = kedi_file(GOOD)
+    bad = kedi_file(BAD, "bad.kedi")
+    result = run_cli("parse", bad, good)
+    assert result.out == "prog.kedi: 2 procedures, 1 eval suites, 3 test cases\n"
+    assert result.err == BAD_RENDERED
+    assert result.code == 1
+
+
+def test_missing_file_fails(run_cli) -> None:
+    result = run_cli("parse", "nope.kedi")
+    assert result.out == ""
+    assert result.err.startswith("nope.kedi: cannot read file: ")
+    assert "Traceback" not in result.err
+    assert result.code == 1
+
+
+def test_parse_without_files_is_misuse(run_cli) -> None:
+    result = run_cli("parse")
+    assert result.out == ""
+    assert "error: parse needs at least one FILE" in result.err
+    assert result.code == 2

@@ -1,0 +1,130 @@
+"""``python -m pytest_kedi FILE``: stdout, stderr, exit status and ``args`` (`KEDI.md` §10.1)."""
+
+from __future__ import annotations
+
+from pytest_kedi.runtime.model import SYNTHETIC_NOTICE
+
+GREETER = """
+    @greet(name: str) -> str:
+      = Hello, <name>!
+
+    `print("starting")`
+    > show: `1 + 1`
+    = `greet(args.name or "world")`
+    """
+
+DIVIDE = """
+    @divide(a: int, b: int) -> int:
+      = `a // b`
+
+    = `divide(1, 0)`
+    """
+
+TEMPLATE = """
+    >> Say hello to the user as [greeting]
+    = <greeting>
+    """
+
+
+def test_stdout_is_program_output_then_the_result(kedi_file, run_cli) -> None:
+    result = run_cli(kedi_file(GREETER), "--name", "Ada")
+    assert (result.out, result.err, result.code) == ("starting\n2\nHello, Ada!\n", "", 0)
+
+
+def test_no_top_level_return_prints_nothing_for_it(kedi_file, run_cli) -> None:
+    name = kedi_file("""
+        [x: int] = `6 * 7`
+        `print(x)`
+        """)
+    result = run_cli(name)
+    assert (result.out, result.err, result.code) == ("42\n", "", 0)
+
+
+def test_result_is_printed_with_str(kedi_file, run_cli) -> None:
+    result = run_cli(kedi_file("= `{'a': [1, 2]}`\n"))
+    assert (result.out, result.code) == ("{'a': [1, 2]}\n", 0)
+
+
+def test_args_namespace(kedi_file, run_cli) -> None:
+    name = kedi_file("= `(args.name, args.dry_run, args.level, args.missing)`\n")
+    result = run_cli(
+        name, "stray", "--name", "Ada", "--dry-run", "--level", "3", "--name", "Grace", "x"
+    )
+    assert (result.out, result.err, result.code) == ("('Ada', True, '3', None)\n", "", 0)
+
+
+def test_args_is_empty_without_options(kedi_file, run_cli) -> None:
+    result = run_cli(kedi_file("= `vars(args)`\n"))
+    assert (result.out, result.code) == ("{}\n", 0)
+
+
+def test_execution_error_renders_a_kedi_stack_trace_on_stderr(kedi_file, run_cli) -> None:
+    result = run_cli(kedi_file(DIVIDE))
+    assert result.out == ""
+    assert result.code == 1
+    assert result.err.startswith("Kedi stack trace:\n")
+    assert '  File "prog.kedi", line 4, in <program>\n' in result.err
+    assert '  File "prog.kedi", line 2, in divide' in result.err
+    assert result.err.endswith("ZeroDivisionError: integer division or modulo by zero\n")
+    assert "Traceback (most recent call last)" not in result.err
+
+
+def test_parse_error_on_stderr(kedi_file, run_cli) -> None:
+    result = run_cli(kedi_file("@eval: score\n"))
+    assert result.out == ""
+    assert result.code == 1
+    assert result.err.startswith('Kedi parse error:\n\n  File "prog.kedi", line 1, column 1\n')
+    assert result.err.endswith("suite header must end with ':'\n")
+
+
+def test_synthetic_notice_only_when_the_test_model_answers(kedi_file, run_cli) -> None:
+    result = run_cli(kedi_file(TEMPLATE))
+    assert (result.out, result.err, result.code) == ("a\n", SYNTHETIC_NOTICE + "\n", 0)
+    quiet = run_cli(kedi_file("= `1`\n", "quiet.kedi"))
+    assert (quiet.out, quiet.err, quiet.code) == ("1\n", "", 0)
+
+
+def test_model_option_is_the_configured_default(kedi_file, run_cli) -> None:
+    result = run_cli(kedi_file(TEMPLATE), "--model", "openai:gpt-4o")
+    assert result.out == ""
+    assert result.code == 1
+    assert result.err.startswith("Kedi stack trace:\n")
+    assert result.err.endswith("set OPENAI_API_KEY\n")
+    assert "model 'openai:gpt-4o' is not available" in result.err
+    assert "synthetic" not in result.err
+    assert "Traceback (most recent call last)" not in result.err
+
+
+def test_source_model_beats_the_model_option(kedi_file, run_cli) -> None:
+    name = kedi_file("> model: openai/gpt-4o\n" + TEMPLATE.replace("\n    ", "\n"))
+    result = run_cli(name, "--model", "test")
+    assert result.code == 1
+    assert "model 'openai:gpt-4o' is not available" in result.err
+
+
+def test_environment_default_is_used_without_the_option(kedi_file, run_cli) -> None:
+    result = run_cli(kedi_file(TEMPLATE), env={"KEDI_ADAPTER_MODEL": "groq:llama-3.3-70b"})
+    assert result.code == 1
+    assert "model 'groq:llama-3.3-70b' is not available" in result.err
+    ok = run_cli(kedi_file(TEMPLATE), "--model", "test", env={"KEDI_ADAPTER_MODEL": "groq:x"})
+    assert (ok.out, ok.code) == ("a\n", 0)
+
+
+def test_help(run_cli) -> None:
+    result = run_cli("--help")
+    assert result.code == 0
+    assert result.out.startswith("usage: python -m pytest_kedi FILE")
+    assert result.err == ""
+
+
+def test_misuse_exits_2(kedi_file, run_cli) -> None:
+    name = kedi_file("= `1`\n")
+    for argv in ([], ["--bogus", name], [name, "--model"], ["missing.kedi"]):
+        result = run_cli(*argv)
+        assert result.code == 2, argv
+        assert result.out == ""
+        assert result.err.startswith("python -m pytest_kedi: error: ")
+        assert result.err.endswith(
+            "usage: python -m pytest_kedi FILE [--model MODEL] "
+            "[--test] [--eval] [program options]\n"
+        )

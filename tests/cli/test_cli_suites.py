@@ -1,0 +1,166 @@
+"""``--test`` and ``--eval``: Kedi's report blocks and exit codes (`KEDI.md` §5.1, §5.6, §5.7)."""
+
+from __future__ import annotations
+
+import re
+
+PROGRAM = """
+    @initials(name: str) -> str:
+      = `"".join(w[0].upper() for w in name.split())`
+
+    @test: initials:
+      > case: two_words:
+        `assert initials("ada lovelace") == "AL"`
+      > case: wrong:
+        `assert initials("ada lovelace") == "XX", "nope"`
+      > case: boom:
+        `{}["x"]`
+
+    @test: more:
+      > case: padded:
+        ```
+        assert initials(" grace  hopper ") == "GH"
+        ```
+
+    @eval: initials:
+      > data: people:
+        = `[("ada lovelace", "AL"), ("alan turing", "AT"), ("grace hopper", "XX"), ("x", "X")]`
+      > metric: exact(people):
+        = `initials(people) == expected`
+
+    @eval: graded:
+      > data: people:
+        = `[("ada lovelace", "AL"), ("grace hopper", "XX")]`
+      > test_data: people:
+        = `[("alan turing", "AT"), ("bo", "X")]`
+      > metric: partial(people):
+        = `(1.0, None) if initials(people) == expected else (0.5, f"got {initials(people)}")`
+    """
+
+TESTS_BLOCK = (
+    "Tests:\n"
+    "- initials::two_words: OK\n"
+    "- initials::wrong: FAIL | AssertionError: nope\n"
+    "- initials::boom: FAIL | KeyError: 'x'\n"
+    "- more::padded: OK\n"
+)
+EVALS_BLOCK = "Evals:\n- initials::exact: 0.7500\n- graded::partial: 0.7500 | got B\n"
+
+
+def test_tests_block_and_failure_exit(kedi_file, run_cli) -> None:
+    result = run_cli(kedi_file(PROGRAM), "--test")
+    assert (result.out, result.err, result.code) == (TESTS_BLOCK, "", 1)
+
+
+def test_passing_tests_exit_0(kedi_file, run_cli) -> None:
+    name = kedi_file("""
+        @double(x: int) -> int:
+          = `x * 2`
+
+        @test: double:
+          > case: small:
+            `assert double(2) == 4`
+        """)
+    result = run_cli(name, "--test")
+    assert (result.out, result.err, result.code) == ("Tests:\n- double::small: OK\n", "", 0)
+
+
+def test_evals_block_exits_0_whatever_the_score(kedi_file, run_cli) -> None:
+    result = run_cli(kedi_file(PROGRAM), "--eval")
+    assert (result.out, result.err, result.code) == (EVALS_BLOCK, "", 0)
+
+
+def test_both_flags_run_tests_first(kedi_file, run_cli) -> None:
+    result = run_cli(kedi_file(PROGRAM), "--eval", "--test")
+    assert (result.out, result.err, result.code) == (TESTS_BLOCK + EVALS_BLOCK, "", 1)
+
+
+def test_row_errors_score_zero_with_feedback(kedi_file, run_cli) -> None:
+    name = kedi_file("""
+        @first(items: list) -> str:
+          = `items[0]`
+
+        @eval: first:
+          > data: rows:
+            = `[(["a"], "a"), ([], "b")]`
+          > metric: same(rows):
+            = `first(rows) == expected`
+        """)
+    result = run_cli(name, "--eval")
+    assert result.code == 0
+    assert result.err == ""
+    assert re.fullmatch(
+        r"Evals:\n- first::same: 0\.5000 \| error: IndexError: list index out of range\n",
+        result.out,
+    ), result.out
+
+
+def test_missing_dataset_and_loading_errors_fail_the_command(kedi_file, run_cli) -> None:
+    name = kedi_file("""
+        @eval: missing:
+          > data: rows:
+            = `[1]`
+          > metric: m(other):
+            = `1.0`
+
+        @eval: broken:
+          > data: rows:
+            = `1 / 0`
+          > metric: m(rows):
+            = `1.0`
+
+        @eval: fine:
+          > data: rows:
+            = `[1, 2]`
+          > metric: m(rows):
+            = `rows > 1`
+        """)
+    result = run_cli(name, "--eval")
+    assert result.code == 1
+    assert result.out == "Evals:\n- fine::m: 0.5000\n"
+    lines = result.err.splitlines()
+    assert lines[0].startswith("Kedi eval error: missing::m: ")
+    assert "other" in lines[0]
+    assert any(line.startswith("Kedi eval error: broken::m: ") for line in lines)
+    assert "ZeroDivisionError" in result.err
+    assert "Traceback (most recent call last)" not in result.err
+
+
+def test_empty_dataset_scores_zero_with_no_examples(kedi_file, run_cli) -> None:
+    name = kedi_file("""
+        @eval: empty:
+          > data: rows:
+            = `[]`
+          > metric: m(rows):
+            = `1.0`
+        """)
+    result = run_cli(name, "--eval")
+    assert (result.out, result.err, result.code) == (
+        "Evals:\n- empty::m: 0.0000 | no examples\n",
+        "",
+        0,
+    )
+
+
+def test_parse_error_fails_test_and_eval(kedi_file, run_cli) -> None:
+    name = kedi_file("@eval: score\n")
+    for flag in ("--test", "--eval"):
+        result = run_cli(name, flag)
+        assert result.out == ""
+        assert result.err.startswith("Kedi parse error:")
+        assert result.code == 1
+
+
+def test_suites_do_not_run_in_a_program_run(kedi_file, run_cli) -> None:
+    result = run_cli(kedi_file(PROGRAM))
+    assert (result.out, result.err, result.code) == ("", "", 0)
+
+
+def test_invalid_optimized_prompts_fail_the_command(kedi_file, run_cli, tmp_path) -> None:
+    name = kedi_file(PROGRAM)
+    (tmp_path / "prog.kedi.optimized.json").write_text("{not json", encoding="utf-8")
+    result = run_cli(name, "--test")
+    assert result.out == ""
+    assert result.code == 1
+    assert "invalid optimized prompts in prog.kedi.optimized.json: " in result.err
+    assert "Traceback (most recent call last)" not in result.err

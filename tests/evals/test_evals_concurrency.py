@@ -1,0 +1,208 @@
+"""Row concurrency, result order, `on_row` and per-row timeouts (issue 4 item 2)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kedi_evals_fakes import FakeProgram, make_suite
+
+from pytest_kedi.evals import EvalOptions, RowResult, run_suite
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class InFlight:
+    """Counts concurrently running metric calls."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.now = 0
+        self.peak = 0
+
+    def __enter__(self) -> None:
+        with self.lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+
+    def __exit__(self, *exc: object) -> None:
+        with self.lock:
+            self.now -= 1
+
+
+def test_concurrent_rows_report_in_dataset_order() -> None:
+    gauge = InFlight()
+    count = 12
+
+    def metric(b: dict[str, Any]) -> float:
+        with gauge:
+            # later rows finish first
+            time.sleep(0.004 * (count - b["samples"]))
+            return b["samples"] / 10
+
+    seen: list[int] = []
+    program = FakeProgram({("data", "samples"): list(range(count))}, metric)
+    result = run_suite(
+        program,
+        make_suite(),
+        EvalOptions(concurrency=4),
+        on_row=lambda row: seen.append(row.index),
+    )
+    assert seen == list(range(count))
+    assert [r.index for r in result.rows] == list(range(count))
+    assert [r.score for r in result.rows] == [i / 10 for i in range(count)]
+    assert gauge.peak == 4
+
+
+def test_concurrent_scores_equal_sequential_scores() -> None:
+    rows = [(f"word {i} " * (i % 4), i % 4 * 2) for i in range(40)]
+
+    def metric(b: dict[str, Any]) -> Any:
+        words = len(b["samples"].split())
+        if words == 6:
+            raise KeyError("six")
+        return (words == b["expected"], f"{words} words") if words else 0.5
+
+    sequential = run_suite(FakeProgram({("data", "samples"): rows}, metric), make_suite())
+    concurrent = run_suite(
+        FakeProgram({("data", "samples"): rows}, metric), make_suite(), EvalOptions(concurrency=8)
+    )
+    strip = [(r.index, r.input, r.expected, r.score, r.feedback, r.error, r.error_class)
+             for r in sequential.rows]  # fmt: skip
+    assert strip == [(r.index, r.input, r.expected, r.score, r.feedback, r.error, r.error_class)
+                     for r in concurrent.rows]  # fmt: skip
+    assert (sequential.score, sequential.feedback, sequential.errors_by_class) == (
+        concurrent.score, concurrent.feedback, concurrent.errors_by_class,
+    )  # fmt: skip
+
+
+def test_sequential_without_timeout_runs_inline() -> None:
+    program = FakeProgram({("data", "samples"): [1, 2, 3]}, lambda b: True)
+    run_suite(program, make_suite())
+    assert set(program.threads) == {threading.current_thread()}
+
+
+def test_rows_run_in_worker_threads_with_a_timeout() -> None:
+    program = FakeProgram({("data", "samples"): [1, 2]}, lambda b: True)
+    result = run_suite(program, make_suite(), EvalOptions(timeout=30))
+    assert result.score == 1.0
+    assert threading.current_thread() not in program.threads
+
+
+def blocking_metric(release: threading.Event, blocked: set[int]) -> Any:
+    def metric(b: dict[str, Any]) -> bool:
+        if b["samples"] in blocked:
+            release.wait(60)
+        return True
+
+    return metric
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_overrunning_row_times_out_and_the_rest_still_run(concurrency: int) -> None:
+    release = threading.Event()
+    program = FakeProgram(
+        {("data", "samples"): [(0, "a"), (1, "b"), (2, "c"), (3, "d")]},
+        blocking_metric(release, {1, 2}),
+    )
+    seen: list[RowResult] = []
+    started = time.monotonic()
+    try:
+        result = run_suite(
+            program,
+            make_suite(),
+            EvalOptions(concurrency=concurrency, timeout=0.2),
+            on_row=seen.append,
+        )
+    finally:
+        release.set()
+    assert time.monotonic() - started < 10
+    assert [r.index for r in seen] == [0, 1, 2, 3]
+    assert [r.score for r in result.rows] == [1.0, 0.0, 0.0, 1.0]
+    timed_out = result.rows[1]
+    assert timed_out.feedback == "error: timeout: row exceeded 0.2s"
+    assert timed_out.error == "timeout: row exceeded 0.2s"
+    assert timed_out.error_class == "timeout"
+    assert (timed_out.input, timed_out.expected) == ("1", "'b'")
+    assert timed_out.duration_s >= 0.2
+    assert result.errors_by_class == {"timeout": 2}
+    assert result.score == 0.5
+    assert result.feedback == "error: timeout: row exceeded 0.2s; error: timeout: row exceeded 0.2s"
+
+
+def test_fast_rows_are_not_timed_out() -> None:
+    program = FakeProgram({("data", "samples"): list(range(20))}, lambda b: True)
+    result = run_suite(program, make_suite(), EvalOptions(concurrency=5, timeout=5))
+    assert result.score == 1.0 and result.rows_errored == 0
+
+
+def test_legacy_metric_honours_the_timeout() -> None:
+    release = threading.Event()
+    program = FakeProgram({}, lambda b: release.wait(60))
+    try:
+        result = run_suite(program, make_suite([], metric=("m", None)), EvalOptions(timeout=0.1))
+    finally:
+        release.set()
+    assert (result.score, result.feedback) == (0.0, "error: timeout: row exceeded 0.1s")
+
+
+class Abort(BaseException):
+    pass
+
+
+@pytest.mark.parametrize("options", [EvalOptions(), EvalOptions(concurrency=2, timeout=10)])
+def test_base_exceptions_are_not_swallowed(options: EvalOptions) -> None:
+    def metric(b: dict[str, Any]) -> bool:
+        raise Abort()
+
+    with pytest.raises(Abort):
+        run_suite(FakeProgram({("data", "samples"): [1, 2]}, metric), make_suite(), options)
+
+
+@pytest.mark.parametrize("options", [EvalOptions(), EvalOptions(concurrency=2)])
+def test_on_row_errors_propagate(options: EvalOptions) -> None:
+    def on_row(row: RowResult) -> None:
+        raise RuntimeError("hook failed")
+
+    program = FakeProgram({("data", "samples"): [1, 2]}, lambda b: True)
+    with pytest.raises(RuntimeError, match="hook failed"):
+        run_suite(program, make_suite(), options, on_row=on_row)
+
+
+def test_a_hung_row_never_keeps_the_process_alive(tmp_path: Path) -> None:
+    script = tmp_path / "hang.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import sys, threading
+            sys.path.insert(0, sys.argv[1])
+            sys.path.insert(0, sys.argv[2])
+            from kedi_evals_fakes import FakeProgram, make_suite
+            from pytest_kedi.evals import EvalOptions, format_suite_line, run_suite
+
+            never = threading.Event()
+            program = FakeProgram(
+                {("data", "samples"): [1, 2, 3]},
+                lambda b: never.wait() if b["samples"] == 2 else True,
+            )
+            result = run_suite(program, make_suite(), EvalOptions(concurrency=2, timeout=0.2))
+            print(format_suite_line(result))
+            """
+        )
+    )
+    proc = subprocess.run(
+        [sys.executable, str(script), str(REPO), str(Path(__file__).parent)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == (
+        "- word_count::exact: 0.6667 | error: timeout: row exceeded 0.2s"
+    )

@@ -1,0 +1,266 @@
+"""End to end: real .kedi sources loaded by `pytest_kedi.runtime.load`, scored by `run_suite`."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from pytest_kedi.evals import EvalOptions, SuiteResult, format_suite_line, run_suite
+from pytest_kedi.runtime import load
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # error locations are shown relative to the working directory
+    monkeypatch.chdir(tmp_path)
+
+
+def fields_model(answer: Any, delay: float = 0.0, fail: str | None = None) -> FunctionModel:
+    """Answers every output field with ``answer(prompt, field)``; raises `fail` if set."""
+
+    async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if delay:
+            await asyncio.sleep(delay)
+        if fail:
+            raise RuntimeError(fail)
+        prompt = str(messages[-1].parts[-1].content)  # type: ignore[union-attr]
+        if info.output_tools:
+            tool = info.output_tools[0]
+            names = tool.parameters_json_schema.get("properties", {})
+            args = {name: answer(prompt, name) for name in names}
+            return ModelResponse(parts=[ToolCallPart(tool.name, args)])
+        return ModelResponse(parts=[TextPart(str(answer(prompt, None)))])
+
+    return FunctionModel(respond)
+
+
+def score(
+    tmp_path: Path,
+    source: str,
+    options: EvalOptions | None = None,
+    model: Any = None,
+) -> list[SuiteResult]:
+    """Score every suite of `source`, written to ``suite.kedi`` in the working directory."""
+    path = tmp_path / "suite.kedi"
+    path.write_text(textwrap.dedent(source).lstrip(), encoding="utf-8")
+    program = load(str(path), mode="validate", model=model)
+    return [
+        run_suite(program, suite, options or EvalOptions()) for suite in program.module.eval_suites
+    ]
+
+
+WORD_COUNT = """
+    @word_count(text: str) -> int:
+      = `len(text.split())`
+
+    @eval: word_count:
+      > data: samples:
+        = `[("training example", 2), ("one", 5)]`
+      > test_data: samples:
+        = `[("held out example", 3), ("a b", 2), ("x", 9), ("y", 1)]`
+      > metric: exact(samples):
+        = `word_count(samples) == expected`
+"""
+
+
+def test_test_data_replaces_data(tmp_path: Path) -> None:
+    (result,) = score(tmp_path, WORD_COUNT)
+    assert format_suite_line(result) == "- word_count::exact: 0.7500"
+    assert (result.split, result.rows_total) == ("test_data", 4)
+    (forced,) = score(tmp_path, WORD_COUNT, EvalOptions(split="data"))
+    assert format_suite_line(forced) == "- word_count::exact: 0.5000"
+
+
+def test_mapping_dataset_and_feedback_tuples(tmp_path: Path) -> None:
+    (result,) = score(
+        tmp_path,
+        """
+        @split_words(text: str) -> list[str]:
+          = `text.split()`
+
+        @eval: split_words:
+          > data: cases:
+            = `{"short": ["short"], "two words": ["two", "words"], "x y": {"n": 2}}`
+          > metric: exact(cases):
+            = ```
+            if isinstance(cases, tuple):
+                return split_words(cases[0]) == cases[1]
+            n = len(split_words(cases))
+            return (n == expected["n"] and 0.5), f"{n} words"
+            ```
+        """,
+    )
+    assert [r.score for r in result.rows] == [1.0, 1.0, 0.5]
+    assert [r.expected for r in result.rows] == [None, None, "{'n': 2}"]
+    assert format_suite_line(result) == "- split_words::exact: 0.8333 | 2 words"
+
+
+def test_row_errors_and_their_classes(tmp_path: Path) -> None:
+    (result,) = score(
+        tmp_path,
+        """
+        @to_int(text: str) -> int:
+          = `int(text)`
+
+        @wrong(text: str) -> int:
+          = `text`
+
+        @eval: to_int:
+          > data: rows:
+            = `[("1", 1), ("abc", 1), ("w", {"k": 1}), ("t", "type"), ("n", "nan"), ("v", None)]`
+          > metric: exact(rows):
+            = ```
+            if rows == "w":
+                return expected["missing"]
+            if rows == "t":
+                return wrong(rows) == 1
+            if rows == "n":
+                return float("nan")
+            if rows == "v":
+                return expected
+            return to_int(rows) == expected
+            ```
+        """,
+    )
+    rows = result.rows
+    assert [r.score for r in rows] == [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    assert [r.error_class for r in rows] == [
+        None, "procedure", "metric", "type", "invalid_score", "metric",
+    ]  # fmt: skip
+    assert rows[1].feedback == "error: ValueError: invalid literal for int() with base 10: 'abc'"
+    assert rows[2].feedback == "error: KeyError: 'missing'"
+    assert rows[4].feedback == "error: invalid score: nan"
+    assert rows[5].feedback is not None and rows[5].feedback.startswith("error: NameError:")
+    assert rows[2].error is not None and rows[2].error.endswith("suite.kedi:13)")
+    assert result.errors_by_class == {"invalid_score": 1, "metric": 2, "procedure": 1, "type": 1}
+    assert result.completed and result.score == pytest.approx(1 / 6)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "= `[1 / 0]`",
+            "data-loading failed for data 'rows' at suite.kedi:6: "
+            "ZeroDivisionError: division by zero",
+        ),
+        (
+            '= `"abc"`',
+            "data-loading failed for data 'rows' at suite.kedi:5: the dataset is str; it must be a "
+            "non-string iterable (list, tuple, generator, set, dict, ...)",
+        ),
+    ],
+)
+def test_data_loading_failures_are_suite_errors(tmp_path: Path, body: str, message: str) -> None:
+    (result,) = score(
+        tmp_path,
+        f"""
+        @ident(text: str) -> str:
+          = `text`
+
+        @eval: ident:
+          > data: rows:
+            {body}
+          > metric: same(rows):
+            = `ident(rows) == rows`
+        """,
+    )
+    assert result.error == message
+    assert format_suite_line(result) == f"- ident::same: ERROR | {message}"
+
+
+def test_missing_dataset_reference(tmp_path: Path) -> None:
+    (result,) = score(
+        tmp_path,
+        """
+        @ident(text: str) -> str:
+          = `text`
+
+        @eval: ident:
+          > data: rows:
+            = `["a"]`
+          > metric: same(samples):
+            = `True`
+        """,
+    )
+    assert result.error == (
+        "missing dataset reference at suite.kedi:7: metric 'same' names dataset 'samples', "
+        "which this suite does not define"
+    )
+
+
+def test_legacy_metric_and_empty_dataset(tmp_path: Path) -> None:
+    legacy, empty = score(
+        tmp_path,
+        """
+        @ident(text: str) -> str:
+          = `text`
+
+        @eval: ident:
+          > metric: sanity:
+            = `(0.25, "legacy")`
+
+        @eval: ident:
+          > data: rows:
+            = `[]`
+          > metric: same(rows):
+            = `True`
+        """,
+    )
+    assert format_suite_line(legacy) == "- ident::sanity: 0.2500 | legacy"
+    assert legacy.split is None and legacy.rows_total == 1
+    assert format_suite_line(empty) == "- ident::same: 0.0000 | no examples"
+
+
+CLASSIFIER = """
+    @sentiment(text: str) -> str:
+      >> The sentiment of <text> is [label: str]
+      = `label`
+
+    @eval: sentiment:
+      > data: examples:
+        = `[(f"review {i} {'good' if i % 3 else 'bad'}", "positive") for i in range(9)]`
+      > metric: accuracy(examples):
+        = `sentiment(examples) == expected`
+"""
+
+
+def label(prompt: str, field: str | None) -> str:
+    return "positive" if "good" in prompt else "negative"
+
+
+def test_model_rows_concurrent_equal_sequential(tmp_path: Path) -> None:
+    (sequential,) = score(tmp_path, CLASSIFIER, model=fields_model(label, delay=0.01))
+    (concurrent,) = score(
+        tmp_path, CLASSIFIER, EvalOptions(concurrency=4), model=fields_model(label, delay=0.01)
+    )
+    assert sequential.score == pytest.approx(6 / 9)
+    assert [r.to_json() | {"duration_s": 0} for r in sequential.rows] == [
+        r.to_json() | {"duration_s": 0} for r in concurrent.rows
+    ]
+
+
+def test_model_failures_are_model_errors(tmp_path: Path) -> None:
+    (result,) = score(tmp_path, CLASSIFIER, model=fields_model(label, fail="provider down"))
+    assert result.errors_by_class == {"model": 9}
+    assert result.rows[0].feedback is not None
+    assert result.rows[0].feedback.startswith("error: ")
+    assert "provider down" in result.rows[0].feedback
+
+
+def test_slow_model_rows_time_out(tmp_path: Path) -> None:
+    (result,) = score(
+        tmp_path,
+        CLASSIFIER,
+        EvalOptions(concurrency=3, timeout=0.1),
+        model=fields_model(label, delay=2.0),
+    )
+    assert result.errors_by_class == {"timeout": 9}
+    assert result.feedback is not None
+    assert result.feedback.split("; ")[0] == "error: timeout: row exceeded 0.1s"

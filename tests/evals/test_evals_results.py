@@ -1,0 +1,131 @@
+"""Options validation, result JSON, Kedi's CLI line and the JSONL writer."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from pytest_kedi.evals import (
+    EvalOptions,
+    RowResult,
+    SuiteResult,
+    format_suite_line,
+    short_repr,
+    write_jsonl,
+)
+
+ROW_KEYS = {
+    "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
+}  # fmt: skip
+
+
+def suite_result(**changes: object) -> SuiteResult:
+    base: dict[str, object] = {
+        "suite": "initials",
+        "metric": "exact",
+        "dataset": "people",
+        "split": "test_data",
+        "score": 0.75,
+        "rows": [],
+        "rows_total": 4,
+        "rows_errored": 1,
+        "errors_by_class": {"metric": 1},
+        "feedback": "error: KeyError: 'x'",
+        "error": None,
+        "duration_s": 0.01,
+    }
+    base.update(changes)
+    return SuiteResult(**base)  # type: ignore[arg-type]
+
+
+def test_options_defaults() -> None:
+    assert EvalOptions() == EvalOptions(split="auto", concurrency=1, timeout=None)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"split": "train"},
+        {"concurrency": 0},
+        {"concurrency": 2.5},
+        {"concurrency": True},
+        {"timeout": 0},
+        {"timeout": -1.0},
+        {"timeout": math.nan},
+        {"timeout": "5"},
+    ],
+)
+def test_invalid_options_are_rejected(kwargs: dict[str, object]) -> None:
+    with pytest.raises(ValueError):
+        EvalOptions(**kwargs)  # type: ignore[arg-type]
+
+
+def test_suite_line_matches_kedi_cli_format() -> None:
+    assert format_suite_line(suite_result()) == "- initials::exact: 0.7500 | error: KeyError: 'x'"
+    assert format_suite_line(suite_result(feedback=None, score=1.0)) == "- initials::exact: 1.0000"
+    assert format_suite_line(suite_result(feedback="no examples", score=0.0)) == (
+        "- initials::exact: 0.0000 | no examples"
+    )
+
+
+def test_suite_line_for_a_suite_error() -> None:
+    line = format_suite_line(suite_result(error="missing dataset reference at a.kedi:3: ..."))
+    assert line == "- initials::exact: ERROR | missing dataset reference at a.kedi:3: ..."
+    assert format_suite_line(suite_result(metric=None, error="no metric")) == (
+        "- initials: ERROR | no metric"
+    )
+
+
+def test_row_json_is_builtin_only_and_round_trips() -> None:
+    row = RowResult(3, "'a'", None, 0.0, "error: X: y", "X: y", "metric", 0.5, ValueError("y"))
+    data = row.to_json()
+    assert set(data) == ROW_KEYS
+    assert json.loads(json.dumps(data)) == data
+    assert RowResult.from_json(data) == row
+    assert "exception" not in repr(row)
+
+
+def test_short_repr_limit() -> None:
+    assert short_repr("abc") == "'abc'"
+    assert len(short_repr(list(range(1000)))) == 200
+    assert short_repr(list(range(1000))).endswith("...")
+
+
+def test_write_jsonl_writes_one_object_per_row(tmp_path: Path) -> None:
+    rows = [
+        RowResult(0, "'a'", "1", 1.0, None, None, None, 0.1),
+        RowResult(1, "'b'", None, 0.0, "error: invalid score: nan", "invalid score: nan",
+                  "invalid_score", 0.2),
+    ]  # fmt: skip
+    target = tmp_path / "out" / "rows.jsonl"
+    write_jsonl(target, [*rows, {"extra": "mapping"}])
+    lines = target.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in lines] == [
+        rows[0].to_json(),
+        rows[1].to_json(),
+        {"extra": "mapping"},
+    ]
+    assert [p.name for p in target.parent.iterdir()] == ["rows.jsonl"]
+
+
+def test_write_jsonl_leaves_no_partial_file(tmp_path: Path) -> None:
+    target = tmp_path / "rows.jsonl"
+    with pytest.raises(ValueError):
+        write_jsonl(target, [{"score": math.nan}])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_locations_are_shown_relative_to_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_kedi.evals.classify import display_path
+
+    inside = tmp_path / "pkg" / "suite.kedi"
+    monkeypatch.chdir(tmp_path)
+    assert display_path(str(inside)) == str(Path("pkg") / "suite.kedi")
+    assert display_path("rel/suite.kedi") == "rel/suite.kedi"
+    outside = str(tmp_path.parent / "other.kedi")
+    assert display_path(outside) == outside

@@ -1,0 +1,427 @@
+"""Every static error (KEDI.md parse errors): its own message, line and column."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_kedi.lang import KediParseError, parse
+
+from .conftest import error_of
+
+CASES = [
+    pytest.param(
+        "@eval: s:\n  > data: d:\n    = `[1]`\n  > metric: a(d):\n    = `1`\n"
+        "  > metric: b(d):\n    = `1`\n",
+        6,
+        3,
+        "an '@eval:' suite has exactly one '> metric:'",
+        id="two_metrics",
+    ),
+    pytest.param(
+        "@test: s:\n  > case: a:\n    `pass`\n  > case: a:\n    `pass`\n",
+        4,
+        3,
+        "duplicate case name 'a' in suite",
+        id="dup_case",
+    ),
+    pytest.param("@f(a, b, a):\n  = x\n", 1, 10, "duplicate parameter 'a'", id="dup_param"),
+    pytest.param(
+        "@f(a = `1`, b):\n  = x\n",
+        1,
+        13,
+        "required parameter 'b' follows a parameter wi",
+        id="req_after_default",
+    ),
+    pytest.param("~T(a: int, a: str)\n", 1, 12, "duplicate field 'a'", id="dup_field"),
+    pytest.param(
+        "~T(a = `1`)\n", 1, 4, "untyped field 'a' cannot have a default: add ", id="untyped_default"
+    ),
+    pytest.param(
+        "> frobnicate: yes\n", 1, 3, "unknown directive '> frobnicate:'", id="unknown_directive"
+    ),
+    pytest.param(
+        "@f():\n  hello there\n", 2, 3, "template text must start with '>>'", id="bare_row"
+    ),
+    pytest.param(
+        "[x] = a \\q b\n", 1, 9, "unsupported escape '\\q': in text, '\\' escapes", id="bad_escape"
+    ),
+    pytest.param(
+        "[x] = a <b\n", 1, 9, "unbalanced '<': the substitution is never clo", id="unbalanced_lt"
+    ),
+    pytest.param(
+        ">> a [b\n", 1, 6, "unbalanced '[': the output field is never clo", id="unbalanced_lsqb"
+    ),
+    pytest.param(
+        "[x] = a `b\n", 1, 9, "unbalanced backtick: inline Python must be cl", id="unbalanced_bt"
+    ),
+    pytest.param(
+        "[x] = <a.b>\n", 1, 7, "a substitution must be <name>, <proc(args)> o", id="bad_subst"
+    ),
+    pytest.param(
+        "[a] = x\n```\nx = 1\n",
+        2,
+        1,
+        "unterminated fence: no closing ``` line was f",
+        id="unterminated_fence",
+    ),
+    pytest.param(
+        "@f():\n  [a] = ```\n  return 1\n",
+        2,
+        9,
+        "unterminated fence: no closing ``` line was f",
+        id="unterminated_fence_rhs",
+    ),
+    pytest.param(
+        "[a] = x\n  ###\nfoo\n",
+        2,
+        3,
+        "unterminated `###` block comment: no closing ",
+        id="unterminated_doc",
+    ),
+    pytest.param(
+        "@1f():\n  = x\n", 1, 2, "invalid name '1f' in procedure header: names ", id="invalid_ident"
+    ),
+    pytest.param(
+        "[class] = x\n", 1, 2, "invalid target name 'class': it is a Python k", id="keyword_ident"
+    ),
+    pytest.param(
+        "[args] = x\n", 1, 2, "'args' is reserved for command-line arguments", id="assign_args"
+    ),
+    pytest.param(
+        "[x] << tell me [y]\n",
+        1,
+        16,
+        "output fields are not allowed in a raw captur",
+        id="raw_fields",
+    ),
+    pytest.param(
+        "[x: int] << tell me\n",
+        1,
+        5,
+        "a raw capture '<<' binds the whole reply as s",
+        id="raw_type",
+    ),
+    pytest.param(
+        ">> a [x] b [x: int]\n",
+        1,
+        12,
+        "duplicate output field 'x' in this template b",
+        id="dup_output",
+    ),
+    pytest.param(
+        "@f():\n  > profile: p:\n    > model: x\n",
+        2,
+        3,
+        "'> profile:' is allowed only at top level",
+        id="profile_nested",
+    ),
+    pytest.param(
+        "> case: a:\n  `pass`\n",
+        1,
+        1,
+        "'> case:' belongs directly inside an '@test:'",
+        id="case_outside",
+    ),
+    pytest.param(
+        "[x: int] := `1`\n",
+        1,
+        5,
+        "'[x: T] :=' is not allowed: ':=' keeps the ow",
+        id="typed_reassign",
+    ),
+    pytest.param(
+        "> else:\n  = x\n", 1, 1, "'> else:' must directly follow the body of a ", id="orphan_else"
+    ),
+    pytest.param(
+        "> loop: `True`:\n  `pass`\n> else:\n  `pass`\n",
+        3,
+        1,
+        "'> else:' must directly follow the body of a ",
+        id="else_after_loop",
+    ),
+    pytest.param(
+        "> map:\n  `pass`\n", 1, 1, "'> map:' must directly follow the body of an ", id="orphan_map"
+    ),
+    pytest.param(
+        "> loop: `x`:\n  `pass`\n> map:\n  `pass`\n",
+        3,
+        1,
+        "'> map:' must directly follow the body of an ",
+        id="map_after_cond_loop",
+    ),
+    pytest.param(
+        "@f():\n  = a\n  [b] = c\n",
+        3,
+        3,
+        "unreachable statement: it follows a '=' retur",
+        id="dead_code",
+    ),
+    pytest.param(
+        "> hooks:\n  on_start: `h`\n",
+        2,
+        3,
+        "unknown hook event 'on_start'; expected one o",
+        id="hook_event",
+    ),
+    pytest.param(
+        "> budget:\n  tokens: 5\n",
+        2,
+        3,
+        "unknown key 'tokens' in '> budget:'; expected",
+        id="budget_key",
+    ),
+    pytest.param(
+        "> budget:\n  request_limit: -1\n",
+        2,
+        3,
+        "budget 'request_limit' must be a nonnegative ",
+        id="budget_value",
+    ),
+    pytest.param(
+        "> requires: telepathy\n",
+        1,
+        1,
+        "unknown capability 'telepathy' in '> requires",
+        id="requires_cap",
+    ),
+    pytest.param(
+        "@f():\n  > tool:\n    risk: yolo\n  = x\n",
+        3,
+        5,
+        "invalid tool risk 'yolo'; expected read_only,",
+        id="tool_risk",
+    ),
+    pytest.param(
+        "@f():\n  > tool:\n    name: a\n  > tool:\n    name: b\n  = x\n",
+        4,
+        3,
+        "a procedure has at most one '> tool:'",
+        id="tool_twice",
+    ),
+    pytest.param(
+        "@f():\n  [a] = b\n  > tool:\n    name: a\n  = x\n",
+        3,
+        3,
+        "'> tool:' must come before the procedure's ex",
+        id="tool_after_exec",
+    ),
+    pytest.param(
+        "> effort: extreme\n", 1, 1, "invalid value 'extreme' for '> effort:'; expe", id="effort"
+    ),
+    pytest.param(
+        "> approval: edit\n", 1, 1, "invalid value 'edit' for '> approval:'; expec", id="approval"
+    ),
+    pytest.param(
+        "> agent: pydantic\n",
+        1,
+        1,
+        "'> agent: pydantic' names a framework; use '>",
+        id="agent_framework",
+    ),
+    pytest.param("@eval: score\n", 1, 1, "suite header must end with ':'", id="suite_colon"),
+    pytest.param("@f(a)\n  = x\n", 1, 5, "procedure header must end with ':'", id="proc_colon"),
+    pytest.param(
+        "[a] = b\n  [c] = d\n",
+        2,
+        3,
+        "unexpected indentation: an assignment takes n",
+        id="stray_indent",
+    ),
+    pytest.param(
+        "@f():\n    [a] = b\n  [c] = d\n",
+        3,
+        3,
+        "unexpected dedent: this indentation matches n",
+        id="bad_dedent",
+    ),
+    pytest.param(
+        "> if: <x>:\n  `pass`\n",
+        1,
+        6,
+        "a '> if:' header ending in ':' must be exactl",
+        id="claim_colon",
+    ),
+    pytest.param(
+        "@f(a = ```):\n  = x\n",
+        1,
+        8,
+        "a parameter default must be a one-line backti",
+        id="fenced_default",
+    ),
+    pytest.param(
+        "> profile: p:\n  > max_agents: 0\n",
+        2,
+        3,
+        "'> max_agents:' must be an integer greater th",
+        id="max_agents",
+    ),
+    pytest.param(
+        "> show: [x]\n", 1, 9, "output fields ([name]) are only allowed in '>", id="show_field"
+    ),
+    pytest.param(
+        "> task_group:\n  > await [r]: h\n  > process:\n    = x\n",
+        4,
+        5,
+        "a '> process:' body cannot contain a '=' retu",
+        id="process_return",
+    ),
+    pytest.param(
+        ">> a \\\n", 1, 6, "a trailing '\\' continues only rendered '=' re", id="trailing_backslash"
+    ),
+    pytest.param(
+        "@f(p):\n  [p] = x\n",
+        2,
+        4,
+        "parameter 'p' is read-only and cannot be assi",
+        id="param_assign",
+    ),
+    pytest.param(
+        "> task [h]: c:\n  >> a\n  >> b\n",
+        3,
+        3,
+        "a '> task:' body must be exactly one '>>' tem",
+        id="task_two",
+    ),
+    pytest.param(
+        "> send: h:\n  >> a [x]\n",
+        2,
+        8,
+        "output fields are not allowed in a '> send:' ",
+        id="send_fields",
+    ),
+    pytest.param(
+        "> import: ../x\n", 1, 1, "invalid import path '../x': segments must be ", id="import_path"
+    ),
+    pytest.param(
+        "> subagent: x\n", 1, 1, "'> subagent:' is allowed only as a '> profile", id="subagent_top"
+    ),
+    pytest.param(
+        "> optimize: s:\n  >> a\n",
+        1,
+        1,
+        "'> optimize:' is allowed only directly in a p",
+        id="optimize_top",
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "line", "column", "message"), CASES)
+def test_static_error(source: str, line: int, column: int, message: str) -> None:
+    diag = error_of(source)
+    assert diag.message.startswith(message)
+    assert (diag.line, diag.column) == (line, column)
+    assert diag.path == "t.kedi"
+    assert diag.source_line == source.splitlines()[line - 1]
+
+
+def test_messages_are_distinct() -> None:
+    messages = {error_of(str(c.values[0])).message for c in CASES}
+    assert len(messages) >= len(CASES) - 8
+
+
+def test_rendering_matches_kedi() -> None:
+    with pytest.raises(KediParseError) as info:
+        parse("@eval: score\n", "suite.kedi")
+    text = str(info.value)
+    assert text.startswith("Kedi parse error:")
+    assert 'File "suite.kedi", line 1, column 1' in text
+    assert "@eval: score" in text and "suite header must end with ':'" in text
+    assert "lark" not in text.lower() and "Traceback" not in text
+
+
+def test_unexpected_token_names_kedi_terms() -> None:
+    diag = error_of("@f(a: list[str) -> str:\n  = x\n")
+    assert "lark" not in diag.message.lower() and "_" not in diag.message.split("expected")[-1]
+
+
+EXTRA = [
+    pytest.param("```python\nx = 1\n```\n", 1, 1, "a fence is ``` alone", id="fence_tag"),
+    pytest.param(
+        "> loop [x: int]: `xs`:\n  `pass`\n", 1, 9, "invalid binder name", id="typed_binder"
+    ),
+    pytest.param("> else: x\n", 1, 8, "'> else:' takes nothing", id="else_value"),
+    pytest.param("> settings:\n  just text\n", 2, 3, "malformed setting", id="settings_shape"),
+    pytest.param(
+        "> profile: p:\n  [x] = y\n", 2, 3, "a '> profile:' body holds only", id="profile_shape"
+    ),
+    pytest.param(
+        "> show: ```\nx\n```\n", 1, 9, "'> show:' takes a one-line value", id="show_fence"
+    ),
+    pytest.param("> model: a \\q\n", 1, 12, "unsupported escape", id="directive_escape"),
+    pytest.param(
+        "> adapter: pydantic\n> agent: codex\n",
+        2,
+        1,
+        "'> adapter:' and '> agent:'",
+        id="adapter_and_agent",
+    ),
+    pytest.param(
+        "@f():\n  > optimize: s:\n    >> a\n  > optimize: s:\n    >> b\n  = x\n",
+        4,
+        3,
+        "duplicate '> optimize:' span name",
+        id="dup_span",
+    ),
+    pytest.param("> import: m:\n  a\n  a\n", 1, 1, "'a' is listed twice", id="dup_import"),
+    pytest.param(
+        "> package: p:\n  version: 1\n[x] = y\n",
+        3,
+        1,
+        "a '> package:' manifest",
+        id="package_alone",
+    ),
+    pytest.param(
+        "> profile: p:\n  > output: list[\n", 2, 17, "malformed type annotation", id="output_type"
+    ),
+    pytest.param(
+        "@eval: s:\n  > data: d:\n    = `1`\n  > data: d:\n    = `2`\n",
+        4,
+        3,
+        "duplicate '> data: d:'",
+        id="dup_dataset",
+    ),
+    pytest.param(
+        "@test: s:\n  > case: a:\n    [x] = y\n",
+        3,
+        5,
+        "a '> case:' body holds only",
+        id="case_not_python",
+    ),
+    pytest.param(
+        "@f() -> int:\n  = `1`\n  > if: `x`:\n    `pass`\n",
+        3,
+        3,
+        "unreachable statement",
+        id="dead_if",
+    ),
+    pytest.param(
+        "> if: `a`:\n  = x\n> else:\n  = y\n[z] = w\n",
+        5,
+        1,
+        "unreachable statement",
+        id="dead_after_if_else",
+    ),
+    pytest.param(
+        "@test: s:\n  @f():\n    = x\n", 2, 3, "an '@test:' suite holds only", id="proc_in_suite"
+    ),
+    pytest.param(
+        "@f():\n  @test: s:\n    > case: a:\n      `pass`\n",
+        2,
+        3,
+        "'@test:' suites are allowed only at top level",
+        id="nested_suite",
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "line", "column", "message"), EXTRA)
+def test_more_static_errors(source: str, line: int, column: int, message: str) -> None:
+    diag = error_of(source)
+    assert diag.message.startswith(message), diag.message
+    assert (diag.line, diag.column) == (line, column)
+
+
+def test_text_bodies_reject_statement_lines() -> None:
+    diag = error_of("> instructions:\n  Be brief.\n  > model: x\n")
+    assert diag.message.startswith("a '> instructions:' body holds only text rows")
+    assert (diag.line, diag.column) == (3, 3)

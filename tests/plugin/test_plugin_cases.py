@@ -1,0 +1,84 @@
+"""Test-case items: shared runtime, assertion introspection, Kedi stack traces (issue 4 §5)."""
+
+from __future__ import annotations
+
+import pytest
+from kedi_plugin_helpers import Kedi
+
+CASES = """\
+```
+seen = []
+```
+
+@double(x: int) -> int:
+  = `x * 2`
+
+@test: double:
+  > case: first:
+    `seen.append("first")`
+  > case: shared_runtime:
+    `assert seen == ["first"]`
+  > case: compare:
+    ```
+    value = double(21)
+    assert value == 41
+    ```
+  > case: boom:
+    `{}["missing"]`
+"""
+
+
+def test_cases_run_in_order_on_the_shared_runtime(kedi: Kedi) -> None:
+    kedi.write("cases.kedi", CASES)
+    result = kedi.run("--kedi-eval", "-k", "first or shared_runtime")
+    result.assert_outcomes(passed=2, deselected=2)
+
+
+def test_cases_run_without_eval_flag_when_collected(kedi: Kedi) -> None:
+    kedi.write("cases.kedi", CASES)
+    kedi.pytester.makeini("[pytest]\nkedi_collect = true\n")
+    kedi.run().assert_outcomes(passed=2, failed=2)
+
+
+def test_failing_assert_shows_introspection_and_the_kedi_line(kedi: Kedi) -> None:
+    kedi.write("cases.kedi", CASES)
+    result = kedi.run("--kedi-eval", "cases.kedi::test:double::compare")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "cases.kedi:16: AssertionError: assert 42 == 41",
+            "@test: double > case: compare failed:",
+            "Kedi stack trace:",
+            '*File "*cases.kedi", line 16*',
+            "*assert value == 41",
+            "AssertionError: assert 42 == 41",
+        ]
+    )
+    out = result.stdout.str()
+    assert "Traceback" not in out
+    assert "pytest_kedi/" not in out
+
+
+def test_other_exceptions_show_the_kedi_stack_trace(kedi: Kedi) -> None:
+    kedi.write("cases.kedi", CASES)
+    result = kedi.run("--kedi-eval", "cases.kedi::test:double::boom")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "cases.kedi:19: KeyError: 'missing'",
+            "Kedi stack trace:",
+            '*File "*cases.kedi", line 19*',
+            "KeyError: 'missing'",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_assertion_comparisons_follow_pytest_verbosity(kedi: Kedi) -> None:
+    kedi.write(
+        "lists.kedi",
+        "@test: lists:\n  > case: diff:\n    `assert [1, 2, 3] == [1, 2, 4]`\n",
+    )
+    result = kedi.run("--kedi-eval")
+    result.stdout.fnmatch_lines(["*At index 2 diff: 3 != 4*"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED

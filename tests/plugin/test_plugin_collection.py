@@ -1,0 +1,197 @@
+"""Collection: gating, ignored files, node ids, selection, markers, parse errors (issue 4 §3)."""
+
+from __future__ import annotations
+
+import pytest
+from kedi_plugin_helpers import DEMO, Kedi
+
+from pytest_kedi.lang import KediParseError, parse_file
+
+BROKEN = "@eval: broken\n  > data x\n"
+DEMO_IDS = [
+    "demo.kedi::test:initials::two_words",
+    "demo.kedi::test:initials::padded",
+    "demo.kedi::eval:initials",
+]
+
+
+def _collected(result: pytest.RunResult) -> list[str]:
+    return [line for line in result.outlines if "::" in line and not line.startswith(" ")]
+
+
+def test_plain_pytest_never_parses_kedi_files(kedi: Kedi, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_parsing(path: object) -> None:
+        raise AssertionError(f"parsed {path}")
+
+    monkeypatch.setattr("pytest_kedi.lang.parse_file", no_parsing)
+    kedi.write("demo.kedi", DEMO)
+    kedi.write("broken.kedi", BROKEN)
+    kedi.write("test_plain.py", "def test_ok():\n    pass\n")
+    result = kedi.run()
+    result.assert_outcomes(passed=1)
+    assert ".kedi" not in result.stdout.str()
+    assert "= kedi =" not in result.stdout.str()
+
+
+def test_flag_collects_suites_and_cases_in_source_order(kedi: Kedi) -> None:
+    kedi.write("demo.kedi", DEMO)
+    result = kedi.run("--kedi-eval", "--collect-only", "-q")
+    assert _collected(result) == DEMO_IDS
+
+
+def test_env_kedi_eval_behaves_like_the_flag(kedi: Kedi, monkeypatch: pytest.MonkeyPatch) -> None:
+    kedi.write("demo.kedi", DEMO)
+    monkeypatch.setenv("KEDI_EVAL", "1")
+    result = kedi.run("-rA")
+    result.assert_outcomes(passed=3)
+    monkeypatch.setenv("KEDI_EVAL", "0")
+    kedi.run().assert_outcomes()  # no collection at all
+
+
+def test_invalid_kedi_eval_value_is_a_usage_error(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KEDI_EVAL", "maybe")
+    result = kedi.run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*KEDI_EVAL: expected a boolean*'maybe'*"])
+    assert "Traceback" not in result.stderr.str()
+
+
+def test_kedi_collect_ini_runs_cases_and_skips_evals(kedi: Kedi) -> None:
+    kedi.write("demo.kedi", DEMO)
+    kedi.pytester.makeini("[pytest]\nkedi_collect = true\n")
+    result = kedi.run("-rs")
+    result.assert_outcomes(passed=2, skipped=1)
+    result.stdout.fnmatch_lines(
+        [
+            "SKIPPED [[]1[]] demo.kedi*: "
+            "Kedi @eval: suites run only with --kedi-eval (or KEDI_EVAL=1)"
+        ]
+    )
+    kedi.run("--kedi-eval").assert_outcomes(passed=3)
+
+
+def test_cache_and_package_files_are_never_collected(kedi: Kedi) -> None:
+    kedi.write("demo.kedi", DEMO)
+    kedi.write("demo.cache.kedi", BROKEN)
+    kedi.write("lib/package.kedi", BROKEN)
+    result = kedi.run("--kedi-eval", "--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.OK
+    assert _collected(result) == DEMO_IDS
+
+
+def test_repeated_suite_names_get_numbered_and_kinds_never_collide(kedi: Kedi) -> None:
+    suite = "@eval: {0}:\n  > data: xs:\n    = `[1]`\n  > metric: m(xs):\n    = `1.0`\n"
+    test = "@test: {0}:\n  > case: c:\n    `assert True`\n"
+    kedi.write(
+        "dup.kedi",
+        "\n".join(
+            [
+                suite.format("answer"),
+                test.format("answer"),
+                suite.format("answer"),
+                suite.format("answer"),
+                test.format("answer"),
+            ]
+        ),
+    )
+    result = kedi.run("--kedi-eval", "--collect-only", "-q")
+    assert _collected(result) == [
+        "dup.kedi::eval:answer",
+        "dup.kedi::test:answer::c",
+        "dup.kedi::eval:answer-2",
+        "dup.kedi::eval:answer-3",
+        "dup.kedi::test:answer-2::c",
+    ]
+    kedi.run("--kedi-eval", "dup.kedi::eval:answer-2").assert_outcomes(passed=1)
+
+
+def test_parse_error_is_one_collection_error_with_the_kedi_diagnostic(kedi: Kedi) -> None:
+    broken = kedi.write("broken.kedi", BROKEN)
+    kedi.write("demo.kedi", DEMO)
+    with pytest.raises(KediParseError) as excinfo:
+        parse_file(broken)
+    result = kedi.run("--kedi-eval")
+    result.assert_outcomes(passed=3, errors=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert excinfo.value.render() in result.stdout.str()
+    result.stdout.fnmatch_lines(["*ERROR collecting broken.kedi*", "Kedi parse error:"])
+    assert "Traceback" not in result.stdout.str()
+    assert "pytest_kedi" not in result.stdout.str()
+
+
+def test_parse_error_does_not_stop_xdist_workers(kedi: Kedi) -> None:
+    pytest.importorskip("xdist")
+    kedi.write("broken.kedi", BROKEN)
+    kedi.write("demo.kedi", DEMO)
+    result = kedi.subprocess("--kedi-eval", workers=2)
+    result.assert_outcomes(passed=3, errors=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*ERROR collecting broken.kedi*", "Kedi parse error:"])
+
+
+def test_reportinfo_points_at_the_header_lines(kedi: Kedi) -> None:
+    kedi.write("demo.kedi", DEMO)
+    items = kedi.genitems("--kedi-eval")
+    assert [(item.location[0], item.location[1], item.location[2]) for item in items] == [
+        ("demo.kedi", 4, "two_words"),
+        ("demo.kedi", 6, "padded"),
+        ("demo.kedi", 11, "eval:initials"),
+    ]
+    assert all(item.path.name == "demo.kedi" for item in items)
+
+
+@pytest.mark.parametrize(
+    ("args", "passed"),
+    [
+        (("-k", "eval"), 1),
+        (("-k", "padded or two_words"), 2),
+        (("-m", "kedi_test"), 2),
+        (("-m", "kedi_eval"), 1),
+        (("-m", "kedi"), 3),
+        (("--deselect", "demo.kedi::eval:initials"), 2),
+        (("demo.kedi::test:initials",), 2),
+        (("demo.kedi::test:initials::padded",), 1),
+    ],
+)
+def test_selection(kedi: Kedi, args: tuple[str, ...], passed: int) -> None:
+    kedi.write("demo.kedi", DEMO)
+    result = kedi.run("--kedi-eval", "--strict-markers", *args)
+    assert result.parseoutcomes()["passed"] == passed
+    assert result.ret == pytest.ExitCode.OK
+
+
+@pytest.mark.parametrize("tail", ["eval:initials", "test:initials::padded"])
+def test_absolute_node_id_as_ides_send_it(kedi: Kedi, tail: str) -> None:
+    path = kedi.write("demo.kedi", DEMO)
+    kedi.run("--kedi-eval", f"{path}::{tail}").assert_outcomes(passed=1)
+
+
+def test_last_failed_and_stepwise(kedi: Kedi) -> None:
+    kedi.write("demo.kedi", DEMO.replace('== "GH"', '== "XX"'))
+    kedi.run("--kedi-eval").assert_outcomes(passed=2, failed=1)
+    result = kedi.run("--kedi-eval", "--lf", "-q")
+    result.assert_outcomes(failed=1, deselected=2)
+    kedi.write("demo.kedi", DEMO)
+    kedi.run("--kedi-eval", "--lf").assert_outcomes(passed=1, deselected=2)
+    kedi.write("demo.kedi", DEMO.replace('== "AL"', '== "XX"'))
+    kedi.run("--kedi-eval", "--sw").assert_outcomes(failed=1)
+    kedi.write("demo.kedi", DEMO)
+    kedi.run("--kedi-eval", "--sw").assert_outcomes(passed=3)
+
+
+def test_markers_are_registered(kedi: Kedi) -> None:
+    result = kedi.run("--markers")
+    result.stdout.fnmatch_lines(
+        ["@pytest.mark.kedi:*", "@pytest.mark.kedi_eval:*", "@pytest.mark.kedi_test:*"]
+    )
+
+
+def test_collection_is_deterministic_across_xdist_workers(kedi: Kedi) -> None:
+    pytest.importorskip("xdist")
+    kedi.write("demo.kedi", DEMO)
+    kedi.write("sub/other.kedi", DEMO)
+    result = kedi.subprocess("--kedi-eval", workers=2)
+    result.assert_outcomes(passed=6)
+    assert "Different tests were collected" not in result.stdout.str()

@@ -1,0 +1,321 @@
+"""Eval items: verdicts, row sub-results, gating, options, hooks (issue 4 §4, §7, §8)."""
+
+from __future__ import annotations
+
+import pytest
+from kedi_plugin_helpers import Kedi
+
+#: Score 0.5: rows 0 and 2 pass, row 1 is wrong, row 3 errors (None is not a str).
+SCORES = """\
+@wc(text: str) -> int:
+  = `len(text.split())`
+
+@eval: wc:
+  > data: samples:
+    = `[("one two", 2), ("one", 3), ("a b c", 3), (None, 1)]`
+  > metric: exact(samples):
+    = `wc(samples) == expected`
+"""
+
+MISSING = """\
+@eval: missing:
+  > data: xs:
+    = `[1]`
+  > metric: m(ys):
+    = `1.0`
+"""
+
+LOADFAIL = """\
+@eval: loadfail:
+  > data: xs:
+    = `1/0`
+  > metric: m(xs):
+    = `1.0`
+"""
+
+SPLITS = """\
+@eval: split:
+  > data: xs:
+    = `[1, 2]`
+  > test_data: xs:
+    = `[1]`
+  > metric: m(xs):
+    = `1.0`
+"""
+
+
+def _subtests(reprec: pytest.HookRecorder) -> list[pytest.SubtestReport]:
+    return [
+        r
+        for r in reprec.getreports("pytest_runtest_logreport")
+        if isinstance(r, pytest.SubtestReport)
+    ]
+
+
+def _call(reprec: pytest.HookRecorder, nodeid: str) -> pytest.TestReport:
+    (report,) = [
+        r
+        for r in reprec.getreports("pytest_runtest_logreport")
+        if r.when == "call" and r.nodeid == nodeid and not isinstance(r, pytest.SubtestReport)
+    ]
+    return report
+
+
+def _verdicts(reprec: pytest.HookRecorder) -> dict[str, str]:
+    """Outcome per item (its call report; row sub-results excluded)."""
+    return {
+        r.nodeid: r.outcome
+        for r in reprec.getreports("pytest_runtest_logreport")
+        if r.when == "call" and not isinstance(r, pytest.SubtestReport)
+    }
+
+
+def test_completed_suite_passes_whatever_its_score(kedi: Kedi) -> None:
+    kedi.write("scores.kedi", SCORES)
+    reprec = kedi.inline("--kedi-eval")
+    assert _verdicts(reprec) == {"scores.kedi::eval:wc": "passed"}
+    assert reprec.ret == pytest.ExitCode.OK
+    assert dict(_call(reprec, "scores.kedi::eval:wc").user_properties) == {
+        "kedi_score": 0.5,
+        "kedi_threshold": None,
+        "kedi_rows": 4,
+        "kedi_errors": 1,
+        "kedi_split": "data",
+    }
+
+
+def test_rows_are_passed_subtests_emitted_after_scoring(kedi: Kedi) -> None:
+    kedi.write("scores.kedi", SCORES)
+    reprec = kedi.inline("--kedi-eval", "--kedi-min-score", "0.9")
+    subtests = _subtests(reprec)
+    labels = [r.context.msg for r in subtests]
+    assert labels[:3] == ["row 0: 1.0000", "row 1: 0.0000", "row 2: 1.0000"]
+    assert labels[3].startswith("row 3: 0.0000 | error: KediTypeExecutionError")
+    assert all(r.passed and r.context.kwargs == {} for r in subtests)
+    reports = [r for r in reprec.getreports("pytest_runtest_logreport") if r.when == "call"]
+    assert isinstance(reports[-1], pytest.TestReport) and reports[-1].failed  # the suite, last
+    assert reprec.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_subtest_rows_never_fail_the_run(kedi: Kedi) -> None:
+    kedi.write("scores.kedi", SCORES)
+    result = kedi.run("--kedi-eval", "-v")
+    result.stdout.fnmatch_lines(
+        ["scores.kedi::eval:wc SUBPASSED[[]row 1: 0.0000[]]*", "scores.kedi::eval:wc PASSED*"]
+    )
+    assert result.ret == pytest.ExitCode.OK
+
+
+def test_summary_rows_mode_adds_a_report_section_instead(kedi: Kedi) -> None:
+    kedi.write("scores.kedi", SCORES)
+    reprec = kedi.inline("--kedi-eval", "--kedi-rows", "summary")
+    assert _subtests(reprec) == []
+    sections = dict(_call(reprec, "scores.kedi::eval:wc").sections)
+    assert "row 1: 0.0000 | input 'one' | expected 3" in sections["Captured kedi rows call"]
+
+
+@pytest.mark.parametrize(
+    ("setup", "args", "subtests"),
+    [
+        ("vscode", (), False),
+        ("teamcity", (), False),
+        ("teamcity", ("--kedi-rows", "subtests"), True),
+        ("ini-summary", (), False),
+        ("ini-summary-env-subtests", (), True),
+        ("none", (), True),
+        ("none", ("--kedi-rows", "subtests", "-p", "no:subtests"), False),
+    ],
+)
+def test_rows_mode_resolution(
+    kedi: Kedi,
+    monkeypatch: pytest.MonkeyPatch,
+    setup: str,
+    args: tuple[str, ...],
+    subtests: bool,
+) -> None:
+    kedi.write("scores.kedi", SCORES)
+    if setup == "vscode":  # VS Code runs pytest with `-p vscode_pytest`
+        kedi.pytester.makepyfile(vscode_pytest="")
+        kedi.pytester.syspathinsert()
+        args = ("-p", "vscode_pytest", *args)
+    if setup == "teamcity":  # PyCharm sets TEAMCITY_VERSION for its runner
+        monkeypatch.setenv("TEAMCITY_VERSION", "LOCAL")
+    if setup.startswith("ini-summary"):
+        kedi.pytester.makeini("[pytest]\nkedi_rows = summary\n")
+    if setup.endswith("env-subtests"):
+        monkeypatch.setenv("KEDI_ROWS", "subtests")
+    reprec = kedi.inline("--kedi-eval", *args)
+    assert bool(_subtests(reprec)) is subtests
+    assert _verdicts(reprec) == {"scores.kedi::eval:wc": "passed"}
+
+
+def test_missing_dataset_fails_the_item_not_collection(kedi: Kedi) -> None:
+    kedi.write("missing.kedi", MISSING)
+    result = kedi.run("--kedi-eval")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["missing.kedi:1: @eval: missing failed before scoring: missing dataset reference*"]
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_data_loading_failure_shows_the_kedi_stack_trace(kedi: Kedi) -> None:
+    kedi.write("loadfail.kedi", LOADFAIL)
+    result = kedi.run("--kedi-eval")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "loadfail.kedi:1: @eval: loadfail failed before scoring: data-loading failed*",
+            "Kedi stack trace:",
+            "*line 3*",
+            "ZeroDivisionError: division by zero",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+    assert "pytest_kedi/" not in result.stdout.str()
+
+
+def test_min_score_failure_text(kedi: Kedi) -> None:
+    kedi.write("scores.kedi", SCORES)
+    result = kedi.run("--kedi-eval", "--kedi-min-score", "0.6")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "scores.kedi:4: @eval: wc failed: score 0.5000 is below the min score 0.6000",
+            "metric exact, dataset samples (data): score 0.5000 vs min score 0.6000",
+            "errored rows: 1 of 4 (type: 1)",
+            "worst rows (2 of 4):",
+            "  row 1: score 0.0000 | input 'one' | expected 3",
+            "  row 3: score 0.0000 | input None | expected 1 | error: KediTypeExecutionError*",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+    kedi.run("--kedi-eval", "--kedi-min-score", "0.5").assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(
+    ("ini", "env", "args", "passed"),
+    [
+        ("kedi_min_score = 0.9", None, (), False),
+        ("kedi_min_score = 0.9\nkedi_min_scores =\n    *::eval:wc = 0.4", None, (), True),
+        (
+            "kedi_min_scores =\n    other.kedi::* = 0.9\n    *::eval:w? = 0.4",
+            None,
+            ("--kedi-min-score", "0.9"),
+            True,
+        ),
+        ("kedi_min_score = 0.1", "0.6", (), False),
+        ("kedi_min_score = 0.9", "0.1", ("--kedi-min-score", "0.6"), False),
+        ("kedi_min_score = 0.9", "0.9", ("--kedi-min-score", "0.1"), True),
+    ],
+)
+def test_min_score_sources(
+    kedi: Kedi,
+    monkeypatch: pytest.MonkeyPatch,
+    ini: str,
+    env: str | None,
+    args: tuple[str, ...],
+    passed: bool,
+) -> None:
+    kedi.write("scores.kedi", SCORES)
+    kedi.pytester.makeini(f"[pytest]\n{ini}\n")
+    if env is not None:
+        monkeypatch.setenv("KEDI_MIN_SCORE", env)
+    reprec = kedi.inline("--kedi-eval", *args)
+    assert _call(reprec, "scores.kedi::eval:wc").passed is passed
+
+
+@pytest.mark.parametrize(
+    ("budget", "passed"), [("0", False), ("1", True), ("0.2", False), ("0.25", True)]
+)
+def test_max_errors_count_or_fraction(kedi: Kedi, budget: str, passed: bool) -> None:
+    kedi.write("scores.kedi", SCORES)
+    result = kedi.run("--kedi-eval", "--kedi-max-errors", budget)
+    result.assert_outcomes(passed=int(passed), failed=int(not passed))
+    if not passed:
+        result.stdout.fnmatch_lines(
+            ["scores.kedi:4: @eval: wc failed: 1 of 4 rows errored; at most*"]
+        )
+
+
+@pytest.mark.parametrize(("args", "split"), [((), "test_data"), (("--kedi-split", "data"), "data")])
+def test_split_option(kedi: Kedi, args: tuple[str, ...], split: str) -> None:
+    kedi.write("split.kedi", SPLITS)
+    reprec = kedi.inline("--kedi-eval", *args)
+    props = dict(_call(reprec, "split.kedi::eval:split").user_properties)
+    assert (props["kedi_split"], props["kedi_rows"]) == (split, 1 if split == "test_data" else 2)
+
+
+def test_concurrency_gives_the_same_scores(kedi: Kedi) -> None:
+    kedi.write("scores.kedi", SCORES)
+    reprec = kedi.inline("--kedi-eval", "--kedi-concurrency", "4")
+    assert [r.context.msg[:13] for r in _subtests(reprec)] == [
+        "row 0: 1.0000",
+        "row 1: 0.0000",
+        "row 2: 1.0000",
+        "row 3: 0.0000",
+    ]
+
+
+def test_timeout_turns_a_slow_row_into_a_timeout_error(kedi: Kedi) -> None:
+    kedi.write(
+        "slow.kedi",
+        "```\nimport time\n```\n\n@eval: slow:\n  > data: xs:\n    = `[0, 3]`\n"
+        "  > metric: m(xs):\n    = `time.sleep(xs) is None`\n",
+    )
+    reprec = kedi.inline("--kedi-eval", "--kedi-timeout", "0.5", "--kedi-max-errors", "0")
+    report = _call(reprec, "slow.kedi::eval:slow")
+    assert report.failed
+    assert "errored rows: 1 of 2 (timeout: 1)" in report.longreprtext
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--kedi-min-score", "high", "--kedi-min-score: expected a number, got 'high'"),
+        ("--kedi-max-errors", "2.5", "--kedi-max-errors: expected a whole row count*"),
+        ("--kedi-concurrency", "0", "--kedi-concurrency: expected a positive integer, got '0'"),
+        ("--kedi-timeout", "-1", "--kedi-timeout: expected a positive number of seconds*"),
+    ],
+)
+def test_invalid_option_values_are_usage_errors(
+    kedi: Kedi, option: str, value: str, message: str
+) -> None:
+    result = kedi.run(option, value)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{message}"])
+
+
+def test_program_loads_once_per_file_and_hooks_fire(kedi: Kedi) -> None:
+    kedi.write("scores.kedi", SCORES + "\n" + SCORES.split("\n\n", 1)[1])
+    kedi.write("split.kedi", SPLITS)
+    kedi.pytester.makeconftest(
+        "import pytest\n\n"
+        "@pytest.hookimpl(optionalhook=True)\n"
+        "def pytest_kedi_model(config):\n    return None\n"
+    )
+    reprec = kedi.inline("--kedi-eval")
+    assert set(_verdicts(reprec).values()) == {"passed"}
+    assert len(reprec.getcalls("pytest_kedi_model")) == 2  # once per file, not per suite
+    rows = reprec.getcalls("pytest_kedi_row_result")
+    assert [(c.item.nodeid, c.row.index) for c in rows[:4]] == [
+        ("scores.kedi::eval:wc", i) for i in range(4)
+    ]
+    suites = reprec.getcalls("pytest_kedi_suite_result")
+    assert [(c.item.name, c.result.score) for c in suites] == [
+        ("eval:wc", 0.5),
+        ("eval:wc-2", 0.5),
+        ("eval:split", 1.0),
+    ]
+
+
+def test_load_failure_fails_every_item_of_the_file(kedi: Kedi) -> None:
+    kedi.write(
+        "prelude.kedi",
+        "```\nraise RuntimeError('no config')\n```\n\n"
+        "@test: t:\n  > case: c:\n    `assert True`\n\n" + MISSING.replace("ys", "xs"),
+    )
+    result = kedi.run("--kedi-eval")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*RuntimeError: no config*"])
+    assert "Traceback" not in result.stdout.str()

@@ -1,0 +1,197 @@
+"""Control flow (KEDI.md §9): branches, loops, map, show, `:=`."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_kedi.runtime import control
+from pytest_kedi.runtime.errors import (
+    KediExecutionError,
+    KediNameError,
+    KediTypeExecutionError,
+    LoopIterationLimitError,
+)
+
+
+def test_if_else_runs_only_selected_body(run):
+    src = """
+    [log: list[str]] = `[]`
+    > if: `len(log) > 0`:
+      `log.append("then")`
+    > else:
+      `log.append("else")`
+    = `log`
+    """
+    assert run(src) == ["else"]
+
+
+def test_condition_must_be_exact_bool(run):
+    src = """
+    > if: `1`:
+      = yes
+    = no
+    """
+    with pytest.raises(KediTypeExecutionError, match="exactly bool"):
+        run(src)
+
+
+def test_branch_bindings_are_child_scoped(run):
+    src = """
+    [x] = outer
+    > if: `True`:
+      [x] = inner
+      [y] = only_here
+    = `(x, "y" in globals())`
+    """
+    assert run(src) == ("outer", False)
+
+
+def test_return_inside_branch_ends_procedure(run):
+    src = """
+    @sign(n: int) -> str:
+      > if: `n < 0`:
+        = negative
+      = non-negative
+    = <sign(`-1`)> <sign(`1`)>
+    """
+    assert run(src) == "negative non-negative"
+
+
+def test_reassign_updates_nearest_owner(run):
+    src = """
+    [n: int] = `0`
+    > loop: `n < 3`:
+      [n] := `n + 1`
+    = `n`
+    """
+    assert run(src) == 3
+
+
+def test_reassign_validates_against_owner_contract(run):
+    src = """
+    [n: int] = `0`
+    [n] := `"x"`
+    """
+    with pytest.raises(KediTypeExecutionError, match="expects int"):
+        run(src)
+
+
+def test_reassign_untyped_owner_means_str(run):
+    with pytest.raises(KediTypeExecutionError, match="expects str"):
+        run("[s] = a\n[s] := `1`\n")
+
+
+def test_reassign_without_binding_is_name_error(run):
+    with pytest.raises(KediNameError):
+        run("[nope] := `1`\n")
+
+
+def test_reassign_of_procedure_is_an_error(run):
+    src = """
+    @f() -> str:
+      = x
+    [f] := y
+    """
+    with pytest.raises(KediExecutionError, match="procedure or type"):
+        run(src)
+
+
+def test_iterable_loop_binder_never_leaks(run):
+    src = """
+    [name: int] = `99`
+    [seen: list[int]] = `[]`
+    > loop [name]: `[0, 1, 2]`:
+      `seen.append(name)`
+    = `(seen, name)`
+    """
+    assert run(src) == ([0, 1, 2], 99)
+
+
+def test_iterable_loop_over_non_iterable(run):
+    src = """
+    > loop [x]: `5`:
+      `pass`
+    """
+    with pytest.raises(KediTypeExecutionError, match="not iterable"):
+        run(src)
+
+
+def test_iterable_loop_is_lazy_and_closes(run):
+    src = """
+    ```
+    state = {"closed": False, "made": 0}
+    def gen():
+        try:
+            for i in range(100):
+                state["made"] += 1
+                yield i
+        finally:
+            state["closed"] = True
+    ```
+    @first() -> int:
+      > loop [i]: `gen()`:
+        = `i`
+      = `-1`
+    [r: int] = <first()>
+    = `(r, state["made"], state["closed"])`
+    """
+    assert run(src) == (0, 1, True)
+
+
+def test_map_runs_after_all_iterations_in_order(run):
+    src = """
+    [log: list[str]] = `[]`
+    > loop [x]: `["a", "b"]`:
+      [up] = `x.upper()`
+      `log.append("body " + x)`
+    > map:
+      `log.append("map " + up)`
+    = `log`
+    """
+    assert run(src) == ["body a", "body b", "map A", "map B"]
+
+
+def test_map_failures_drain_then_raise_first(run):
+    src = """
+    [log: list[int]] = `[]`
+    > loop [x]: `[1, 0, 2]`:
+      `pass`
+    > map:
+      `log.append(10 // x)`
+    = `log`
+    """
+    with pytest.raises(KediExecutionError) as info:
+        run(src)
+    assert isinstance(info.value.original, ZeroDivisionError)
+
+
+def test_loop_iteration_limit(run, monkeypatch):
+    monkeypatch.setattr(control, "LOOP_LIMIT", 5)
+    src = """
+    [n: int] = `0`
+    > loop: `True`:
+      [n] := `n + 1`
+    """
+    with pytest.raises(LoopIterationLimitError) as info:
+        run(src)
+    assert str(info.value).splitlines()[-1].startswith("LoopIterationLimitError: ")
+
+
+def test_conditional_loop_false_first_check_runs_nothing(run):
+    src = """
+    [n: int] = `0`
+    > loop: `False`:
+      [n] := `1`
+    = `n`
+    """
+    assert run(src) == 0
+
+
+def test_show_prints_native_value(run, capsys):
+    src = """
+    > show: `[1, 2]`
+    > show: total <`1 + 1`>
+    = done
+    """
+    assert run(src) == "done"
+    assert capsys.readouterr().out == "[1, 2]\ntotal 2\n"

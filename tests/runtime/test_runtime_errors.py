@@ -1,0 +1,90 @@
+"""The error model (KEDI.md §7, §10.2)."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from pytest_kedi.lang.nodes import Span
+from pytest_kedi.runtime.errors import (
+    KediExecutionError,
+    KediKeyExecutionError,
+    KediNameError,
+    KediPythonTrace,
+    KediTraceFrame,
+    KediTypeExecutionError,
+    KediUnsupportedError,
+    KediValueExecutionError,
+    LoopIterationLimitError,
+)
+
+SPAN = Span("suite.kedi", 3, 1, 3, 10, 20, 29)
+
+
+def test_subclasses_are_also_python_exceptions():
+    assert issubclass(KediTypeExecutionError, TypeError)
+    assert issubclass(KediValueExecutionError, ValueError)
+    assert issubclass(KediKeyExecutionError, KeyError)
+    assert issubclass(KediNameError, NameError)
+    assert issubclass(KediUnsupportedError, KediExecutionError)
+    assert issubclass(LoopIterationLimitError, KediExecutionError)
+
+
+def test_render_has_header_frames_python_line_and_final_line():
+    frame = KediTraceFrame("procedure", "score", SPAN, "score", "@score(x):")
+    inner = Span("suite.kedi", 4, 1, 4, 6, 30, 35)
+    trace = KediPythonTrace("1/0", "<v>", 1, None, inner, 4, "  1/0", "score")
+    err = KediExecutionError(
+        "division by zero",
+        frames=(frame,),
+        python_traces=(trace,),
+        original=ZeroDivisionError("division by zero"),
+    )
+    lines = str(err).splitlines()
+    assert lines[0] == "Kedi stack trace:"
+    assert lines[1] == '  File "suite.kedi", line 3, in score'
+    assert lines[2] == "    @score(x):"
+    assert lines[3] == '  File "suite.kedi", line 4, in score (Python)'
+    assert "1/0" in lines[4]
+    assert lines[-1] == "ZeroDivisionError: division by zero"
+    assert err.render() == str(err)
+    assert str(err) in repr(err)
+    assert err.kind_name == "ZeroDivisionError"
+
+
+def test_without_original_the_final_line_names_the_kedi_class():
+    err = KediTypeExecutionError("bad value")
+    assert str(err).splitlines()[-1] == "KediTypeExecutionError: bad value"
+    assert err.kind_name == "KediTypeExecutionError"
+    assert err.original is None
+
+
+def test_message_is_one_line():
+    assert KediExecutionError("a\n  b\n").message == "a b"
+
+
+def test_unsupported_message_names_construct_and_line():
+    err = KediUnsupportedError("> mcp:", 7)
+    assert err.message == "`> mcp:` is not supported by pytest-kedi (line 7)"
+    assert str(err).splitlines()[-1].startswith("KediUnsupportedError: `> mcp:`")
+
+
+def test_color_rendering_only_adds_escapes():
+    err = KediValueExecutionError("nope")
+    assert "\x1b[" in err.render(use_color=True)
+    assert "\x1b[" not in err.render()
+
+
+@pytest.mark.parametrize(
+    "err",
+    [
+        KediTypeExecutionError("t", frames=(KediTraceFrame("type", "x", SPAN),)),
+        KediUnsupportedError("> task", 2),
+        KediExecutionError("z", original=ZeroDivisionError("z")),
+    ],
+)
+def test_errors_pickle(err):
+    clone = pickle.loads(pickle.dumps(err))
+    assert type(clone) is type(err)
+    assert clone.render() == err.render()

@@ -1,0 +1,280 @@
+"""Model-facing statements and directives (KEDI.md §2.4, §2.5, §4, §6, §9.3, §10.3)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from kedi_scripted_model import ScriptedModel
+
+from pytest_kedi.runtime.errors import (
+    KediModelError,
+    KediTypeExecutionError,
+    KediUnsupportedError,
+)
+
+
+def test_template_is_one_call_with_bound_outputs(run):
+    model = ScriptedModel(fields={"component": "ui", "hotfix": False})
+    src = """
+    @triage(report: str) -> str:
+      >> Bug report: <report>
+      Component: [component: str].
+      Hotfix needed: [hotfix: bool].
+      = <component> / hotfix\\=<hotfix>
+    = <triage(crash on save)>
+    """
+    assert run(src, model=model) == "ui / hotfix=False"
+    assert model.prompts == [
+        "Bug report: crash on save\nComponent: [component].\nHotfix needed: [hotfix]."
+    ]
+
+
+def test_outputs_are_native_values(run):
+    model = ScriptedModel(fields={"items": ["a", "b"], "n": 3})
+    src = """
+    >> List things: [items: list[str]] and [n: int]
+    = `(items, n)`
+    """
+    assert run(src, model=model) == (["a", "b"], 3)
+
+
+def test_row_cannot_read_its_own_outputs(run):
+    model = ScriptedModel(fields={"x": "new"})
+    src = """
+    [x] = old
+    >> Before <x> then [x]
+    = <x>
+    """
+    assert run(src, model=model) == "new"
+    assert model.prompts == ["Before old then [x]"]
+
+
+def test_output_less_template_reply_is_discarded(run):
+    model = ScriptedModel(text="ignored")
+    assert run(">> Just say hi\n= done\n", model=model) == "done"
+    assert model.prompts == ["Just say hi"]
+
+
+def test_raw_capture_binds_whole_reply(run):
+    model = ScriptedModel(text="the reply")
+    assert run("[x] << say <`1 + 1`>\n= `x`\n", model=model) == "the reply"
+    assert model.prompts == ["say 2"]
+
+
+def test_raw_capture_backtick_non_str_type_fails(run):
+    with pytest.raises(KediTypeExecutionError, match="must be str"):
+        run("[x: `int`] << hi\n", model=ScriptedModel())
+
+
+class _FakeBoundary:
+    synthetic_calls = 0
+
+    def __init__(self, result: dict[str, Any]) -> None:
+        self.result = result
+
+    def produce(self, state: Any, template: str, schema: Any) -> dict[str, Any]:
+        return self.result
+
+
+def test_model_output_is_strictly_validated(kedi):
+    program = kedi(">> Count: [n: int]\n= `n`\n")
+    program._unit.runtime._boundary = _FakeBoundary({"n": "5"})
+    with pytest.raises(KediTypeExecutionError, match=r"model output \[n\] expects int, got '5'"):
+        program.run()
+
+
+def test_custom_type_output(run):
+    model = ScriptedModel(fields={"item": {"sku": "A1", "qty": 2}})
+    src = """
+    ~Line(sku: str, qty: int)
+    >> Extract [item: Line]
+    = `(type(item).__name__, item.qty)`
+    """
+    assert run(src, model=model) == ("Line", 2)
+
+
+def test_instructions_rendered_at_call_time_in_directive_environment(run):
+    model = ScriptedModel()
+    src = """
+    [tone] = calm
+    > instructions: Be <tone>.
+    [tone] = terse
+    >> hi
+    = ok
+    """
+    assert run(src, model=model) == "ok"
+    assert model.instructions == ["Be terse."]
+
+
+def test_procedure_snapshots_agent_state(run):
+    model = ScriptedModel()
+    src = """
+    > system: first
+    @ask() -> str:
+      >> question
+      = ok
+    > instructions: second
+    = <ask()>
+    """
+    run(src, model=model)
+    assert model.instructions == ["first"]
+
+
+def test_directives_in_procedure_are_undone_on_exit(run):
+    model = ScriptedModel()
+    src = """
+    > instructions: outer
+    @ask() -> str:
+      > instructions: inner
+      >> in procedure
+      = ok
+    [r] = <ask()>
+    >> after
+    = ok
+    """
+    run(src, model=model)
+    assert model.instructions == ["inner", "outer"]
+
+
+def test_settings_merge_by_key(run):
+    model = ScriptedModel()
+    src = """
+    > settings:
+      temperature: 0.5
+      max_tokens: 10
+    @ask() -> str:
+      > settings:
+        temperature: 0.1
+      >> hi
+      = ok
+    = <ask()>
+    """
+    run(src, model=model)
+    assert model.seen_settings[0]["temperature"] == 0.1
+    assert model.seen_settings[0]["max_tokens"] == 10
+
+
+def test_unknown_setting_is_a_clear_error(run):
+    with pytest.raises(KediModelError, match="bogus"):
+        run("> settings:\n  bogus: 1\n")
+
+
+def test_injected_model_overrides_source_model(run):
+    model = ScriptedModel(text="injected")
+    src = """
+    > model: openai:gpt-4o
+    [x] << hi
+    = `x`
+    """
+    assert run(src, model=model) == "injected"
+
+
+def test_offline_default_counts_synthetic_calls(kedi, monkeypatch, capsys):
+    monkeypatch.delenv("KEDI_ADAPTER_MODEL", raising=False)
+    program = kedi("[x] << hi\n= done\n")
+    assert program.synthetic_calls == 0
+    assert program.run() == "done"
+    assert program.synthetic_calls == 1
+    assert capsys.readouterr().out == ""
+
+
+def test_group_b_directive_raises_only_at_model_call(run):
+    src = """
+    > mcp:
+      name: files
+      transport: stdio
+      command: x
+    = no model call
+    """
+    assert run(src) == "no model call"
+    src_call = """
+    > mcp:
+      name: files
+      transport: stdio
+      command: x
+    >> hi
+    """
+    with pytest.raises(KediUnsupportedError) as info:
+        run(src_call, model=ScriptedModel())
+    assert "`> mcp:` is not supported by pytest-kedi" in info.value.message
+    assert "line 1" in info.value.message
+
+
+def test_other_adapter_is_unsupported_at_call(run):
+    src = """
+    > adapter: dspy
+    >> hi
+    """
+    with pytest.raises(KediUnsupportedError, match="dspy"):
+        run(src, model=ScriptedModel())
+
+
+def test_task_statement_is_unsupported_when_run(kedi):
+    src = """
+    @delegate() -> str:
+      > task [h]: child:
+        >> do it
+      = done
+    """
+    program = kedi(src, mode="validate")
+    with pytest.raises(KediUnsupportedError, match="`> task` is not supported"):
+        program.procedures["delegate"]()
+
+
+def test_claim_is_one_bool_call(run):
+    model = ScriptedModel(fields={"holds": False})
+    src = """
+    [city] = Paris
+    > if: <city> is in France
+      = yes
+    = no
+    """
+    assert run(src, model=model) == "no"
+    assert len(model.prompts) == 1 and "Paris is in France" in model.prompts[0]
+
+
+def test_optimize_prefix_is_prepended(kedi, tmp_path):
+    (tmp_path / "prog.kedi.optimized.json").write_text(
+        json.dumps({"summarize": {"main": "Be concise.  "}}), encoding="utf-8"
+    )
+    model = ScriptedModel(fields={"summary": "s"})
+    src = """
+    @summarize(text: str) -> str:
+      > optimize: main:
+        >> Summarize <text>: [summary]
+      = <summary>
+    """
+    program = kedi(src, mode="validate", model=model)
+    assert program.procedures["summarize"]("doc") == "s"
+    assert model.prompts == ["Be concise.\n\nSummarize doc: [summary]"]
+
+
+def test_invalid_optimized_json_fails_loudly(kedi, tmp_path):
+    (tmp_path / "prog.kedi.optimized.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(KediModelError, match=r"optimized\.json"):
+        kedi("= x\n")
+
+
+def test_auto_without_cache_is_unsupported_when_called(kedi):
+    src = """
+    @gen(x: str) -> str:
+      > auto:
+        Return the input reversed.
+    """
+    program = kedi(src, mode="validate")
+    with pytest.raises(KediUnsupportedError, match="auto"):
+        program.procedures["gen"]("abc")
+
+
+def test_auto_procedure_supplied_by_cache_file(kedi, tmp_path):
+    (tmp_path / "prog.cache.kedi").write_text(
+        "# generated: rev\n@rev(x: str) -> str:\n  = `x[::-1]`\n", encoding="utf-8"
+    )
+    src = """
+    @rev(x: str) -> str:
+      > auto:
+        Return the input reversed.
+    """
+    assert kedi(src, mode="validate").procedures["rev"]("abc") == "cba"

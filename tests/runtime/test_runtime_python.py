@@ -1,0 +1,180 @@
+"""Python <-> Kedi interop (KEDI.md §2.7, §3.4) and Python error mapping (§7, §10.2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_kedi.runtime.errors import KediExecutionError, KediNameError
+
+
+def test_kedi_values_are_python_globals(run):
+    src = """
+    [name] = ada
+    = `(name, globals()["name"], "name" in locals())`
+    """
+    assert run(src) == ("ada", "ada", False)
+
+
+def test_rebinding_existing_name_syncs_back(run):
+    src = """
+    [n: int] = `1`
+    `n += 1`
+    [value] = "  Ready "
+    ```
+    value = value.strip()
+    ```
+    = `(n, value)`
+    """
+    assert run(src) == (2, '"  Ready "'.strip())
+
+
+def test_new_python_names_vanish(run):
+    src = """
+    `fresh = 1`
+    = `"fresh" in globals()`
+    """
+    assert run(src) is False
+
+
+def test_write_back_reaches_owning_frame(run):
+    src = """
+    [count: int] = `0`
+    @bump() -> int:
+      `count += 1`
+      = `count`
+    [a: int] = <bump()>
+    [b: int] = <bump()>
+    = `(a, b, count)`
+    """
+    assert run(src) == (1, 2, 2)
+
+
+def test_nested_function_needs_global(run):
+    src = """
+    [n: int] = `1`
+    ```
+    def without():
+        n = 5
+    def with_global():
+        global n
+        n = 9
+    without()
+    with_global()
+    ```
+    = `n`
+    """
+    assert run(src) == 9
+
+
+def test_nonlocal_of_kedi_name_fails_at_its_line(run):
+    src = """
+    [n: int] = `1`
+    ```
+    def f():
+        nonlocal n
+        n = 2
+    ```
+    """
+    with pytest.raises(KediExecutionError) as info:
+        run(src)
+    assert isinstance(info.value.original, SyntaxError)
+    assert info.value.line == 4
+    assert str(info.value).splitlines()[-1].startswith("SyntaxError: ")
+
+
+def test_prelude_globals_persist(run):
+    src = """
+    ```
+    import math
+    counter = [0]
+    def tick():
+        counter[0] += 1
+        return counter[0]
+    ```
+    `tick()`
+    [a: int] = `tick()`
+    = `(a, math.floor(2.5))`
+    """
+    assert run(src) == (2, 2)
+
+
+def test_top_level_return_in_fence(run):
+    src = """
+    = ```
+    x = 2
+    return x * 3
+    ```
+    """
+    assert run(src) == 6
+
+
+def test_standalone_fence_return_value_is_ignored(run):
+    src = """
+    [a] = first
+    ```
+    return 5
+    ```
+    = after
+    """
+    assert run(src) == "after"
+
+
+def test_unknown_python_name_is_kedi_name_error(run):
+    with pytest.raises(KediNameError) as info:
+        run("= `missing_name`\n")
+    assert isinstance(info.value.original, NameError)
+
+
+def test_zero_division_in_fence_inside_procedure_maps_to_exact_line(run, tmp_path):
+    src = """
+    @ratio(n: int) -> float:
+      = ```
+      a = n
+      b = 0
+      return a / b
+      ```
+    = <ratio(`1`)>
+    """
+    with pytest.raises(KediExecutionError) as info:
+        run(src)
+    err = info.value
+    assert isinstance(err.original, ZeroDivisionError)
+    assert err.kind_name == "ZeroDivisionError"
+    assert err.python_traces[-1].kedi_line == 5
+    text = str(err)
+    assert text.startswith("Kedi stack trace:")
+    assert "line 5" in text and "return a / b" in text
+    assert text.splitlines()[-1] == "ZeroDivisionError: division by zero"
+    assert "pytest_kedi" not in text and "<kedi " not in text
+    assert [f.kind for f in err.frames][:3] == ["return", "procedure", "return"]
+    assert err.frames[1].procedure_name == "ratio"
+
+
+def test_error_in_prelude_function_shows_both_lines(run):
+    src = """
+    ```
+    def boom():
+        raise ValueError("bad")
+    ```
+    `boom()`
+    """
+    with pytest.raises(KediExecutionError) as info:
+        run(src)
+    lines = [t.kedi_line for t in info.value.python_traces]
+    assert lines == [5, 3]
+    assert isinstance(info.value, ValueError)
+
+
+def test_syntax_error_in_inline_expression_is_mapped(run):
+    with pytest.raises(KediExecutionError) as info:
+        run("[a] = x\n= `1 +`\n")
+    assert isinstance(info.value.original, SyntaxError)
+    assert info.value.line == 2
+
+
+def test_cause_chain_is_preserved(run):
+    with pytest.raises(KediExecutionError) as info:
+        run("= `{}['k']`\n")
+    assert isinstance(info.value.__cause__, KeyError)
+    assert isinstance(info.value, KeyError)
+    assert str(info.value).splitlines()[-1] == "KeyError: 'k'"

@@ -1,0 +1,180 @@
+"""Type environment and strict validation (KEDI.md §2.2, §3.6, §3.7)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from pytest_kedi.runtime.errors import KediTypeExecutionError
+from pytest_kedi.runtime.types import check, resolve_type_source
+
+
+def _resolve(source: str, **scope: Any) -> Any:
+    def lookup(name: str) -> Any:
+        if name in scope:
+            return scope[name]
+        raise KeyError(name)
+
+    return resolve_type_source(source, lookup)
+
+
+@pytest.mark.parametrize(
+    ("annotation", "value", "ok"),
+    [
+        ("int", 5, True),
+        ("int", "5", False),
+        ("int", True, False),
+        ("bool", 1, False),
+        ("bool", False, True),
+        ("float", 2, True),
+        ("float", 2.5, True),
+        ("float", "2.5", False),
+        ("str", 3, False),
+        ("bytes", b"x", True),
+        ("list[str]", ["a"], True),
+        ("list[str]", ("a",), False),
+        ("list[int]", [1, "2"], False),
+        ("dict[str, int]", {"a": 1}, True),
+        ("dict[str, int]", {"a": "1"}, False),
+        ("tuple[int, str]", (1, "a"), True),
+        ("tuple[int, ...]", (1, 2, 3), True),
+        ("set[int]", {1}, True),
+        ("str | None", None, True),
+        ("Optional[int]", None, True),
+        ("Union[int, str]", "x", True),
+        ('Literal["a", "b"]', "a", True),
+        ('Literal["a", "b"]', "c", False),
+        ("Literal[1]", True, False),
+        ('Annotated[int, "a count"]', 3, True),
+        ("Annotated[int]", 3, True),
+        ("Any", object(), True),
+        ("object", 1, True),
+        ("date", dt.date(2024, 1, 1), True),
+        ("date", "2024-01-01", False),
+        ("datetime", dt.datetime(2024, 1, 1), True),
+        ("time", dt.time(1), True),
+        ("timedelta", dt.timedelta(1), True),
+        ("Regex", re.compile("a"), True),
+        ("Email", "ada@example.com", True),
+        ("Email", "not-an-email", False),
+        ("HttpUrl", "https://example.com", True),
+    ],
+)
+def test_strict_validation_table(annotation: str, value: Any, ok: bool) -> None:
+    assert check(value, _resolve(annotation)) is ok
+
+
+def test_unknown_type_is_an_error_never_str() -> None:
+    with pytest.raises(KediTypeExecutionError, match="unknown type 'Mystery'"):
+        _resolve("list[Mystery]")
+
+
+def test_non_type_name_is_an_error() -> None:
+    with pytest.raises(KediTypeExecutionError, match="not a type"):
+        _resolve("thing", thing="a string")
+
+
+def test_custom_type_resolves_from_scope() -> None:
+    class Point(BaseModel):
+        x: int
+
+    tp = _resolve("list[Point]", Point=Point)
+    assert check([Point(x=1)], tp)
+    assert not check([{"x": 1}], tp)
+
+
+def test_custom_types_positional_keyword_and_defaults(run):
+    src = """
+    ~Shipment(
+      sku: str,
+      qty: int,
+      note,
+      tags: list[str] = `[]`
+    )
+    [a: Shipment] = `Shipment("A1", 2, "n")`
+    [b: Shipment] = `Shipment(sku="B2", qty=1, note="m")`
+    [c: Shipment] = `Shipment("C3", 3, note="o", tags=["x"])`
+    `a.tags.append("mutated")`
+    = `(a.tags, b.tags, c.tags, a.qty, b.sku)`
+    """
+    assert run(src) == (["mutated"], [], ["x"], 2, "B2")
+
+
+def test_custom_type_construction_is_strict(run):
+    src = """
+    ~Shipment(sku: str, qty: int)
+    = `Shipment("A1", "2")`
+    """
+    with pytest.raises(KediTypeExecutionError, match=r"Shipment\.qty expects int, got '2'"):
+        run(src)
+
+
+def test_dict_never_satisfies_custom_type(run):
+    src = """
+    ~Point(x: int)
+    [p: Point] = `{"x": 1}`
+    """
+    with pytest.raises(KediTypeExecutionError, match="expects Point, got"):
+        run(src)
+
+
+def test_custom_type_pydantic_api_works(run):
+    src = """
+    ~Point(x: int, label: Annotated[str, "what it is"] = `"p"`)
+    [label: dict] = `Point.model_json_schema()["properties"]["label"]`
+    = `(Point.model_validate({"x": 4}).x, Point(1).model_dump(), label["description"])`
+    """
+    assert run(src) == (4, {"x": 1, "label": "p"}, "what it is")
+
+
+def test_type_must_be_declared_before_use(run):
+    src = """
+    [p: Later] = `None`
+    ~Later(x: int)
+    """
+    with pytest.raises(KediTypeExecutionError, match="unknown type 'Later'"):
+        run(src)
+
+
+def test_backtick_annotation_evaluates_in_python_namespace(run):
+    src = """
+    ```
+    from typing import List
+    ```
+    [xs: `List[int]`] = `[1, 2]`
+    = `xs`
+    """
+    assert run(src) == [1, 2]
+
+
+def test_violation_names_location_expected_type_and_value(run):
+    with pytest.raises(KediTypeExecutionError) as info:
+        run("[a] = x\n[n: list[int]] = `[1, 'two']`\n")
+    message = info.value.message
+    assert "prog.kedi:2" in message
+    assert "list[int]" in message
+    assert "[1, 'two']" in message
+
+
+def test_strict_float_binds_original_object(run):
+    src = """
+    [n: float] = `3`
+    = `type(n).__name__`
+    """
+    assert run(src) == "int"
+
+
+def test_aliasing_is_preserved(run):
+    src = """
+    [xs: list[int]] = `[1]`
+    @add(items: list[int]) -> list[int]:
+      `items.append(2)`
+      = `items`
+    [ys: list[int]] = <add(<xs>)>
+    = `(xs is ys, xs)`
+    """
+    assert run(src) == (True, [1, 2])
