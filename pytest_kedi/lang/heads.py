@@ -12,6 +12,7 @@ from lark import Token, Tree
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from pytest_kedi.lang import nodes as n
+from pytest_kedi.lang.fastheads import RawParam, TypeShape, fast_signature, fast_target
 from pytest_kedi.lang.grammars import header_parser, parse_head
 from pytest_kedi.lang.source import KediSyntaxError, Source
 
@@ -107,12 +108,8 @@ def _parse(text: str, base: int, start: str) -> Tree:
 
 
 # Shapes are cached per header text with offsets relative to the text, then
-# materialised at each occurrence: (source, start, end, backtick).
-_TypeShape = tuple[str, int, int, bool]
-_ParamShape = tuple[str, int, int, int, "_TypeShape | None", "tuple[str, int, int] | None"]
-
-
-def _type_shape(tree: Tree) -> _TypeShape:
+# materialised at each occurrence.
+def _type_shape(tree: Tree) -> TypeShape:
     start = tree.meta.start_pos
     end = tree.meta.end_pos
     if tree.data == "backtick_type":
@@ -120,19 +117,13 @@ def _type_shape(tree: Tree) -> _TypeShape:
     return "", start, end, False
 
 
-@lru_cache(maxsize=4096)
-def _signature_shape(
-    text: str, start: str, what: str
-) -> tuple[str, int, tuple[_ParamShape, ...], _TypeShape | None]:
+def lark_signature(text: str, start: str) -> tuple[str, int, list[RawParam], TypeShape | None]:
+    """Walk the lark tree of a signature (no semantic checks)."""
     tree = _parse(text, 0, start)
     name_tok = tree.children[0]
     assert isinstance(name_tok, Token)
-    name_at = name_tok.start_pos or 0
-    check_name(str(name_tok), name_at, "procedure name" if start == "proc_header" else "type name")
-    params: list[_ParamShape] = []
-    seen: set[str] = set()
-    default_seen = False
-    ret: _TypeShape | None = None
+    params: list[RawParam] = []
+    ret: TypeShape | None = None
     for child in tree.children[1:]:
         assert isinstance(child, Tree)
         if child.data == "ret":
@@ -142,13 +133,7 @@ def _signature_shape(
             continue
         p_name = child.children[0]
         assert isinstance(p_name, Token)
-        name = str(p_name)
-        at = p_name.start_pos or 0
-        check_name(name, at, what)
-        if name in seen:
-            raise KediSyntaxError(at, f"duplicate {what} {name!r}")
-        seen.add(name)
-        annot: _TypeShape | None = None
+        annot: TypeShape | None = None
         default: tuple[str, int, int] | None = None
         for part in child.children[1:]:
             assert isinstance(part, Tree)
@@ -163,32 +148,57 @@ def _signature_shape(
                 default = (str(tok)[1:-1], tok.start_pos or 0, tok.end_pos or 0)
             else:
                 annot = _type_shape(part)
+        at = p_name.start_pos or 0
+        params.append((str(p_name), at, child.meta.start_pos, child.meta.end_pos, annot, default))
+    return str(name_tok), name_tok.start_pos or 0, params, ret
+
+
+@lru_cache(maxsize=4096)
+def _signature_shape(
+    text: str, start: str, what: str
+) -> tuple[str, int, tuple[RawParam, ...], TypeShape | None]:
+    shape = fast_signature(text, start)
+    name, name_at, params, ret = shape if shape is not None else lark_signature(text, start)
+    check_name(name, name_at, "procedure name" if start == "proc_header" else "type name")
+    seen: set[str] = set()
+    default_seen = False
+    for p_name, at, _, _, annot, default in params:
+        check_name(p_name, at, what)
+        if p_name in seen:
+            raise KediSyntaxError(at, f"duplicate {what} {p_name!r}")
+        seen.add(p_name)
         if default is not None:
             default_seen = True
             if annot is None and start == "type_header":
                 raise KediSyntaxError(
-                    at, f"untyped field {name!r} cannot have a default: add a type"
+                    at, f"untyped field {p_name!r} cannot have a default: add a type"
                 )
         elif default_seen:
-            raise KediSyntaxError(at, f"required {what} {name!r} follows a {what} with a default")
-        params.append((name, at, child.meta.start_pos, child.meta.end_pos, annot, default))
-    return str(name_tok), name_at, tuple(params), ret
+            raise KediSyntaxError(at, f"required {what} {p_name!r} follows a {what} with a default")
+    return name, name_at, tuple(params), ret
 
 
-@lru_cache(maxsize=4096)
-def _target_shape(text: str) -> tuple[str, _TypeShape | None]:
+def lark_target(text: str) -> tuple[str, int, TypeShape | None]:
     tree = _parse(text, 0, "target")
     tok = tree.children[0]
     assert isinstance(tok, Token)
-    check_name(str(tok), tok.start_pos or 0, "target name")
+    shape = None
     if len(tree.children) > 1:
         sub = tree.children[1]
         assert isinstance(sub, Tree)
-        return str(tok), _type_shape(sub)
-    return str(tok), None
+        shape = _type_shape(sub)
+    return str(tok), tok.start_pos or 0, shape
 
 
-def _type_ref(src: Source, base: int, shape: _TypeShape) -> n.TypeRef:
+@lru_cache(maxsize=4096)
+def _target_shape(text: str) -> tuple[str, TypeShape | None]:
+    fast = fast_target(text)
+    name, at, shape = fast if fast is not None else lark_target(text)
+    check_name(name, at, "target name")
+    return name, shape
+
+
+def _type_ref(src: Source, base: int, shape: TypeShape) -> n.TypeRef:
     source, start, end, backtick = shape
     start += base
     end += base

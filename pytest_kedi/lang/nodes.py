@@ -18,11 +18,44 @@ from dataclasses import dataclass, field
 from typing import Literal as _Lit
 
 __all__ = [
-    "Span", "Node", "PyCode", "TypeRef", "Literal", "Subst", "ExprSubst", "InlinePython",
-    "CallSubst", "Arg", "OutputField", "Text", "TextPart", "Rhs", "Param", "Procedure",
-    "FieldDecl", "TypeDecl", "Assign", "Reassign", "Template", "RawCapture", "Return",
-    "PythonStmt", "PythonBlock", "Condition", "If", "Loop", "Show", "KeyValue",
-    "Directive", "Case", "TestSuite", "Dataset", "Metric", "EvalSuite", "Stmt", "Module",
+    "Span",
+    "Node",
+    "PyCode",
+    "TypeRef",
+    "Literal",
+    "Subst",
+    "ExprSubst",
+    "InlinePython",
+    "CallSubst",
+    "Arg",
+    "OutputField",
+    "Text",
+    "TextPart",
+    "Rhs",
+    "Param",
+    "Procedure",
+    "FieldDecl",
+    "TypeDecl",
+    "Assign",
+    "Reassign",
+    "Template",
+    "RawCapture",
+    "Return",
+    "PythonStmt",
+    "PythonBlock",
+    "Condition",
+    "If",
+    "Loop",
+    "Show",
+    "KeyValue",
+    "Directive",
+    "Case",
+    "TestSuite",
+    "Dataset",
+    "Metric",
+    "EvalSuite",
+    "Stmt",
+    "Module",
 ]
 
 
@@ -264,7 +297,7 @@ class If(Node):
 
 @dataclass(frozen=True, slots=True)
 class Loop(Node):
-    """``> loop: cond`` (``condition``) or ``> loop [binder]: `expr`:`` (``binder``+``iterable``)."""
+    """``> loop: cond`` (``condition``) or ``> loop [x]: `expr`:`` (``binder``, ``iterable``)."""
 
     condition: Condition | None
     binder: str | None
@@ -369,8 +402,21 @@ class EvalSuite(Node):
 
 
 Stmt = (
-    Procedure | TypeDecl | Assign | Reassign | Template | RawCapture | Return | PythonStmt
-    | PythonBlock | If | Loop | Show | Directive | TestSuite | EvalSuite
+    Procedure
+    | TypeDecl
+    | Assign
+    | Reassign
+    | Template
+    | RawCapture
+    | Return
+    | PythonStmt
+    | PythonBlock
+    | If
+    | Loop
+    | Show
+    | Directive
+    | TestSuite
+    | EvalSuite
 )
 
 

@@ -28,52 +28,60 @@ from pytest_kedi.plugin.items import (
 )
 from pytest_kedi.plugin.options import KediSettings
 from pytest_kedi.plugin.rows import row_label
+from pytest_kedi.plugin.state import get_state
 
 __all__ = ["KediReporter", "attach_entries", "build_report", "write_atomic"]
 
 _SUMMARY_FEEDBACK = 200
 
 
+def _suite_entry_for(item: KediEvalItem, when: str, report: pytest.TestReport) -> Any:
+    threshold = get_state(item.config).settings.threshold_for(item.nodeid)
+    if when == "call":
+        entry = item.stash.get(SUITE_ENTRY, None)
+        if entry is not None:
+            return entry
+        # runtest raised before publishing: not a Kedi failure (e.g. a hook raised)
+        text = report.longreprtext.strip()
+        error = text.splitlines()[-1] if text else "internal error"
+        return placeholder_suite_entry(
+            item.nodeid, item.suite, threshold=threshold, outcome="failed", error=error
+        )
+    if when == "setup" and not report.passed:
+        outcome = "skipped" if report.skipped else "failed"
+        setup_error = None if report.skipped else "setup failed"
+        return placeholder_suite_entry(
+            item.nodeid, item.suite, threshold=threshold, outcome=outcome, error=setup_error
+        )
+    return None
+
+
+def _case_entry_for(item: KediCaseItem, when: str, report: pytest.TestReport) -> Any:
+    if when == "call":
+        entry = item.stash.get(CASE_ENTRY, None)
+        if entry is not None:
+            return entry
+        return case_entry(item.nodeid, item.suite, item.case, outcome=report.outcome, message=None)
+    if when == "setup" and not report.passed:
+        outcome = "skipped" if report.skipped else "failed"
+        message = None if report.skipped else "setup failed"
+        return case_entry(item.nodeid, item.suite, item.case, outcome=outcome, message=message)
+    return None
+
+
 def attach_entries(item: pytest.Item, when: str, report: pytest.TestReport) -> None:
-    """Copy an item's entry onto its report (called from ``pytest_runtest_makereport``)."""
+    """Copy an item's entry onto its report (called from ``pytest_runtest_makereport``).
+
+    Only builtins are attached, so xdist carries them to the controller unchanged.
+    """
     if isinstance(item, KediEvalItem):
-        if when == "call":
-            entry = item.stash.get(SUITE_ENTRY, None)
-            if entry is None:  # runtest raised before publishing (not a Kedi failure)
-                entry = placeholder_suite_entry(
-                    item.nodeid,
-                    item.suite,
-                    threshold=None,
-                    outcome="failed",
-                    error=report.longreprtext.strip().splitlines()[-1:][0]
-                    if report.longreprtext.strip()
-                    else "internal error",
-                )
+        entry = _suite_entry_for(item, when, report)
+        if entry is not None:
             report.kedi_suite = entry  # type: ignore[attr-defined]
-        elif when == "setup" and not report.passed:
-            report.kedi_suite = placeholder_suite_entry(  # type: ignore[attr-defined]
-                item.nodeid,
-                item.suite,
-                threshold=None,
-                outcome="skipped" if report.skipped else "failed",
-                error=None if report.skipped else "setup failed",
-            )
     elif isinstance(item, KediCaseItem):
-        if when == "call":
-            entry = item.stash.get(CASE_ENTRY, None)
-            if entry is None:
-                entry = case_entry(
-                    item.nodeid, item.suite, item.case, outcome=report.outcome, message=None
-                )
+        entry = _case_entry_for(item, when, report)
+        if entry is not None:
             report.kedi_case = entry  # type: ignore[attr-defined]
-        elif when == "setup" and not report.passed:
-            report.kedi_case = case_entry(  # type: ignore[attr-defined]
-                item.nodeid,
-                item.suite,
-                item.case,
-                outcome="skipped" if report.skipped else "failed",
-                message=None if report.skipped else "setup failed",
-            )
     else:
         return
     model_info = item.stash.get(MODEL_INFO, None)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pytest_kedi.lang import nodes
-from pytest_kedi.runtime.errors import KediTraceFrame
+from pytest_kedi.runtime.errors import KediExecutionError, KediTraceFrame
 from pytest_kedi.runtime.pyinterop import CompiledUnit, Transform, compile_unit
 from pytest_kedi.runtime.scope import Scope
 from pytest_kedi.runtime.source import SourceFile
@@ -83,6 +83,8 @@ class ModuleUnit:
         self.exports: dict[str, Any] | None = None
         self.export_spec: str | list[str] | None = None
         self.auto_cache: ModuleUnit | None = None
+        #: unsupported imports deferred in validate mode (reported by unknown-name errors)
+        self.import_failures: list[KediExecutionError] = []
 
     @property
     def path(self) -> str:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from pytest_kedi.lang import nodes
@@ -54,6 +55,8 @@ def type_violation(
 def lookup(name: str, ctx: Ctx, node: nodes.Node) -> Any:
     value = ctx.scope.get(name)
     if value is MISSING:
+        if ctx.unit.import_failures:
+            raise copy.copy(ctx.unit.import_failures[0])
         raise KediNameError(f"{where(ctx, node)}: unknown name {name!r}")
     return value
 

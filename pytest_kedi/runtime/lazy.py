@@ -10,7 +10,7 @@ from typing import Any
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.context import Ctx, ModuleUnit
 from pytest_kedi.runtime.directives import STATEMENT_DIRECTIVES
-from pytest_kedi.runtime.errors import KediExecutionError, KediNameError
+from pytest_kedi.runtime.errors import KediExecutionError, KediNameError, KediUnsupportedError
 from pytest_kedi.runtime.interpreter import exec_stmt
 from pytest_kedi.runtime.scope import MISSING, KediState, LazyBinding
 
@@ -37,7 +37,9 @@ def declare_all(unit: ModuleUnit) -> None:
         if isinstance(stmt, _DECLARATIONS):
             exec_stmt(stmt, ctx)
         elif isinstance(stmt, nodes.Directive):
-            if stmt.name not in _SKIPPED_DIRECTIVES:
+            if stmt.name == "import":
+                _declare_import(stmt, ctx)
+            elif stmt.name not in _SKIPPED_DIRECTIVES:
                 exec_stmt(stmt, ctx)
         else:
             names = _binding_names(stmt)
@@ -45,6 +47,26 @@ def declare_all(unit: ModuleUnit) -> None:
                 lazy = LazyBinding(names, _runner(stmt, ctx, scope.state), scope)
                 for name in names:
                     scope.bind(name, lazy)
+
+
+def _declare_import(stmt: nodes.Directive, ctx: Ctx) -> None:
+    """An import of an unsupported (bundled/registry) module does not fail the file: its
+    listed names raise the error when read; for a whole-module import, unknown names
+    report it (§8: clear errors only on the code path that needs them)."""
+    try:
+        exec_stmt(stmt, ctx)
+    except KediUnsupportedError as err:
+        if not stmt.names:
+            ctx.unit.import_failures.append(err)
+            return
+        failure = copy.copy(err)
+
+        def fail() -> None:
+            raise copy.copy(failure)
+
+        lazy = LazyBinding(tuple(stmt.names), fail, ctx.scope)
+        for name in stmt.names:
+            ctx.scope.bind(name, lazy)
 
 
 def _runner(stmt: nodes.Node, ctx: Ctx, state: KediState) -> Any:

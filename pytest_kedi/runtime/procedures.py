@@ -121,11 +121,8 @@ class KediProcedure:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not kwargs and len(args) == self._n:
             exact = self._exact
-            if exact is not None:
+            if exact is not None and tuple(map(type, args)) == exact:
                 # Hot path: exact-type arguments, one-expression body, cached globals.
-                for value, tp in zip(args, exact, strict=False):
-                    if type(value) is not tp:
-                        return self._invoke(args, None)
                 cached = self._fn_cache
                 if cached is not None and cached[0] == EPOCH[0] and not self.closure.volatile:
                     fn = cached[1]

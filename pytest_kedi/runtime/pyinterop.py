@@ -276,10 +276,13 @@ def _write_back(
         owner = scope.find_owner(name)
         if owner is None:
             continue  # a new name: it vanishes (§3.4)
+        where = f"{unit.info.source_file.path}:{unit.info.code.line}"
         if name in owner.params:
             raise KediValueExecutionError(
-                f"parameter {name!r} is read-only and cannot be rebound from Python"
+                f"{where}: parameter {name!r} is read-only and cannot be rebound from Python"
             )
         if owner.kind == "module" and name == "args":
-            raise KediValueExecutionError("`args` is runtime-owned and cannot be assigned")
+            raise KediValueExecutionError(
+                f"{where}: `args` is runtime-owned and cannot be assigned"
+            )
         owner.set_existing(name, new)

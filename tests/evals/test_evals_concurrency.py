@@ -88,9 +88,10 @@ def test_sequential_without_timeout_runs_inline() -> None:
     assert set(program.threads) == {threading.current_thread()}
 
 
-def test_rows_run_in_worker_threads_with_a_timeout() -> None:
+@pytest.mark.parametrize("options", [EvalOptions(timeout=30), EvalOptions(concurrency=2)])
+def test_rows_run_in_worker_threads_otherwise(options: EvalOptions) -> None:
     program = FakeProgram({("data", "samples"): [1, 2]}, lambda b: True)
-    result = run_suite(program, make_suite(), EvalOptions(timeout=30))
+    result = run_suite(program, make_suite(), options)
     assert result.score == 1.0
     assert threading.current_thread() not in program.threads
 

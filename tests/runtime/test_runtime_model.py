@@ -278,3 +278,31 @@ def test_auto_procedure_supplied_by_cache_file(kedi, tmp_path):
         Return the input reversed.
     """
     assert kedi(src, mode="validate").procedures["rev"]("abc") == "cba"
+
+
+def test_requires_unadvertised_capability_fails_at_model_call(run):
+    assert run("> requires: structured_output\n>> hi [x]\n= <x>\n", model=ScriptedModel()) == "text"
+    with pytest.raises(KediUnsupportedError, match="mcp"):
+        run("> requires: mcp\n>> hi [x]\n", model=ScriptedModel())
+
+
+def test_hooks_toggle_is_a_no_op(run):
+    assert run("> hooks: disabled\n[x] << hi\n= <x>\n", model=ScriptedModel()) == "text"
+
+
+def test_model_directive_from_backtick(run):
+    model = ScriptedModel(text="ok")
+    assert run("> model: `'openai' + ':gpt-4o'`\n[x] << hi\n= <x>\n", model=model) == "ok"
+
+
+def test_instructions_block_rows_join_with_newlines(run):
+    model = ScriptedModel()
+    src = """
+    > instructions:
+      First rule.
+      Second <`1 + 1`>.
+    >> hi
+    = ok
+    """
+    run(src, model=model)
+    assert model.instructions == ["First rule.\nSecond 2."]

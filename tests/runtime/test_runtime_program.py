@@ -261,3 +261,23 @@ def test_module_initializes_once_per_root(kedi, tmp_path):
     program = kedi("> import: left\n> import: right\n= <stamp>\n")
     assert program.run() == "base"
     assert log.read_text(encoding="utf-8").splitlines() == ["init"]
+
+
+def test_unsupported_import_does_not_fail_the_file_in_validate_mode(kedi):
+    src = """
+    > import: helpers:
+      tidy
+    > import: filesystem
+    @uses() -> str:
+      = <tidy(x)>
+    @other() -> str:
+      = fine
+    @unknown() -> str:
+      = <read_file(x)>
+    """
+    program = kedi(src, mode="validate")
+    assert program.procedures["other"]() == "fine"
+    with pytest.raises(KediUnsupportedError, match="helpers"):
+        program.procedures["uses"]()
+    with pytest.raises(KediUnsupportedError, match="filesystem"):
+        program.procedures["unknown"]()

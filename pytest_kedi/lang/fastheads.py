@@ -1,0 +1,95 @@
+"""Regex fast paths for the commonest heads (simple targets and signatures).
+
+They only accept shapes whose meaning is unambiguous (identifiers, simple direct
+types, one-line backtick annotations and defaults) and return exactly what the
+lark walk in `heads` returns; anything else returns ``None`` and goes to lark.
+The test suite checks both paths agree on every head of the corpus.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["RawParam", "TypeShape", "fast_signature", "fast_target"]
+
+# (source, start, end, backtick): ``source`` is "" for direct types (sliced later)
+TypeShape = tuple[str, int, int, bool]
+# (name, name offset, start, end, annotation, default (source, start, end))
+RawParam = tuple[str, int, int, int, "TypeShape | None", "tuple[str, int, int] | None"]
+
+_WS = r"[ \t\r\n]*"
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_SIMPLE = r"[A-Za-z_][A-Za-z0-9_.]*(?:\[[A-Za-z0-9_., |]*\])?"
+_TYPE = rf"{_SIMPLE}(?:[ \t]*\|[ \t]*{_SIMPLE})*"
+_ANNOT = rf"(?:(?P<type>{_TYPE})|(?P<code>`[^`\n]*`))"
+_PARAM = re.compile(
+    rf"{_WS}(?P<name>{_NAME}){_WS}(?::{_WS}{_ANNOT}{_WS})?"
+    rf"(?:={_WS}(?P<default>`[^`\n]+`){_WS})?(?:,|\Z)"
+)
+_HEAD = re.compile(
+    rf"(?P<sigil>[@~])(?P<name>{_NAME})\((?P<params>[^()]*)\){_WS}"
+    rf"(?:->{_WS}(?P<ret>{_TYPE}|`[^`\n]*`){_WS})?(?P<colon>:?)"
+)
+_TARGET = re.compile(rf"\[{_WS}(?P<name>{_NAME}){_WS}(?::{_WS}{_ANNOT}{_WS})?\]")
+
+
+def _annot(m: re.Match[str], base: int) -> TypeShape | None:
+    if m.group("type") is not None:
+        return "", base + m.start("type"), base + m.end("type"), False
+    if m.group("code") is not None:
+        return m.group("code")[1:-1], base + m.start("code"), base + m.end("code"), True
+    return None
+
+
+def fast_signature(
+    text: str, start: str
+) -> tuple[str, int, list[RawParam], TypeShape | None] | None:
+    m = _HEAD.fullmatch(text)
+    if m is None or (m.group("sigil") == "@") != (start == "proc_header"):
+        return None
+    if (start == "proc_header") != bool(m.group("colon")) or (
+        start == "type_header" and m.group("ret") is not None
+    ):
+        return None
+    params: list[RawParam] = []
+    inner = m.group("params")
+    base = m.start("params")
+    if inner.strip():
+        pos = 0
+        while pos < len(inner):
+            p = _PARAM.match(inner, pos)
+            if p is None or p.end() == pos:
+                return None
+            default = None
+            if p.group("default") is not None:
+                d = p.group("default")
+                default = (d[1:-1], base + p.start("default"), base + p.end("default"))
+            last = max(
+                e for e in (p.end("name"), p.end("type"), p.end("code"), p.end("default")) if e >= 0
+            )
+            params.append(
+                (
+                    p.group("name"),
+                    base + p.start("name"),
+                    base + p.start("name"),
+                    base + last,
+                    _annot(p, base),
+                    default,
+                )
+            )
+            pos = p.end()
+            if inner[pos - 1 : pos] == "," and not inner[pos:].strip():
+                return None  # a trailing comma: leave it to the grammar
+    ret: TypeShape | None = None
+    if m.group("ret") is not None:
+        r = m.group("ret")
+        backtick = r.startswith("`")
+        ret = (r[1:-1] if backtick else "", m.start("ret"), m.end("ret"), backtick)
+    return m.group("name"), m.start("name"), params, ret
+
+
+def fast_target(text: str) -> tuple[str, int, TypeShape | None] | None:
+    m = _TARGET.fullmatch(text)
+    if m is None:
+        return None
+    return m.group("name"), m.start("name"), _annot(m, 0)

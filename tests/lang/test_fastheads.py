@@ -1,0 +1,80 @@
+"""The regex fast paths for heads agree with the lark grammar wherever they apply."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_kedi.lang.context import classify, split_target
+from pytest_kedi.lang.fastheads import fast_signature, fast_target
+from pytest_kedi.lang.heads import lark_signature, lark_target
+from pytest_kedi.lang.scanner import Item, scan
+from pytest_kedi.lang.source import KediSyntaxError, Source
+
+from .conftest import load_manifest, read_corpus
+
+HEADS = [
+    "@f():",
+    "@f(a, b: int, c: list[str] = `[]`) -> dict[str, int]:",
+    "@f(\n  a: int,  \n  b: `T` = `1`\n) -> `R`:",
+    "@f(a: str | None, b: Literal) -> str|None:",
+    "~T(a: int, b)",
+    "~T(\n  a: int,\n  b: str = `'x'`\n)",
+]
+TARGETS = ["[x]", "[ x ]", "[x: int]", "[x: list[str]]", "[x: `T`]", "[x: str | None]"]
+
+
+def _items(source: str) -> list[Item]:
+    out: list[Item] = []
+    stack = scan(Source(source, "x"))
+    while stack:
+        item = stack.pop()
+        out.append(item)
+        stack.extend(item.children)
+    return out
+
+
+@pytest.mark.parametrize("text", HEADS)
+def test_fast_signature_matches_lark(text: str) -> None:
+    start = "proc_header" if text.startswith("@") else "type_header"
+    fast = fast_signature(text, start)
+    assert fast is not None
+    assert fast == lark_signature(text, start)
+
+
+@pytest.mark.parametrize("text", TARGETS)
+def test_fast_target_matches_lark(text: str) -> None:
+    assert fast_target(text) is not None
+    assert fast_target(text) == lark_target(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["@f(a,)", '@f(a: Annotated[str, "d"]) -> str:', "@f(a = ```):", "@f(a)"]
+)
+def test_fast_signature_declines_what_it_cannot_decide(text: str) -> None:
+    assert fast_signature(text, "proc_header") is None
+
+
+def test_fast_paths_agree_on_the_corpus() -> None:
+    compared = 0
+    for entry in load_manifest():
+        try:
+            items = _items(read_corpus(entry["file"]))
+        except KediSyntaxError:
+            continue
+        for item in items:
+            kind = classify(item)
+            if kind in ("procedure", "type"):
+                start = "proc_header" if kind == "procedure" else "type_header"
+                fast = fast_signature(item.text, start)
+                if fast is not None:
+                    assert fast == lark_signature(item.text, start), item.text
+                    compared += 1
+            elif kind == "target":
+                split = split_target(item.text)
+                assert split is not None
+                head = item.text[: split[0]]
+                fast_t = fast_target(head)
+                if fast_t is not None:
+                    assert fast_t == lark_target(head), head
+                    compared += 1
+    assert compared > 300
