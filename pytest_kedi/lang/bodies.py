@@ -39,6 +39,9 @@ _SETTINGS_LIKE = frozenset(
         "package",
     ]
 )
+_NEEDS_BODY = frozenset(
+    {"profile", "optimize", "task", "send", "interrupt", "package", "task_group", "process"}
+)
 _STATEMENTS = {
     "optimize": "optimize",
     "task": "task",
@@ -90,6 +93,10 @@ class BodyReader:
         kids = item.children
         text: n.Text | None = None
         code: n.PyCode | None = None
+        if value and name in _NEEDS_BODY:
+            raise KediSyntaxError(
+                item.start, f"'> {name}: {value}' must end with ':' and take an indented body"
+            )
         if value:
             lead = len(item.text[rel:]) - len(item.text[rel:].lstrip())
             at = item.start + rel + lead

@@ -16,7 +16,7 @@ from pytest_kedi.lang.text import parse_text
 __all__ = ["Builder"]
 
 _SOLE_CODE = re.compile(r"`[^`]*`")
-_SUITE = re.compile(r"@[ \t]*(test|eval)[ \t]*:(.*)", re.S)
+_SUITE = re.compile(r"@[ \t]*(test|eval)[ \t]*(:?)(.*)", re.S)
 _FIELD_IN_RHS = "output fields ([name]) are only allowed in '>>' template rows"
 
 
@@ -134,6 +134,8 @@ class Builder:
                 out.append(stmt)
                 continue
             if kind == "row":
+                if item.text[0] == "[" and item.text.count("[") > item.text.count("]"):
+                    raise KediSyntaxError(item.start, "unbalanced '[': missing ']'")
                 raise KediSyntaxError(item.start, "template text must start with '>>'")
             if kind == "directive":
                 self.directives.add(item, ctx, out)
@@ -291,10 +293,14 @@ class Builder:
         kind = m.group(1)
         if ctx.kind != "top":
             raise KediSyntaxError(item.start, f"'@{kind}:' suites are allowed only at top level")
-        rest = m.group(2).strip()
+        if not m.group(2):
+            raise KediSyntaxError(
+                item.start + m.end(1), f"suite header must be '@{kind}: name:' (missing ':')"
+            )
+        rest = m.group(3).strip()
         if not rest.endswith(":"):
             raise KediSyntaxError(item.start, "suite header must end with ':'")
         name = rest[:-1].strip()
-        name_at = item.start + item.text.index(name, m.start(2)) if name else item.start
+        name_at = item.start + item.text.index(name, m.start(3)) if name else item.start
         check_name(name, name_at, "suite name")
         return self.directives.suite(item, kind, name)

@@ -91,8 +91,10 @@ def classify(item: Item) -> str:
         return "return"
     if first == "@":
         rest = text[1:].lstrip()
-        if rest.startswith(("test", "eval")) and rest[4:].lstrip().startswith(":"):
-            return "suite"
+        if rest.startswith(("test", "eval")):
+            after = rest[4:].lstrip()
+            if after.startswith(":") or (rest[4:5] in (" ", "\t") and after[:1] != "("):
+                return "suite"  # '@test: name:' (or '@test name:', missing its ':')
         return "procedure"
     if first == "~" and not text.startswith("~~"):
         return "type"

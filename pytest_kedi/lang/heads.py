@@ -91,6 +91,8 @@ def _fail(text: str, base: int, start: str, exc: UnexpectedInput) -> KediSyntaxE
         return KediSyntaxError(
             where, f"invalid name {bad!r} in {kind}: names must match [A-Za-z_][A-Za-z0-9_]*"
         )
+    if expected <= {"$END", "<END-OF-FILE>"}:
+        return KediSyntaxError(where, f"unexpected text after the {kind}")
     shown = text[pos] if pos < len(text) else "end of line"
     words = sorted({_word(t) for t in expected})
     return KediSyntaxError(

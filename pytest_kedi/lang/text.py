@@ -17,17 +17,22 @@ from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.grammars import check_type, text_parser
 from pytest_kedi.lang.source import KediSyntaxError, Source
 
-__all__ = ["ESCAPES", "parse_text"]
+__all__ = ["ESCAPES", "parse_text", "parse_text_with_grammar"]
 
 ESCAPES = {c: c for c in "<>[]()=@#~,`\\"}
 ESCAPES.update({"t": "\t", "n": "\n", "s": " "})
 
 _PLAIN = re.compile(r"[^<\[`\\]*")
+# The fast path covers everything but calls, parentheses-heavy fields and errors.
 _PIECE = re.compile(
     r"(?P<lit>[^<\[`\\]+)"
+    r"|(?P<esc>\\[^\r\n])"
+    r"|(?P<code>`[^`\r\n]*`)"
     r"|<(?P<name>[A-Za-z_][A-Za-z0-9_]*)>"
+    r"|<(?P<ecode>`[^`\r\n]*`)>"
     r"|\[[ \t]*(?P<field>[A-Za-z_][A-Za-z0-9_]*)[ \t]*"
-    r"(?::[ \t]*(?P<type>[A-Za-z_][A-Za-z0-9_. |]*(?:\[[A-Za-z0-9_. |,]*\])?)[ \t]*)?\]"
+    r"(?::[ \t]*(?:(?P<type>[A-Za-z_][A-Za-z0-9_. |]*(?:\[[A-Za-z0-9_. |,]*\])?)"
+    r"|(?P<ctype>`[^`\r\n]*`))[ \t]*)?\]"
 )
 _ESCAPE_LIST = "< > [ ] ( ) , = @ # ~ ` \\ and \\t \\n \\s"
 
@@ -216,11 +221,9 @@ def _explain(text: str, pos: int, at_end: bool) -> tuple[int, str]:
             i += 1
         elif ch == "`":
             in_code = i
-        elif ch in "<[":
+        elif ch in "<[" or (ch == "(" and stack and stack[-1][0] in "<("):
             stack.append((ch, i))
-        elif (ch == ">" and stack and stack[-1][0] == "<") or (
-            ch == "]" and stack and stack[-1][0] == "["
-        ):
+        elif stack and (ch, stack[-1][0]) in ((">", "<"), ("]", "["), (")", "(")):
             stack.pop()
         i += 1
     if in_code >= 0 or (pos < len(text) and text[pos] == "`"):
@@ -233,6 +236,8 @@ def _explain(text: str, pos: int, at_end: bool) -> tuple[int, str]:
         )
     if stack:
         kind, where = stack[-1]
+        if kind == "(":
+            return where, "unbalanced '(' in a call: the argument list is never closed with ')'"
         if kind == "<":
             if at_end:
                 return where, "unbalanced '<': the substitution is never closed with '>'"
@@ -295,9 +300,11 @@ def parse_text(
 
 
 def _fast_parts(builder: _Builder, raw: str) -> list[n.TextPart] | None:
+    """Regex tokenisation of text without calls; ``None`` defers to the grammar."""
     pos = 0
     size = len(raw)
     out: list[n.TextPart] = []
+    chunks: list[tuple[int, int, str]] = []
     match = _PIECE.match
     src = builder.src
     base = builder.base
@@ -308,14 +315,43 @@ def _fast_parts(builder: _Builder, raw: str) -> list[n.TextPart] | None:
         end = m.end()
         kind = m.lastgroup
         if kind == "lit":
-            out.append(n.Literal(src.span(base + pos, base + end), _unescape(m.group())))
+            chunks.append((pos, end, _unescape(m.group())))
+            pos = end
+            continue
+        if kind == "esc":
+            tok = Token("ESC", m.group(), start_pos=pos, end_pos=end)
+            chunks.append((pos, end, builder.escape(tok)))
+            pos = end
+            continue
+        if chunks:
+            out.append(builder.literal(chunks))
+            chunks = []
+        if kind == "code":
+            code = builder.code(Token("CODE", m.group(), start_pos=pos, end_pos=end))
+            out.append(n.InlinePython(code.span, code))
         elif kind == "name":
             out.append(n.Subst(src.span(base + pos, base + end), m.group("name")))
+        elif kind == "ecode":
+            start = m.start("ecode")
+            tok = Token("CODE", m.group("ecode"), start_pos=start, end_pos=m.end("ecode"))
+            out.append(n.ExprSubst(src.span(base + pos, base + end), builder.code(tok)))
         else:
-            type_text = m.group("type")
             ref = None
-            if type_text is not None:
-                ref = builder.type_ref(m.start("type"), type_text)
+            if kind == "type":
+                ref = builder.type_ref(m.start("type"), m.group("type"))
+            elif kind == "ctype":
+                c_start, c_end = base + m.start("ctype"), base + m.end("ctype")
+                ref = n.TypeRef(src.span(c_start, c_end), m.group("ctype")[1:-1], True)
             out.append(builder.field(pos, end, m.group("field"), ref))
         pos = end
+    if chunks:
+        out.append(builder.literal(chunks))
     return out
+
+
+def parse_text_with_grammar(src: Source, start: int, end: int, fields: bool) -> n.Text:
+    """The grammar-only path (for tests that compare it with the fast path)."""
+    raw = src.text[start:end]
+    builder = _Builder(src, start, fields, "output fields are not allowed here")
+    tree = _lark_tree(raw)
+    return n.Text(src.span(start, end), tuple(builder.parts(tree.children, False)))

@@ -130,6 +130,8 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def _clip(text: str, limit: int) -> str:
+    """One line of at most ``limit`` characters."""
+    text = " ".join(text.splitlines())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -153,10 +155,12 @@ def suite_line(suite: Mapping[str, Any], *, feedback_limit: int | None) -> str:
         )
         return f"{head}: not run {_verdict(suite)}"
     error = suite["error"]
+    if error and "\n" in error.strip():  # a rendered stack trace: its last line says what failed
+        error = error.strip().splitlines()[-1].strip()
     feedback = suite["feedback"]
     if feedback_limit is not None:
         feedback = _clip(feedback, feedback_limit) if feedback else feedback
-        error = _clip(" ".join(error.split()), feedback_limit) if error else error
+        error = _clip(error, feedback_limit) if error else error
     result = SuiteResult(
         suite=suite["procedure"],
         metric=suite["metric"],

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from pytest_kedi.lang import nodes
@@ -17,6 +18,7 @@ from pytest_kedi.runtime.errors import (
 )
 from pytest_kedi.runtime.evaluate import eval_code, eval_rhs, render, type_violation, where
 from pytest_kedi.runtime.interpreter import exec_body, register
+from pytest_kedi.runtime.pyerrors import python_error
 from pytest_kedi.runtime.scope import LazyBinding
 from pytest_kedi.runtime.types import describe_value, is_kedi_type, validator_for
 
@@ -94,7 +96,7 @@ def _iterable_loop(stmt: nodes.Loop, ctx: Ctx) -> Ret | None:
     result: Ret | None = None
     index = 0
     try:
-        for item in iterator:
+        for item in _guarded(iterator):
             index += 1
             scope = ctx.scope.child()
             scope.bind(stmt.binder, item, object)
@@ -114,6 +116,20 @@ def _iterable_loop(stmt: nodes.Loop, ctx: Ctx) -> Ret | None:
     if result is not None or stmt.map_body is None:
         return result
     return _run_map(stmt, stmt.map_body, kept, ctx)
+
+
+def _guarded(iterator: Iterator[Any]) -> Iterator[Any]:
+    """Iterate, reporting a failure inside the iterable's own code as a Kedi error."""
+    while True:
+        try:
+            item = next(iterator)
+        except StopIteration:
+            return
+        except KediExecutionError:
+            raise
+        except Exception as exc:
+            raise python_error(exc) from exc
+        yield item
 
 
 def _run_map(

@@ -100,9 +100,12 @@ def make_custom_type(
                 description=description,
             )
         definitions[field_name] = (base, info)
-    model: type[KediModel] = create_model(
-        name, __base__=KediModel, __module__=module, **definitions
-    )
+    try:
+        model: type[KediModel] = create_model(
+            name, __base__=KediModel, __module__=module, **definitions
+        )
+    except Exception as exc:  # e.g. a field name pydantic reserves, an unsupported type
+        raise KediTypeExecutionError(f"cannot build type {name}: {exc}") from exc
     model.__kedi_fields__ = tuple(f[0] for f in fields)
     model.__kedi_types__ = types_
     model.__kedi_required__ = frozenset(required)

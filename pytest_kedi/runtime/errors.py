@@ -69,6 +69,10 @@ class KediPythonTrace:
     procedure_name: str | None = None
 
 
+#: Frames rendered at each end of a very deep stack.
+_FRAME_LIMIT = 25
+
+
 def _one_line(text: str) -> str:
     lines = [part.strip() for part in str(text).splitlines() if part.strip()]
     return " ".join(lines)
@@ -136,7 +140,15 @@ class KediExecutionError(Exception):
         )
         out = [f"{bold}Kedi stack trace:{reset}"]
         last: tuple[str, int] | None = None
-        for frame in self.frames:
+        frames = self.frames
+        omitted = 0
+        if len(frames) > 2 * _FRAME_LIMIT:  # deep recursion: keep both ends
+            omitted = len(frames) - 2 * _FRAME_LIMIT
+            frames = (*frames[:_FRAME_LIMIT], *frames[-_FRAME_LIMIT:])
+        for index, frame in enumerate(frames):
+            if omitted and index == _FRAME_LIMIT:
+                out.append(f"  ... {omitted} more frames ...")
+                last = None
             if frame.span is None:
                 out.append(f"  in {frame.label}")
                 continue

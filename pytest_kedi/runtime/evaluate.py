@@ -72,10 +72,15 @@ def run_fence(code: nodes.PyCode, ctx: Ctx) -> Any:
 
 
 def render(value: Any) -> str:
-    return value if type(value) is str else str(value)
+    if type(value) is str:
+        return value
+    try:
+        return str(value)
+    except Exception as exc:
+        raise python_error(exc) from exc
 
 
-def render_text(text: nodes.Text, ctx: Ctx, *, fields_as_placeholders: bool = False) -> str:
+def render_text(text: nodes.Text, ctx: Ctx) -> str:
     """Render text left to right; every substitution becomes ``str(value)``."""
     out: list[str] = []
     for part in text.parts:

@@ -67,6 +67,9 @@ def exec_body(body: tuple[nodes.Node, ...], ctx: Ctx) -> Ret | None:
             result = HANDLERS[type(stmt)](stmt, ctx)
         except KediExecutionError as err:
             raise err.with_outer_frame(stmt_frame(stmt, ctx))
+        except RecursionError as exc:
+            deep = KediExecutionError("maximum recursion depth exceeded", original=exc)
+            raise deep.with_outer_frame(stmt_frame(stmt, ctx)) from exc
         if result is not None:
             return result
     return None

@@ -258,7 +258,10 @@ _SIMPLE: dict[Any, Checker] = {
 
 
 def _pydantic_checker(tp: Any) -> Checker:
-    adapter = TypeAdapter(tp)
+    try:
+        adapter = TypeAdapter(tp)
+    except Exception as exc:
+        raise KediTypeExecutionError(f"unsupported type {describe_type(tp)}: {exc}") from exc
 
     def checker(v: Any) -> bool:
         try:

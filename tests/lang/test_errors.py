@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from pytest_kedi.lang import KediParseError, parse
@@ -425,3 +427,40 @@ def test_text_bodies_reject_statement_lines() -> None:
     diag = error_of("> instructions:\n  Be brief.\n  > model: x\n")
     assert diag.message.startswith("a '> instructions:' body holds only text rows")
     assert (diag.line, diag.column) == (3, 3)
+
+
+@pytest.mark.parametrize("head", ["profile: p", "task [h]: child", "send: h", "package: p"])
+def test_block_directives_need_a_trailing_colon(head: str) -> None:
+    diag = error_of(f"> {head}\n")
+    assert diag.message.endswith("must end with ':' and take an indented body")
+    assert (diag.line, diag.column) == (1, 1)
+
+
+MESSAGES = [
+    pytest.param("[x] = <f(a, b>\n", 1, 9, "unbalanced '(' in a call", id="call_paren"),
+    pytest.param(
+        "~T(a: int) extra\n",
+        1,
+        12,
+        "unexpected text after the custom type header",
+        id="type_trailing",
+    ),
+    pytest.param("[x: list[] = 1\n", 1, 1, "unbalanced '[': missing ']'", id="target_bracket"),
+    pytest.param("@test s:\n", 1, 6, "suite header must be '@test: name:'", id="suite_colon2"),
+    pytest.param("[x y] = 1\n", 1, 4, "unexpected 'y' in assignment target", id="target_name"),
+    pytest.param(
+        "@f(a: ) -> str:\n  = x\n", 1, 7, "unexpected ')' in procedure header", id="missing_type"
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "line", "column", "message"), MESSAGES)
+def test_located_messages_in_kedi_terms(source: str, line: int, column: int, message: str) -> None:
+    diag = error_of(source)
+    assert diag.message.startswith(message), diag.message
+    assert (diag.line, diag.column) == (line, column)
+    assert re.search(r"\b[A-Z_]{3,}\b", diag.message) is None  # no lark terminal names
+
+
+def test_procedure_named_like_a_suite_is_a_procedure() -> None:
+    assert parse("@tester(a):\n  = x\n@test(a):\n  = y\n").procedures[1].name == "test"

@@ -1,16 +1,20 @@
-"""The regex fast paths for heads agree with the lark grammar wherever they apply."""
+"""The regex fast paths (heads, text) agree with the lark grammar wherever they apply."""
 
 from __future__ import annotations
 
 import pytest
 
+from pytest_kedi.lang import KediParseError, parse
+from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.context import classify, split_target
 from pytest_kedi.lang.fastheads import fast_signature, fast_target
 from pytest_kedi.lang.heads import lark_signature, lark_target
 from pytest_kedi.lang.scanner import Item, scan
 from pytest_kedi.lang.source import KediSyntaxError, Source
+from pytest_kedi.lang.text import parse_text_with_grammar
 
 from .conftest import load_manifest, read_corpus
+from .spans import walk
 
 HEADS = [
     "@f():",
@@ -78,3 +82,25 @@ def test_fast_paths_agree_on_the_corpus() -> None:
                     assert fast_t == lark_target(head), head
                     compared += 1
     assert compared > 300
+
+
+def test_text_fast_path_matches_the_grammar_on_the_corpus() -> None:
+    compared = 0
+    for entry in load_manifest():
+        source = read_corpus(entry["file"])
+        try:
+            module = parse(source, entry["file"])
+        except KediParseError:
+            continue
+        src = Source(source, entry["file"])
+        for node in walk(module):
+            if not isinstance(node, n.Text) or not node.parts:
+                continue
+            if node.span.start_line != node.span.end_line:
+                continue  # a '\\'-continued return: joined from several lines
+            expected = parse_text_with_grammar(
+                src, node.span.start_offset, node.span.end_offset, True
+            )
+            assert node == expected, source[node.span.start_offset : node.span.end_offset]
+            compared += 1
+    assert compared > 500

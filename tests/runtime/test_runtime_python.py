@@ -178,3 +178,35 @@ def test_cause_chain_is_preserved(run):
     assert isinstance(info.value.__cause__, KeyError)
     assert isinstance(info.value, KeyError)
     assert str(info.value).splitlines()[-1] == "KeyError: 'k'"
+
+
+def test_failing_str_of_a_value_is_a_kedi_error(run):
+    src = """
+    ```
+    class Bad:
+        def __str__(self):
+            raise RuntimeError("no str")
+    ```
+    [b: object] = `Bad()`
+    = value: <b>
+    """
+    with pytest.raises(KediExecutionError) as info:
+        run(src)
+    assert isinstance(info.value.original, RuntimeError)
+    assert info.value.python_traces[-1].kedi_line == 4
+
+
+def test_failing_iterable_in_loop_is_a_kedi_error(run):
+    src = """
+    ```
+    def items():
+        yield 1
+        raise LookupError("gone")
+    ```
+    [n: int] = `0`
+    > loop [x]: `items()`:
+      [n] := `n + x`
+    """
+    with pytest.raises(KediExecutionError) as info:
+        run(src)
+    assert isinstance(info.value.original, LookupError)

@@ -348,3 +348,19 @@ def test_inline_expression_in_template_text(run):
 
 def test_expression_substitution(run):
     assert run("[xs: list[int]] = `[1, 2]`\n= count: <`len(xs)`>\n") == "count: 2"
+
+
+def test_runaway_recursion_is_a_kedi_error_with_bounded_rendering(run):
+    from pytest_kedi.runtime.errors import KediExecutionError
+
+    src = """
+    @down(n: int) -> int:
+      [m: int] = `n + 1`
+      = <down(<m>)>
+    = <down(`0`)>
+    """
+    with pytest.raises(KediExecutionError) as info:
+        run(src)
+    assert isinstance(info.value.original, RecursionError)
+    assert len(str(info.value).splitlines()) < 120
+    assert "more frames" in str(info.value)
