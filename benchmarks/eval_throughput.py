@@ -107,7 +107,9 @@ def bench_latency(folder: Path, rows: int, concurrency: int) -> float:
     (suite,) = program.module.eval_suites
     options = EvalOptions(concurrency=concurrency)
     run_suite(program, suite, EvalOptions(concurrency=concurrency))  # warm-up (imports, caches)
+    cpu_start = time.process_time()
     elapsed, result = timed(lambda: run_suite(program, suite, options))
+    cpu = time.process_time() - cpu_start
     check(result)
     # The physical limit, measured in the same run: `concurrency` sleepers at a time.
     limit, _ = timed(lambda: asyncio.run(_sleep_waves(rows, concurrency)))
@@ -117,6 +119,7 @@ def bench_latency(folder: Path, rows: int, concurrency: int) -> float:
     print(f"(a) run_suite: {rows} rows x {LATENCY_S * 1000:.0f} ms, concurrency {concurrency}")
     print(f"    wall {elapsed:.3f}s, limit {limit:.3f}s (nominal {ideal:.3f}s)")
     print(f"    ratio {ratio:.3f}x (goal <= 1.15x)")
+    print(f"    process CPU time {cpu:.3f}s ({cpu / rows * 1000:.1f} ms per row, GIL-bound)")
     print(
         f"    the same {rows} calls made directly with pydantic-ai in {concurrency} threads: "
         f"{floor:.3f}s ({elapsed / floor:.2f}x of that)"
