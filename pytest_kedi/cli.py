@@ -12,6 +12,7 @@ compile, execution, test or data-loading failure, 2 command-line misuse.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -178,13 +179,33 @@ def _is_kedi_error(exc: BaseException) -> bool:
 # --------------------------------------------------------------------------- commands
 
 
+def _expand_paths(paths: Sequence[str]) -> list[str]:
+    """Files as given; directories expand to their ``.kedi`` programs, sorted
+    (``*.cache.kedi`` and ``package.kedi`` are not programs and are left out)."""
+    out: list[str] = []
+    for name in paths:
+        if os.path.isdir(name):
+            found = [
+                os.path.join(root, file)
+                for root, _dirs, names in os.walk(name)
+                for file in names
+                if file.endswith(".kedi")
+                and not file.endswith(".cache.kedi")
+                and file != "package.kedi"
+            ]
+            out.extend(sorted(found))
+        else:
+            out.append(name)
+    return out
+
+
 def _parse_command(files: Sequence[str], console: _Console) -> int:
     from pytest_kedi.lang import KediParseError, parse_file
 
     if not files:
         raise CliUsageError("parse needs at least one FILE")
     status = OK
-    for name in files:
+    for name in _expand_paths(files):
         try:
             module = parse_file(name)
         except KediParseError as exc:

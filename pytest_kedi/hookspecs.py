@@ -30,8 +30,9 @@ def pytest_kedi_row_result(item: pytest.Item, row: RowResult) -> None:
     """Called with each scored row of an ``@eval:`` suite as soon as it finishes.
 
     ``row`` is a ``pytest_kedi.evals.RowResult`` (index, input, expected, score,
-    feedback, error, error_class, duration_s). With ``--kedi-concurrency`` above 1
-    this may be called from a worker thread and in completion order.
+    feedback, error, error_class, duration_s). It is always called in the thread
+    running the item and in dataset order, also with ``--kedi-concurrency`` above 1
+    (a row is delivered as soon as it and every earlier row have finished).
     """
 
 

@@ -15,7 +15,10 @@ from pytest_kedi.runtime.source import SourceFile
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.runtime.procedures import KediProcedure
 
-__all__ = ["Ctx", "ModuleUnit", "Ret", "Runtime"]
+__all__ = ["LOOP_LIMIT", "Ctx", "ModuleUnit", "Ret", "Runtime"]
+
+#: Default iteration limit of a conditional ``> loop:`` (§9.4).
+LOOP_LIMIT = 10_000
 
 
 class Runtime:
@@ -29,6 +32,10 @@ class Runtime:
         self.modules: dict[str, ModuleUnit] = {}
         self.loading: list[str] = []
         self.type_cache: dict[int, tuple[nodes.TypeRef, Any]] = {}
+        self.type_units: dict[int, tuple[nodes.TypeRef, CompiledUnit]] = {}
+        self.function_units: dict[int, tuple[nodes.PyCode, CompiledUnit | None]] = {}
+        #: completed iterations after which a conditional loop fails (§9.4)
+        self.loop_limit = LOOP_LIMIT
 
     @property
     def boundary(self) -> Any:

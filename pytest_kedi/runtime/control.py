@@ -22,10 +22,7 @@ from pytest_kedi.runtime.pyerrors import python_error
 from pytest_kedi.runtime.scope import LazyBinding
 from pytest_kedi.runtime.types import describe_value, is_kedi_type, validator_for
 
-__all__ = ["LOOP_LIMIT", "condition_holds"]
-
-#: Completed iterations after which a conditional loop whose condition still holds fails.
-LOOP_LIMIT = 10_000
+__all__ = ["condition_holds"]
 
 
 def condition_holds(cond: nodes.Condition, ctx: Ctx) -> bool:
@@ -68,11 +65,10 @@ def _iteration_frame(ctx: Ctx, stmt: nodes.Loop, index: int) -> Any:
 
 def _conditional_loop(stmt: nodes.Loop, cond: nodes.Condition, ctx: Ctx) -> Ret | None:
     completed = 0
+    limit = ctx.unit.runtime.loop_limit
     while condition_holds(cond, ctx):
-        if completed >= LOOP_LIMIT:
-            raise LoopIterationLimitError(
-                f"{where(ctx, stmt)}: loop exceeded {LOOP_LIMIT} iterations"
-            )
+        if completed >= limit:
+            raise LoopIterationLimitError(f"{where(ctx, stmt)}: loop exceeded {limit} iterations")
         try:
             result = exec_body(stmt.body, ctx.child(ctx.scope.child()))
         except KediExecutionError as err:

@@ -40,6 +40,7 @@ FRAME_KINDS = frozenset(
         "metric",
         "dataset",
         "case",
+        "directive",
     }
 )
 

@@ -13,7 +13,13 @@ from pytest_kedi.runtime.errors import (
     KediNameError,
     KediTypeExecutionError,
 )
-from pytest_kedi.runtime.pyinterop import build_globals, python_error, run_block, run_expr
+from pytest_kedi.runtime.pyinterop import (
+    build_globals,
+    compile_unit,
+    python_error,
+    run_block,
+    run_expr,
+)
 from pytest_kedi.runtime.scope import MISSING
 from pytest_kedi.runtime.types import (
     TYPE_BUILTINS,
@@ -191,16 +197,21 @@ def resolve_type(ref: nodes.TypeRef | None, ctx: Ctx) -> Any:
 
 
 def _backtick_type(ref: nodes.TypeRef, ctx: Ctx) -> Any:
-    from pytest_kedi.runtime.pyinterop import compile_unit
-
-    code = nodes.PyCode(
-        span=ref.span,
-        source=ref.source,
-        kind="expr",
-        line=ref.span.start_line,
-        col=ref.span.start_col,
-    )
-    unit = compile_unit(code, ctx.unit.source_file, ctx.procedure_name)
+    """A backtick annotation, evaluated (on each use) in the full Python namespace."""
+    units = ctx.unit.runtime.type_units
+    entry = units.get(id(ref))
+    if entry is not None and entry[0] is ref:
+        unit = entry[1]
+    else:
+        code = nodes.PyCode(
+            span=ref.span,
+            source=ref.source,
+            kind="expr",
+            line=ref.span.start_line,
+            col=ref.span.start_col,
+        )
+        unit = compile_unit(code, ctx.unit.source_file, ctx.procedure_name)
+        units[id(ref)] = (ref, unit)
     namespace = dict(TYPE_BUILTINS)
     namespace.update(build_globals(ctx.scope))
     try:

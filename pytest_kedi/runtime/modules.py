@@ -40,7 +40,8 @@ def load_unit(
         prelude_scope.volatile = True  # prelude functions may rebind prelude globals
     scope = Scope({"args": KediArgs()}, prelude_scope, "module", KediState())
     scope.volatile = prelude_scope.volatile
-    unit = ModuleUnit(runtime, module, source_file, prelude_scope, scope, _optimized(text_path))
+    optimized = _optimized(text_path, module)
+    unit = ModuleUnit(runtime, module, source_file, prelude_scope, scope, optimized)
     if module.prelude is not None:
         block = module.prelude
         ctx = Ctx(scope, unit, "<prelude>")
@@ -54,13 +55,29 @@ def load_unit(
     return unit
 
 
-def _optimized(path: str) -> dict[str, dict[str, str]]:
+def _optimize_spans(body: tuple[Any, ...], owner: str | None, out: dict[str, list[str]]) -> None:
+    """``{procedure: [span names]}`` of every ``> optimize: span:`` (nested included)."""
+    for stmt in body:
+        if isinstance(stmt, nodes.Procedure):
+            out.setdefault(stmt.name, [])
+            _optimize_spans(stmt.body, stmt.name, out)
+        elif isinstance(stmt, nodes.Directive) and stmt.name == "optimize" and owner:
+            out.setdefault(owner, []).append(stmt.arg or "")
+        for attr in ("body", "orelse", "map_body"):
+            inner = getattr(stmt, attr, None)
+            if isinstance(inner, tuple) and not isinstance(stmt, nodes.Procedure):
+                _optimize_spans(inner, owner, out)
+
+
+def _optimized(path: str, module: nodes.Module) -> dict[str, dict[str, str]]:
     if not os.path.isfile(path):
         return {}
     from pytest_kedi.runtime.model import ModelError, load_optimized
 
+    known: dict[str, list[str]] = {}
+    _optimize_spans(module.body, None, known)
     try:
-        return load_optimized(path)
+        return load_optimized(path, known)
     except ModelError as exc:
         raise KediModelError(exc.message, original=exc) from exc
 

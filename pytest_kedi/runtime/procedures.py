@@ -80,18 +80,28 @@ class KediProcedure:
             procedure_name=node.name,
             source_snippet=unit.source_file.snippet(span),
         )
-        self.__signature__ = inspect.Signature(
-            [
-                inspect.Parameter(
-                    name,
-                    inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                    default=inspect.Parameter.empty if default is MISSING else default,
-                    annotation=tp,
-                )
-                for name, tp, default in zip(self.names, param_types, defaults, strict=False)
-            ],
-            return_annotation=return_type,
-        )
+        self._signature: inspect.Signature | None = None
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        """The real signature (built on first use): positional-or-keyword parameters,
+        resolved annotations, definition-time defaults."""
+        if self._signature is None:
+            self._signature = inspect.Signature(
+                [
+                    inspect.Parameter(
+                        name,
+                        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                        default=inspect.Parameter.empty if default is MISSING else default,
+                        annotation=tp,
+                    )
+                    for name, tp, default in zip(
+                        self.names, self.param_types, self.defaults, strict=True
+                    )
+                ],
+                return_annotation=self.return_type,
+            )
+        return self._signature
 
     def _fast_unit(self) -> CompiledUnit | None:
         body = self._body
@@ -100,7 +110,13 @@ class KediProcedure:
         rhs = body[0].value
         if rhs.mode != "expr" or rhs.code is None or self.closure.kind != "module":
             return None
-        return compile_function(rhs.code, self.unit.source_file, self.name, self.names)
+        cache = self.unit.runtime.function_units
+        entry = cache.get(id(rhs.code))
+        if entry is not None and entry[0] is rhs.code:
+            return entry[1]
+        unit = compile_function(rhs.code, self.unit.source_file, self.name, self.names)
+        cache[id(rhs.code)] = (rhs.code, unit)
+        return unit
 
     def _fast_function(self) -> Callable[..., Any]:
         """The fast body bound to the current module globals (rebuilt when they change)."""

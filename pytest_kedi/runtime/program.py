@@ -76,6 +76,17 @@ class Program:
         return self._unit.runtime.synthetic_calls
 
     @property
+    def loop_limit(self) -> int:
+        """Completed iterations after which a conditional ``> loop:`` fails (default 10,000)."""
+        return self._unit.runtime.loop_limit
+
+    @loop_limit.setter
+    def loop_limit(self, value: int) -> None:
+        if type(value) is not int or value <= 0:
+            raise ValueError(f"loop_limit must be a positive int, not {value!r}")
+        self._unit.runtime.loop_limit = value
+
+    @property
     def args(self) -> KediArgs:
         value = self._unit.scope.vars["args"]
         assert isinstance(value, KediArgs)

@@ -74,3 +74,17 @@ def test_parse_without_files_is_misuse(run_cli) -> None:
     assert result.out == ""
     assert "error: parse needs at least one FILE" in result.err
     assert result.code == 2
+
+
+def test_parse_directory_walks_kedi_programs(kedi_file, run_cli, tmp_path) -> None:
+    (tmp_path / "sub").mkdir()
+    kedi_file(GOOD, "sub/b.kedi")
+    kedi_file(GOOD, "a.kedi")
+    kedi_file("@never(x):\n  = <x>\n", "prog.cache.kedi")
+    kedi_file("> package: demo:\n  > export: *\n", "package.kedi")
+    result = run_cli("parse", ".")
+    assert result.code == 0, result.err
+    assert result.out.splitlines() == [
+        "./a.kedi: 2 procedures, 1 eval suites, 3 test cases",
+        "./sub/b.kedi: 2 procedures, 1 eval suites, 3 test cases",
+    ]

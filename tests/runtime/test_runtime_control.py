@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from kedi_scripted_model import ScriptedModel
 
-from pytest_kedi.runtime import control
 from pytest_kedi.runtime.errors import (
     KediExecutionError,
     KediNameError,
@@ -165,16 +165,19 @@ def test_map_failures_drain_then_raise_first(run):
     assert isinstance(info.value.original, ZeroDivisionError)
 
 
-def test_loop_iteration_limit(run, monkeypatch):
-    monkeypatch.setattr(control, "LOOP_LIMIT", 5)
+def test_loop_iteration_limit(kedi):
     src = """
     [n: int] = `0`
     > loop: `True`:
       [n] := `n + 1`
     """
-    with pytest.raises(LoopIterationLimitError) as info:
-        run(src)
+    program = kedi(src)
+    assert program.loop_limit == 10_000
+    program.loop_limit = 5
+    with pytest.raises(LoopIterationLimitError, match="exceeded 5 iterations") as info:
+        program.run()
     assert str(info.value).splitlines()[-1].startswith("LoopIterationLimitError: ")
+    assert program.get("n") == 5  # five completed iterations, then the check fails
 
 
 def test_conditional_loop_false_first_check_runs_nothing(run):
@@ -195,3 +198,31 @@ def test_show_prints_native_value(run, capsys):
     """
     assert run(src) == "done"
     assert capsys.readouterr().out == "[1, 2]\ntotal 2\n"
+
+
+def test_directives_in_a_branch_are_undone_when_it_ends(run):
+    model = ScriptedModel()
+    src = """
+    > instructions: outer
+    > if: `True`:
+      > instructions: inner
+      >> in branch
+    >> after
+    = ok
+    """
+    run(src, model=model)
+    assert model.instructions == ["inner", "outer"]
+
+
+def test_loop_claim_is_asked_before_every_iteration(run):
+    answers = iter([True, True, False])
+    model = ScriptedModel(fields=lambda prompt: {"holds": next(answers)})
+    src = """
+    [n: int] = `0`
+    > loop: more work remains after <n> steps
+      [n] := `n + 1`
+    = `n`
+    """
+    assert run(src, model=model) == 2
+    assert len(model.prompts) == 3
+    assert "after 0 steps" in model.prompts[0] and "after 2 steps" in model.prompts[2]

@@ -306,3 +306,11 @@ def test_instructions_block_rows_join_with_newlines(run):
     """
     run(src, model=model)
     assert model.instructions == ["First rule.\nSecond 2."]
+
+
+def test_stale_optimized_entries_warn(kedi, tmp_path):
+    (tmp_path / "prog.kedi.optimized.json").write_text(
+        json.dumps({"gone": {"main": "x"}}), encoding="utf-8"
+    )
+    with pytest.warns(UserWarning, match="stale optimized prompt"):
+        kedi("@f() -> str:\n  = x\n")

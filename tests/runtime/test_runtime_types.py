@@ -7,6 +7,8 @@ import re
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from pytest_kedi.runtime.errors import KediTypeExecutionError
@@ -178,3 +180,18 @@ def test_aliasing_is_preserved(run):
     = `(xs is ys, xs)`
     """
     assert run(src) == (True, [1, 2])
+
+
+@given(st.integers())
+def test_ints_are_ints_and_their_text_never_is(value: int) -> None:
+    assert check(value, int)
+    assert not check(str(value), int)
+    assert check(value, float)
+    assert not check(bool(value), int)
+
+
+@given(st.lists(st.integers()))
+def test_lists_are_not_tuples(values: list[int]) -> None:
+    assert check(values, list[int])
+    assert not check(tuple(values), list[int])
+    assert check(tuple(values), tuple[int, ...])
