@@ -235,7 +235,7 @@ def _load(invocation: Invocation, mode: Literal["run", "validate"]) -> Program:
 def _run_program(invocation: Invocation, console: _Console) -> int:
     program = _load(invocation, "run")
     result = program.run()
-    if result is not None:
+    if program.returned:
         console.print(str(result))
     return OK
 

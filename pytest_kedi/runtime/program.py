@@ -52,6 +52,7 @@ class Program:
     def __init__(self, unit: ModuleUnit, mode: Mode) -> None:
         self._unit = unit
         self.mode = mode
+        self.returned = False
 
     # -- introspection ---------------------------------------------------------------------
     @property
@@ -111,9 +112,14 @@ class Program:
 
     # -- running ---------------------------------------------------------------------------
     def run(self) -> Any:
-        """Execute the program top to bottom (no hoisting, §10.1); the top-level return."""
+        """Execute the program top to bottom (no hoisting, §10.1); the top-level return.
+
+        ``returned`` tells afterwards whether a top-level return ran (so a program that
+        explicitly returns ``None`` can be told from one with no return).
+        """
         ctx = Ctx(self._unit.scope, self._unit, "<program>")
         result = exec_body(self.module.body, ctx)
+        self.returned = result is not None
         return None if result is None else result.value
 
     def _frame_ctx(
@@ -158,18 +164,41 @@ class Program:
         *,
         transform: Transform | None = None,
     ) -> None:
-        """Run a case's Python (lines and fences, in order) on the compiled runtime."""
+        """Run a case's Python on the compiled runtime.
+
+        The case body (its statement lines and fences, in order) is one Python unit,
+        so a name bound on one line is visible on the next; like every Python block,
+        names it creates do not become Kedi variables (§3.4).
+        """
         label = f"case {case.name}"
         ctx = self._frame_ctx(label, suite.directives, {})
         runtime = self._unit.runtime
+        code = _case_code(case)
         try:
-            for item in case.body:
-                try:
-                    unit = runtime.unit_for(
-                        item.code, self._unit.source_file, None, transform=transform
-                    )
-                    run_block(unit, ctx.scope)
-                except KediExecutionError as err:
-                    raise err.with_outer_frame(ctx.frame("python", self._span(item)))
+            unit = runtime.unit_for(code, self._unit.source_file, label, transform=transform)
+            run_block(unit, ctx.scope)
         except KediExecutionError as err:
             raise err.with_outer_frame(ctx.frame("case", self._span(case)))
+
+
+def _case_code(case: nodes.Case) -> nodes.PyCode:
+    """Join a case body into one Python block whose line k is `.kedi` line ``first + k - 1``
+    (fence delimiters and blank lines become empty Python lines)."""
+    first = case.body[0].code
+    if len(case.body) == 1 and first.kind == "block":
+        return first
+    lines: list[str] = []
+    for item in case.body:
+        lines.extend("" for _ in range(item.code.line - first.line - len(lines)))
+        lines.extend(item.code.source.splitlines() or [""])
+    last = case.body[-1].span
+    span = nodes.Span(
+        first.span.path,
+        first.span.start_line,
+        first.span.start_col,
+        last.end_line,
+        last.end_col,
+        first.span.start_offset,
+        last.end_offset,
+    )
+    return nodes.PyCode(span, "\n".join(lines), "block", first.line, 1)

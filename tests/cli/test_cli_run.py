@@ -40,6 +40,11 @@ def test_no_top_level_return_prints_nothing_for_it(kedi_file, run_cli) -> None:
     assert (result.out, result.err, result.code) == ("42\n", "", 0)
 
 
+def test_explicit_none_return_is_printed(kedi_file, run_cli) -> None:
+    result = run_cli(kedi_file("`print('side')`\n= `None`\n"))
+    assert (result.out, result.err, result.code) == ("side\nNone\n", "", 0)
+
+
 def test_result_is_printed_with_str(kedi_file, run_cli) -> None:
     result = run_cli(kedi_file("= `{'a': [1, 2]}`\n"))
     assert (result.out, result.code) == ("{'a': [1, 2]}\n", 0)

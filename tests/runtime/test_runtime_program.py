@@ -281,3 +281,33 @@ def test_unsupported_import_does_not_fail_the_file_in_validate_mode(kedi):
         program.procedures["uses"]()
     with pytest.raises(KediUnsupportedError, match="filesystem"):
         program.procedures["unknown"]()
+
+
+def test_case_lines_share_one_python_unit(kedi):
+    src = """
+    @up(x) -> str:
+      = `x.upper()`
+
+    @test: up:
+      > case: shared:
+        `value = up("ab")`
+        # a comment between lines
+        ```
+        other = value + "!"
+        ```
+        `assert other == "AB!"`
+      > case: fails_on_its_own_line:
+        `value = up("ab")`
+
+        `assert value == "xy"`
+    """
+    program = kedi(src, mode="validate")
+    suite = program.module.test_suites[0]
+    program.run_case(suite, suite.cases[0])
+    with pytest.raises(KediExecutionError) as info:
+        program.run_case(suite, suite.cases[1])
+    assert isinstance(info.value.original, AssertionError)
+    assert info.value.python_traces[-1].kedi_line == 15
+    # names created by a case never become Kedi variables
+    with pytest.raises(NameError):
+        program.get("value")
