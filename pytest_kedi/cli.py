@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
@@ -37,7 +37,8 @@ options:
   --model MODEL  default pydantic-ai model (e.g. openai:gpt-4o); a source `> model:`
                  still applies. Default: $KEDI_ADAPTER_MODEL, else the offline `test` model.
   --test         run the @test: cases and print `Tests:`
-  --eval         score the @eval: suites and print `Evals:`
+  --eval         score the @eval: suites and print `Evals:` (with --test, only the
+                 tests run, as in Kedi)
   --help         show this help
 
 Other options after FILE fill the program's `args`: `--key value` sets args.key to
@@ -297,17 +298,12 @@ def _run_evals(invocation: Invocation, console: _Console) -> int:
 
 
 def _run(invocation: Invocation, console: _Console) -> int:
-    if not (invocation.test or invocation.eval):
-        return _run_program(invocation, console)
-    status = OK
-    steps: list[Callable[[Invocation, _Console], int]] = []
+    # KEDI.md §5.1: given with --eval, --test runs and returns first (evals do not run).
     if invocation.test:
-        steps.append(_run_tests)
+        return _run_tests(invocation, console)
     if invocation.eval:
-        steps.append(_run_evals)
-    for step in steps:
-        status = max(status, step(invocation, console))
-    return status
+        return _run_evals(invocation, console)
+    return _run_program(invocation, console)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,6 +22,7 @@ one line.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 
 from pytest_kedi.runtime.errors import (
@@ -37,6 +38,7 @@ __all__ = [
     "display_path",
     "exception_location",
     "one_line",
+    "relative_locations",
 ]
 
 ERROR_CLASSES = ("metric", "procedure", "type", "model", "timeout", "invalid_score")
@@ -89,7 +91,7 @@ def describe_exception(exc: BaseException) -> str:
         kind = inner.kind_name
         original = inner.original
         message = one_line(_text(original)) if original is not None else ""
-        message = message or inner.message
+        message = message or relative_locations(inner.message)
     else:
         kind = type(inner).__name__
         message = one_line(_text(inner))
@@ -112,6 +114,21 @@ def display_path(path: str) -> str:
     except ValueError:  # another drive (Windows)
         return path
     return path if relative.startswith(os.pardir) else relative
+
+
+_ABSOLUTE_KEDI_PATH = re.compile(
+    r"""(?<![\w.])((?:[A-Za-z]:)?[\\/][^\s:'"]*\.kedi)(?=:\d|", line \d)"""
+)
+
+
+def relative_locations(text: str) -> str:
+    """Kedi's messages and stack traces with their absolute ``/abs/file.kedi:LINE`` (and
+    ``File "/abs/file.kedi", line N``) locations shown like `display_path` (relative to
+    the working directory when inside it), so reports do not depend on where the
+    project is checked out."""
+    if ".kedi" not in text:
+        return text
+    return _ABSOLUTE_KEDI_PATH.sub(lambda match: display_path(match.group(1)), text)
 
 
 def exception_location(exc: BaseException) -> str | None:

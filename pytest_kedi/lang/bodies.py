@@ -39,6 +39,10 @@ _SETTINGS_LIKE = frozenset(
         "package",
     ]
 )
+# Profile members that hold one value: a second one is a duplicate (§4.1).
+_PROFILE_SINGLETONS = frozenset(
+    ["output", "workflow", "max_agents", "model", "adapter", "agent", "effort", "approval"]
+)
 _NEEDS_BODY = frozenset(
     {"profile", "optimize", "task", "send", "interrupt", "package", "task_group", "process"}
 )
@@ -95,7 +99,7 @@ class BodyReader:
         code: n.PyCode | None = None
         if value and name in _NEEDS_BODY:
             raise KediSyntaxError(
-                item.start, f"'> {name}: {value}' must end with ':' and take an indented body"
+                item.end, f"'> {name}: {value}' must end with ':' and take an indented body"
             )
         if value:
             lead = len(item.text[rel:]) - len(item.text[rel:].lstrip())
@@ -236,7 +240,7 @@ class BodyReader:
             self.b.directives.add(kid, ctx, out)
             member = out[-1]
             assert isinstance(member, n.Directive)
-            if member.name in ("output", "workflow", "max_agents") and member.name in seen:
+            if member.name in _PROFILE_SINGLETONS and member.name in seen:
                 raise KediSyntaxError(kid.start, f"duplicate '> {member.name}:' in a profile")
             seen.add(member.name)
             members.append(member)
@@ -263,12 +267,16 @@ class BodyReader:
             if sub == "case" and kind == "test":
                 case = self.case(kid)
                 if any(c.name == case.name for c in cases):
-                    raise KediSyntaxError(kid.start, f"duplicate case name {case.name!r} in suite")
+                    raise KediSyntaxError(
+                        self._named(kid, "case")[1], f"duplicate case name {case.name!r} in suite"
+                    )
                 cases.append(case)
             elif sub in ("data", "test_data") and kind == "eval":
                 ds = self.dataset(kid, sub)
                 if any(d.kind == ds.kind and d.name == ds.name for d in datasets):
-                    raise KediSyntaxError(kid.start, f"duplicate '> {sub}: {ds.name}:' in suite")
+                    raise KediSyntaxError(
+                        self._named(kid, sub)[1], f"duplicate '> {sub}: {ds.name}:' in suite"
+                    )
                 datasets.append(ds)
             elif sub == "metric" and kind == "eval":
                 if metric is not None:
@@ -294,10 +302,10 @@ class BodyReader:
         rest = m.group(1).strip()
         if not rest.endswith(":"):
             raise KediSyntaxError(
-                kid.start, f"'> {what}:' header must end with ':' ('> {what}: name:')"
+                kid.end, f"'> {what}:' header must end with ':' ('> {what}: name:')"
             )
         name = rest[:-1].strip()
-        at = kid.start + kid.text.index(name, m.start(1)) if name else kid.start
+        at = kid.start + kid.text.index(name, m.start(1)) if name else kid.end - 1
         return name, at
 
     def case(self, kid: Item) -> n.Case:
@@ -319,7 +327,7 @@ class BodyReader:
 
     def dataset(self, kid: Item, kind: str) -> n.Dataset:
         name, at = self._named(kid, kind)
-        check_name(name, at, "dataset name")
+        check_name(name, at, "dataset name", binds=True)
         if not kid.children:
             raise KediSyntaxError(kid.start, f"'> {kind}:' needs an indented body")
         body = self.b.body(kid.children, Ctx("data"))
@@ -332,7 +340,7 @@ class BodyReader:
         rest = m.group(1).rstrip()
         if not rest.endswith(":"):
             raise KediSyntaxError(
-                kid.start, "'> metric:' header must end with ':' ('> metric: name(dataset):')"
+                kid.end, "'> metric:' header must end with ':' ('> metric: name(dataset):')"
             )
         head = rest[:-1]
         base = kid.start + m.start(1)

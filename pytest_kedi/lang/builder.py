@@ -20,6 +20,13 @@ _SUITE = re.compile(r"@[ \t]*(test|eval)[ \t]*(:?)(.*)", re.S)
 _FIELD_IN_RHS = "output fields ([name]) are only allowed in '>>' template rows"
 
 
+def _readonly(ctx: Ctx) -> frozenset[str]:
+    """Parameters a statement in ``ctx`` may not bind (they are read-only, §2.1)."""
+    if ctx.in_proc and ctx.kind in ("proc", "block", "optimize"):
+        return ctx.params
+    return frozenset()
+
+
 class Builder:
     def __init__(self, src: Source) -> None:
         self.src = src
@@ -130,7 +137,7 @@ class Builder:
             item = items[i]
             kind = classify(item)
             if kind == "template" or (kind == "row" and ctx.kind in ("optimize", "auto")):
-                stmt, i = self.template(items, i, bare=kind == "row")
+                stmt, i = self.template(items, i, kind == "row", _readonly(ctx))
                 out.append(stmt)
                 continue
             if kind == "row":
@@ -218,10 +225,10 @@ class Builder:
         assert split is not None
         close, op, after = split
         name, ref = parse_target(self.src, item.text[:close], item.start)
-        if name == "args":
+        if name in _readonly(ctx):
             raise KediSyntaxError(
-                item.start + 1,
-                "'args' is reserved for command-line arguments and cannot be assigned",
+                item.start + item.text.index(name, 1),
+                f"parameter {name!r} is read-only and cannot be assigned",
             )
         span = self.span(item.start, stop_of(item))
         if op == ":=":
@@ -247,13 +254,11 @@ class Builder:
                 "(it binds the whole reply)",
             )
             return n.RawCapture(span, name, ref, prompt)
-        if ctx.in_proc and name in ctx.params and ctx.kind in ("proc", "block"):
-            raise KediSyntaxError(
-                item.start + 1, f"parameter {name!r} is read-only and cannot be assigned"
-            )
         return n.Assign(span, name, ref, self.rhs(item, after, "assignment"))
 
-    def template(self, items: list[Item], i: int, bare: bool) -> tuple[n.Template, int]:
+    def template(
+        self, items: list[Item], i: int, bare: bool, readonly: frozenset[str] = frozenset()
+    ) -> tuple[n.Template, int]:
         first = items[i]
         rows = [self.row(first, 0 if bare else 2)]
         end = first.end
@@ -273,6 +278,11 @@ class Builder:
                         raise KediSyntaxError(
                             part.span.start_offset,
                             f"duplicate output field {part.name!r} in this template block",
+                        )
+                    if part.name in readonly:
+                        raise KediSyntaxError(
+                            self.src.text.find(part.name, part.span.start_offset),
+                            f"parameter {part.name!r} is read-only and cannot be assigned",
                         )
                     seen.add(part.name)
         return n.Template(self.span(first.start, end), tuple(rows), bare), j
@@ -299,8 +309,8 @@ class Builder:
             )
         rest = m.group(3).strip()
         if not rest.endswith(":"):
-            raise KediSyntaxError(item.start, "suite header must end with ':'")
+            raise KediSyntaxError(item.end, "suite header must end with ':'")
         name = rest[:-1].strip()
-        name_at = item.start + item.text.index(name, m.start(3)) if name else item.start
+        name_at = item.start + item.text.index(name, m.start(3)) if name else item.end - 1
         check_name(name, name_at, "suite name")
         return self.directives.suite(item, kind, name)

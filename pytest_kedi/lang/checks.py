@@ -82,6 +82,7 @@ _KEYS = {
         ["enabled", "cwd", "max_skills", "include_registry", "include_all", "exclude_paths"]
     ),
     "mcp": frozenset(["name", "transport", "command", "args", "env", "cwd", "url", "headers"]),
+    "agent": frozenset(["acp"]),  # the plain block; `> agent: a2a:` sections are open
     "artifacts": frozenset(
         [
             "enabled",
@@ -197,7 +198,7 @@ def _choice(d: n.Directive, at: int) -> None:
 
 
 def _setting_checks(d: n.Directive) -> None:
-    keys = _KEYS.get(d.name)
+    keys = _KEYS.get(d.name) if d.name != "agent" or d.arg is None else None
     seen: set[str] = set()
     for kv in d.settings:
         at = kv.span.start_offset
@@ -248,6 +249,13 @@ def _setting_checks(d: n.Directive) -> None:
             and (not _INT.fullmatch(value) or not 1 <= int(value) <= 100)
         ):
             raise _fail(at, "max_skills must be an integer from 1 to 100")
+    if d.name == "history" and "compaction_threshold" in seen:
+        mode = next((kv.value for kv in d.settings if kv.key == "compaction_mode"), None)
+        if mode == "disabled":
+            raise _fail(
+                next(kv for kv in d.settings if kv.key == "compaction_threshold").span.start_offset,
+                "compaction_threshold cannot be set when compaction_mode is disabled",
+            )
     if d.name in ("history", "skills") and d.settings and "enabled" not in seen:
         raise _fail(d.span.start_offset, f"a '> {d.name}:' block requires an 'enabled' key")
 
@@ -262,35 +270,58 @@ def _tool_value(kv: n.KeyValue, at: int) -> None:
         raise _fail(at, f"tool retries must be an integer >= 0, not {value!r}")
 
 
+def _value_at(item: Item, value: str | None) -> int:
+    """Offset of an inline header value (else of the directive)."""
+    colon = item.text.find(":")
+    idx = item.text.find(value, colon + 1) if value and colon >= 0 else -1
+    return item.start + idx if idx >= 0 else item.start
+
+
+def _name_at(item: Item, name: str, occurrence: int = 1) -> int:
+    """Offset of the ``occurrence``-th body line naming ``name`` (else the inline value)."""
+    for kid in item.children:
+        if kid.text.strip() == name:
+            occurrence -= 1
+            if occurrence == 0:
+                return kid.start
+    return _value_at(item, name)
+
+
 def check_directive(d: n.Directive, item: Item) -> None:
     """Literal and vocabulary checks for one directive (raises on the first problem)."""
     at = item.start
-    _choice(d, at)
+    _choice(d, _value_at(item, d.value if d.value is not None else d.arg))
     if d.settings:
         _setting_checks(d)
     if d.name == "budget" and d.value is not None:
-        raise _fail(at, "'> budget:' takes an indented block of limits, not an inline value")
+        raise _fail(
+            _value_at(item, d.value),
+            "'> budget:' takes an indented block of limits, not an inline value",
+        )
     if d.name == "requires":
         values = d.names if d.body_kind == "names" else ((d.value,) if d.value else ())
         for cap in values:
             if cap not in CAPABILITIES:
-                raise _fail(at, f"unknown capability {cap!r} in '> requires:'")
+                raise _fail(_name_at(item, cap), f"unknown capability {cap!r} in '> requires:'")
     if (
         d.name == "max_agents"
         and d.code is None
         and (d.value is None or not _INT.fullmatch(d.value) or int(d.value) <= 0)
     ):
-        raise _fail(at, "'> max_agents:' must be an integer greater than 0")
+        raise _fail(_value_at(item, d.value), "'> max_agents:' must be an integer greater than 0")
     if d.name == "import" and d.code is None:
         path = d.arg if d.arg is not None else d.value
-        _check_import_path(path or "", at)
+        _check_import_path(path or "", _value_at(item, path))
     if d.name in ("import", "export", "use", "requires") and len(set(d.names)) != len(d.names):
         dup = next(x for i, x in enumerate(d.names) if x in d.names[:i])
-        raise _fail(at, f"{dup!r} is listed twice in '> {d.name}:'")
+        raise _fail(_name_at(item, dup, 2), f"{dup!r} is listed twice in '> {d.name}:'")
     if d.name == "output" and d.code is None:
         check_type(d.value or "", at + max(item.text.rfind(d.value or ""), 0))
     if d.name == "await" and d.value is not None and not _IDENT.fullmatch(d.value):
-        raise _fail(at, f"'> await:' names a task handle; {d.value!r} is not an identifier")
+        raise _fail(
+            _value_at(item, d.value),
+            f"'> await:' names a task handle; {d.value!r} is not an identifier",
+        )
 
 
 def _check_import_path(path: str, at: int) -> None:

@@ -17,8 +17,12 @@ class Diagnostic:
 
     def render(self) -> str:
         name = self.path
-        caret_pad = " " * (max(self.column, 1) - 1)
-        text = self.source_line.rstrip("\r\n").expandtabs(1) if self.source_line else ""
+        text = self.source_line.rstrip("\r\n") if self.source_line else ""
+        # Keep the source line verbatim; the caret's padding copies its tabs, so the
+        # caret sits under the column whatever width a terminal gives a tab.
+        prefix = text[: max(self.column, 1) - 1]
+        caret_pad = "".join("\t" if ch == "\t" else " " for ch in prefix)
+        caret_pad += " " * (max(self.column, 1) - 1 - len(prefix))
         out = [f'  File "{name}", line {self.line}, column {self.column}']
         out.append(f"  {text}")
         out.append(f"  {caret_pad}^")

@@ -141,7 +141,13 @@ class DirectiveBuilder:
             binder = binder.strip()
             if name not in ("loop", "task", "await"):
                 raise KediSyntaxError(item.start + m.start(2) - 1, f"'> {name}:' takes no [binder]")
-            check_name(binder, item.start + m.start(2), "binder name")
+            if name == "loop" and ("," in binder or ":" in binder):
+                raise KediSyntaxError(
+                    item.start + m.start(2),
+                    "a loop binder is one name: '> loop [name]:' takes no type and no "
+                    "tuple unpacking",
+                )
+            check_name(binder, item.start + m.start(2), "binder name", binds=True)
         rel = m.end()
         self.place(item, ctx, name)
         if name == "else":
@@ -270,8 +276,11 @@ class DirectiveBuilder:
         if binder is not None:
             m = _SOLE_CODE_COLON.fullmatch(item.text[rel:])
             if m is None:
+                rest = item.text[rel:]
+                sole = re.fullmatch(r"[ \t]*`[^`]*`[ \t]*", rest) is not None
+                lead = len(rest) - len(rest.lstrip())
                 raise KediSyntaxError(
-                    item.start + rel,
+                    item.end if sole else item.start + rel + lead,
                     "an iterable loop is '> loop [name]: `expr`:' (one backtick expression "
                     "and ':')",
                 )

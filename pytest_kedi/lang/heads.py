@@ -35,8 +35,14 @@ _KIND_WORDS = {
 }
 
 
-def check_name(name: str, offset: int, what: str) -> None:
-    """Reject malformed identifiers and Python keywords (names are used from Python)."""
+RESERVED_ARGS = "'args' is reserved for command-line arguments and cannot be assigned"
+
+
+def check_name(name: str, offset: int, what: str, *, binds: bool = False) -> None:
+    """Reject malformed identifiers and Python keywords (names are used from Python);
+    with ``binds`` (the name is bound in a Kedi scope) also the runtime-owned ``args``."""
+    if not name:
+        raise KediSyntaxError(offset, f"missing {what}: expected a name here")
     if IDENT.fullmatch(name) is None:
         raise KediSyntaxError(
             offset, f"invalid {what} {name!r}: names must match [A-Za-z_][A-Za-z0-9_]*"
@@ -45,6 +51,8 @@ def check_name(name: str, offset: int, what: str) -> None:
         raise KediSyntaxError(
             offset, f"invalid {what} {name!r}: it is a Python keyword and cannot be used as a name"
         )
+    if binds and name == "args":
+        raise KediSyntaxError(offset, RESERVED_ARGS)
 
 
 def _word(terminal: str) -> str:
@@ -55,6 +63,25 @@ def _word(terminal: str) -> str:
     except (KeyError, LarkError):
         return terminal.lower()
     return repr(pattern.value) if pattern.type == "str" else terminal.lower()
+
+
+_NAME_TAIL = re.compile(r"[A-Za-z0-9_]+\Z")
+_NAME_RUN = re.compile(r"[^\s(),:\[\]=`]+")
+
+
+def _glued_name(text: str, pos: int) -> tuple[int, str] | None:
+    """A name position holding a stray character (``a-b``, ``café``): (start, whole word)."""
+    if pos >= len(text) or text[pos] in " \t\r\n(),:[]=`":
+        return None
+    tail = _NAME_TAIL.search(text, 0, pos)
+    if tail is None:
+        return None
+    before = text[: tail.start()].rstrip()
+    if before and not before.endswith(("@", "~", "(", ",", "[")):
+        return None
+    word = _NAME_RUN.match(text, tail.start())
+    assert word is not None
+    return tail.start(), word.group()
 
 
 def _fail(text: str, base: int, start: str, exc: UnexpectedInput) -> KediSyntaxError:
@@ -80,14 +107,23 @@ def _fail(text: str, base: int, start: str, exc: UnexpectedInput) -> KediSyntaxE
             where, "a default value must be a one-line backtick expression such as `0`"
         )
     if found == "$END" and "COLON" in expected and start == "proc_header":
-        return KediSyntaxError(where, "procedure header must end with ':'")
+        return KediSyntaxError(base + len(text.rstrip()), "procedure header must end with ':'")
     if found == "$END" and "RPAR" in expected:
         return KediSyntaxError(where, f"unbalanced '(' in {kind}: missing ')'")
     if found == "$END" and "RSQB" in expected:
         return KediSyntaxError(where, f"unbalanced '[' in {kind}: missing ']'")
+    glued = _glued_name(text, pos)
+    if glued is not None:
+        start_at, bad = glued
+        return KediSyntaxError(
+            base + start_at,
+            f"invalid name {bad!r} in {kind}: names must match [A-Za-z_][A-Za-z0-9_]*",
+        )
     if "NAME" in expected and (before.endswith(("@", "~", "(", ",", "[")) or not before):
         word = re.match(r"[^\s(),:\[\]=]*", text[pos:])
         bad = word.group() if word else text[pos:]
+        if not bad:
+            return KediSyntaxError(base + pos, f"missing name in {kind}: expected a name here")
         return KediSyntaxError(
             where, f"invalid name {bad!r} in {kind}: names must match [A-Za-z_][A-Za-z0-9_]*"
         )
@@ -161,11 +197,12 @@ def _signature_shape(
 ) -> tuple[str, int, tuple[RawParam, ...], TypeShape | None]:
     shape = fast_signature(text, start)
     name, name_at, params, ret = shape if shape is not None else lark_signature(text, start)
-    check_name(name, name_at, "procedure name" if start == "proc_header" else "type name")
+    proc = start == "proc_header"
+    check_name(name, name_at, "procedure name" if proc else "type name", binds=True)
     seen: set[str] = set()
     default_seen = False
     for p_name, at, _, _, annot, default in params:
-        check_name(p_name, at, what)
+        check_name(p_name, at, what, binds=proc)
         if p_name in seen:
             raise KediSyntaxError(at, f"duplicate {what} {p_name!r}")
         seen.add(p_name)
@@ -196,7 +233,7 @@ def lark_target(text: str) -> tuple[str, int, TypeShape | None]:
 def _target_shape(text: str) -> tuple[str, TypeShape | None]:
     fast = fast_target(text)
     name, at, shape = fast if fast is not None else lark_target(text)
-    check_name(name, at, "target name")
+    check_name(name, at, "target name", binds=True)
     return name, shape
 
 

@@ -45,6 +45,8 @@ def _build(src: Source) -> n.Module:
 
 def parse(source: str, path: str | None = None) -> n.Module:
     """Parse Kedi ``source``; raise `KediParseError` (never anything else) when malformed."""
+    if source.startswith("\ufeff"):  # a UTF-8 byte-order mark is not program text
+        source = source[1:]
     src = Source(source, path if path is not None else DEFAULT_PATH)
     # The AST is acyclic and allocated in bulk: cyclic GC passes during the build
     # only cost time (they would roughly halve throughput on large files).
@@ -68,6 +70,22 @@ def parse(source: str, path: str | None = None) -> n.Module:
 def parse_file(path: str | os.PathLike[str]) -> n.Module:
     """Parse a `.kedi` file; unchanged content (same path and hash) is not reparsed."""
     name = os.fspath(path)
-    with open(name, encoding="utf-8", newline="") as handle:
-        source = handle.read()
+    with open(name, "rb") as handle:
+        data = handle.read()
+    try:
+        source = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise KediParseError([_undecodable(name, data, exc)]) from None
     return _CACHE.get_or_parse(name, source, parse)
+
+
+def _undecodable(path: str, data: bytes, exc: UnicodeDecodeError) -> Diagnostic:
+    """Locate the first byte that is not UTF-8 (Kedi source is UTF-8, §1.1)."""
+    line_start = data.rfind(b"\n", 0, exc.start) + 1
+    line_end = data.find(b"\n", exc.start)
+    raw = data[line_start : line_end if line_end >= 0 else len(data)]
+    text = raw.decode("utf-8", "replace").rstrip("\r")
+    column = len(data[line_start : exc.start].decode("utf-8", "replace")) + 1
+    line = data.count(b"\n", 0, exc.start) + 1
+    message = f"the file is not valid UTF-8 text (byte 0x{data[exc.start]:02x})"
+    return Diagnostic(path, line, column, message, text)

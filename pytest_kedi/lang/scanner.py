@@ -115,11 +115,27 @@ def _opens_fence(text: str) -> bool:
     return text.endswith(FENCE) and text != FENCE and text.count("`") % 2 == 1
 
 
-def _open_code(text: str) -> bool:
-    """True when ``text`` leaves a single-backtick code segment open."""
+def _open_code(text: str, open_at: int = -1) -> int:
+    r"""Index of the backtick that leaves a code segment open at the end of ``text``
+    (-1 when none). ``open_at >= 0`` means ``text`` starts inside code. ``` runs are
+    fences, not code; outside code ``\``` is an escaped (literal) backtick."""
     if text.endswith(FENCE):
-        return False
-    return text.replace(FENCE, "").count("`") % 2 == 1
+        return -1
+    if open_at < 0 and text.count("`") % 2 == 0 and "\\" not in text and FENCE not in text:
+        return -1  # the common case: balanced, no escapes, no fences
+    i = 0
+    size = len(text)
+    while i < size:
+        ch = text[i]
+        if ch == "`":
+            if text.startswith(FENCE, i):
+                i += 3
+                continue
+            open_at = i if open_at < 0 else -1
+        elif ch == "\\" and open_at < 0:
+            i += 1
+        i += 1
+    return open_at
 
 
 def _ends_with_continuation(text: str) -> bool:
@@ -195,10 +211,17 @@ class _Scanner:
                 i = self.join_header(item, i, total)
             elif first == "=" and _ends_with_continuation(item.text):
                 i = self.join_continuation(item, i, total)
-            if (first == "[" or first == "=") and "`" in body and _open_code(item.text):
-                i = self.join_code(item, i, total)
+            if (first == "[" or first == "=") and "`" in body:
+                open_at = _open_code(item.text)
+                if open_at >= 0:
+                    i = self.join_code(item, i, total, open_at)
             if _opens_fence(item.text):
                 item.fence, i = self.fence(i, total, width, item.end - 3, item.line - 1)
+            elif (first == "[" or first == "=") and FENCE in item.text:
+                raise KediSyntaxError(
+                    item.start + item.text.index(FENCE),
+                    "a fence opener '```' must end its line (no language tag or text after it)",
+                )
             items.append(item)
         return items
 
@@ -211,7 +234,7 @@ class _Scanner:
             if i >= total:
                 raise KediSyntaxError(
                     item.start + item.text.index("("),
-                    "unbalanced '(' : this header's parameter list is never closed with ')'",
+                    "unbalanced '(': this header's parameter list is never closed with ')'",
                 )
             raw = self.lines[i]
             cut = comment_start(raw)
@@ -236,24 +259,32 @@ class _Scanner:
             parts.append(" " * (gap - 1) + "\n" + body)
             item.end = self.starts[i] + len(body)
             i += 1
+        if _ends_with_continuation(parts[-1]):
+            raise KediSyntaxError(
+                item.end - 1,
+                "a trailing '\\' continues the return on the next line, but no line follows "
+                "(write '\\\\' for a literal backslash)",
+            )
         item.text = "".join(parts)
         return i
 
-    def join_code(self, item: Item, i: int, total: int) -> int:
+    def join_code(self, item: Item, i: int, total: int, open_at: int) -> int:
         """A backtick expression spanning lines (``[x] = `[`` ... ``]` ``)."""
-        start_index = i
+        state = 0
         while i < total:
+            state = _open_code(self.lines[i], state)
             i += 1
-            raw = "\n".join(self.lines[item.line - 1 : i])
-            if not _open_code(raw):
+            if state < 0:
                 line_start = self.starts[item.line - 1]
-                cut = comment_start(raw)
-                body = raw[:cut].rstrip()
+                raw = "\n".join(self.lines[item.line - 1 : i])
+                body = raw[: comment_start(raw)].rstrip()
                 item.text = body[item.start - line_start :]
                 item.end = line_start + len(body)
                 return i
-        del start_index
-        return item.line  # never closed: leave the line alone (the text parser reports it)
+        raise KediSyntaxError(
+            item.start + open_at,
+            "unbalanced backtick: inline Python must be closed with '`'",
+        )
 
     def fence(
         self, i: int, total: int, width: int, open_offset: int, open_index: int

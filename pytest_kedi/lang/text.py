@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from keyword import iskeyword
 
 from lark import Token, Tree
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.grammars import check_type, text_parser
+from pytest_kedi.lang.heads import check_name
 from pytest_kedi.lang.source import KediSyntaxError, Source
 
 __all__ = ["ESCAPES", "parse_text", "parse_text_with_grammar"]
@@ -68,6 +70,9 @@ class _Builder:
     def field(self, start: int, end: int, name: str, type_ref: n.TypeRef | None) -> n.OutputField:
         if not self.fields:
             raise KediSyntaxError(self.base + start, self.field_message)
+        if name == "args" or iskeyword(name):
+            at = self.src.text.find(name, self.base + start)
+            check_name(name, at, "output field name", binds=True)
         return n.OutputField(self.src.span(self.base + start, self.base + end), name, type_ref)
 
     def type_ref(self, start: int, text: str) -> n.TypeRef:

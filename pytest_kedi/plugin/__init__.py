@@ -52,7 +52,23 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = options.resolve(config, subtests_available=subtests)
     config.stash[STATE_KEY] = KediState(config=config, settings=settings)
     if not hasattr(config, "workerinput"):  # the xdist controller, or no xdist at all
+        if not settings.collect:
+            _refuse_uncollected_kedi_args(config.args)
         config.pluginmanager.register(KediReporter(config, settings), "kedi-reporter")
+
+
+def _refuse_uncollected_kedi_args(args: list[str]) -> None:
+    """A ``.kedi`` path given explicitly while collection is off: say how to enable it.
+
+    (pytest alone would only report "not found: ... (no match in any of ...)".)
+    """
+    for arg in args:
+        path = Path(arg.split("::", 1)[0])
+        if is_kedi_program(path) and path.is_file():
+            raise pytest.UsageError(
+                f"{arg}: .kedi files are collected only with --kedi-eval "
+                "(or KEDI_EVAL=1), or with ini kedi_collect = true"
+            )
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:

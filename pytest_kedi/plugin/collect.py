@@ -76,13 +76,14 @@ class KediFile(pytest.File):
         return super().repr_failure(excinfo)
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        from pytest_kedi.evals.classify import relative_locations
         from pytest_kedi.lang import KediParseError, parse_file
 
         try:
             module = parse_file(self.path)
         except KediParseError as exc:
             get_state(self.config).parse_errors.append(self.nodeid)
-            raise KediCollectError(exc.render()) from None
+            raise KediCollectError(relative_locations(exc.render())) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise KediCollectError(f"{self.path}: cannot read Kedi file: {exc}") from None
 

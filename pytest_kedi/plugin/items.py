@@ -79,6 +79,7 @@ class KediEvalItem(_KediItem):
 
     def runtest(self) -> None:
         from pytest_kedi.evals import EvalOptions, run_suite
+        from pytest_kedi.evals.classify import relative_locations
 
         settings = get_state(self.config).settings
         threshold = settings.threshold_for(self.nodeid)
@@ -91,11 +92,11 @@ class KediEvalItem(_KediItem):
                 self.suite,
                 threshold=threshold,
                 outcome="failed",
-                error=exc.text,
+                error=exc.summary(),
                 duration_s=time.perf_counter() - started,
             )
             self._publish(entry)
-            raise KediSuiteFailed(failure_text(entry, Verdict(False, ()))) from None
+            raise KediSuiteFailed(failure_text(entry, Verdict(False, ()), exc.text)) from None
 
         options = EvalOptions(
             split=settings.split,  # type: ignore[arg-type]
@@ -128,7 +129,7 @@ class KediEvalItem(_KediItem):
             detail = None
             exception = result.exception
             if exception is not None and hasattr(exception, "render"):
-                detail = exception.render()
+                detail = relative_locations(exception.render())
             raise KediSuiteFailed(failure_text(entry, verdict, detail))
 
     def _on_row(self, row: RowResult) -> None:
@@ -164,10 +165,11 @@ def _case_failure(error: BaseException) -> tuple[str, str, int | None]:
     The message is ``<ExceptionType>: <message>``; for a failing ``assert`` it is pytest's
     rewritten assertion text (with the compared values), possibly over several lines.
     """
+    from pytest_kedi.evals.classify import relative_locations
     from pytest_kedi.runtime.errors import KediExecutionError
 
     if isinstance(error, KediExecutionError):
-        lines = error.render().splitlines()
+        lines = relative_locations(error.render()).splitlines()
         original = error.original
         if isinstance(original, AssertionError):
             detail = str(original).strip()

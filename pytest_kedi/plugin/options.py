@@ -246,7 +246,7 @@ def _parse_max_errors(value: object, source: str) -> MaxErrors:
     number = _parse_float(value, source)
     if number < 0:
         raise pytest.UsageError(f"{source}: expected a count or a fraction >= 0, got {value!r}")
-    if number < 1:
+    if 0 < number < 1:
         return MaxErrors(fraction=number)
     if number != int(number):
         raise pytest.UsageError(

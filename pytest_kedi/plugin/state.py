@@ -35,10 +35,16 @@ TEST_MODEL = "test"
 class ProgramLoadError(Exception):
     """A ``.kedi`` file could not be loaded; ``text`` is the user-facing diagnostic."""
 
-    def __init__(self, text: str, message: str) -> None:
+    def __init__(self, text: str, message: str, location: str | None = None) -> None:
         super().__init__(text)
         self.text = text
         self.message = message  # one line: "<ExceptionType>: <message>"
+        self.location = location  # "path:line" of the failure, when known
+
+    def summary(self) -> str:
+        """One line for reports: ``the program failed to load at f.kedi:2: <Type>: <msg>``."""
+        at = f" at {self.location}" if self.location else ""
+        return f"the program failed to load{at}: {self.message}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +92,12 @@ class KediState:
         return cached
 
     def _load(self, path: Path, ihook: Any) -> LoadedProgram | ProgramLoadError:
+        from pytest_kedi.evals import describe_exception
+        from pytest_kedi.evals.classify import (
+            display_path,
+            exception_location,
+            relative_locations,
+        )
         from pytest_kedi.lang import KediParseError
         from pytest_kedi.runtime import errors, load
 
@@ -97,10 +109,16 @@ class KediState:
         try:
             program = load(path, mode="validate", model=injected, default_model=self.settings.model)
         except KediParseError as exc:
-            return ProgramLoadError(exc.render(), f"KediParseError: {exc.message}")
+            where = f"{display_path(exc.path)}:{exc.line}"
+            return ProgramLoadError(
+                relative_locations(exc.render()), f"KediParseError: {exc.message}", where
+            )
         except errors.KediExecutionError as exc:
-            text = exc.render()
-            return ProgramLoadError(text, text.splitlines()[-1])
+            return ProgramLoadError(
+                relative_locations(exc.render()),
+                describe_exception(exc),
+                exception_location(exc),
+            )
         return LoadedProgram(program=program, model_label=label, synthetic=synthetic)
 
 

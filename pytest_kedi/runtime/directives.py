@@ -67,7 +67,7 @@ def _set_model(stmt: nodes.Directive, ctx: Ctx) -> None:
     try:
         name = normalize_model_name(value.strip())
     except ModelError as exc:
-        raise KediModelError(f"{where(ctx, stmt)}: {exc.message}", original=exc) from exc
+        raise KediModelError(f"{where(ctx, stmt)}: {exc.message}") from exc
     ctx.scope.state = ctx.scope.state.replace(model=name)
 
 
@@ -119,7 +119,7 @@ def _set_settings(stmt: nodes.Directive, ctx: Ctx) -> None:
     try:
         merged = validate_settings(merged)
     except ModelError as exc:
-        raise KediModelError(f"{where(ctx, stmt)}: {exc.message}", original=exc) from exc
+        raise KediModelError(f"{where(ctx, stmt)}: {exc.message}") from exc
     ctx.scope.state = ctx.scope.state.replace(settings=merged)
 
 

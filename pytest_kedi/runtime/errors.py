@@ -170,7 +170,10 @@ class KediExecutionError(Exception):
             out.append(f'  File "{where}", line {line}, in {owner} (Python)')
             if trace.snippet:
                 out.append(f"    {trace.snippet.strip()}")
-        out.append(f"{red}{self.kind_name}: {self._final_message()}{reset}")
+        final = self._final_message()
+        out.append(
+            f"{red}{self.kind_name}: {final}{reset}" if final else f"{red}{self.kind_name}{reset}"
+        )
         return "\n".join(out)
 
     def _final_message(self) -> str:
@@ -180,7 +183,7 @@ class KediExecutionError(Exception):
             text = _one_line(str(self.original))
             if isinstance(self.original, KeyError) and self.original.args:
                 text = repr(self.original.args[0])
-            return text or self.message
+            return text  # empty for e.g. a bare `assert`: the line is then the class alone
         return self.message
 
     def __str__(self) -> str:

@@ -12,7 +12,7 @@ from pytest_kedi.runtime.context import Ctx, ModuleUnit
 from pytest_kedi.runtime.directives import STATEMENT_DIRECTIVES
 from pytest_kedi.runtime.errors import KediExecutionError, KediNameError, KediUnsupportedError
 from pytest_kedi.runtime.interpreter import exec_stmt
-from pytest_kedi.runtime.scope import MISSING, KediState, LazyBinding
+from pytest_kedi.runtime.scope import MISSING, KediState, LazyBinding, Scope
 
 __all__ = ["declare_all"]
 
@@ -33,7 +33,10 @@ def declare_all(unit: ModuleUnit) -> None:
     scope = unit.scope
     scope.forcer = _force
     ctx = Ctx(scope, unit, "<program>")
-    for stmt in unit.module.body:
+    #: name -> index of the declaration that bound it last (value rebinding keeps it)
+    decl_ids: dict[str, int] = {}
+    for index, stmt in enumerate(unit.module.body):
+        before = dict(scope.vars)
         if isinstance(stmt, _DECLARATIONS):
             exec_stmt(stmt, ctx)
         elif isinstance(stmt, nodes.Directive):
@@ -44,9 +47,22 @@ def declare_all(unit: ModuleUnit) -> None:
         else:
             names = _binding_names(stmt)
             if names:
-                lazy = LazyBinding(names, _runner(stmt, ctx, scope.state), scope)
+                position = _Position(before, dict(decl_ids), dict(scope.contracts), decl_ids)
+                lazy = LazyBinding(names, _runner(stmt, ctx, scope.state, position), scope)
                 for name in names:
                     scope.bind(name, lazy)
+        for name, value in scope.vars.items():
+            if before.get(name, MISSING) is not value and not _forced(before.get(name), value):
+                decl_ids[name] = index
+
+
+def _forced(before: Any, value: Any) -> bool:
+    """Whether ``value`` merely replaced the lazy binding ``before`` that produced it."""
+    return (
+        type(before) is LazyBinding
+        and before.values is not None
+        and any(v is value for v in before.values.values())
+    )
 
 
 def _declare_import(stmt: nodes.Directive, ctx: Ctx) -> None:
@@ -61,7 +77,7 @@ def _declare_import(stmt: nodes.Directive, ctx: Ctx) -> None:
             return
         failure = copy.copy(err)
 
-        def fail() -> None:
+        def fail(lazy: LazyBinding) -> dict[str, Any]:
             raise copy.copy(failure)
 
         lazy = LazyBinding(tuple(stmt.names), fail, ctx.scope)
@@ -69,15 +85,67 @@ def _declare_import(stmt: nodes.Directive, ctx: Ctx) -> None:
             ctx.scope.bind(name, lazy)
 
 
-def _runner(stmt: nodes.Node, ctx: Ctx, state: KediState) -> Any:
-    def run() -> None:
-        scope = ctx.scope
-        saved = scope.state
-        scope.state = state  # the binding's own source-position agent state
-        try:
-            exec_stmt(stmt, ctx)
-        finally:
-            scope.state = saved
+class _Position:
+    """The module environment at a lazy binding's source position (§3.2).
+
+    A name still bound by the same declaration reads its live value (so write-backs and
+    ``:=`` are seen); a name rebound by a later declaration reads the value it had at
+    the binding's position; names declared later are not visible.
+    """
+
+    __slots__ = ("contracts", "ids", "live_ids", "vars")
+
+    def __init__(
+        self,
+        vars_: dict[str, Any],
+        ids: dict[str, int],
+        contracts: dict[str, Any],
+        live_ids: dict[str, int],
+    ) -> None:
+        self.vars = vars_
+        self.ids = ids
+        self.contracts = contracts
+        self.live_ids = live_ids
+
+    def scope(self, module: Scope, state: KediState) -> tuple[Scope, dict[str, Any]]:
+        """A scope standing for the module at this position, and the names read live."""
+        env: dict[str, Any] = {}
+        live: dict[str, Any] = {}
+        contracts: dict[str, Any] = {}
+        for name, old in self.vars.items():
+            if self.live_ids.get(name) == self.ids.get(name) and name in module.vars:
+                env[name] = live[name] = module.vars[name]
+                source = module.contracts
+            else:
+                env[name] = old
+                source = self.contracts
+            if name in source:
+                contracts[name] = source[name]
+        overlay = Scope(env, module.parent, "module", state)
+        overlay.forcer = _force
+        overlay._contracts = contracts
+        return overlay, live
+
+
+def _runner(stmt: nodes.Node, ctx: Ctx, state: KediState, position: _Position) -> Any:
+    def run(lazy: LazyBinding) -> dict[str, Any]:
+        module = ctx.scope
+        overlay, live = position.scope(module, state)
+        exec_stmt(stmt, Ctx(overlay, ctx.unit, ctx.label))
+        # Python write-back to a top-level name still owned by its declaration (§3.4).
+        for name, before in live.items():
+            after = overlay.vars.get(name, MISSING)
+            current = module.vars.get(name, MISSING)
+            unchanged = current is before or _forced(before, current)
+            if after is not before and name not in lazy.names and unchanged:
+                module.set_existing(name, after)
+        values: dict[str, Any] = {}
+        for name in lazy.names:
+            values[name] = overlay.vars[name]
+            if module.vars.get(name) is lazy:
+                contract = overlay.contracts.get(name, MISSING)
+                module.bind(name, values[name], contract)
+        return values
 
     return run
 
@@ -92,32 +160,22 @@ def _force(lazy: LazyBinding, name: str) -> Any:
     thread meanwhile is simply read.
     """
     with _LOCK:
-        current = lazy.scope.vars.get(name, MISSING)
-        if current is not lazy and current is not MISSING and type(current) is not LazyBinding:
-            return current
         return _force_locked(lazy, name)
 
 
 def _force_locked(lazy: LazyBinding, name: str) -> Any:
+    if lazy.values is not None:
+        return lazy.values[name]
     if lazy.error is not None:
         raise copy.copy(lazy.error)
     if lazy.running:
         raise KediNameError(f"top-level {name!r} is read during its own initialization")
-    runner_scope = lazy.scope
-    previous = {n: v for n, v in runner_scope.vars.items() if n in lazy.names}
     lazy.running = True
     try:
-        lazy.runner()
+        lazy.values = lazy.runner(lazy)
     except KediExecutionError as err:
         lazy.error = copy.copy(err)
         raise
     finally:
         lazy.running = False
-    # A later declaration of the same name keeps winning (§3.1).
-    for other, before in previous.items():
-        if before is not lazy:
-            runner_scope.set_existing(other, before)
-    value = runner_scope.vars.get(name, MISSING)
-    if type(value) is LazyBinding or value is MISSING:
-        raise KediNameError(f"top-level {name!r} could not be initialized")
-    return value
+    return lazy.values[name]

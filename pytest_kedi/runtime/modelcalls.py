@@ -49,7 +49,7 @@ def _call(ctx: Ctx, node: nodes.Node, method: str, *args: Any) -> Any:
         line = exc.line if exc.line is not None else node.span.start_line
         raise KediUnsupportedError(exc.construct, line) from exc
     except ModelError as exc:
-        raise KediModelError(f"{where(ctx, node)}: {exc.message}", original=exc) from exc
+        raise KediModelError(f"{where(ctx, node)}: {exc.message}") from exc
 
 
 def _schema_entry(tp: Any) -> tuple[Any, str | None]:

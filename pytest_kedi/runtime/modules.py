@@ -79,7 +79,7 @@ def _optimized(path: str, module: nodes.Module) -> dict[str, dict[str, str]]:
     try:
         return load_optimized(path, known)
     except ModelError as exc:
-        raise KediModelError(exc.message, original=exc) from exc
+        raise KediModelError(exc.message) from exc
 
 
 # ----------------------------------------------------------------------------- imports

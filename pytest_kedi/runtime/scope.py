@@ -69,19 +69,26 @@ class KediArgs:
 class LazyBinding:
     """A validation-mode top-level binding that runs on first read (§3.2, §10.4).
 
-    ``runner`` evaluates the binding and binds its name(s) in the module scope; it is
-    called at most once successfully. A failure is remembered and re-raised on later
-    reads (the binding runs once).
+    ``runner`` evaluates the binding in its own source-position environment, replaces
+    the binding in the module scope (unless a later declaration did) and returns the
+    values of ``names``; it runs once: its values are kept, and a failure is remembered
+    and re-raised on later reads.
     """
 
-    __slots__ = ("error", "names", "runner", "running", "scope")
+    __slots__ = ("error", "names", "runner", "running", "scope", "values")
 
-    def __init__(self, names: tuple[str, ...], runner: Callable[[], None], scope: Scope) -> None:
+    def __init__(
+        self,
+        names: tuple[str, ...],
+        runner: Callable[[LazyBinding], dict[str, Any]],
+        scope: Scope,
+    ) -> None:
         self.names = names
         self.scope = scope
         self.runner = runner
         self.running = False
         self.error: BaseException | None = None
+        self.values: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
         return f"<lazy binding {', '.join(self.names)}>"

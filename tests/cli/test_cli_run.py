@@ -78,7 +78,7 @@ def test_parse_error_on_stderr(kedi_file, run_cli) -> None:
     result = run_cli(kedi_file("@eval: score\n"))
     assert result.out == ""
     assert result.code == 1
-    assert result.err.startswith('Kedi parse error:\n\n  File "prog.kedi", line 1, column 1\n')
+    assert result.err.startswith('Kedi parse error:\n\n  File "prog.kedi", line 1, column ')
     assert result.err.endswith("suite header must end with ':'\n")
 
 

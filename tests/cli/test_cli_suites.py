@@ -70,9 +70,11 @@ def test_evals_block_exits_0_whatever_the_score(kedi_file, run_cli) -> None:
     assert (result.out, result.err, result.code) == (EVALS_BLOCK, "", 0)
 
 
-def test_both_flags_run_tests_first(kedi_file, run_cli) -> None:
-    result = run_cli(kedi_file(PROGRAM), "--eval", "--test")
-    assert (result.out, result.err, result.code) == (TESTS_BLOCK + EVALS_BLOCK, "", 1)
+def test_with_both_flags_tests_run_and_return_first(kedi_file, run_cli) -> None:
+    # KEDI.md §5.1: "When given with --eval, --test runs and returns first."
+    for flags in (("--eval", "--test"), ("--test", "--eval")):
+        result = run_cli(kedi_file(PROGRAM), *flags)
+        assert (result.out, result.err, result.code) == (TESTS_BLOCK, "", 1)
 
 
 def test_row_errors_score_zero_with_feedback(kedi_file, run_cli) -> None:

@@ -22,7 +22,7 @@ CASES = [
     pytest.param(
         "@test: s:\n  > case: a:\n    `pass`\n  > case: a:\n    `pass`\n",
         4,
-        3,
+        11,
         "duplicate case name 'a' in suite",
         id="dup_case",
     ),
@@ -182,7 +182,7 @@ CASES = [
     pytest.param(
         "> requires: telepathy\n",
         1,
-        1,
+        13,
         "unknown capability 'telepathy' in '> requires",
         id="requires_cap",
     ),
@@ -208,20 +208,20 @@ CASES = [
         id="tool_after_exec",
     ),
     pytest.param(
-        "> effort: extreme\n", 1, 1, "invalid value 'extreme' for '> effort:'; expe", id="effort"
+        "> effort: extreme\n", 1, 11, "invalid value 'extreme' for '> effort:'; expe", id="effort"
     ),
     pytest.param(
-        "> approval: edit\n", 1, 1, "invalid value 'edit' for '> approval:'; expec", id="approval"
+        "> approval: edit\n", 1, 13, "invalid value 'edit' for '> approval:'; expec", id="approval"
     ),
     pytest.param(
         "> agent: pydantic\n",
         1,
-        1,
+        10,
         "'> agent: pydantic' names a framework; use '>",
         id="agent_framework",
     ),
-    pytest.param("@eval: score\n", 1, 1, "suite header must end with ':'", id="suite_colon"),
-    pytest.param("@f(a)\n  = x\n", 1, 5, "procedure header must end with ':'", id="proc_colon"),
+    pytest.param("@eval: score\n", 1, 13, "suite header must end with ':'", id="suite_colon"),
+    pytest.param("@f(a)\n  = x\n", 1, 6, "procedure header must end with ':'", id="proc_colon"),
     pytest.param(
         "[a] = b\n  [c] = d\n",
         2,
@@ -253,7 +253,7 @@ CASES = [
     pytest.param(
         "> profile: p:\n  > max_agents: 0\n",
         2,
-        3,
+        17,
         "'> max_agents:' must be an integer greater th",
         id="max_agents",
     ),
@@ -292,7 +292,7 @@ CASES = [
         id="send_fields",
     ),
     pytest.param(
-        "> import: ../x\n", 1, 1, "invalid import path '../x': segments must be ", id="import_path"
+        "> import: ../x\n", 1, 11, "invalid import path '../x': segments must be ", id="import_path"
     ),
     pytest.param(
         "> subagent: x\n", 1, 1, "'> subagent:' is allowed only as a '> profile", id="subagent_top"
@@ -339,7 +339,7 @@ def test_unexpected_token_names_kedi_terms() -> None:
 EXTRA = [
     pytest.param("```python\nx = 1\n```\n", 1, 1, "a fence is ``` alone", id="fence_tag"),
     pytest.param(
-        "> loop [x: int]: `xs`:\n  `pass`\n", 1, 9, "invalid binder name", id="typed_binder"
+        "> loop [x: int]: `xs`:\n  `pass`\n", 1, 9, "a loop binder is one name", id="typed_binder"
     ),
     pytest.param("> else: x\n", 1, 8, "'> else:' takes nothing", id="else_value"),
     pytest.param("> settings:\n  just text\n", 2, 3, "malformed setting", id="settings_shape"),
@@ -364,7 +364,7 @@ EXTRA = [
         "duplicate '> optimize:' span name",
         id="dup_span",
     ),
-    pytest.param("> import: m:\n  a\n  a\n", 1, 1, "'a' is listed twice", id="dup_import"),
+    pytest.param("> import: m:\n  a\n  a\n", 3, 3, "'a' is listed twice", id="dup_import"),
     pytest.param(
         "> package: p:\n  version: 1\n[x] = y\n",
         3,
@@ -378,7 +378,7 @@ EXTRA = [
     pytest.param(
         "@eval: s:\n  > data: d:\n    = `1`\n  > data: d:\n    = `2`\n",
         4,
-        3,
+        11,
         "duplicate '> data: d:'",
         id="dup_dataset",
     ),
@@ -433,7 +433,7 @@ def test_text_bodies_reject_statement_lines() -> None:
 def test_block_directives_need_a_trailing_colon(head: str) -> None:
     diag = error_of(f"> {head}\n")
     assert diag.message.endswith("must end with ':' and take an indented body")
-    assert (diag.line, diag.column) == (1, 1)
+    assert (diag.line, diag.column) == (1, len(head) + 3)  # where the ':' is expected
 
 
 MESSAGES = [

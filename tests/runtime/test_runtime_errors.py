@@ -88,3 +88,16 @@ def test_errors_pickle(err):
     clone = pickle.loads(pickle.dumps(err))
     assert type(clone) is type(err)
     assert clone.render() == err.render()
+
+
+def test_bare_assert_ends_the_trace_with_the_class_alone(tmp_path):
+    from pytest_kedi.runtime import load
+
+    path = tmp_path / "t.kedi"
+    path.write_text("@test: t:\n  > case: c:\n    `assert 1 == 2`\n", encoding="utf-8")
+    program = load(path, mode="validate")
+    suite = program.module.test_suites[0]
+    with pytest.raises(KediExecutionError) as info:
+        program.run_case(suite, suite.cases[0])
+    assert str(info.value).splitlines()[-1] == "AssertionError"
+    assert str(info.value).splitlines()[-2].strip() == "`assert 1 == 2`"

@@ -19,6 +19,7 @@ from pytest_kedi.runtime.model.providers import resolve_model
 from pytest_kedi.runtime.model.schema import (
     SchemaKey,
     build_output_model,
+    describe_output_error,
     normalize_schema,
     read_output,
 )
@@ -147,11 +148,13 @@ class PydanticAIAdapter:
 
     # ------------------------------------------------------------------ running
     @staticmethod
-    def _failure(spec: Model | str, error: Exception) -> ModelError:
+    def _failure(spec: Model | str, error: Exception, key: SchemaKey = ()) -> ModelError:
         if isinstance(error, ModelError):
             return error
+        detail = describe_output_error(error, key)
         return ModelError(
             f"model call failed ({describe_model(spec)}): {type(error).__name__}: {one_line(error)}"
+            + (f"; {detail}" if detail else "")
         )
 
     @staticmethod
@@ -185,11 +188,12 @@ class PydanticAIAdapter:
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
+        key: SchemaKey = ()
         try:
             key, agent = self._prepare(model, output_schema)
             output = self._run_sync(agent, template, self._run_kwargs(instructions, settings))
         except Exception as error:
-            raise self._failure(model, error) from error
+            raise self._failure(model, error, key) from error
         return read_output(output, key)
 
     async def produce(
@@ -201,11 +205,12 @@ class PydanticAIAdapter:
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
+        key: SchemaKey = ()
         try:
             key, agent = self._prepare(model, output_schema)
             result = await agent.run(template, **self._run_kwargs(instructions, settings))
         except Exception as error:
-            raise self._failure(model, error) from error
+            raise self._failure(model, error, key) from error
         return read_output(result.output, key)
 
     def invoke_sync(

@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Annotated, Any, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from pytest_kedi.runtime.model.errors import ModelError, one_line
 
@@ -89,3 +89,32 @@ def build_output_model(key: SchemaKey) -> type[BaseModel]:
 def read_output(output: BaseModel, key: SchemaKey) -> dict[str, Any]:
     """``{name: value}`` for every requested field, in schema order."""
     return {name: getattr(output, f"kedi_field_{index}") for index, (name, _, _) in enumerate(key)}
+
+
+def describe_output_error(error: BaseException, key: SchemaKey) -> str:
+    """The invalid output fields behind a failed structured call (pydantic-ai gives up
+    after its output retries and chains the last ``ValidationError``), or ``""``.
+
+    Each entry names the field, its expected type and the value the model gave.
+    """
+    from pytest_kedi.runtime.types import describe_type, describe_value
+
+    cause = error.__cause__
+    if not isinstance(cause, ValidationError):
+        return ""
+    types_ = {name: tp for name, tp, _ in key}
+    parts: list[str] = []
+    for item in cause.errors():
+        loc = item.get("loc", ())
+        name = str(loc[0]) if loc else "?"
+        if name not in types_:
+            continue
+        expected = describe_type(types_[name])
+        if item.get("type") == "missing" and len(loc) == 1:
+            parts.append(f"output field '{name}' ({expected}) is missing")
+            continue
+        text = f"output field '{name}' expects {expected}, got {describe_value(item.get('input'))}"
+        if len(loc) > 1:
+            text += " at " + ".".join(str(part) for part in loc)
+        parts.append(text)
+    return "; ".join(dict.fromkeys(parts))

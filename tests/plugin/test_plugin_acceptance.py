@@ -1,0 +1,251 @@
+"""End-to-end eval semantics through the plugin, as a user sees them (issue 4 §1, §3, §6, §9).
+
+Every row shape and score normalization of the seeds, read back from the JSON report,
+single-process and under ``-n 2``; plus the diagnostics found by acceptance testing.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from kedi_plugin_helpers import DEMO, Kedi, without_durations
+
+#: One suite per rule of KEDI.md §5.4-§5.6. Metrics report which bindings they saw.
+SEMANTICS = """\
+```
+from decimal import Decimal
+from fractions import Fraction
+from collections import namedtuple
+
+Pair = namedtuple("Pair", "inp exp")
+
+
+class Score:
+    def __float__(self):
+        return 0.25
+
+    def __repr__(self):
+        return "Score()"
+
+
+def gen():
+    yield ("a", 1)
+    yield "raw"
+```
+
+@seen(value) -> str:
+  = `"?"`
+
+@eval: dict_rows:
+  > data: d:
+    = `{"k1": {"v": 1}, "k2": [1, 2], "k3": None}`
+  > metric: m(d):
+    = ```
+    try:
+      return 1.0, f"{d!r} {expected!r}"
+    except NameError:
+      return 0.5, f"raw {d!r}"
+    ```
+
+@eval: items_view:
+  > data: d:
+    = `{"k1": {"v": 1}, "k2": 3}.items()`
+  > metric: m(d):
+    = ```
+    try:
+      return 1.0, f"{d!r} {expected!r}"
+    except NameError:
+      return 0.5, f"raw {d!r}"
+    ```
+
+@eval: sequences:
+  > data: d:
+    = `[("x", None), ("y", 0), Pair("p", 2), ("a", 1, 2), ["l", 1], "s"]`
+  > metric: m(d):
+    = ```
+    try:
+      return 1.0, f"{d!r} {expected!r}"
+    except NameError:
+      return 0.5, f"raw {d!r}"
+    ```
+
+@eval: generator:
+  > data: d:
+    = `gen()`
+  > metric: m(d):
+    = ```
+    try:
+      return 1.0, f"{d!r} {expected!r}"
+    except NameError:
+      return 0.5, f"raw {d!r}"
+    ```
+
+@eval: scores:
+  > data: d:
+    = `[True, 3, Decimal("0.5"), Fraction(1, 4), Score(), "s", float("nan"), -float("inf")]`
+  > metric: m(d):
+    = `d`
+
+@eval: pairs:
+  > data: d:
+    = `[[2, "fb"], [0.5, None], [1, 2, 3]]`
+  > metric: m(d):
+    = `tuple(d)`
+
+@eval: raising:
+  > data: d:
+    = `[1, 2]`
+  > metric: m(d):
+    = `True if d == 1 else {}["gone"]`
+
+@eval: empty:
+  > data: d:
+    = `[]`
+  > metric: m(d):
+    = `True`
+
+@eval: legacy:
+  > metric: once():
+    = `(0.75, "once")`
+
+@eval: missing:
+  > data: d:
+    = `[1]`
+  > metric: m(other):
+    = `True`
+
+@eval: not_iterable:
+  > data: d:
+    = `"text"`
+  > metric: m(d):
+    = `True`
+"""
+
+
+def _run(kedi: Kedi, workers: int | None) -> dict[str, dict[str, object]]:
+    kedi.write("semantics.kedi", SEMANTICS)
+    args = ("--kedi-eval", "--kedi-report", "report.json", "-p", "no:cacheprovider")
+    result = kedi.subprocess(*args, workers=workers) if workers else kedi.run(*args)
+    result.assert_outcomes(passed=9, failed=2)
+    report = kedi.json("report.json")
+    return {suite["procedure"]: suite for suite in report["suites"]}
+
+
+def _rows(suite: dict[str, object]) -> list[tuple[object, ...]]:
+    return [
+        (row["input"], row["expected"], row["score"], row["feedback"], row["error_class"])
+        for row in suite["rows"]  # type: ignore[attr-defined]
+    ]
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_row_shapes_and_scores_reach_the_report(kedi: Kedi, workers: int | None) -> None:
+    if workers:
+        pytest.importorskip("xdist")
+    suites = _run(kedi, workers)
+    assert _rows(suites["dict_rows"]) == [
+        ("'k1'", "{'v': 1}", 1.0, "'k1' {'v': 1}", None),
+        ("('k2', [1, 2])", None, 0.5, "raw ('k2', [1, 2])", None),
+        ("('k3', None)", None, 0.5, "raw ('k3', None)", None),
+    ]
+    assert _rows(suites["items_view"])[1] == ("('k2', 3)", None, 0.5, "raw ('k2', 3)", None)
+    assert [row[:3] for row in _rows(suites["sequences"])] == [
+        ("'x'", None, 0.5),  # (input, None): no expected binding
+        ("'y'", "0", 1.0),  # a falsy expected is still bound
+        ("'p'", "2", 1.0),  # tuple subclass
+        ("('a', 1, 2)", None, 0.5),
+        ("['l', 1]", None, 0.5),
+        ("'s'", None, 0.5),
+    ]
+    assert [row[:3] for row in _rows(suites["generator"])] == [
+        ("'a'", "1", 1.0),
+        ("'raw'", None, 0.5),
+    ]
+    scores = suites["scores"]
+    assert [row["score"] for row in scores["rows"]] == [1.0, 3.0, 0.5, 0.25, 0.25, 0.0, 0.0, 0.0]
+    assert [row["feedback"] for row in scores["rows"]][-3:] == [
+        "error: TypeError: metric must return a bool, a number or a (score, feedback) tuple, "
+        "not str",
+        "error: invalid score: nan",
+        "error: invalid score: -inf",
+    ]
+    assert scores["errors_by_class"] == {"invalid_score": 2, "metric": 1}
+    assert scores["score"] == pytest.approx(5.0 / 8)
+    pairs = suites["pairs"]
+    assert [(r["score"], r["feedback"]) for r in pairs["rows"][:2]] == [(2.0, "fb"), (0.5, None)]
+    assert pairs["rows"][2]["error_class"] == "metric"
+    assert pairs["feedback"] == (
+        "fb; error: TypeError: a (score, feedback) metric result must have exactly 2 elements, "
+        "got 3"
+    )
+    assert suites["raising"]["feedback"] == "error: KeyError: 'gone'"
+    assert suites["raising"]["score"] == 0.5
+    assert (suites["empty"]["score"], suites["empty"]["feedback"]) == (0.0, "no examples")
+    legacy = suites["legacy"]
+    assert (legacy["split"], legacy["score"], legacy["rows_total"]) == (None, 0.75, 1)
+    for name in ("missing", "not_iterable"):
+        failed = suites[name]
+        assert (failed["outcome"], failed["rows"], failed["score"]) == ("failed", [], 0.0)
+        assert failed["error"]
+
+
+def test_semantics_report_is_the_same_under_xdist(kedi: Kedi) -> None:
+    pytest.importorskip("xdist")
+    single = without_durations(_run(kedi, None))
+    assert without_durations(_run(kedi, 2)) == single
+
+
+def test_explicit_kedi_path_without_collection_says_how_to_enable_it(kedi: Kedi) -> None:
+    kedi.write("demo.kedi", DEMO)
+    result = kedi.run("demo.kedi::eval:initials")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*demo.kedi::eval:initials: .kedi files are collected only with --kedi-eval*"]
+    )
+    kedi.run("--kedi-eval", "demo.kedi::eval:initials").assert_outcomes(passed=1)
+
+
+def test_program_load_failure_is_one_located_line_in_reports(kedi: Kedi) -> None:
+    kedi.write("broken.kedi", "```\nimport no_such_module_xyz\n```\n\n" + DEMO)
+    result = kedi.run("--kedi-eval", "--kedi-report", "report.json")
+    result.assert_outcomes(failed=3)
+    (suite,) = kedi.json("report.json")["suites"]
+    assert suite["error"] == (
+        "the program failed to load at broken.kedi:2: "
+        "ModuleNotFoundError: No module named 'no_such_module_xyz'"
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "broken.kedi:16: @eval: initials failed before scoring: the program failed to load*",
+            "Kedi stack trace:",
+            '  File "broken.kedi", line 2, in <prelude> (Python)',
+        ]
+    )
+
+
+def test_messages_and_traces_show_paths_relative_to_the_invocation(kedi: Kedi) -> None:
+    kedi.write(
+        "typed.kedi",
+        DEMO + "\n@test: typed:\n  > case: none:\n    `initials(None)`\n"
+        "\n@eval: typed:\n  > data: d:\n    = `[None]`\n  > metric: m(d):\n"
+        "    = `initials(d) == 'X'`\n",
+    )
+    result = kedi.run("--kedi-eval", "--kedi-report", "report.json")
+    root = str(kedi.pytester.path)
+    document = kedi.json("report.json")
+    assert root not in json.dumps(document)
+    failures = result.stdout.str().split("= FAILURES =", 1)[1]
+    assert '  File "typed.kedi", line 20, in case none' in failures
+    assert root not in failures.replace(f"{root}/report.json", "")
+    typed = next(s for s in document["suites"] if s["procedure"] == "typed")
+    assert typed["feedback"] == (
+        "error: KediTypeExecutionError: typed.kedi:1: parameter 'name' of initials "
+        "expects str, got None (NoneType)"
+    )
+
+
+def test_zero_error_budget_is_a_count(kedi: Kedi) -> None:
+    kedi.write("demo.kedi", DEMO.replace('("x y", "XX")', '(None, "XX")'))
+    result = kedi.run("--kedi-eval", "--kedi-max-errors", "0")
+    result.stdout.fnmatch_lines(["*1 of 3 rows errored; at most 0 errored rows allowed"])
