@@ -177,6 +177,7 @@ class BodyReader:
     def setting(self, item: Item) -> n.KeyValue:
         m = _KEY.match(item.text)
         if m is None:
+            self.b.directives.check_known(item)
             raise KediSyntaxError(item.start, "malformed setting: expected 'key: value'")
         key = m.group(1)
         raw = item.text[m.end() :]
@@ -202,6 +203,7 @@ class BodyReader:
 
     def text_row(self, item: Item, name: str) -> n.Text:
         if classify(item) not in ("row", "python"):
+            self.b.directives.check_known(item)
             raise KediSyntaxError(
                 item.start,
                 f"a '> {name}:' body holds only text rows; escape a leading "
@@ -317,6 +319,7 @@ class BodyReader:
         for k in kid.children:
             kind = classify(k)
             if kind not in ("python", "fence"):
+                self.b.directives.check_known(k)
                 raise KediSyntaxError(
                     k.start, "a '> case:' body holds only Python: backtick lines and ``` fences"
                 )

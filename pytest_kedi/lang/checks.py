@@ -317,6 +317,12 @@ def check_directive(d: n.Directive, item: Item) -> None:
         raise _fail(_name_at(item, dup, 2), f"{dup!r} is listed twice in '> {d.name}:'")
     if d.name == "output" and d.code is None:
         check_type(d.value or "", at + max(item.text.rfind(d.value or ""), 0))
+    named = d.name in ("use", "subagent") and d.code is None and d.value is not None
+    if named and not _IDENT.fullmatch(d.value or ""):
+        raise _fail(
+            _value_at(item, d.value),
+            f"'> {d.name}:' takes a name; {d.value!r} is not an identifier",
+        )
     if d.name == "await" and d.value is not None and not _IDENT.fullmatch(d.value):
         raise _fail(
             _value_at(item, d.value),

@@ -125,6 +125,12 @@ class DirectiveBuilder:
 
     # ------------------------------------------------------------------ entry
 
+    def check_known(self, item: Item) -> None:
+        """Raise when ``item`` is a ``> name:`` line naming no directive (§1.5)."""
+        m = _HEAD.match(item.text)
+        if m is not None and m.group(1) not in DIRECTIVES:
+            raise KediSyntaxError(item.start + m.start(1), f"unknown directive '> {m.group(1)}:'")
+
     def add(self, item: Item, ctx: Ctx, out: list[n.Stmt]) -> None:
         m = _HEAD.match(item.text)
         if m is None:

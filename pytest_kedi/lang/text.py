@@ -241,6 +241,8 @@ def _explain(text: str, pos: int, at_end: bool) -> tuple[int, str]:
         )
     if stack:
         kind, where = stack[-1]
+        if kind == "(" and text[pos : pos + 1] in (",", ")") and text[:pos].rstrip()[-1:] in "(,":
+            return pos, "missing argument in a call: each ',' separates two arguments"
         if kind == "(":
             return where, "unbalanced '(' in a call: the argument list is never closed with ')'"
         if kind == "<":

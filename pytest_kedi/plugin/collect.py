@@ -33,7 +33,37 @@ _UNSAFE = re.compile(r"::|[\[\]\s/\\]")
 
 
 class KediCollectError(Exception):
-    """A ``.kedi`` file could not be collected; the message is the full diagnostic."""
+    """A ``.kedi`` file could not be collected; the message is the full diagnostic.
+
+    ``headline`` (``file.kedi:LINE:COL: message``) is its first line, which pytest's
+    short test summary shows (single process and xdist alike).
+    """
+
+    def __init__(self, text: str, headline: str) -> None:
+        super().__init__(f"{headline}\n{text}")
+        self.headline = headline
+
+
+class _Crash:
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
+class _CollectErrorRepr:
+    """A collection error's text, with the ``reprcrash.message`` pytest's summary reads."""
+
+    def __init__(self, error: KediCollectError) -> None:
+        self.text = str(error)
+        self.reprcrash = _Crash(error.headline)
+
+    def toterminal(self, tw: Any) -> None:
+        for line in self.text.split("\n"):
+            tw.line(line, red=True)
+
+    def __str__(self) -> str:
+        return self.text
 
 
 def is_kedi_program(path: Path) -> bool:
@@ -72,20 +102,25 @@ class KediFile(pytest.File):
     ) -> str | TerminalRepr:
         """Our own collection errors show their text only (no internal traceback)."""
         if isinstance(excinfo.value, KediCollectError):
-            return str(excinfo.value)
+            return _CollectErrorRepr(excinfo.value)  # type: ignore[return-value]
         return super().repr_failure(excinfo)
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
-        from pytest_kedi.evals.classify import relative_locations
+        from pytest_kedi.evals.classify import display_path, relative_locations
         from pytest_kedi.lang import KediParseError, parse_file
 
         try:
             module = parse_file(self.path)
         except KediParseError as exc:
             get_state(self.config).parse_errors.append(self.nodeid)
-            raise KediCollectError(relative_locations(exc.render())) from None
+            where = f"{display_path(exc.path)}:{exc.line}:{exc.column}"
+            raise KediCollectError(
+                relative_locations(exc.render()), f"{where}: {exc.message}"
+            ) from None
         except (OSError, UnicodeDecodeError) as exc:
-            raise KediCollectError(f"{self.path}: cannot read Kedi file: {exc}") from None
+            raise KediCollectError(
+                f"{self.path}: cannot read Kedi file: {exc}", f"cannot read Kedi file: {exc}"
+            ) from None
 
         eval_enabled = get_state(self.config).settings.eval_enabled
         evals = module.eval_suites

@@ -47,8 +47,27 @@ class KediCaseFailed(Exception):
     """A test case failed; the message is the Kedi-located report."""
 
 
+def _internal_dirs() -> tuple[str, ...]:
+    import _pytest
+    import pluggy
+
+    import pytest_kedi
+
+    return tuple(
+        str(Path(module.__file__ or "").parent) for module in (pytest_kedi, pluggy, _pytest)
+    )
+
+
 class _KediItem(pytest.Item):
     _failure_types: tuple[type[BaseException], ...] = (KediSuiteFailed, KediCaseFailed)
+
+    def _traceback_filter(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
+        """An unexpected exception (a conftest hook that raised, say) shows the user's
+        frames only, not pytest-kedi's, pluggy's or pytest's."""
+        internal = _internal_dirs()
+        traceback = excinfo.traceback
+        kept = traceback.filter(lambda entry: not str(entry.path).startswith(internal))
+        return kept if len(kept) else traceback
 
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None

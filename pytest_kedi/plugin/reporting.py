@@ -35,6 +35,16 @@ __all__ = ["KediReporter", "attach_entries", "build_report", "write_atomic"]
 _SUMMARY_FEEDBACK = 200
 
 
+def _crash_message(report: pytest.TestReport) -> str | None:
+    """``<ExceptionType>: <message>`` of an unexpected exception (its first line)."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    message = getattr(crash, "message", None)
+    if message and str(message).strip():
+        return str(message).strip().splitlines()[0]
+    text = report.longreprtext.strip()
+    return text.splitlines()[-1] if text else None
+
+
 def _suite_entry_for(item: KediEvalItem, when: str, report: pytest.TestReport) -> Any:
     threshold = get_state(item.config).settings.threshold_for(item.nodeid)
     if when == "call":
@@ -42,8 +52,7 @@ def _suite_entry_for(item: KediEvalItem, when: str, report: pytest.TestReport) -
         if entry is not None:
             return entry
         # runtest raised before publishing: not a Kedi failure (e.g. a hook raised)
-        text = report.longreprtext.strip()
-        error = text.splitlines()[-1] if text else "internal error"
+        error = _crash_message(report) or "internal error"
         return placeholder_suite_entry(
             item.nodeid, item.suite, threshold=threshold, outcome="failed", error=error
         )
@@ -61,7 +70,10 @@ def _case_entry_for(item: KediCaseItem, when: str, report: pytest.TestReport) ->
         entry = item.stash.get(CASE_ENTRY, None)
         if entry is not None:
             return entry
-        return case_entry(item.nodeid, item.suite, item.case, outcome=report.outcome, message=None)
+        message = _crash_message(report) if report.failed else None
+        return case_entry(
+            item.nodeid, item.suite, item.case, outcome=report.outcome, message=message
+        )
     if when == "setup" and not report.passed:
         outcome = "skipped" if report.skipped else "failed"
         message = None if report.skipped else "setup failed"

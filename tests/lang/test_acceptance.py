@@ -81,9 +81,15 @@ LOCATED = [
     pytest.param("> profile: p:\n  ###\n  doc\n", 2, 3, "unterminated `###`", id="block_comment"),
     pytest.param("[x] = `a +\n  1\n[y] = 2\n", 1, 7, "unbalanced backtick", id="open_backtick"),
     pytest.param("[x] = ``` py\n```\n", 1, 7, "a fence opener '```' must end", id="fence_text"),
+    pytest.param("[x] = <f(a,)>\n", 1, 12, "missing argument in a call", id="empty_arg"),
     # Escapes, directives and values.
     pytest.param("> instructions: hi \\x\n", 1, 20, "unsupported escape '\\x'", id="escape"),
     pytest.param("@f():\n  >  frob: yes\n", 2, 6, "unknown directive '> frob:'", id="unknown"),
+    pytest.param(
+        "@test: s:\n  > case: a:\n    > frob: x\n", 3, 7, "unknown directive", id="unknown_in_case"
+    ),
+    pytest.param("> instructions:\n  hi\n  > frob: x\n", 3, 5, "unknown directive", id="in_text"),
+    pytest.param("> settings:\n  > frob: x\n", 2, 5, "unknown directive", id="in_settings"),
     pytest.param("> effort: extreme\n", 1, 11, "invalid value 'extreme'", id="effort"),
     pytest.param("> import: ../x\n", 1, 11, "invalid import path '../x'", id="import_path"),
     pytest.param("> requires:\n  hooks\n  flying\n", 3, 3, "unknown capability 'flying'", id="cap"),
@@ -94,6 +100,10 @@ LOCATED = [
         3,
         "compaction_threshold cannot be set",
         id="history_threshold",
+    ),
+    pytest.param("> use: 1a\n", 1, 8, "'> use:' takes a name; '1a'", id="use_name"),
+    pytest.param(
+        "> profile: p:\n  > subagent: c-d\n", 2, 15, "'> subagent:' takes a name", id="subagent"
     ),
     # Names.
     pytest.param("~T(a-b: int)\n", 1, 4, "invalid name 'a-b' in custom type header", id="glued"),

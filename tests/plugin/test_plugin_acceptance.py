@@ -249,3 +249,41 @@ def test_zero_error_budget_is_a_count(kedi: Kedi) -> None:
     kedi.write("demo.kedi", DEMO.replace('("x y", "XX")', '(None, "XX")'))
     result = kedi.run("--kedi-eval", "--kedi-max-errors", "0")
     result.stdout.fnmatch_lines(["*1 of 3 rows errored; at most 0 errored rows allowed"])
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_parse_error_summary_line_names_the_location(kedi: Kedi, workers: int | None) -> None:
+    if workers:
+        pytest.importorskip("xdist")
+    kedi.write("broken.kedi", "@eval: broken\n")
+    kedi.write("demo.kedi", DEMO)
+    args = ("--kedi-eval", "-p", "no:cacheprovider")
+    result = kedi.subprocess(*args, workers=workers) if workers else kedi.run(*args)
+    result.assert_outcomes(passed=3, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting broken.kedi*",
+            "broken.kedi:1:*: suite header must end with ':'",
+            "Kedi parse error:",
+            "ERROR broken.kedi - broken.kedi:1:*: suite header must end with ':'",
+        ]
+    )
+
+
+def test_a_raising_model_hook_shows_the_users_frames_only(kedi: Kedi) -> None:
+    kedi.write("demo.kedi", DEMO)
+    kedi.pytester.makeconftest(
+        "import pytest\n\n"
+        "@pytest.hookimpl(optionalhook=True)\n"
+        "def pytest_kedi_model(config):\n"
+        "    raise RuntimeError('no model configured')\n"
+    )
+    result = kedi.run("--kedi-eval", "--kedi-report", "report.json")
+    result.assert_outcomes(failed=3)
+    output = result.stdout.str().split("= FAILURES =", 1)[1]
+    assert "conftest.py:5: RuntimeError" in output
+    for internal in ("pluggy/", "_pytest/", "pytest_kedi/", "site-packages"):
+        assert internal not in output
+    report = kedi.json("report.json")
+    assert report["suites"][0]["error"] == "RuntimeError: no model configured"
+    assert {test["message"] for test in report["tests"]} == {"RuntimeError: no model configured"}
