@@ -152,23 +152,36 @@ def compile_unit(
         if top:
             body.append(ast.Global(names=sorted(top), lineno=1, col_offset=0))
         body.extend(tree.body or [ast.Pass(lineno=1, col_offset=0)])
-        func = ast.FunctionDef(
-            name=_BLOCK_NAME,
-            args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
-            body=body,
-            decorator_list=[],
-            returns=None,
-            lineno=1,
-            col_offset=0,
-        )
-        module = ast.Module(body=[func], type_ignores=[])
-        ast.fix_missing_locations(module)
-        module_code = compile(module, filename, "exec")
+        func_code = _function_code(_BLOCK_NAME, (), body, filename)
     except SyntaxError as exc:
         raise syntax_error(exc, info, filename) from exc
-    func_code = next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
     candidates = frozenset(top | _nested_globals(tree.body))
     return CompiledUnit(info, filename, kind, func_code, frozenset(top), candidates)
+
+
+def _function_code(
+    name: str, params: tuple[str, ...], body: list[ast.stmt], filename: str
+) -> types.CodeType:
+    """Compile ``def <name>(<params>): <body>`` under ``filename``; its code object."""
+    func = ast.FunctionDef(
+        name=name,
+        args=ast.arguments(
+            posonlyargs=[],
+            args=[ast.arg(arg=param) for param in params],
+            kwonlyargs=[],
+            kw_defaults=[],
+            defaults=[],
+        ),
+        body=body,
+        decorator_list=[],
+        returns=None,
+        lineno=1,
+        col_offset=0,
+    )
+    module = ast.Module(body=[func], type_ignores=[])
+    ast.fix_missing_locations(module)
+    module_code = compile(module, filename, "exec")
+    return next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
 
 
 def compile_function(
@@ -184,27 +197,10 @@ def compile_function(
     filename = _register(info, "expr")
     try:
         tree = ast.parse(code.source.strip(), filename, mode="eval")
-        func = ast.FunctionDef(
-            name=procedure,
-            args=ast.arguments(
-                posonlyargs=[],
-                args=[ast.arg(arg=name) for name in params],
-                kwonlyargs=[],
-                kw_defaults=[],
-                defaults=[],
-            ),
-            body=[ast.Return(value=tree.body, lineno=1, col_offset=0)],
-            decorator_list=[],
-            returns=None,
-            lineno=1,
-            col_offset=0,
-        )
-        module = ast.Module(body=[func], type_ignores=[])
-        ast.fix_missing_locations(module)
-        module_code = compile(module, filename, "exec")
+        body: list[ast.stmt] = [ast.Return(value=tree.body, lineno=1, col_offset=0)]
+        func_code = _function_code(procedure, params, body, filename)
     except SyntaxError:
         return None
-    func_code = next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
     if any(name in _INTROSPECTION for name in func_code.co_names):
         return None
     return CompiledUnit(info, filename, "function", func_code)
