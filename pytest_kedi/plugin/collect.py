@@ -35,12 +35,12 @@ _UNSAFE = re.compile(r"::|[\[\]\s/\\]")
 class KediCollectError(Exception):
     """A ``.kedi`` file could not be collected; the message is the full diagnostic.
 
-    ``headline`` (``file.kedi:LINE:COL: message``) is its first line, which pytest's
-    short test summary shows (single process and xdist alike).
+    ``headline`` (``file.kedi:LINE:COL: message``) is what pytest's short test summary
+    shows after the file name.
     """
 
     def __init__(self, text: str, headline: str) -> None:
-        super().__init__(f"{headline}\n{text}")
+        super().__init__(text)
         self.headline = headline
 
 
@@ -52,7 +52,8 @@ class _Crash:
 
 
 class _CollectErrorRepr:
-    """A collection error's text, with the ``reprcrash.message`` pytest's summary reads."""
+    """A collection error's text (exactly the Kedi diagnostic), with the
+    ``reprcrash.message`` that pytest's short test summary reads."""
 
     def __init__(self, error: KediCollectError) -> None:
         self.text = str(error)
@@ -106,7 +107,7 @@ class KediFile(pytest.File):
         return super().repr_failure(excinfo)
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
-        from pytest_kedi.evals.classify import display_path, relative_locations
+        from pytest_kedi.evals.classify import display_path
         from pytest_kedi.lang import KediParseError, parse_file
 
         try:
@@ -114,10 +115,9 @@ class KediFile(pytest.File):
         except KediParseError as exc:
             get_state(self.config).parse_errors.append(self.nodeid)
             where = f"{display_path(exc.path)}:{exc.line}:{exc.column}"
-            raise KediCollectError(
-                relative_locations(exc.render()), f"{where}: {exc.message}"
-            ) from None
+            raise KediCollectError(exc.render(), f"{where}: {exc.message}") from None
         except (OSError, UnicodeDecodeError) as exc:
+            get_state(self.config).parse_errors.append(self.nodeid)
             raise KediCollectError(
                 f"{self.path}: cannot read Kedi file: {exc}", f"cannot read Kedi file: {exc}"
             ) from None

@@ -97,7 +97,7 @@ class KediEvalItem(_KediItem):
         return self.path, self.suite.span.start_line - 1, self.name
 
     def runtest(self) -> None:
-        from pytest_kedi.evals import EvalOptions, run_suite
+        from pytest_kedi.evals import EvalOptions, SuiteResult, run_suite
         from pytest_kedi.evals.classify import relative_locations
 
         settings = get_state(self.config).settings
@@ -114,6 +114,22 @@ class KediEvalItem(_KediItem):
                 error=exc.summary(),
                 duration_s=time.perf_counter() - started,
             )
+            metric = self.suite.metric
+            failed = SuiteResult(
+                suite=self.suite.name,
+                metric=metric.name if metric is not None else None,
+                dataset=metric.dataset if metric is not None else None,
+                split=None,
+                score=0.0,
+                rows=[],
+                rows_total=0,
+                rows_errored=0,
+                errors_by_class={},
+                feedback=None,
+                error=entry["error"],
+                duration_s=entry["duration_s"],
+            )
+            self.ihook.pytest_kedi_suite_result(item=self, result=failed)
             self._publish(entry)
             raise KediSuiteFailed(failure_text(entry, Verdict(False, ()), exc.text)) from None
 

@@ -190,6 +190,21 @@ def suite_line(suite: Mapping[str, Any], *, feedback_limit: int | None) -> str:
     return f"{format_suite_line(result)}  {_verdict(suite)}"
 
 
+def _source_order(entry: Mapping[str, Any]) -> tuple[str, int, str]:
+    return (entry["path"], entry["line"], entry["nodeid"])
+
+
+def case_line(entry: Mapping[str, Any], *, feedback_limit: int | None) -> str:
+    """Kedi's ``--test`` line: ``- suite::case: OK`` or ``- suite::case: FAIL | <message>``."""
+    status = {"passed": "OK", "skipped": "SKIPPED"}.get(entry["outcome"], "FAIL")
+    line = f"- {entry['procedure']}::{entry['case']}: {status}"
+    message = entry["message"]
+    if message:
+        first = message.strip().splitlines()[0]
+        line += f" | {_clip(first, feedback_limit) if feedback_limit else first}"
+    return line
+
+
 class KediReporter:
     """Aggregates Kedi entries on the controller (or the only process) and reports them."""
 
@@ -258,32 +273,21 @@ class KediReporter:
         verbose = self.config.get_verbosity() > 0
         tr.write_sep("=", "kedi")
         tr.write_line(self._model_line())
+        limit = None if verbose else _SUMMARY_FEEDBACK
+        if self.tests:
+            tr.write_line("Tests:")
+            for entry in sorted(self.tests.values(), key=_source_order):
+                tr.write_line(case_line(entry, feedback_limit=limit))
         if self.suites:
             tr.write_line("Evals:")
             for nodeid in sorted(self.suites):
                 suite = self.suites[nodeid]
-                line = suite_line(suite, feedback_limit=None if verbose else _SUMMARY_FEEDBACK)
+                line = suite_line(suite, feedback_limit=limit)
                 tr.write_line(f"{line} (xfail)" if nodeid in self.xfailed else line)
                 if verbose:
                     tr.write_line(f"    {nodeid}")
                     for row in suite["rows"]:
                         tr.write_line(f"    {row_label(row, limit=_SUMMARY_FEEDBACK)}")
-        if self.tests:
-            counts: dict[str, int] = {}
-            for entry in self.tests.values():
-                counts[entry["outcome"]] = counts.get(entry["outcome"], 0) + 1
-            summary = ", ".join(
-                f"{counts[k]} {k}" for k in ("passed", "failed", "skipped") if k in counts
-            )
-            tr.write_line(f"Tests: {summary}")
-            if verbose:
-                for nodeid in sorted(self.tests):
-                    entry = self.tests[nodeid]
-                    status = {"passed": "OK", "skipped": "SKIPPED"}.get(entry["outcome"], "FAIL")
-                    line = f"- {entry['procedure']}::{entry['case']}: {status}"
-                    if entry["message"]:
-                        line += f" | {entry['message'].splitlines()[0]}"
-                    tr.write_line(line)
         for path in self.written:
             tr.write_line(f"kedi report written: {path}")
         for error in self.write_errors:

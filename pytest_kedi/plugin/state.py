@@ -61,7 +61,9 @@ def model_label(model: Any) -> str:
     name = getattr(model, "model_name", None)
     system = getattr(model, "system", None)
     if isinstance(name, str) and name:
-        return name if not system or name.startswith(f"{system}:") else f"{system}:{name}"
+        if not system or system == name or name.startswith(f"{system}:"):
+            return name
+        return f"{system}:{name}"
     return type(model).__name__
 
 
@@ -71,7 +73,7 @@ class KediState:
 
     config: pytest.Config
     settings: KediSettings
-    parse_errors: list[str] = field(default_factory=list)  # node ids of unparsable files
+    parse_errors: list[str] = field(default_factory=list)  # unparsable or unreadable files
     _programs: dict[Path, LoadedProgram | ProgramLoadError] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 

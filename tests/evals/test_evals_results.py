@@ -129,3 +129,27 @@ def test_locations_are_shown_relative_to_the_working_directory(
     assert display_path("rel/suite.kedi") == "rel/suite.kedi"
     outside = str(tmp_path.parent / "other.kedi")
     assert display_path(outside) == outside
+
+
+def test_kedi_messages_show_locations_relative_to_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_kedi.evals.classify import relative_locations
+
+    monkeypatch.chdir(tmp_path)
+    inside = tmp_path / "pkg" / "suite.kedi"
+    outside = tmp_path.parent / "other.kedi"
+    rel = str(Path("pkg") / "suite.kedi")
+    assert relative_locations(f"{inside}:3: parameter 'x' expects str") == (
+        f"{rel}:3: parameter 'x' expects str"
+    )
+    assert relative_locations(f'  File "{inside}", line 7, in case c') == (
+        f'  File "{rel}", line 7, in case c'
+    )
+    untouched = [
+        f"{outside}:3: elsewhere",
+        "rel/suite.kedi:3: already relative",
+        f"{inside} without a line",
+        "no location at all",
+    ]
+    assert [relative_locations(text) for text in untouched] == untouched

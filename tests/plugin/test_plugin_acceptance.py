@@ -11,6 +11,8 @@ import json
 import pytest
 from kedi_plugin_helpers import DEMO, Kedi, without_durations
 
+from pytest_kedi.lang import KediParseError, parse_file
+
 #: One suite per rule of KEDI.md §5.4-§5.6. Metrics report which bindings they saw.
 SEMANTICS = """\
 ```
@@ -208,6 +210,13 @@ def test_explicit_kedi_path_without_collection_says_how_to_enable_it(kedi: Kedi)
 
 def test_program_load_failure_is_one_located_line_in_reports(kedi: Kedi) -> None:
     kedi.write("broken.kedi", "```\nimport no_such_module_xyz\n```\n\n" + DEMO)
+    reprec = kedi.inline("--kedi-eval", "--kedi-report", "report.json")
+    (call,) = reprec.getcalls("pytest_kedi_suite_result")  # telemetry sees the failure too
+    assert (call.result.error, call.result.rows) == (
+        "the program failed to load at broken.kedi:2: "
+        "ModuleNotFoundError: No module named 'no_such_module_xyz'",
+        [],
+    )
     result = kedi.run("--kedi-eval", "--kedi-report", "report.json")
     result.assert_outcomes(failed=3)
     (suite,) = kedi.json("report.json")["suites"]
@@ -251,22 +260,20 @@ def test_zero_error_budget_is_a_count(kedi: Kedi) -> None:
     result.stdout.fnmatch_lines(["*1 of 3 rows errored; at most 0 errored rows allowed"])
 
 
-@pytest.mark.parametrize("workers", [None, 2])
-def test_parse_error_summary_line_names_the_location(kedi: Kedi, workers: int | None) -> None:
-    if workers:
-        pytest.importorskip("xdist")
-    kedi.write("broken.kedi", "@eval: broken\n")
+def test_parse_error_is_exactly_the_diagnostic_and_its_summary_names_the_location(
+    kedi: Kedi,
+) -> None:
+    broken = kedi.write("broken.kedi", "@eval: broken\n")
     kedi.write("demo.kedi", DEMO)
-    args = ("--kedi-eval", "-p", "no:cacheprovider")
-    result = kedi.subprocess(*args, workers=workers) if workers else kedi.run(*args)
+    with pytest.raises(KediParseError) as excinfo:
+        parse_file(broken)
+    reprec = kedi.inline("--kedi-eval", "-p", "no:cacheprovider")
+    (failed,) = [r for r in reprec.getreports("pytest_collectreport") if r.failed]
+    assert str(failed.longrepr) == excinfo.value.render()
+    result = kedi.run("--kedi-eval", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3, errors=1)
     result.stdout.fnmatch_lines(
-        [
-            "*ERROR collecting broken.kedi*",
-            "broken.kedi:1:*: suite header must end with ':'",
-            "Kedi parse error:",
-            "ERROR broken.kedi - broken.kedi:1:*: suite header must end with ':'",
-        ]
+        ["ERROR broken.kedi - broken.kedi:1:*: suite header must end with ':'"]
     )
 
 
@@ -287,3 +294,35 @@ def test_a_raising_model_hook_shows_the_users_frames_only(kedi: Kedi) -> None:
     report = kedi.json("report.json")
     assert report["suites"][0]["error"] == "RuntimeError: no model configured"
     assert {test["message"] for test in report["tests"]} == {"RuntimeError: no model configured"}
+
+
+def test_an_unreadable_kedi_file_does_not_stop_the_others(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pytest_kedi.lang
+
+    real = pytest_kedi.lang.parse_file
+
+    def parse_file(path: object) -> object:
+        if str(path).endswith("locked.kedi"):
+            raise PermissionError(13, "Permission denied")
+        return real(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pytest_kedi.lang, "parse_file", parse_file)
+    kedi.write("locked.kedi", DEMO)
+    kedi.write("demo.kedi", DEMO)
+    result = kedi.run("--kedi-eval")
+    result.assert_outcomes(passed=3, errors=1)
+    result.stdout.fnmatch_lines(["*locked.kedi: cannot read Kedi file: *Permission denied*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_model_labels_are_short_and_readable() -> None:
+    from pydantic_ai.models.function import FunctionModel
+    from pydantic_ai.models.test import TestModel
+
+    from pytest_kedi.plugin.state import model_label
+
+    assert model_label(TestModel()) == "test"
+    assert model_label(FunctionModel(lambda m, i: None, model_name="rules")) == "function:rules"
+    assert model_label("openai:gpt-4o") == "openai:gpt-4o"

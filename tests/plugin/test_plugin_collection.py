@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from kedi_plugin_helpers import DEMO, Kedi
 
-from pytest_kedi.evals.classify import relative_locations
 from pytest_kedi.lang import KediParseError, parse_file
 
 BROKEN = "@eval: broken\n  > data x\n"
@@ -116,11 +115,8 @@ def test_parse_error_is_one_collection_error_with_the_kedi_diagnostic(kedi: Kedi
     result = kedi.run("--kedi-eval")
     result.assert_outcomes(passed=3, errors=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    # The parser's own diagnostic, its path shown relative to the invocation directory.
-    assert relative_locations(excinfo.value.render()) in result.stdout.str()
-    result.stdout.fnmatch_lines(
-        ["*ERROR collecting broken.kedi*", "Kedi parse error:", '  File "broken.kedi", line 1*']
-    )
+    assert excinfo.value.render() in result.stdout.str()
+    result.stdout.fnmatch_lines(["*ERROR collecting broken.kedi*", "Kedi parse error:"])
     assert "Traceback" not in result.stdout.str()
     assert "pytest_kedi" not in result.stdout.str()
 

@@ -26,12 +26,15 @@ def test_examples_run_offline_and_exit_zero(examples: Kedi) -> None:
     result.stdout.fnmatch_lines(
         [
             "model: function:example-rules (pytest_kedi_model hook)",
+            "Tests:",
+            "- classify::refund_is_billing: OK",
+            "- slugify::title: OK",
+            "Evals:",
             "- classify::accuracy: 0.7500  [[]FAILED, min score 0.9000[]] (xfail)",
             "- parse_contact::fields: 0.8333 | name: got 'Dr. Katherine Johnson'*  [[]passed[]]",
             "- extract_invoice::fields: 0.6667 | wrong vendor; error: *  [[]passed[]]",
             "- normalize::exact: 1.0000  [[]passed[]]",
             "- slugify::exact: 1.0000  [[]passed[]]",
-            "Tests: 7 passed",
         ]
     )
     suites = {s["procedure"]: s for s in examples.json("report.json")["suites"]}

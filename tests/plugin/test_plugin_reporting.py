@@ -75,13 +75,16 @@ def test_summary_at_quiet_verbosity(kedi: Kedi) -> None:
     kedi.write("demo.kedi", DEMO)
     result = kedi.run("--kedi-eval", "-q", "--kedi-min-score", "0.5")
     summary = _summary(result)
-    assert summary[:3] == [
+    assert summary[:6] == [
         "model: test (offline default: synthetic output, not a real model)",
+        # Kedi's --test block, in source order, at every verbosity
+        "Tests:",
+        "- initials::two_words: OK",
+        "- initials::padded: OK",
         "Evals:",
         "- initials::exact: 0.6667  [passed, min score 0.5000]",
     ]
-    assert summary[5:] == ["Tests: 2 passed"]
-    missing, wc = summary[3:5]
+    missing, wc = summary[6:]
     assert missing.startswith("- missing::m: ERROR | missing dataset reference at ")
     assert missing.endswith(
         "scores.kedi:16: metric 'm' names dataset 'ys', which this suite "
@@ -96,15 +99,15 @@ def test_verbose_summary_lists_rows_and_cases(kedi: Kedi) -> None:
     result = kedi.run("--kedi-eval", "-v")
     assert _summary(result) == [
         "model: test (offline default: synthetic output, not a real model)",
+        "Tests:",
+        "- initials::two_words: OK",
+        "- initials::padded: OK",
         "Evals:",
         "- initials::exact: 0.6667  [passed]",
         "    demo.kedi::eval:initials",
         "    row 0: 1.0000",
         "    row 1: 1.0000",
         "    row 2: 0.0000",
-        "Tests: 2 passed",
-        "- initials::padded: OK",
-        "- initials::two_words: OK",
     ]
 
 
