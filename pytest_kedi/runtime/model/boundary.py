@@ -21,7 +21,8 @@ __all__ = ["MODEL_ENV", "SYNTHETIC_NOTICE", "ModelBoundary", "ModelSource"]
 
 MODEL_ENV = "KEDI_ADAPTER_MODEL"
 SYNTHETIC_NOTICE = (
-    "model: test (synthetic output) — set --kedi-model or KEDI_ADAPTER_MODEL for a real model"
+    "model: test (synthetic output) — set KEDI_ADAPTER_MODEL (or pytest --kedi-model, CLI --model)"
+    " for a real model"
 )
 #: Where the model for a call came from, in precedence order.
 ModelSource = Literal["injected", "source", "default", "builtin"]
