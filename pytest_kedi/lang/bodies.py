@@ -24,7 +24,8 @@ _SOLE_CODE = re.compile(r"`[^`]*`")
 _ESCAPE = re.compile(r"\\(.)|~~")
 _HEAD = re.compile(r">[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*(:?)")
 
-_SETTINGS_LIKE = frozenset(
+#: Directives whose body is ``key: value`` lines (§4.1).
+SETTINGS_BODY = frozenset(
     [
         "settings",
         "mcp",
@@ -124,10 +125,10 @@ class BodyReader:
                 raise KediSyntaxError(item.start, f"'> {name}:' needs an indented body")
             if name in ("case", "data", "test_data"):
                 raise KediSyntaxError(item.start, f"'> {name}:' needs an indented body")
-            if name not in _SETTINGS_LIKE:
+            if name not in SETTINGS_BODY:
                 raise KediSyntaxError(item.start, f"'> {name}:' needs a value")
             return n.Directive(span, name, arg, binder, None, body_kind="settings")
-        if name in _SETTINGS_LIKE:
+        if name in SETTINGS_BODY:
             entries = tuple(self.setting(k) for k in kids)
             return n.Directive(span, name, arg, binder, body_kind="settings", settings=entries)
         if name == "auto" and classify(kids[0]) == "template":

@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from pytest_kedi.lang import nodes as n
-from pytest_kedi.lang.bodies import BodyReader
+from pytest_kedi.lang.bodies import SETTINGS_BODY, BodyReader
 from pytest_kedi.lang.checks import check_directive
 from pytest_kedi.lang.context import Ctx, stop_of
 from pytest_kedi.lang.heads import check_name
@@ -41,21 +41,6 @@ AGENT = frozenset(
         "hooks",
         "budget",
         "requires",
-    ]
-)
-SETTINGS_BODY = frozenset(
-    [
-        "settings",
-        "mcp",
-        "history",
-        "artifacts",
-        "skills",
-        "codemode",
-        "agent",
-        "hooks",
-        "budget",
-        "tool",
-        "package",
     ]
 )
 TEXT_BODY = frozenset({"instructions", "system", "auto"})
