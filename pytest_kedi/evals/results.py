@@ -109,6 +109,35 @@ class SuiteResult:
     duration_s: float
     exception: BaseException | None = field(default=None, repr=False, compare=False)
 
+    @classmethod
+    def failed(
+        cls,
+        suite: str,
+        metric: str | None,
+        dataset: str | None,
+        error: str,
+        duration_s: float,
+        *,
+        split: str | None = None,
+        exception: BaseException | None = None,
+    ) -> SuiteResult:
+        """A suite that errored before it was scored (every key present, score 0.0)."""
+        return cls(
+            suite=suite,
+            metric=metric,
+            dataset=dataset,
+            split=split,
+            score=0.0,
+            rows=[],
+            rows_total=0,
+            rows_errored=0,
+            errors_by_class={},
+            feedback=None,
+            error=error,
+            duration_s=duration_s,
+            exception=exception,
+        )
+
     @property
     def completed(self) -> bool:
         """True when the suite was scored (no suite-level error)."""

@@ -230,18 +230,12 @@ def _failed(
     started: float,
     exc: BaseException | None = None,
 ) -> SuiteResult:
-    return SuiteResult(
-        suite=suite.name,
-        metric=metric,
-        dataset=dataset,
+    return SuiteResult.failed(
+        suite.name,
+        metric,
+        dataset,
+        message,
+        time.perf_counter() - started,
         split=split,
-        score=0.0,
-        rows=[],
-        rows_total=0,
-        rows_errored=0,
-        errors_by_class={},
-        feedback=None,
-        error=message,
-        duration_s=time.perf_counter() - started,
         exception=exc,
     )

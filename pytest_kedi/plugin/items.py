@@ -115,19 +115,12 @@ class KediEvalItem(_KediItem):
                 duration_s=time.perf_counter() - started,
             )
             metric = self.suite.metric
-            failed = SuiteResult(
-                suite=self.suite.name,
-                metric=metric.name if metric is not None else None,
-                dataset=metric.dataset if metric is not None else None,
-                split=None,
-                score=0.0,
-                rows=[],
-                rows_total=0,
-                rows_errored=0,
-                errors_by_class={},
-                feedback=None,
-                error=entry["error"],
-                duration_s=entry["duration_s"],
+            failed = SuiteResult.failed(
+                self.suite.name,
+                metric.name if metric is not None else None,
+                metric.dataset if metric is not None else None,
+                entry["error"],
+                entry["duration_s"],
             )
             self.ihook.pytest_kedi_suite_result(item=self, result=failed)
             self._publish(entry)
