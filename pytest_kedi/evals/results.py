@@ -22,6 +22,7 @@ __all__ = [
     "join_feedback",
     "short_repr",
     "write_jsonl",
+    "write_text_atomic",
 ]
 
 REPR_LIMIT = 200
@@ -190,19 +191,15 @@ def format_suite_line(result: SuiteResult) -> str:
     return f"{line} | {result.feedback}" if result.feedback else line
 
 
-def write_jsonl(
-    path: str | os.PathLike[str], records: Iterable[RowResult | Mapping[str, Any]]
-) -> None:
-    """Write one JSON object per line, atomically (temporary file, then rename)."""
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same directory, then
+    rename it into place, so readers never see a half-written file."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for record in records:
-                data = record.to_json() if isinstance(record, RowResult) else dict(record)
-                fh.write(json.dumps(data, ensure_ascii=False, allow_nan=False))
-                fh.write("\n")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
         os.replace(tmp, target)
     except BaseException:
         try:
@@ -210,3 +207,19 @@ def write_jsonl(
         except OSError:
             pass
         raise
+
+
+def write_jsonl(
+    path: str | os.PathLike[str], records: Iterable[RowResult | Mapping[str, Any]]
+) -> None:
+    """Write one JSON object per line, atomically (temporary file, then rename)."""
+    lines = (
+        json.dumps(
+            record.to_json() if isinstance(record, RowResult) else dict(record),
+            ensure_ascii=False,
+            allow_nan=False,
+        )
+        + "\n"
+        for record in records
+    )
+    write_text_atomic(path, "".join(lines))

@@ -10,14 +10,13 @@ the rows JSONL atomically (temporary file, then ``os.replace``).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_kedi.evals.results import write_text_atomic
 from pytest_kedi.plugin.entries import REPORT_VERSION, case_entry, placeholder_suite_entry
 from pytest_kedi.plugin.items import (
     CASE_ENTRY,
@@ -30,7 +29,7 @@ from pytest_kedi.plugin.options import KediSettings
 from pytest_kedi.plugin.rows import row_label
 from pytest_kedi.plugin.state import get_state
 
-__all__ = ["KediReporter", "attach_entries", "build_report", "write_atomic"]
+__all__ = ["KediReporter", "attach_entries", "build_report"]
 
 _SUMMARY_FEEDBACK = 200
 
@@ -123,22 +122,6 @@ def _row_records(suites: Mapping[str, dict[str, Any]]) -> Iterator[dict[str, Any
                 "split": suite["split"],
                 **row,
             }
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _clip(text: str, limit: int) -> str:
@@ -247,7 +230,7 @@ class KediReporter:
             targets.append((self.settings.rows_jsonl_path, "".join(lines)))
         for path, text in targets:
             try:
-                write_atomic(path, text)
+                write_text_atomic(path, text)
                 self.written.append(path)
             except OSError as exc:
                 self.write_errors.append(f"cannot write {path}: {exc}")
