@@ -23,7 +23,7 @@ from pytest_kedi.runtime.model.optimized import (
 )
 from pytest_kedi.runtime.model.settings import (
     DROPPED_SETTING_KEYS,
-    MODEL_SETTING_KEYS,
+    model_setting_keys,
     parse_setting_value,
     validate_settings,
 )
@@ -47,7 +47,6 @@ __all__ = [
     "CLAIM_SCHEMA",
     "DROPPED_SETTING_KEYS",
     "MODEL_ENV",
-    "MODEL_SETTING_KEYS",
     "SYNTHETIC_NOTICE",
     "TEST_MODEL",
     "Adapter",
@@ -62,6 +61,7 @@ __all__ = [
     "claim_prompt",
     "describe_model",
     "load_optimized",
+    "model_setting_keys",
     "normalize_model_name",
     "optimized_path",
     "parse_setting_value",

@@ -1,61 +1,28 @@
-"""`> settings:` values and key filtering (`KEDI.md` §4.3)."""
+"""`> settings:` values and key filtering against pydantic-ai's own `ModelSettings`."""
 
 from __future__ import annotations
 
 import ast
+import functools
+import typing
 from collections.abc import Mapping
 from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
 
 from pytest_kedi.runtime.model.errors import ModelError
 
 __all__ = [
     "DROPPED_SETTING_KEYS",
-    "MODEL_SETTING_KEYS",
+    "model_setting_keys",
     "parse_setting_value",
     "validate_settings",
 ]
-
-#: pydantic-ai `ModelSettings` keys passed through to the model (§4.3 reading).
-MODEL_SETTING_KEYS: frozenset[str] = frozenset(
-    {
-        "max_tokens",
-        "temperature",
-        "top_p",
-        "timeout",
-        "parallel_tool_calls",
-        "tool_choice",
-        "seed",
-        "presence_penalty",
-        "frequency_penalty",
-        "logit_bias",
-        "stop_sequences",
-        "extra_headers",
-        "thinking",
-        "service_tier",
-        "extra_body",
-    }
-)
 
 #: Keys Kedi documents only for other backends (agent harnesses): silently dropped.
 DROPPED_SETTING_KEYS: frozenset[str] = frozenset(
     {"stop", "cwd", "env", "sandbox", "permission_mode"}
 )
-
-_NUMBER = (int, float)
-# Value checks for keys whose type is unambiguous; other keys are passed as given.
-_VALUE_CHECKS: dict[str, tuple[tuple[type, ...], str]] = {
-    "max_tokens": ((int,), "an integer"),
-    "seed": ((int,), "an integer"),
-    "temperature": (_NUMBER, "a number"),
-    "top_p": (_NUMBER, "a number"),
-    "timeout": (_NUMBER, "a number of seconds"),
-    "presence_penalty": (_NUMBER, "a number"),
-    "frequency_penalty": (_NUMBER, "a number"),
-    "parallel_tool_calls": ((bool,), "true or false"),
-    "logit_bias": ((dict,), "a dict"),
-    "extra_headers": ((dict,), "a dict"),
-    "stop_sequences": ((list, tuple), "a list of strings"),
-}
 
 _TRUE = frozenset({"true"})
 _FALSE = frozenset({"false"})
@@ -86,35 +53,50 @@ def parse_setting_value(text: str) -> Any:
         return raw
 
 
-def _check_value(key: str, value: Any) -> None:
-    check = _VALUE_CHECKS.get(key)
-    if check is None or value is None:
-        return
-    types, wanted = check
-    ok = isinstance(value, types) and (bool in types or not isinstance(value, bool))
-    if ok and key == "stop_sequences":
-        ok = all(isinstance(item, str) for item in value)
-    if not ok:
-        raise ModelError(f"setting '{key}' must be {wanted}, got {value!r}")
+@functools.cache
+def _model_settings_adapters() -> dict[str, TypeAdapter[Any]]:
+    """One strict validator per key of the installed pydantic-ai's `ModelSettings`."""
+    from pydantic_ai.settings import ModelSettings
+
+    hints = typing.get_type_hints(ModelSettings)
+    return {key: TypeAdapter(hint) for key, hint in hints.items()}
+
+
+def model_setting_keys() -> frozenset[str]:
+    """The keys of the installed pydantic-ai's `ModelSettings`, passed to the model."""
+    return frozenset(_model_settings_adapters())
+
+
+def _check_value(key: str, value: Any, adapter: TypeAdapter[Any]) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, tuple):
+        value = list(value)
+    try:
+        return adapter.validate_python(value, strict=True)
+    except ValidationError as exc:
+        reasons = "; ".join(dict.fromkeys(error["msg"] for error in exc.errors()))
+        raise ModelError(f"setting '{key}': {reasons}, got {value!r}") from None
 
 
 def validate_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
     """Filter merged settings for pydantic-ai.
 
-    Documented `ModelSettings` keys pass (with a basic value check), keys documented only
-    for other Kedi backends are dropped, anything else raises `ModelError`.
+    Keys of pydantic-ai's own `ModelSettings` pass when their value has the type it
+    declares (checked strictly: no coercion, so ``true`` is not an integer), keys
+    documented only for other Kedi backends are dropped, anything else raises `ModelError`.
+    ``None`` values pass (they mean "the provider's default").
     """
+    adapters = _model_settings_adapters()
     result: dict[str, Any] = {}
     for key, value in settings.items():
-        if key in MODEL_SETTING_KEYS:
-            _check_value(key, value)
-            if key == "stop_sequences" and isinstance(value, tuple):
-                value = list(value)
-            result[key] = value
+        adapter = adapters.get(key)
+        if adapter is not None:
+            result[key] = _check_value(key, value, adapter)
         elif key in DROPPED_SETTING_KEYS:
             continue
         else:
-            allowed = " ".join(sorted(MODEL_SETTING_KEYS))
+            allowed = " ".join(sorted(adapters))
             raise ModelError(
                 f"unknown setting '{key}' in `> settings:` "
                 f"(pydantic-ai model settings are: {allowed})"

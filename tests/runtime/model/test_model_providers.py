@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+from kedi_openai_stub import OpenAIStub, last_user_text
 
 from pytest_kedi.runtime.model import AgentState, ModelBoundary, ModelError, normalize_model_name
 
@@ -39,35 +40,33 @@ def _call_error(model: str) -> str:
 
 @pytest.mark.parametrize(
     ("model", "variable"),
-    [
-        ("openai:gpt-4o", "OPENAI_API_KEY"),
-        ("anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
-        ("groq:llama-3.3-70b", "GROQ_API_KEY"),
-        ("openrouter:x/y", "OPENROUTER_API_KEY"),
-    ],
+    [("openai:gpt-4o", "OPENAI_API_KEY"), ("openrouter:x/y", "OPENROUTER_API_KEY")],
 )
-def test_missing_api_key_names_the_variable(monkeypatch, model: str, variable: str) -> None:
+def test_missing_api_key_is_pydantic_ais_own_error(monkeypatch, model: str, variable: str) -> None:
     monkeypatch.delenv(variable, raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     message = _call_error(model)
-    assert message.startswith(f"model '{model}' is not available")
-    assert f"set {variable}" in message
+    assert message.startswith(f"model '{model}' is not available: UserError: Set the `{variable}`")
 
 
-@pytest.mark.skipif(_installed("openai"), reason="the openai package is installed")
-def test_missing_provider_package_names_the_extra(monkeypatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    message = _call_error("openai:gpt-4o")
-    assert message == (
-        "model 'openai:gpt-4o' is not available: install its provider package: "
-        "pip install 'pytest-kedi[openai]'"
+@pytest.mark.parametrize("model", ["anthropic:claude-sonnet-4-5", "groq:llama-3.3-70b"])
+def test_missing_provider_package_is_pydantic_ais_own_error(monkeypatch, model: str) -> None:
+    package = model.partition(":")[0]
+    if _installed(package):
+        pytest.skip(f"the {package} package is installed")
+    monkeypatch.setenv(f"{package.upper()}_API_KEY", "k")
+    message = _call_error(model)
+    assert message.startswith(
+        f"model '{model}' is not available: ImportError: Please install the `{package}` package"
     )
+    assert f'pip install "pydantic-ai-slim[{package}]"' in message
 
 
-@pytest.mark.skipif(_installed("anthropic"), reason="the anthropic package is installed")
 def test_vendor_slash_model_from_source_is_normalized(monkeypatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
-    with pytest.raises(ModelError, match=r"model 'anthropic:claude-x'.*pytest-kedi\[anthropic\]"):
-        ModelBoundary().invoke(AgentState(model="anthropic/claude-x"), "hi")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(ModelError, match=r"^model 'openai:gpt-x' is not available: UserError: "):
+        ModelBoundary().invoke(AgentState(model="openai/gpt-x"), "hi")
 
 
 def test_unknown_provider_is_one_line() -> None:
@@ -76,33 +75,54 @@ def test_unknown_provider_is_one_line() -> None:
     )
 
 
-def test_pydantic_ai_import_hint_is_translated(monkeypatch) -> None:
-    from pytest_kedi.runtime.model import providers
+def test_construction_errors_are_one_line_class_and_message(monkeypatch) -> None:
+    from pydantic_ai.exceptions import UserError
 
     def fake_infer(name: str) -> None:
-        raise ImportError(
-            "Please install the `cohere` package to use the Cohere provider, you can use the "
-            '`cohere` optional group — `pip install "pydantic-ai-slim[cohere]"`'
-        )
+        raise UserError("first line\n  second line")
 
     monkeypatch.setattr("pydantic_ai.models.infer_model", fake_infer)
-    monkeypatch.setattr(providers, "_precheck", lambda name: None)
-    assert _call_error("cohere:command") == (
-        "model 'cohere:command' is not available: install its provider package: "
-        "pip install 'pydantic-ai-slim[cohere]'"
+    assert _call_error("xai:grok") == (
+        "model 'xai:grok' is not available: UserError: first line second line"
     )
 
 
-def test_pydantic_ai_key_hint_is_translated(monkeypatch) -> None:
-    from pydantic_ai.exceptions import UserError
+@pytest.fixture
+def keyless_openai(monkeypatch, openai_stub: OpenAIStub) -> OpenAIStub:
+    """``OPENAI_BASE_URL`` at the local stub and no ``OPENAI_API_KEY`` at all."""
+    pytest.importorskip("openai")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_stub.base_url)
+    return openai_stub
 
-    from pytest_kedi.runtime.model import providers
 
-    def fake_infer(name: str) -> None:
-        raise UserError(
-            "Set the `XAI_API_KEY` environment variable or pass it via `XaiProvider(api_key=...)`"
-        )
+def test_keyless_openai_compatible_server_answers(keyless_openai: OpenAIStub) -> None:
+    boundary = ModelBoundary(default="openai-chat:local-model")
+    assert boundary.invoke(AgentState(), "hello there") == "stub answer"
+    _headers, body = keyless_openai.requests[-1]
+    assert body["model"] == "local-model"
+    assert last_user_text(body) == "hello there"
 
-    monkeypatch.setattr("pydantic_ai.models.infer_model", fake_infer)
-    monkeypatch.setattr(providers, "_precheck", lambda name: None)
-    assert _call_error("xai:grok") == "model 'xai:grok' is not available: set XAI_API_KEY"
+
+def test_keyless_server_answers_structured_calls_from_a_program(
+    keyless_openai: OpenAIStub,
+) -> None:
+    from pytest_kedi.runtime import load
+
+    keyless_openai.arguments = lambda body: {"city": last_user_text(body).split()[-1].upper()}
+    source = "> model: openai-chat:local-model\n>> Capital of [city: str] for France\n= <city>\n"
+    program = load("prog.kedi", source=source)
+    assert program.run() == "FRANCE"
+    assert program.synthetic_calls == 0
+
+
+def test_provider_model_needs_no_key_or_network_until_a_call(monkeypatch) -> None:
+    from pytest_kedi.runtime import load
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    source = "> model: openai:gpt-4o\n@greet() -> str:\n  = hi\n[x] << hello\n= <x>\n"
+    program = load("prog.kedi", source=source, mode="validate", default_model="openai:gpt-4o")
+    assert program.procedures["greet"]() == "hi"
+    with pytest.raises(Exception, match="UserError: Set the `OPENAI_API_KEY`"):
+        load("prog.kedi", source=source).run()

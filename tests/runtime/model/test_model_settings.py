@@ -6,8 +6,8 @@ import pytest
 
 from pytest_kedi.runtime.model import (
     DROPPED_SETTING_KEYS,
-    MODEL_SETTING_KEYS,
     ModelError,
+    model_setting_keys,
     parse_setting_value,
     validate_settings,
 )
@@ -56,8 +56,42 @@ def test_documented_keys_pass_through() -> None:
         "service_tier": "flex",
         "extra_body": {"a": 1},
     }
-    assert set(settings) == MODEL_SETTING_KEYS
+    assert set(settings) <= model_setting_keys()
     assert validate_settings(settings) == {**settings, "stop_sequences": ["END"]}
+
+
+def test_keys_follow_the_installed_pydantic_ai() -> None:
+    from pydantic_ai.settings import ModelSettings
+
+    assert model_setting_keys() == frozenset(ModelSettings.__annotations__)
+    # keys pydantic-ai gained after the first fixed list pass through too
+    gained = {"max_retries": 3, "top_k": 40, "request_timeout": 2.5, "cache": "5m"}
+    assert validate_settings(gained) == gained
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("> settings:\n  max_retries: 2\n  top_k: 5\n", {"max_retries": 2, "top_k": 5}),
+        ("> settings:\n  service_tier: flex\n  stop: END\n", {"service_tier": "flex"}),
+    ],
+)
+def test_settings_directive_reaches_the_model(source: str, expected: dict[str, object]) -> None:
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from pytest_kedi.runtime import load
+
+    seen: list[object] = []
+
+    def answer(messages: object, info: AgentInfo) -> object:
+        from pydantic_ai.messages import ModelResponse, TextPart
+
+        seen.append(info.model_settings)
+        return ModelResponse(parts=[TextPart("ok")])
+
+    program = load("inline.kedi", model=FunctionModel(answer), source=source + "[x] << hi\n= <x>\n")
+    assert program.run() == "ok"
+    assert seen == [expected]
 
 
 def test_other_backend_keys_are_dropped_silently() -> None:
@@ -66,7 +100,7 @@ def test_other_backend_keys_are_dropped_silently() -> None:
     assert validate_settings(settings) == {"temperature": 0.5}
 
 
-@pytest.mark.parametrize("key", ["typesafe_threshold", "num_retries", "Temperature", "top_k"])
+@pytest.mark.parametrize("key", ["typesafe_threshold", "num_retries", "Temperature", "topk"])
 def test_unknown_keys_are_rejected_with_a_clear_error(key: str) -> None:
     with pytest.raises(ModelError) as caught:
         validate_settings({key: 1})
@@ -78,17 +112,21 @@ def test_unknown_keys_are_rejected_with_a_clear_error(key: str) -> None:
 @pytest.mark.parametrize(
     ("key", "value", "wanted"),
     [
-        ("max_tokens", "100", "an integer"),
-        ("max_tokens", True, "an integer"),
-        ("temperature", "hot", "a number"),
-        ("parallel_tool_calls", 1, "true or false"),
-        ("stop_sequences", "END", "a list of strings"),
-        ("stop_sequences", ["END", 3], "a list of strings"),
+        ("max_tokens", "100", "Input should be a valid integer"),
+        ("max_tokens", True, "Input should be a valid integer"),
+        ("max_retries", 1.5, "Input should be a valid integer"),
+        ("temperature", "hot", "Input should be a valid number"),
+        ("parallel_tool_calls", 1, "Input should be a valid boolean"),
+        ("stop_sequences", "END", "Input should be a valid list"),
+        ("stop_sequences", ["END", 3], "Input should be a valid string"),
+        ("service_tier", "fastest", "Input should be 'auto', 'default', 'flex' or 'priority'"),
     ],
 )
 def test_bad_values_are_rejected(key: str, value: object, wanted: str) -> None:
-    with pytest.raises(ModelError, match=f"setting '{key}' must be {wanted}"):
+    with pytest.raises(ModelError) as caught:
         validate_settings({key: value})
+    assert str(caught.value).startswith(f"setting '{key}': {wanted}")
+    assert str(caught.value).endswith(f"got {value!r}")
 
 
 def test_none_values_pass() -> None:
