@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from pytest_kedi import __version__
+
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang import nodes
     from pytest_kedi.runtime import Program
@@ -28,7 +30,7 @@ __all__ = ["CliUsageError", "Invocation", "main", "parse_invocation", "parse_pro
 
 PROG = "python -m pytest_kedi"
 USAGE = f"""\
-usage: {PROG} FILE [--model MODEL] [--test] [--eval] [program options]
+usage: {PROG} FILE [--model MODEL] [--adapter pydantic] [--test] [--eval] [program options]
        {PROG} parse FILE...
 
 Run a Kedi program, or its @test: cases (--test) and @eval: suites (--eval).
@@ -36,17 +38,24 @@ Run a Kedi program, or its @test: cases (--test) and @eval: suites (--eval).
 options:
   --model MODEL  default pydantic-ai model (e.g. openai:gpt-4o); a source `> model:`
                  still applies. Default: $KEDI_ADAPTER_MODEL, else the offline `test` model.
+  --adapter-model MODEL
+                 the same as --model (Kedi's spelling)
+  --adapter NAME only `pydantic` is supported (also $KEDI_ADAPTER)
   --test         run the @test: cases and print `Tests:`
   --eval         score the @eval: suites and print `Evals:` (with --test, only the
                  tests run, as in Kedi)
   --help         show this help
+  --version      show pytest-kedi's version
 
 Other options after FILE fill the program's `args`: `--key value` sets args.key to
 "value", a bare `--flag` sets args.flag to True.
 """
 
 OK, FAILED, USAGE_ERROR = 0, 1, 2
-_OWNED_FLAGS = frozenset({"--test", "--eval", "--help"})
+_OWNED_FLAGS = frozenset({"--test", "--eval", "--help", "--version"})
+_MODEL_OPTIONS = ("--model", "--adapter-model")
+SUPPORTED_ADAPTER = "pydantic"
+ADAPTER_ENV = "KEDI_ADAPTER"
 
 
 class CliUsageError(Exception):
@@ -62,6 +71,7 @@ class Invocation:
     test: bool = False
     eval: bool = False
     help: bool = False
+    version: bool = False
     args: dict[str, Any] = field(default_factory=dict)
 
 
@@ -98,29 +108,56 @@ def parse_program_args(tokens: Sequence[str]) -> dict[str, Any]:
     return values
 
 
+def _option_value(token: str, argv: Sequence[str], index: int) -> tuple[str | None, int]:
+    """The value of ``--opt VALUE`` / ``--opt=VALUE`` at ``argv[index - 1]``, and the next index."""
+    if "=" in token:
+        return token.partition("=")[2], index
+    if index >= len(argv) or _is_option(argv[index]):
+        return None, index
+    return argv[index], index + 1
+
+
+def _check_adapter(name: str, where: str) -> None:
+    if name.strip() != SUPPORTED_ADAPTER:
+        raise CliUsageError(
+            f"unsupported adapter {name.strip()!r} ({where}): "
+            f"pytest-kedi supports only the {SUPPORTED_ADAPTER!r} adapter"
+        )
+
+
 def parse_invocation(argv: Sequence[str]) -> Invocation:
-    """Split CLI-owned options (``--model --test --eval --help``) from program options."""
+    """Split CLI-owned options from program options.
+
+    The CLI owns ``--model``, ``--adapter``, ``--adapter-model``, ``--test``, ``--eval``,
+    ``--help`` and ``--version``; none of them reaches ``args``. ``--adapter-model`` means
+    ``--model``; the two with different values are misuse, as is any adapter but
+    ``pydantic``.
+    """
     file: str | None = None
-    model: str | None = None
+    models: dict[str, str] = {}
+    adapter: str | None = None
     flags: set[str] = set()
     rest: list[str] = []
     index = 0
     while index < len(argv):
         token = argv[index]
         index += 1
+        option = token.partition("=")[0]
         if token in _OWNED_FLAGS or (token == "-h" and file is None):
             flags.add("--help" if token == "-h" else token)
-        elif token == "--model" or token.startswith("--model="):
-            if token == "--model":
-                if index >= len(argv) or _is_option(argv[index]):
-                    raise CliUsageError("--model needs a model name, e.g. --model openai:gpt-4o")
-                value = argv[index]
-                index += 1
-            else:
-                value = token.partition("=")[2]
-            if not value.strip():
-                raise CliUsageError("--model needs a model name, e.g. --model openai:gpt-4o")
-            model = model or value
+        elif option in _MODEL_OPTIONS:
+            value, index = _option_value(token, argv, index)
+            if value is None or not value.strip():
+                raise CliUsageError(f"{option} needs a model name, e.g. {option} openai:gpt-4o")
+            models.setdefault(option, value.strip())
+        elif option == "--adapter":
+            value, index = _option_value(token, argv, index)
+            if value is None or not value.strip():
+                raise CliUsageError(
+                    f"--adapter needs an adapter name: --adapter {SUPPORTED_ADAPTER}"
+                )
+            _check_adapter(value, "--adapter")
+            adapter = adapter or value.strip()
         elif file is None:
             if token.startswith("-"):
                 raise CliUsageError(f"unknown option before FILE: {token}")
@@ -129,11 +166,18 @@ def parse_invocation(argv: Sequence[str]) -> Invocation:
             rest.append(token)
     if "--help" in flags:
         return Invocation(file=file or "", help=True)
+    if "--version" in flags:
+        return Invocation(file=file or "", version=True)
+    if len(set(models.values())) > 1:
+        given = " and ".join(f"{option} {value}" for option, value in models.items())
+        raise CliUsageError(f"conflicting models: {given} (--adapter-model means --model)")
+    if adapter is None and os.environ.get(ADAPTER_ENV, "").strip():
+        _check_adapter(os.environ[ADAPTER_ENV], f"environment variable {ADAPTER_ENV}")
     if file is None:
         raise CliUsageError("missing FILE")
     return Invocation(
         file=file,
-        model=model,
+        model=next(iter(models.values()), None),
         test="--test" in flags,
         eval="--eval" in flags,
         args=parse_program_args(rest),
@@ -319,6 +363,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         invocation = parse_invocation(tokens)
         if invocation.help:
             console.print(USAGE.rstrip("\n"))
+            return OK
+        if invocation.version:
+            console.print(f"pytest-kedi {__version__}")
             return OK
         if not Path(invocation.file).is_file():
             raise CliUsageError(f"no such file: {invocation.file}")

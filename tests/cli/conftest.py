@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-_SCRUBBED = ("KEDI_ADAPTER_MODEL", "KEDI_DEBUG_OPTIMIZED", "OPENAI_API_KEY", "PYTHONWARNINGS")
+_SCRUBBED = (
+    "KEDI_ADAPTER_MODEL",
+    "KEDI_DEBUG_OPTIMIZED",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "KEDI_ADAPTER",
+    "PYTHONWARNINGS",
+)
 
 
 @dataclass(frozen=True)

@@ -65,3 +65,52 @@ def test_help() -> None:
 def test_misuse(argv: list[str], message: str) -> None:
     with pytest.raises(CliUsageError, match=message):
         parse_invocation(argv)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["p.kedi", "--eval", "--adapter", "pydantic", "--adapter-model", "openai:gpt-5.6-luna"],
+        ["p.kedi", "--eval", "--adapter=pydantic", "--adapter-model=openai:gpt-5.6-luna"],
+        ["p.kedi", "--adapter-model", "openai:gpt-5.6-luna", "--model", "openai:gpt-5.6-luna"],
+    ],
+)
+def test_kedi_adapter_flags_are_owned_by_the_cli(argv: list[str]) -> None:
+    inv = parse_invocation(argv)
+    assert inv.model == "openai:gpt-5.6-luna"
+    assert inv.args == {}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["p.kedi", "--adapter", "dspy"], "unsupported adapter 'dspy' (--adapter)"),
+        (["p.kedi", "--adapter=langchain"], "unsupported adapter 'langchain' (--adapter)"),
+        (["p.kedi", "--adapter"], "--adapter needs an adapter name: --adapter pydantic"),
+        (["p.kedi", "--adapter-model"], "--adapter-model needs a model name"),
+        (
+            ["p.kedi", "--model", "openai:a", "--adapter-model", "openai:b"],
+            "conflicting models: --model openai:a and --adapter-model openai:b",
+        ),
+    ],
+)
+def test_adapter_flag_misuse(argv: list[str], message: str) -> None:
+    with pytest.raises(CliUsageError) as caught:
+        parse_invocation(argv)
+    assert str(caught.value).startswith(message)
+    if "unsupported" in message:
+        assert "supports only the 'pydantic' adapter" in str(caught.value)
+
+
+def test_kedi_adapter_environment(monkeypatch) -> None:
+    monkeypatch.setenv("KEDI_ADAPTER", "dspy")
+    with pytest.raises(CliUsageError, match="unsupported adapter 'dspy' \\(environment variable"):
+        parse_invocation(["p.kedi"])
+    assert parse_invocation(["p.kedi", "--adapter", "pydantic"]).file == "p.kedi"
+    monkeypatch.setenv("KEDI_ADAPTER", "pydantic")
+    assert parse_invocation(["p.kedi"]).args == {}
+
+
+def test_version_is_owned() -> None:
+    assert parse_invocation(["--version"]).version
+    assert parse_invocation(["p.kedi", "--version"]).args == {}

@@ -94,8 +94,10 @@ def test_model_option_is_the_configured_default(kedi_file, run_cli) -> None:
     assert result.out == ""
     assert result.code == 1
     assert result.err.startswith("Kedi stack trace:\n")
-    assert result.err.endswith("set OPENAI_API_KEY\n")
-    assert "model 'openai:gpt-4o' is not available" in result.err
+    assert (
+        "model 'openai:gpt-4o' is not available: UserError: Set the `OPENAI_API_KEY` "
+        "environment variable" in result.err.splitlines()[-1]
+    )
     assert "synthetic" not in result.err
     assert "Traceback (most recent call last)" not in result.err
 
@@ -130,6 +132,6 @@ def test_misuse_exits_2(kedi_file, run_cli) -> None:
         assert result.out == ""
         assert result.err.startswith("python -m pytest_kedi: error: ")
         assert result.err.endswith(
-            "usage: python -m pytest_kedi FILE [--model MODEL] "
+            "usage: python -m pytest_kedi FILE [--model MODEL] [--adapter pydantic] "
             "[--test] [--eval] [program options]\n"
         )

@@ -166,3 +166,35 @@ def test_invalid_optimized_prompts_fail_the_command(kedi_file, run_cli, tmp_path
     assert result.code == 1
     assert "invalid optimized prompts in prog.kedi.optimized.json: " in result.err
     assert "Traceback (most recent call last)" not in result.err
+
+
+def test_seed_command_line_scores_with_the_adapter_model(kedi_file, run_cli, openai_stub) -> None:
+    """`kedi FILE --eval --adapter pydantic --adapter-model M`, M behind a keyless server."""
+    openai_stub.arguments = lambda body: {"label": "positive"}
+    name = kedi_file("""
+        @classify(text: str) -> str:
+          >> Classify the sentiment of <text> as [label: str]
+          = <label>
+
+        @eval: classify:
+          > data: reviews:
+            = `[("great", "positive"), ("awful", "negative")]`
+          > metric: exact(reviews):
+            = `classify(reviews) == expected`
+        """)
+    argv = (name, "--eval", "--adapter", "pydantic", "--adapter-model", "openai-chat:luna")
+    result = run_cli(*argv, env={"OPENAI_BASE_URL": openai_stub.base_url})
+    assert (result.out, result.err, result.code) == ("Evals:\n- classify::exact: 0.5000\n", "", 0)
+    assert [body["model"] for _headers, body in openai_stub.requests] == ["luna", "luna"]
+
+
+def test_unsupported_adapter_exits_2(kedi_file, run_cli) -> None:
+    name = kedi_file("= `1`\n")
+    for argv, env in (
+        ((name, "--eval", "--adapter", "dspy"), {}),
+        ((name, "--eval"), {"KEDI_ADAPTER": "langchain"}),
+    ):
+        result = run_cli(*argv, env=env)
+        assert result.code == 2
+        assert "pytest-kedi supports only the 'pydantic' adapter" in result.err
+        assert result.out == ""
