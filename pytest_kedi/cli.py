@@ -224,10 +224,12 @@ def _is_kedi_error(exc: BaseException) -> bool:
 # --------------------------------------------------------------------------- commands
 
 
-def _expand_paths(paths: Sequence[str]) -> list[str]:
+def _expand_paths(paths: Sequence[str], console: _Console) -> tuple[list[str], bool]:
     """Files as given; directories expand to their ``.kedi`` programs, sorted
-    (``*.cache.kedi`` and ``package.kedi`` are not programs and are left out)."""
+    (``*.cache.kedi`` and ``package.kedi`` are not programs and are left out).
+    The flag is False when a directory held no program (reported on stderr)."""
     out: list[str] = []
+    complete = True
     for name in paths:
         if os.path.isdir(name):
             found = [
@@ -238,10 +240,13 @@ def _expand_paths(paths: Sequence[str]) -> list[str]:
                 and not file.endswith(".cache.kedi")
                 and file != "package.kedi"
             ]
+            if not found:
+                console.error(f"{name}: no .kedi files in this directory")
+                complete = False
             out.extend(sorted(found))
         else:
             out.append(name)
-    return out
+    return out, complete
 
 
 def _parse_command(files: Sequence[str], console: _Console) -> int:
@@ -249,8 +254,9 @@ def _parse_command(files: Sequence[str], console: _Console) -> int:
 
     if not files:
         raise CliUsageError("parse needs at least one FILE")
-    status = OK
-    for name in _expand_paths(files):
+    expanded, complete = _expand_paths(files, console)
+    status = OK if complete else FAILED
+    for name in expanded:
         try:
             module = parse_file(name)
         except KediParseError as exc:
@@ -258,7 +264,7 @@ def _parse_command(files: Sequence[str], console: _Console) -> int:
             status = FAILED
             continue
         except OSError as exc:
-            console.error(f"{name}: cannot read file: {exc.strerror or exc}")
+            console.error(f"cannot read {name}: {exc.strerror or exc}")
             status = FAILED
             continue
         cases = sum(len(suite.cases) for suite in module.test_suites)
@@ -277,9 +283,39 @@ def _load(invocation: Invocation, mode: Literal["run", "validate"]) -> Program:
     return program
 
 
+def _user_exit(exc: BaseException) -> SystemExit | None:
+    """The `SystemExit` user code raised, when that is what ``exc`` wraps."""
+    from pytest_kedi.runtime.errors import KediExecutionError
+
+    while isinstance(exc, KediExecutionError) and exc.original is not None:
+        exc = exc.original
+    return exc if isinstance(exc, SystemExit) else None
+
+
+def _exit_status(stop: SystemExit, console: _Console) -> int:
+    """The status a Python script ends with on ``stop``: its int code, 0 for ``None``,
+    else 1 after printing the code to stderr."""
+    code = stop.code
+    if code is None:
+        return OK
+    if isinstance(code, int):
+        return code
+    console.error(str(code))
+    return FAILED
+
+
 def _run_program(invocation: Invocation, console: _Console) -> int:
-    program = _load(invocation, "run")
-    result = program.run()
+    from pytest_kedi.runtime.errors import KediExecutionError
+
+    try:
+        program = _load(invocation, "run")
+        result = program.run()
+    except KediExecutionError as exc:
+        # A plain run ends like a Python script: sys.exit(n) in user code exits with n.
+        stop = _user_exit(exc)
+        if stop is None:
+            raise
+        return _exit_status(stop, console)
     if program.returned:
         console.print(str(result))
     return OK
@@ -308,6 +344,10 @@ def _case_line(suite: nodes.TestSuite, case: nodes.Case, program: Program) -> tu
         program.run_case(suite, case)
     except KediExecutionError as exc:
         return f"{label}: FAIL | {_failure_text(exc)}", False
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # a pytest outcome (pytest.skip, ...) fails the case here
+        return f"{label}: FAIL | {_render_error(exc)}", False
     return f"{label}: OK", True
 
 
@@ -331,7 +371,14 @@ def _run_evals(invocation: Invocation, console: _Console) -> int:
     console.print("Evals:")
     status = OK
     for suite in program.module.eval_suites:
-        result = run_suite(program, suite, EvalOptions())
+        try:
+            result = run_suite(program, suite, EvalOptions())
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a pytest outcome (pytest.skip in a dataset, ...)
+            status = FAILED
+            console.error(f"Kedi eval error: {suite.name}: {_render_error(exc)}")
+            continue
         if result.error is None:
             console.print(format_suite_line(result))
             continue
@@ -367,14 +414,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         if invocation.version:
             console.print(f"pytest-kedi {__version__}")
             return OK
+        if Path(invocation.file).is_dir():
+            raise CliUsageError(
+                f"{invocation.file} is a directory, not a .kedi file "
+                f"(`{PROG} parse` accepts directories)"
+            )
         if not Path(invocation.file).is_file():
             raise CliUsageError(f"no such file: {invocation.file}")
         try:
             return _run(invocation, console)
-        except Exception as exc:
-            # A bug of ours is still one line on stderr, never a traceback.
-            prefix = "" if _is_kedi_error(exc) else "pytest-kedi internal error: "
-            console.error(prefix + _render_error(exc))
+        except OSError as exc:
+            console.error(f"cannot read {exc.filename or invocation.file}: {exc.strerror or exc}")
+            return FAILED
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            # A bug of ours is still one line on stderr, never a traceback; so is a pytest
+            # outcome (pytest.skip, ...) raised by the program, which means nothing here.
+            ours = isinstance(exc, Exception) and not _is_kedi_error(exc)
+            console.error(("pytest-kedi internal error: " if ours else "") + _render_error(exc))
             return FAILED
     except CliUsageError as exc:
         console.error(f"{PROG}: error: {exc}\n{USAGE.splitlines()[0]}")

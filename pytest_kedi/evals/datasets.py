@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from pytest_kedi.evals.classify import describe_exception, display_path, exception_location
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric, Span
+from pytest_kedi.runtime.pyerrors import USER_ERRORS
 
 __all__ = ["NO_EXPECTED", "Row", "SuiteError", "locate", "materialize_rows", "select_dataset"]
 
@@ -114,7 +115,7 @@ def materialize_rows(value: Any, dataset: Dataset) -> list[Row]:
         ) from None
     try:
         items = list(iterator)
-    except Exception as exc:
+    except USER_ERRORS as exc:
         where = exception_location(exc) or locate(dataset.span)
         at = f" at {where}" if where else ""
         raise SuiteError(

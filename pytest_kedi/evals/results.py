@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_kedi.runtime.pyerrors import USER_ERRORS
+
 __all__ = [
     "REPR_LIMIT",
     "RowResult",
@@ -32,7 +34,7 @@ def short_repr(value: object, limit: int = REPR_LIMIT) -> str:
     """`repr(value)` cut to at most `limit` characters (never raises)."""
     try:
         text = repr(value)
-    except Exception as exc:  # a user object with a broken __repr__
+    except USER_ERRORS as exc:  # a user object with a broken __repr__
         text = f"<unrepresentable {type(value).__name__}: {type(exc).__name__}>"
     if len(text) > limit:
         text = text[: limit - 3] + "..."

@@ -9,6 +9,7 @@ rows. Row failures score 0.0 with ``error: ...`` feedback and an error class (se
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -27,11 +28,26 @@ from pytest_kedi.evals.options import EvalOptions
 from pytest_kedi.evals.results import RowResult, SuiteResult, join_feedback, short_repr
 from pytest_kedi.evals.scoring import InvalidScoreError, mean, normalize_score
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric
+from pytest_kedi.runtime.pyerrors import USER_ERRORS
 
 __all__ = ["EvalProgram", "RowCallback", "run_suite"]
 
 RowCallback = Callable[[RowResult], object]
 _DEFAULT_OPTIONS = EvalOptions()
+
+
+def _row_errors() -> tuple[type[BaseException], ...]:
+    """What a row raises that is that row's error (score 0.0, ``error: <Type>: <msg>``).
+
+    Every `Exception`, `SystemExit` and `GeneratorExit`, and pytest's outcomes when pytest
+    is loaded: ``pytest.skip()``, ``pytest.xfail()`` or ``pytest.fail()`` in a metric (or
+    a procedure it calls) is that row's error, ``error: Skipped: <reason>`` and so on.
+    `KeyboardInterrupt` (and any other `BaseException`) still ends the run.
+    """
+    outcomes = sys.modules.get("_pytest.outcomes")
+    if outcomes is None:
+        return USER_ERRORS
+    return (*USER_ERRORS, outcomes.OutcomeException)
 
 
 class EvalProgram(Protocol):
@@ -67,7 +83,7 @@ def run_suite(
         return _failed(suite, metric.name, metric.dataset, None, exc.message, started)
     try:
         value = program.load_dataset(suite, dataset)
-    except Exception as exc:
+    except USER_ERRORS as exc:  # a pytest outcome (skip, ...) propagates: it is the item's
         where = exception_location(exc) or locate(dataset.span)
         at = f" at {where}" if where else ""
         message = (
@@ -127,7 +143,7 @@ def _score_rows(
                 perf_counter() - start,
                 exc,
             )
-        except Exception as exc:
+        except _row_errors() as exc:
             text = describe_exception(exc)
             where = exception_location(exc)
             error = f"{text} (at {where})" if where else text

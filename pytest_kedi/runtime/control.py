@@ -18,7 +18,7 @@ from pytest_kedi.runtime.errors import (
 )
 from pytest_kedi.runtime.evaluate import eval_code, eval_rhs, render, type_violation, where
 from pytest_kedi.runtime.interpreter import exec_body, register
-from pytest_kedi.runtime.pyerrors import python_error
+from pytest_kedi.runtime.pyerrors import USER_ERRORS, python_error
 from pytest_kedi.runtime.scope import LazyBinding
 from pytest_kedi.runtime.types import describe_value, is_kedi_type, validator_for
 
@@ -123,7 +123,7 @@ def _guarded(iterator: Iterator[Any]) -> Iterator[Any]:
             return
         except KediExecutionError:
             raise
-        except Exception as exc:
+        except USER_ERRORS as exc:
             raise python_error(exc) from exc
         yield item
 

@@ -13,6 +13,7 @@ from pytest_kedi.runtime.errors import (
     KediNameError,
     KediTypeExecutionError,
 )
+from pytest_kedi.runtime.pyerrors import USER_ERRORS
 from pytest_kedi.runtime.pyinterop import (
     build_globals,
     compile_unit,
@@ -82,7 +83,7 @@ def render(value: Any) -> str:
         return value
     try:
         return str(value)
-    except Exception as exc:
+    except USER_ERRORS as exc:
         raise python_error(exc) from exc
 
 
@@ -141,7 +142,7 @@ def call_value(call: nodes.CallSubst, ctx: Ctx) -> Any:
         return callee(*args)
     except KediExecutionError:
         raise
-    except Exception as exc:
+    except USER_ERRORS as exc:
         raise python_error(exc, None) from exc
 
 
@@ -216,5 +217,5 @@ def _backtick_type(ref: nodes.TypeRef, ctx: Ctx) -> Any:
     namespace.update(build_globals(ctx.scope))
     try:
         return eval(unit.code, namespace)
-    except Exception as exc:
+    except USER_ERRORS as exc:
         raise python_error(exc, unit) from exc

@@ -14,6 +14,7 @@ from pytest_kedi.runtime.customtypes import make_custom_type
 from pytest_kedi.runtime.errors import KediExecutionError, KediTraceFrame, KediTypeExecutionError
 from pytest_kedi.runtime.evaluate import eval_code, resolve_type
 from pytest_kedi.runtime.interpreter import exec_body, register, stmt_frame
+from pytest_kedi.runtime.pyerrors import USER_ERRORS
 from pytest_kedi.runtime.pyinterop import (
     CompiledUnit,
     compile_function,
@@ -146,7 +147,7 @@ class KediProcedure:
                     fn = self._fast_function()
                 try:
                     result = fn(*args)
-                except Exception as exc:
+                except USER_ERRORS as exc:
                     err = self._fast_error(exc, args)
                     if err is exc:
                         raise
@@ -205,7 +206,7 @@ class KediProcedure:
             # compiled as a function of the parameters; no frame object is built.
             try:
                 value = self._fast_function()(*values)
-            except Exception as exc:
+            except USER_ERRORS as exc:
                 err = self._fast_error(exc, values)
                 if err is exc:
                     raise
@@ -228,7 +229,7 @@ class KediProcedure:
         except KediExecutionError as err:
             raise err.with_outer_frame(self._frame)
 
-    def _fast_error(self, exc: Exception, values: tuple[Any, ...]) -> KediExecutionError:
+    def _fast_error(self, exc: BaseException, values: tuple[Any, ...]) -> KediExecutionError:
         err = python_error(exc, self._fast)
         frame = Scope(
             dict(zip(self.names, values, strict=False)), self.closure, "frame", self.state

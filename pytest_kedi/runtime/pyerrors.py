@@ -16,7 +16,13 @@ from pytest_kedi.runtime.errors import (
 )
 from pytest_kedi.runtime.source import SourceFile
 
-__all__ = ["REGISTRY", "UnitInfo", "python_error", "syntax_error"]
+__all__ = ["REGISTRY", "USER_ERRORS", "UnitInfo", "python_error", "syntax_error"]
+
+#: What user code may raise that is that code's own error: every `Exception`, and
+#: `SystemExit` / `GeneratorExit` too (a `sys.exit()` in a case, a row or a dataset fails
+#: only that unit). `KeyboardInterrupt` and pytest's outcomes (skip, xfail, fail) are not
+#: wrapped: they keep their meaning for the run and for pytest.
+USER_ERRORS: tuple[type[BaseException], ...] = (Exception, SystemExit, GeneratorExit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +89,7 @@ def _traces(exc: BaseException) -> list[KediPythonTrace]:
     return traces
 
 
-def python_error(exc: Exception, unit: object = None) -> KediExecutionError:
+def python_error(exc: BaseException, unit: object = None) -> KediExecutionError:
     """Wrap an exception escaping an embedded unit, located at its `.kedi` lines."""
     traces = _traces(exc)
     if isinstance(exc, KediExecutionError):

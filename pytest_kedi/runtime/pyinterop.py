@@ -13,7 +13,13 @@ from typing import Any
 
 from pytest_kedi.lang.nodes import PyCode
 from pytest_kedi.runtime.errors import KediValueExecutionError
-from pytest_kedi.runtime.pyerrors import REGISTRY, UnitInfo, python_error, syntax_error
+from pytest_kedi.runtime.pyerrors import (
+    REGISTRY,
+    USER_ERRORS,
+    UnitInfo,
+    python_error,
+    syntax_error,
+)
 from pytest_kedi.runtime.pyglobals import build_globals, module_globals, split_scope
 from pytest_kedi.runtime.scope import MISSING, Scope
 from pytest_kedi.runtime.source import SourceFile
@@ -228,7 +234,7 @@ def run_expr(unit: CompiledUnit, scope: Scope) -> Any:
                 local.update(s.vars)
             return eval(unit.code, base, local)
         return eval(unit.code, build_globals(scope), {})
-    except Exception as exc:
+    except USER_ERRORS as exc:
         err = python_error(exc, unit)
         if err is exc:
             raise
@@ -242,7 +248,7 @@ def run_block(unit: CompiledUnit, scope: Scope) -> Any:
     before = {name: dict.get(g, name, MISSING) for name in candidates} if candidates else None
     try:
         result = types.FunctionType(unit.code, g)()
-    except Exception as exc:
+    except USER_ERRORS as exc:
         err = python_error(exc, unit)
         if err is exc:
             raise
@@ -255,7 +261,7 @@ def run_block(unit: CompiledUnit, scope: Scope) -> Any:
 def run_prelude(unit: CompiledUnit, namespace: dict[str, Any]) -> None:
     try:
         exec(unit.code, namespace)
-    except Exception as exc:
+    except USER_ERRORS as exc:
         err = python_error(exc, unit)
         if err is exc:
             raise

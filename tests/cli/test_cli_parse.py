@@ -68,7 +68,7 @@ def test_parse_error_goes_to_stderr_and_fails(kedi_file, run_cli) -> None:
 def test_missing_file_fails(run_cli) -> None:
     result = run_cli("parse", "nope.kedi")
     assert result.out == ""
-    assert result.err.startswith("nope.kedi: cannot read file: ")
+    assert result.err == "cannot read nope.kedi: No such file or directory\n"
     assert "Traceback" not in result.err
     assert result.code == 1
 

@@ -1,0 +1,192 @@
+"""User code that raises SystemExit, GeneratorExit or a pytest outcome, and unreadable input.
+
+`cli.main` runs in-process here (the real runtime), except where the process's own exit
+status is what is checked.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_kedi import cli
+
+SUITES = """
+    @test: t:
+      > case: exit_zero:
+        `import sys; sys.exit(0)`
+      > case: exit_three:
+        `raise SystemExit(3)`
+      > case: generator_exit:
+        `raise GeneratorExit("closed")`
+      > case: skipped:
+        `import pytest; pytest.skip("not here")`
+      > case: fine:
+        `assert True`
+
+    @eval: rows:
+      > data: d:
+        = `[1, 2, 3]`
+      > metric: m(d):
+        = `(_ for _ in ()).throw(SystemExit(3)) if d == 2 else 1.0`
+
+    @eval: bad_data:
+      > data: d:
+        = `(_ for _ in ()).throw(GeneratorExit())`
+      > metric: m(d):
+        = `1.0`
+
+    @eval: skipped_data:
+      > data: d:
+        = `__import__("pytest").skip("no data today")`
+      > metric: m(d):
+        = `1.0`
+
+    @eval: later:
+      > data: d:
+        = `[1]`
+      > metric: m(d):
+        = `1.0`
+    """
+
+
+@pytest.fixture
+def write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("KEDI_ADAPTER_MODEL", raising=False)
+    monkeypatch.delenv("KEDI_ADAPTER", raising=False)
+
+    def write(text: str, name: str = "prog.kedi") -> str:
+        (tmp_path / name).write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+        return name
+
+    return write
+
+
+def test_cases_that_exit_fail_and_later_cases_run(write, capsys) -> None:
+    assert cli.main([write(SUITES), "--test"]) == 1
+    out, err = capsys.readouterr()
+    assert out == (
+        "Tests:\n"
+        "- t::exit_zero: FAIL | SystemExit: 0\n"
+        "- t::exit_three: FAIL | SystemExit: 3\n"
+        "- t::generator_exit: FAIL | GeneratorExit: closed\n"
+        "- t::skipped: FAIL | Skipped: not here\n"
+        "- t::fine: OK\n"
+    )
+    assert err == ""
+
+
+def test_rows_and_datasets_that_exit_are_their_own_errors(write, capsys) -> None:
+    assert cli.main([write(SUITES), "--eval"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ("Evals:\n- rows::m: 0.6667 | error: SystemExit: 3\n- later::m: 1.0000\n")
+    lines = err.splitlines()
+    assert len(lines) == 2, err
+    assert lines[0].startswith("Kedi eval error: bad_data::m: data-loading failed for data 'd'")
+    assert lines[0].endswith(": GeneratorExit")
+    assert lines[1] == "Kedi eval error: skipped_data: Skipped: no data today"
+
+
+@pytest.mark.parametrize(
+    ("code", "status", "stderr"),
+    [("", 0, ""), ("0", 0, ""), ("4", 4, ""), ("'bye'", 1, "bye\n")],
+)
+def test_a_plain_run_ends_like_a_python_script(
+    write, capsys, code: str, status: int, stderr: str
+) -> None:
+    name = write(f"""
+        > show: started
+        `print("printed")`
+        `__import__("sys").exit({code})`
+        = never
+        """)
+    assert cli.main([name]) == status
+    out, err = capsys.readouterr()
+    assert out == "started\nprinted\n"
+    assert err == stderr
+
+
+def test_a_plain_run_exit_from_a_procedure(write, capsys) -> None:
+    name = write("""
+        @stop(code: int) -> int:
+          ```
+          raise SystemExit(code)
+          ```
+
+        = `stop(5)`
+        """)
+    assert cli.main([name]) == 5
+    assert capsys.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize(
+    ("statement", "last_line"),
+    [
+        ('`raise GeneratorExit("gone")`', "GeneratorExit: gone"),
+        ('`__import__("pytest").skip("why")`', "Skipped: why"),
+    ],
+)
+def test_a_plain_run_other_exits_are_kedi_errors(
+    write, capsys, statement: str, last_line: str
+) -> None:
+    assert cli.main([write(statement + "\n")]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines()[-1] == last_line
+    assert "internal error" not in err
+    assert "Traceback" not in err
+
+
+def test_the_process_exits_with_the_programs_status(kedi_file, run_cli) -> None:
+    result = run_cli(kedi_file('`print("bye")`\n`raise SystemExit(7)`\n'))
+    assert (result.out, result.err, result.code) == ("bye\n", "", 7)
+    suites = run_cli(
+        kedi_file("@test: t:\n  > case: c:\n    `raise SystemExit(7)`\n", "t.kedi"), "--test"
+    )
+    assert (suites.out, suites.code) == ("Tests:\n- t::c: FAIL | SystemExit: 7\n", 1)
+
+
+def test_a_directory_as_file_says_so(write, capsys, tmp_path: Path) -> None:
+    (tmp_path / "suite").mkdir()
+    assert cli.main(["suite", "--eval"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("python -m pytest_kedi: error: suite is a directory, not a .kedi file")
+
+
+def test_parse_a_directory_without_kedi_files(write, capsys, tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "notes.txt").write_text("x")
+    assert cli.main(["parse", "empty"]) == 1
+    assert capsys.readouterr() == ("", "empty: no .kedi files in this directory\n")
+    write("= `1`\n", "empty/one.kedi")
+    assert cli.main(["parse", "empty"]) == 0
+
+
+def _deny(monkeypatch: pytest.MonkeyPatch, denied: str) -> None:
+    """Reading ``denied`` fails with EACCES (a chmod 000 file is still readable by root)."""
+    import builtins
+
+    from pytest_kedi.lang import parser
+
+    real_open = builtins.open
+
+    def fake_open(file, *args, **kwargs):
+        if Path(file).name == denied:
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(parser, "open", fake_open, raising=False)
+
+
+@pytest.mark.parametrize("mode", [[], ["--test"], ["--eval"]])
+def test_an_unreadable_file_says_cannot_read(write, capsys, monkeypatch, mode) -> None:
+    name = write("= `1`\n")
+    _deny(monkeypatch, name)
+    assert cli.main([name, *mode]) == 1
+    assert capsys.readouterr() == ("", "cannot read prog.kedi: Permission denied\n")
+    assert cli.main(["parse", name]) == 1
+    assert capsys.readouterr() == ("", "cannot read prog.kedi: Permission denied\n")

@@ -1,0 +1,85 @@
+"""SystemExit and GeneratorExit raised by embedded Python are Kedi errors of that unit."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from pytest_kedi.runtime import load
+from pytest_kedi.runtime.errors import KediExecutionError
+
+SOURCE = textwrap.dedent("""\
+    @stop(code: int) -> int:
+      ```
+      raise SystemExit(code)
+      ```
+
+    @fast(code: int) -> int:
+      = `(_ for _ in ()).throw(SystemExit(code))`
+
+    @test: t:
+      > case: direct:
+        `import sys; sys.exit(0)`
+      > case: via_procedure:
+        `stop(3)`
+      > case: via_fast_procedure:
+        `fast(4)`
+      > case: closed:
+        `raise GeneratorExit("closed")`
+      > case: loop:
+        ```
+        for _ in iter(lambda: stop(5), None):
+            pass
+        ```
+
+    @eval: e:
+      > data: d:
+        = `[stop(6)]`
+      > metric: m(d):
+        = `1.0`
+    """)
+
+
+def _case(name: str) -> KediExecutionError:
+    program = load("exits.kedi", source=SOURCE, mode="validate")
+    (suite,) = program.module.test_suites
+    case = next(c for c in suite.cases if c.name == name)
+    with pytest.raises(KediExecutionError) as caught:
+        program.run_case(suite, case)
+    return caught.value
+
+
+@pytest.mark.parametrize(
+    ("case", "last_line", "line"),
+    [
+        ("direct", "SystemExit: 0", 11),
+        ("via_procedure", "SystemExit: 3", 3),
+        ("via_fast_procedure", "SystemExit: 4", 7),
+        ("closed", "GeneratorExit: closed", 17),
+        ("loop", "SystemExit: 5", 3),
+    ],
+)
+def test_a_case_that_exits_fails_with_a_kedi_stack_trace(
+    case: str, last_line: str, line: int
+) -> None:
+    error = _case(case)
+    rendered = error.render()
+    assert rendered.startswith("Kedi stack trace:\n")
+    assert rendered.splitlines()[-1] == last_line
+    assert f'File "exits.kedi", line {line}' in rendered
+    assert "<kedi" not in rendered
+
+
+def test_a_dataset_that_exits_is_a_kedi_error() -> None:
+    program = load("exits.kedi", source=SOURCE, mode="validate")
+    (suite,) = program.module.eval_suites
+    with pytest.raises(KediExecutionError) as caught:
+        program.load_dataset(suite, suite.datasets[0])
+    assert caught.value.render().splitlines()[-1] == "SystemExit: 6"
+
+
+def test_keyboard_interrupt_is_not_wrapped() -> None:
+    program = load("k.kedi", source="`raise KeyboardInterrupt`\n")
+    with pytest.raises(KeyboardInterrupt):
+        program.run()
