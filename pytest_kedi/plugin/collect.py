@@ -118,9 +118,9 @@ class KediFile(pytest.File):
             raise KediCollectError(exc.render(), f"{where}: {exc.message}") from None
         except (OSError, UnicodeDecodeError) as exc:
             get_state(self.config).parse_errors.append(self.nodeid)
-            raise KediCollectError(
-                f"{self.path}: cannot read Kedi file: {exc}", f"cannot read Kedi file: {exc}"
-            ) from None
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            message = f"cannot read {display_path(str(self.path))}: {reason}"
+            raise KediCollectError(message, message) from None
 
         eval_enabled = get_state(self.config).settings.eval_enabled
         evals = module.eval_suites

@@ -26,12 +26,14 @@ from pytest_kedi.plugin.items import (
     KediEvalItem,
 )
 from pytest_kedi.plugin.options import KediSettings
+from pytest_kedi.plugin.outcomes import case_outcome, relocate_skip
 from pytest_kedi.plugin.rows import row_label
 from pytest_kedi.plugin.state import get_state
 
 __all__ = ["KediReporter", "attach_entries", "build_report"]
 
 _SUMMARY_FEEDBACK = 200
+_CASE_STATUS = {"passed": "OK", "skipped": "SKIPPED", "xfailed": "XFAIL"}
 
 
 def _crash_message(report: pytest.TestReport) -> str | None:
@@ -50,6 +52,10 @@ def _suite_entry_for(item: KediEvalItem, when: str, report: pytest.TestReport) -
         entry = item.stash.get(SUITE_ENTRY, None)
         if entry is not None:
             return entry
+        if report.skipped:  # pytest.skip() while loading the file or the suite's data
+            return placeholder_suite_entry(
+                item.nodeid, item.suite, threshold=threshold, outcome="skipped", error=None
+            )
         # runtest raised before publishing: not a Kedi failure (e.g. a hook raised)
         error = _crash_message(report) or "internal error"
         return placeholder_suite_entry(
@@ -71,7 +77,7 @@ def _case_entry_for(item: KediCaseItem, when: str, report: pytest.TestReport) ->
             return entry
         message = _crash_message(report) if report.failed else None
         return case_entry(
-            item.nodeid, item.suite, item.case, outcome=report.outcome, message=message
+            item.nodeid, item.suite, item.case, outcome=case_outcome(report), message=message
         )
     if when == "setup" and not report.passed:
         outcome = "skipped" if report.skipped else "failed"
@@ -85,6 +91,7 @@ def attach_entries(item: pytest.Item, when: str, report: pytest.TestReport) -> N
 
     Only builtins are attached, so xdist carries them to the controller unchanged.
     """
+    relocate_skip(report)
     if isinstance(item, KediEvalItem):
         entry = _suite_entry_for(item, when, report)
         if entry is not None:
@@ -179,7 +186,7 @@ def _source_order(entry: Mapping[str, Any]) -> tuple[str, int, str]:
 
 def case_line(entry: Mapping[str, Any], *, feedback_limit: int | None) -> str:
     """Kedi's ``--test`` line: ``- suite::case: OK`` or ``- suite::case: FAIL | <message>``."""
-    status = {"passed": "OK", "skipped": "SKIPPED"}.get(entry["outcome"], "FAIL")
+    status = _CASE_STATUS.get(entry["outcome"], "FAIL")
     line = f"- {entry['procedure']}::{entry['case']}: {status}"
     message = entry["message"]
     if message:

@@ -1,0 +1,154 @@
+"""pytest outcomes and SystemExit raised from Kedi code, and unreadable `.kedi` files."""
+
+from __future__ import annotations
+
+import builtins
+from pathlib import Path
+
+import pytest
+from kedi_plugin_helpers import Kedi
+
+NEEDS_MISSING = """\
+```
+import pytest
+missing = pytest.importorskip("no_such_module_for_kedi")
+```
+
+@test: t:
+  > case: c:
+    `assert True`
+
+@eval: e:
+  > data: d:
+    = `[1]`
+  > metric: m(d):
+    = `1.0`
+"""
+
+OUTCOMES = """\
+@test: t:
+  > case: expected_to_fail:
+    `import pytest; pytest.xfail("known bug")`
+  > case: skipped:
+    `import pytest; pytest.skip("not here")`
+  > case: exits:
+    `import sys; sys.exit(0)`
+  > case: closes:
+    `raise GeneratorExit()`
+
+@eval: no_data:
+  > data: d:
+    = `__import__("pytest").skip("no data today")`
+  > metric: m(d):
+    = `1.0`
+
+@eval: rows:
+  > data: d:
+    = `[1, 2, 3, 4]`
+  > metric: m(d):
+    = `score(d)`
+
+@score(d: int) -> float:
+  ```
+  import pytest, sys
+  if d == 2:
+      pytest.skip("row")
+  if d == 3:
+      sys.exit(3)
+  if d == 4:
+      pytest.xfail("x")
+  ```
+  = `1.0`
+"""
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_pytest_outcomes_and_exits_from_kedi_code(kedi: Kedi, workers: int | None) -> None:
+    kedi.write("needs.kedi", NEEDS_MISSING)
+    kedi.write("outcomes.kedi", OUTCOMES)
+    args = ("--kedi-eval", "-rsx", "--kedi-report", "r.json", "-p", "no:cacheprovider")
+    result = kedi.subprocess(*args, workers=workers)
+    result.assert_outcomes(passed=1, failed=2, skipped=4, xfailed=1)
+    out = result.stdout.str()
+    assert "<kedi" not in out
+    for skipped in (  # located at the .kedi line (xdist may order them differently)
+        "SKIPPED [[]2[]] needs.kedi:3: could not import 'no_such_module_for_kedi'*",
+        "SKIPPED [[]1[]] outcomes.kedi:5: not here",
+        "SKIPPED [[]1[]] outcomes.kedi:13: no data today",
+    ):
+        result.stdout.fnmatch_lines([skipped])
+    result.stdout.fnmatch_lines(
+        [
+            "- t::c: SKIPPED",
+            "- t::expected_to_fail: XFAIL",
+            "- t::skipped: SKIPPED",
+            "- t::exits: FAIL | SystemExit: 0",
+            "- t::closes: FAIL | GeneratorExit",
+        ],
+        consecutive=False,
+    )
+    result.stdout.fnmatch_lines(["- e::m: not run [[]skipped[]]"], consecutive=False)
+    result.stdout.fnmatch_lines(["- no_data::m: not run [[]skipped[]]"], consecutive=False)
+    result.stdout.fnmatch_lines(
+        ["- rows::m: 0.2500 | error: Skipped: row; error: SystemExit: 3; error: XFailed: x*"],
+        consecutive=False,
+    )
+    report = kedi.json("r.json")
+    suites = {s["procedure"]: (s["outcome"], s["error"]) for s in report["suites"]}
+    assert suites == {
+        "e": ("skipped", None),
+        "no_data": ("skipped", None),
+        "rows": ("passed", None),
+    }
+    tests = {(t["path"], t["case"]): (t["outcome"], t["message"]) for t in report["tests"]}
+    assert tests == {
+        ("needs.kedi", "c"): ("skipped", None),
+        ("outcomes.kedi", "expected_to_fail"): ("xfailed", None),
+        ("outcomes.kedi", "skipped"): ("skipped", None),
+        ("outcomes.kedi", "exits"): ("failed", "SystemExit: 0"),
+        ("outcomes.kedi", "closes"): ("failed", "GeneratorExit"),
+    }
+    rows = next(s for s in report["suites"] if s["procedure"] == "rows")["rows"]
+    assert [(r["score"], r["error"]) for r in rows] == [
+        (1.0, None),
+        (0.0, "Skipped: row"),
+        (0.0, "SystemExit: 3 (at outcomes.kedi:29)"),
+        (0.0, "XFailed: x"),
+    ]
+
+
+def test_a_case_that_exits_shows_a_kedi_stack_trace(kedi: Kedi) -> None:
+    kedi.write("exits.kedi", OUTCOMES)
+    result = kedi.run("--kedi-eval", "exits.kedi::test:t::exits")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "exits.kedi:7: SystemExit: 0",
+            "@test: t > case: exits failed:",
+            "Kedi stack trace:",
+            '  File "exits.kedi", line 6, in case exits',
+            "*",
+            '  File "exits.kedi", line 7, in case exits (Python)',
+            "*",
+            "SystemExit: 0",
+        ]
+    )
+
+
+def test_an_unreadable_file_says_cannot_read(kedi: Kedi, monkeypatch) -> None:
+    from pytest_kedi.lang import parser
+
+    kedi.write("secret.kedi", NEEDS_MISSING)
+    real_open = builtins.open
+
+    def fake_open(file, *args, **kwargs):  # root can read a chmod 000 file: deny by name
+        if Path(file).name == "secret.kedi":
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(parser, "open", fake_open, raising=False)
+    result = kedi.run("--kedi-eval")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*cannot read secret.kedi: Permission denied*"])
+    assert "internal error" not in result.stdout.str()
+    assert "Errno" not in result.stdout.str()
