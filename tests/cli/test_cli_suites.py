@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 PROGRAM = """
     @initials(name: str) -> str:
       = `"".join(w[0].upper() for w in name.split())`
@@ -170,6 +172,7 @@ def test_invalid_optimized_prompts_fail_the_command(kedi_file, run_cli, tmp_path
 
 def test_seed_command_line_scores_with_the_adapter_model(kedi_file, run_cli, openai_stub) -> None:
     """`kedi FILE --eval --adapter pydantic --adapter-model M`, M behind a keyless server."""
+    pytest.importorskip("openai")
     openai_stub.arguments = lambda body: {"label": "positive"}
     name = kedi_file("""
         @classify(text: str) -> str:
