@@ -85,7 +85,7 @@ def _header(run: RunView, runs: int) -> str:
         ("Rows", f"{rows} ({errored} errored)"),
         ("Tests", f"{len(tests)} ({tests_failed} failed)"),
     ]
-    if run.exitstatus is not None:
+    if run.exitstatus:
         facts.append(("Exit status", str(run.exitstatus)))
     items = "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in facts)
     word = {"passed": "PASSED", "failed": "FAILED", "interrupted": "INTERRUPTED"}[run.verdict]
@@ -114,8 +114,9 @@ def _deltas(run: RunView, runs: Sequence[RunView]) -> tuple[str, dict[str, float
 
 
 def _th(label: str, kind: str, col: int) -> str:
+    align = ' class="n"' if col in (2, 5) else ""
     return (
-        f'<th scope="col" aria-sort="none"><button type="button" class="sort" '
+        f'<th scope="col"{align} aria-sort="none"><button type="button" class="sort" '
         f'data-kind="{kind}" data-col="{col}">{escape(label)}<span class="arrow" '
         'aria-hidden="true"></span></button></th>'
     )

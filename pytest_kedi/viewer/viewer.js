@@ -123,7 +123,7 @@
     tr.appendChild(cell(clipped(row[1])));
     tr.appendChild(cell(clipped(row[2])));
     if (suite.output) tr.appendChild(cell(clipped(row[3])));
-    var score = el("td", "n score " + (row[4] >= 1 ? "full" : row[4] <= 0 ? "zero" : "part"),
+    var score = el("td", "n row-score " + (row[4] >= 1 ? "full" : row[4] <= 0 ? "zero" : "part"),
       row[4].toFixed(4));
     if (row[8] & FLAGS.flaky) score.appendChild(el("span", "tag", "flaky"));
     tr.appendChild(score);

@@ -29,11 +29,15 @@ CHROMIUM_ARGS = [
 
 
 def chromium_path() -> str | None:
-    """``$KEDI_CHROMIUM``, else ``chromium`` on PATH, else /usr/bin/chromium."""
-    for candidate in (os.environ.get("KEDI_CHROMIUM"), shutil.which("chromium")):
+    """``$KEDI_CHROMIUM`` when set (and only it), else ``chromium`` on PATH, else
+    /usr/bin/chromium."""
+    explicit = os.environ.get("KEDI_CHROMIUM")
+    if explicit is not None:
+        return explicit if Path(explicit).is_file() else None
+    for candidate in (shutil.which("chromium"), "/usr/bin/chromium"):
         if candidate and Path(candidate).is_file():
             return candidate
-    return "/usr/bin/chromium" if Path("/usr/bin/chromium").is_file() else None
+    return None
 
 
 def _unavailable(reason: str) -> None:
@@ -42,8 +46,10 @@ def _unavailable(reason: str) -> None:
     pytest.skip(f"browser tests skipped: {reason}")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def chromium() -> Iterator[Any]:
+    """Function-scoped on purpose: between calls playwright's sync API marks its event loop
+    as running in this thread, which would break later asyncio users in the same process."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
