@@ -7,7 +7,7 @@ report. The Markdown summary goes to ``--kedi-markdown`` (overwritten) or is app
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -60,7 +60,7 @@ def write_views(
     return outcome
 
 
-def _write(outcome: ViewOutcome, path: Path, render: Any, *, append: bool) -> None:
+def _write(outcome: ViewOutcome, path: Path, render: Callable[[], str], *, append: bool) -> None:
     try:
         text = render()
         if append:  # $GITHUB_STEP_SUMMARY is shared by every command of the step

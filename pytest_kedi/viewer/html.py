@@ -15,6 +15,7 @@ from importlib import resources
 from typing import Any
 
 from pytest_kedi.viewer import svg
+from pytest_kedi.viewer.compare import history_section
 from pytest_kedi.viewer.model import RowView, RunView, SuiteView, previous_suites, rows_by_key
 
 __all__ = ["render_html", "script_json"]
@@ -24,7 +25,6 @@ _CSP = (
     "img-src data:; base-uri 'none'; form-action 'none'"
 )
 _VERDICT_WORD = {"passed": "passed", "failed": "FAILED", "skipped": "skipped", "xfail": "xfail"}
-_CHANGED_LIMIT = 500
 FLAG_ERRORED, FLAG_BELOW, FLAG_FLAKY, FLAG_REGRESSED = 1, 2, 4, 8
 
 
@@ -85,6 +85,8 @@ def _header(run: RunView, runs: int) -> str:
         ("Rows", f"{rows} ({errored} errored)"),
         ("Tests", f"{len(tests)} ({tests_failed} failed)"),
     ]
+    if run.tokens:
+        facts.append(("Tokens", escape(run.tokens)))
     if run.exitstatus:
         facts.append(("Exit status", str(run.exitstatus)))
     items = "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in facts)
@@ -210,8 +212,18 @@ def _row_payload(row: RowView, before: RowView | None) -> list[Any]:
     ]
     return [
         row.index, row.input, row.expected, row.output, row.score, row.feedback,
-        row.error_class, row.error, flags, delta, calls or None,
+        row.error_class, row.error, flags, delta, calls or None, _row_note(row),
     ]  # fmt: skip
+
+
+def _row_note(row: RowView) -> str | None:
+    """Retries and token usage of a row, when recorded."""
+    parts = []
+    if row.retries:
+        parts.append(f"{row.retries} retr{'y' if row.retries == 1 else 'ies'}")
+    if row.tokens:
+        parts.append(f"tokens: {row.tokens}")
+    return " · ".join(parts) or None
 
 
 def _count(rows: Iterable[list[Any]], flag: int) -> int:
@@ -230,6 +242,8 @@ def _suite_section(i: int, suite: SuiteView, payload: list[list[Any]], has: dict
         facts.append(("Repeats", str(suite.repeats)))
     if suite.delta is not None:
         facts.append(("Δ baseline", _delta_text(suite.delta)))
+    if suite.tokens:
+        facts.append(("Tokens", escape(suite.tokens)))
     facts.append(("Rows", f"{suite.rows_total} ({suite.rows_errored} errored)"))
     if suite.errors_by_class:
         facts.append(("Errors", _errors(suite)))
@@ -311,7 +325,7 @@ def _drilldown(run: RunView, runs: Sequence[RunView]) -> tuple[str, list[dict[st
     ), data
 
 
-# --------------------------------------------------------------------------- tests, history
+# --------------------------------------------------------------------------- tests
 
 
 def _tests(run: RunView) -> str:
@@ -326,77 +340,6 @@ def _tests(run: RunView) -> str:
         '<section id="tests" aria-labelledby="tests-h"><h2 id="tests-h">Test cases</h2>'
         '<table class="tests"><thead><tr><th scope="col">Case</th><th scope="col">Outcome</th>'
         f'<th scope="col">Message</th></tr></thead><tbody>{rows}</tbody></table></section>'
-    )
-
-
-def _history(runs: Sequence[RunView]) -> str:
-    if len(runs) < 2:
-        return ""
-    labels = [f"run {i + 1} ({r.when or r.label})" for i, r in enumerate(runs)]
-    order: dict[str, SuiteView] = {}
-    for run in runs:
-        for suite in run.suites:
-            order.setdefault(suite.nodeid, suite)
-    head = "".join(f'<th scope="col" class="n">Run {i + 1}</th>' for i in range(len(runs)))
-    body = []
-    for nodeid, first in order.items():
-        found = [next((s for s in r.suites if s.nodeid == nodeid), None) for r in runs]
-        points = [s.score if s is not None else None for s in found]
-        last = next((s for s in reversed(found) if s is not None), first)
-        chart = svg.line_chart(
-            points,
-            threshold=last.threshold,
-            labels=labels,
-            title=f"Score of {last.label} across {len(runs)} runs",
-        )
-        cells = "".join(f'<td class="n">{_score(p) if p is not None else "—"}</td>' for p in points)
-        body.append(
-            f"<tr><td>{escape(last.label)}<div class='nodeid'>{escape(nodeid)}</div></td>"
-            f"<td>{chart}</td>{cells}</tr>"
-        )
-    listing = "".join(
-        f"<li>{escape(r.label)}" + (f" ({escape(r.when)})" if r.when else "") + "</li>"
-        for r in runs
-    )
-    return (
-        '<section id="history" aria-labelledby="history-h"><h2 id="history-h">Across runs</h2>'
-        f'<ol class="runs">{listing}</ol><table class="history"><thead><tr>'
-        f'<th scope="col">Suite</th><th scope="col">Score (oldest → latest)</th>{head}'
-        f"</tr></thead><tbody>{''.join(body)}</tbody></table>{_changed(runs)}</section>"
-    )
-
-
-def _changed(runs: Sequence[RunView]) -> str:
-    before = previous_suites(runs)
-    changed: list[tuple[SuiteView, RowView, RowView]] = []
-    for suite in runs[-1].suites:
-        old = rows_by_key(before[suite.nodeid]) if suite.nodeid in before else {}
-        for row in suite.rows:
-            prior = old.get(row.key)
-            if prior is not None and prior.score != row.score:
-                changed.append((suite, prior, row))
-    if not changed:
-        return "<h3>Changed rows</h3><p>No row changed its score between the last two runs.</p>"
-    changed.sort(key=lambda t: t[2].score - t[1].score)
-    shown = changed[:_CHANGED_LIMIT]
-    rows = "".join(
-        f"<tr><td>{escape(s.label)}</td><td class='n'>{new.index}</td>"
-        f"<td><span class='long' data-long='1'>{escape(new.input or '')}</span></td>"
-        f"<td class='n'>{_score(old.score)}</td><td class='n'>{_score(new.score)}</td>"
-        f"<td class='n delta {'down' if new.score < old.score else 'up'}'>"
-        f"{_delta_text(new.score - old.score)}</td></tr>"
-        for s, old, new in shown
-    )
-    more = (
-        f"<p>{len(changed) - len(shown)} more changed rows are not listed.</p>"
-        if len(changed) > len(shown)
-        else ""
-    )
-    return (
-        f"<h3>Changed rows ({len(changed)}, worst first)</h3><table class='changed'><thead><tr>"
-        "<th scope='col'>Suite</th><th scope='col'>Row</th><th scope='col'>Input</th>"
-        "<th scope='col'>Before</th><th scope='col'>After</th><th scope='col'>Δ</th>"
-        f"</tr></thead><tbody>{rows}</tbody></table>{more}"
     )
 
 
@@ -419,7 +362,7 @@ def render_html(runs: Sequence[RunView]) -> str:
         f"<style>{_asset('viewer.css')}</style></head><body>"
         '<a class="skip" href="#suites">Skip to the suites</a>'
         f"{_header(run, len(runs))}<main>{interrupted}{_suites_table(run, runs)}{details}"
-        f"{_tests(run)}{_history(runs)}</main>"
+        f"{_tests(run)}{history_section(runs)}</main>"
         f'<script type="application/json" id="kedi-data">{script_json({"suites": data})}</script>'
         f"<script>{_asset('viewer.js')}</script></body></html>\n"
     )

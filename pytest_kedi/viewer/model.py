@@ -60,6 +60,8 @@ class RowView:
     delta: float | None  # score change against the baseline, when the report has one
     regressed: bool  # the baseline comparison says the row got worse
     calls: tuple[ModelCall, ...]
+    retries: int | None = None
+    tokens: str | None = None
 
     @property
     def key(self) -> tuple[int, str | None]:
@@ -87,6 +89,7 @@ class SuiteView:
     stderr: float | None
     repeats: int | None
     delta: float | None
+    tokens: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +118,7 @@ class RunView:
     interrupted: bool
     exitstatus: int | None
     verdict: str  # passed, failed or interrupted
+    tokens: str | None = None
 
 
 # --------------------------------------------------------------------------- field readers
@@ -231,6 +235,8 @@ def _row(data: object, position: int) -> RowView | None:
         delta=delta,
         regressed=regressed,
         calls=calls,
+        retries=_int(data.get("retries")),
+        tokens=_tokens(_first(data, "tokens", "usage")),
     )
 
 
@@ -269,6 +275,7 @@ def _suite(data: object, position: int, xfailed: frozenset[str]) -> SuiteView | 
         stderr=_num(_first(data, "stderr", "standard_error")),
         repeats=_int(_first(data, "repeats", "repeat")),
         delta=_delta(data),
+        tokens=_tokens(_first(data, "tokens", "usage")),
     )
 
 
@@ -346,6 +353,7 @@ def run_view(
         interrupted=interrupted,
         exitstatus=status,
         verdict=verdict,
+        tokens=_tokens(_first(document, "tokens", "usage")),
     )
 
 

@@ -119,7 +119,9 @@
 
   function rowElements(suite, row, width) {
     var tr = el("tr", row[8] & FLAGS.errored ? "errored" : "");
-    tr.appendChild(el("td", "n", row[0]));
+    var index = el("td", "n", row[0]);
+    if (row[11]) index.appendChild(el("div", "sub", row[11]));
+    tr.appendChild(index);
     tr.appendChild(cell(clipped(row[1])));
     tr.appendChild(cell(clipped(row[2])));
     if (suite.output) tr.appendChild(cell(clipped(row[3])));

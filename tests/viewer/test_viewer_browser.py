@@ -97,6 +97,8 @@ def test_model_calls_expand(tmp_path: Path, open_page: Any) -> None:
     text = calls.inner_text()
     assert "openai:gpt-4o-mini" in text and "Classify: refund please" in text
     assert "tokens: input 12, output 3" in text
+    index = details.locator("table.rows tbody tr:not(.calls-row)").first.locator("td").first
+    assert index.inner_text() == "0\n2 retries · tokens: 15"
     _clean(opened)
 
 

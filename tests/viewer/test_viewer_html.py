@@ -80,6 +80,7 @@ def test_optional_fields_appear_when_present() -> None:
     assert "Δ baseline" in page and "-0.2500" in page
     assert "95% CI 0.310 to 0.690" in page and "SE 0.094" in page and "2 repeats" in page
     assert "openai:gpt-4o-mini (42 calls)" in page
+    assert "<dd>input 1200, output 300</dd>" in page and "<dd>input 120, output 30</dd>" in page
     assert 'class="bar-ci"' in page and 'class="bar-threshold"' in page
     assert '<th scope="col">Output</th>' in page and "Model calls" in page
     data = json.loads(_scan(page).data_block)
@@ -118,3 +119,9 @@ def test_ten_thousand_rows_stay_under_5_mb() -> None:
     size = len(page.encode("utf-8"))
     assert size < 5_000_000, size
     assert page.count("<tr") < 50  # rows are not in the markup: the script pages them
+
+
+def test_interrupted_run_is_flagged() -> None:
+    page = render_html([run_view({**full_report(), "interrupted": True}, label="r.json")])
+    assert 'id="run-verdict">INTERRUPTED<' in page
+    assert "The run was interrupted: results are partial." in page

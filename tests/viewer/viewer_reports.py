@@ -94,7 +94,7 @@ def full_report() -> dict[str, Any]:
         }
     ]
     classify_rows = [
-        row(0, 1.0, output="'billing'", calls=calls, scores=[1.0, 1.0]),
+        row(0, 1.0, output="'billing'", calls=calls, scores=[1.0, 1.0], retries=2, tokens=15),
         row(1, 0.0, input=repr(SCRIPT_INPUT), output=repr(IMG), feedback=BREAKOUT, delta=-1.0),
         row(2, 0.5, output="'bug'", flaky=True, scores=[1.0, 0.0]),
         row(
@@ -117,6 +117,7 @@ def full_report() -> dict[str, Any]:
         repeats=2,
         delta=-0.25,
         feedback="wrong | category\nsecond line",
+        tokens={"input": 120, "output": 30},
     )
     fine = suite(
         "text.kedi::eval:normalize", 1.0, [row(i, 1.0, output="'x'") for i in range(3)], delta=0.1
@@ -132,6 +133,7 @@ def full_report() -> dict[str, Any]:
         "version": 2,
         "interrupted": False,
         "exitstatus": 1,
+        "tokens": {"input": 1200, "output": 300},
         "models": {"openai:gpt-4o-mini": 42, "test": {"calls": 3, "synthetic": True}},
         "suites": [gated, fine, broken],
         "tests": [],
