@@ -4,6 +4,7 @@ Forms (`KEDI.md` §10.1, §5.1, §5.6)::
 
     python -m pytest_kedi FILE [--model M] [--test] [--eval] [program options]
     python -m pytest_kedi parse FILE...
+    python -m pytest_kedi html REPORT.json [REPORT2.json ...] -o OUT.html
 
 stdout carries only program output (or the ``Tests:``/``Evals:`` blocks and parse
 summaries); every diagnostic goes to stderr. Exit status: 0 success, 1 any parse,
@@ -32,6 +33,7 @@ PROG = "python -m pytest_kedi"
 USAGE = f"""\
 usage: {PROG} FILE [--model MODEL] [--adapter pydantic] [--test] [--eval] [program options]
        {PROG} parse FILE...
+       {PROG} html REPORT.json [REPORT2.json ...] -o OUT.html
 
 Run a Kedi program, or its @test: cases (--test) and @eval: suites (--eval).
 
@@ -407,6 +409,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 console.print(USAGE.rstrip("\n"))
                 return OK
             return _parse_command(tokens[1:], console)
+        if tokens[:1] == ["html"]:
+            from pytest_kedi.viewer.command import html_command
+
+            return html_command(tokens[1:], prog=PROG, out=console.out, err=console.err)
         invocation = parse_invocation(tokens)
         if invocation.help:
             console.print(USAGE.rstrip("\n"))

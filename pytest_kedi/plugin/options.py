@@ -36,6 +36,9 @@ ENV_MAX_ERRORS = "KEDI_MAX_ERRORS"
 ENV_SPLIT = "KEDI_SPLIT"
 ENV_CONCURRENCY = "KEDI_CONCURRENCY"
 ENV_TIMEOUT = "KEDI_TIMEOUT"
+ENV_HTML = "KEDI_HTML"
+ENV_MARKDOWN = "KEDI_MARKDOWN"
+ENV_STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 
 ROWS_MODES = ("auto", "subtests", "summary")
 SPLITS = ("auto", "data", "test_data")
@@ -79,6 +82,9 @@ class KediSettings:
     timeout: float | None
     report_path: Path | None
     rows_jsonl_path: Path | None
+    html_path: Path | None = None
+    markdown_path: Path | None = None
+    markdown_append: bool = False  # GITHUB_STEP_SUMMARY: append, and only when Kedi items ran
 
     def threshold_for(self, nodeid: str) -> float | None:
         """The first matching ``kedi_min_scores`` pattern wins over the global min score."""
@@ -168,6 +174,23 @@ def register(parser: pytest.Parser) -> None:
         default=None,
         help="write one JSON object per eval row.",
     )
+    group.addoption(
+        "--kedi-html",
+        dest="kedi_html",
+        metavar="PATH",
+        default=None,
+        help="write a self-contained HTML report of the eval suites (env KEDI_HTML, "
+        "ini kedi_html).",
+    )
+    group.addoption(
+        "--kedi-markdown",
+        dest="kedi_markdown",
+        metavar="PATH",
+        default=None,
+        help="write a Markdown summary of the eval suites (env KEDI_MARKDOWN, ini "
+        "kedi_markdown). Without it, the summary is appended to $GITHUB_STEP_SUMMARY when set; "
+        "'off' disables both.",
+    )
 
     parser.addini(
         "kedi_collect",
@@ -202,6 +225,10 @@ def register(parser: pytest.Parser) -> None:
     )
     parser.addini("kedi_concurrency", "rows run at once per suite.", type="int", default=None)
     parser.addini("kedi_timeout", "time limit per row, in seconds.", type="float", default=None)
+    parser.addini("kedi_html", "path of the HTML report.", type="string", default="")
+    parser.addini(
+        "kedi_markdown", "path of the Markdown summary, or 'off'.", type="string", default=""
+    )
 
 
 # --------------------------------------------------------------------------- resolution
@@ -314,6 +341,28 @@ def _report_path(config: pytest.Config, dest: str) -> Path | None:
     return Path(config.invocation_params.dir, str(value))
 
 
+def _output_path(config: pytest.Config, value: object, source: str) -> Path:
+    """A path from the command line or environment is relative to the invocation
+    directory; one from the ini file is relative to that file's directory."""
+    base = config.invocation_params.dir
+    if source.startswith("ini ") and config.inipath is not None:
+        base = config.inipath.parent
+    return Path(base, str(value).strip())
+
+
+def _markdown_target(config: pytest.Config, environ: Mapping[str, str]) -> tuple[Path | None, bool]:
+    """``(path, append)``: the given path (overwritten), else ``$GITHUB_STEP_SUMMARY``
+    (appended to); ``off`` (or an empty ``--kedi-markdown=``) disables both."""
+    value, source = _layer(config, "kedi_markdown", ENV_MARKDOWN, "kedi_markdown")
+    if value is not None:
+        text = str(value).strip()
+        if text.lower() in ("", "off"):
+            return None, False
+        return _output_path(config, text, source), False
+    summary = environ.get(ENV_STEP_SUMMARY, "").strip()
+    return (Path(summary), True) if summary else (None, False)
+
+
 def resolve(config: pytest.Config, *, subtests_available: bool = True) -> KediSettings:
     """Resolve every setting (command line > environment > ini > default)."""
     eval_flag = config.getoption("kedi_eval", default=None)
@@ -335,6 +384,8 @@ def resolve(config: pytest.Config, *, subtests_available: bool = True) -> KediSe
         config, "kedi_concurrency", ENV_CONCURRENCY, "kedi_concurrency"
     )
     time_value, time_source = _layer(config, "kedi_timeout", ENV_TIMEOUT, "kedi_timeout")
+    html_value, html_source = _layer(config, "kedi_html", ENV_HTML, "kedi_html")
+    markdown_path, markdown_append = _markdown_target(config, os.environ)
 
     return KediSettings(
         eval_enabled=eval_enabled,
@@ -349,4 +400,7 @@ def resolve(config: pytest.Config, *, subtests_available: bool = True) -> KediSe
         timeout=_parse_timeout(time_value, time_source) if time_value is not None else None,
         report_path=_report_path(config, "kedi_report"),
         rows_jsonl_path=_report_path(config, "kedi_rows_jsonl"),
+        html_path=_output_path(config, html_value, html_source) if html_value else None,
+        markdown_path=markdown_path,
+        markdown_append=markdown_append,
     )

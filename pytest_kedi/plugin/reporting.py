@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from pytest_kedi.plugin.options import KediSettings
 from pytest_kedi.plugin.outcomes import case_outcome, relocate_skip
 from pytest_kedi.plugin.rows import row_label
 from pytest_kedi.plugin.state import get_state
+from pytest_kedi.plugin.views import write_views
 
 __all__ = ["KediReporter", "attach_entries", "build_report"]
 
@@ -207,6 +209,7 @@ class KediReporter:
         self.xfailed: set[str] = set()
         self.written: list[Path] = []
         self.write_errors: list[str] = []
+        self.started = datetime.now(UTC)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if isinstance(report, getattr(pytest, "SubtestReport", ())):
@@ -225,8 +228,8 @@ class KediReporter:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         targets: list[tuple[Path, str]] = []
+        document = build_report(self.suites, self.tests)
         if self.settings.report_path is not None:
-            document = build_report(self.suites, self.tests)
             text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
             targets.append((self.settings.report_path, text))
         if self.settings.rows_jsonl_path is not None:
@@ -241,6 +244,16 @@ class KediReporter:
                 self.written.append(path)
             except OSError as exc:
                 self.write_errors.append(f"cannot write {path}: {exc}")
+        views = write_views(
+            self.settings,
+            document,
+            models=self.models,
+            xfailed=self.xfailed,
+            exitstatus=int(session.exitstatus),
+            started=self.started,
+        )
+        self.written += views.written
+        self.write_errors += views.errors
         if self.write_errors and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

@@ -1,0 +1,47 @@
+"""``pytest-kedi html REPORT.json [REPORT2.json ...] -o OUT.html``: the HTML report from saved
+JSON reports (oldest first; several reports add the across-runs comparison)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from pytest_kedi.evals.results import write_text_atomic
+from pytest_kedi.viewer.html import render_html
+from pytest_kedi.viewer.model import ReportError, read_report
+
+__all__ = ["html_command"]
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=f"{prog} html",
+        description="Build one self-contained HTML page from pytest-kedi JSON reports "
+        "(--kedi-report files). Give several reports oldest first to compare runs.",
+    )
+    parser.add_argument("reports", nargs="+", metavar="REPORT.json")
+    parser.add_argument("-o", "--output", required=True, metavar="OUT.html")
+    return parser
+
+
+def html_command(
+    argv: Sequence[str], *, prog: str, out: TextIO = sys.stdout, err: TextIO = sys.stderr
+) -> int:
+    """Exit status 0 written, 1 an unreadable report or output, 2 command-line misuse."""
+    try:
+        args = _parser(prog).parse_args(list(argv))
+    except SystemExit as exc:  # argparse printed usage or help
+        return exc.code if isinstance(exc.code, int) else 2
+    try:
+        runs = [read_report(path) for path in args.reports]
+        write_text_atomic(args.output, render_html(runs))
+    except ReportError as exc:
+        err.write(f"{prog} html: error: {exc}\n")
+        return 1
+    except OSError as exc:
+        err.write(f"{prog} html: error: cannot write {args.output}: {exc.strerror or exc}\n")
+        return 1
+    out.write(f"HTML report written: {args.output}\n")
+    return 0

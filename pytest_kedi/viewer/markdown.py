@@ -1,0 +1,123 @@
+"""Report runs -> a GitHub-flavoured Markdown summary (for ``$GITHUB_STEP_SUMMARY`` or a
+pull-request comment): one table of suites, then the worst rows of every failed suite."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pytest_kedi.viewer.model import RowView, RunView, SuiteView, previous_suites
+
+__all__ = ["cell", "render_markdown"]
+
+_VERDICT = {
+    "passed": "✅ passed",
+    "failed": "❌ FAILED",
+    "skipped": "⏭️ skipped",
+    "xfail": "⚠️ xfail (expected failure)",
+}
+_RUN = {"passed": "✅ passed", "failed": "❌ FAILED", "interrupted": "⚠️ INTERRUPTED"}
+_CELL_LIMIT = 160
+_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def cell(text: str | None, limit: int = _CELL_LIMIT) -> str:
+    """One table cell: HTML and Markdown specials escaped, ``|`` escaped, newlines as ``<br>``."""
+    if text is None or text == "":
+        return "—"
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _SPECIAL.sub(r"\\\1", text)
+    return "<br>".join(text.splitlines()) if "\n" in text or "\r" in text else text
+
+
+def _suite_row(suite: SuiteView, delta: float | None) -> str:
+    score = f"{suite.score:.4f}"
+    if suite.ci is not None:
+        score += f" (95% CI {suite.ci[0]:.4f} to {suite.ci[1]:.4f})"
+    errors = ", ".join(f"{name} {count}" for name, count in suite.errors_by_class)
+    if not errors and suite.rows_errored:
+        errors = str(suite.rows_errored)
+    if suite.error:
+        lines = [line for line in suite.error.strip().splitlines() if line.strip()]
+        errors = (errors + "; " if errors else "") + "suite error: " + (lines[-1] if lines else "")
+    cells = [
+        cell(suite.label),
+        score,
+        f"{suite.threshold:.4f}" if suite.threshold is not None else "—",
+        _VERDICT.get(suite.verdict, cell(suite.verdict)),
+        f"{delta:+.4f}" if delta is not None else "—",
+        cell(errors) if errors else "0",
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _worst(rows: Sequence[RowView], count: int) -> list[RowView]:
+    below = [row for row in rows if row.score < 1.0 or row.error_class]
+    return sorted(below, key=lambda r: (r.score, r.error_class is None, r.index))[:count]
+
+
+def _worst_rows(suite: SuiteView, count: int) -> list[str]:
+    rows = _worst(suite.rows, count)
+    if not rows:
+        return []
+    with_output = any(r.output is not None for r in rows)
+    head = ["Row", "Score", "Input", "Expected"] + (["Output"] if with_output else [])
+    head.append("Feedback / error")
+    lines = [
+        "",
+        f"#### Worst rows of {cell(suite.label)} ({len(rows)} of {suite.rows_total})",
+        "",
+        "| " + " | ".join(head) + " |",
+        "| " + " | ".join(["---:", "---:"] + ["---"] * (len(head) - 2)) + " |",
+    ]
+    for row in rows:
+        note = row.feedback
+        if row.error_class:
+            note = f"{row.error_class}: {row.error or ''}" + (f" ({note})" if note else "")
+        cells = [str(row.index), f"{row.score:.4f}", cell(row.input), cell(row.expected)]
+        cells += [cell(row.output)] if with_output else []
+        cells.append(cell(note))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def render_markdown(runs: Sequence[RunView], *, worst: int = 5) -> str:
+    """The summary of the last run (deltas against its baseline, else the previous run)."""
+    if not runs:
+        raise ValueError("render_markdown needs at least one run")
+    run = runs[-1]
+    previous = previous_suites(runs)
+    failed = sum(1 for s in run.suites if s.verdict == "failed")
+    rows = sum(s.rows_total for s in run.suites)
+    errored = sum(s.rows_errored for s in run.suites)
+    facts = [f"{len(run.suites)} suites ({failed} failed)", f"{rows} rows ({errored} errored)"]
+    if run.tests:
+        failed_tests = sum(1 for t in run.tests if t.outcome == "failed")
+        facts.append(f"{len(run.tests)} test cases ({failed_tests} failed)")
+    if run.models:
+        facts.append(
+            "models: "
+            + ", ".join(
+                cell(m.name) + (f" ({m.calls} calls)" if m.calls is not None else "")
+                for m in run.models
+            )
+        )
+    lines = [f"### pytest-kedi: {_RUN[run.verdict]}", "", " · ".join(facts), ""]
+    if not run.suites:
+        lines.append("No eval suite ran.")
+        return "\n".join(lines) + "\n"
+    lines += [
+        "| Suite | Score | Threshold | Verdict | Δ | Errors |",
+        "| --- | ---: | ---: | --- | ---: | --- |",
+    ]
+    for suite in run.suites:
+        delta = suite.delta
+        if delta is None and suite.nodeid in previous:
+            delta = suite.score - previous[suite.nodeid].score
+        lines.append(_suite_row(suite, delta))
+    for suite in run.suites:
+        if suite.verdict in ("failed", "xfail"):
+            lines += _worst_rows(suite, worst)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,94 @@
+"""``pytest-kedi html REPORT.json [...] -o OUT.html`` (issue 12 §3)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_kedi import cli
+
+REPORT: dict[str, Any] = {
+    "version": 1,
+    "suites": [
+        {
+            "nodeid": "a.kedi::eval:alpha",
+            "path": "a.kedi",
+            "line": 1,
+            "procedure": "alpha",
+            "metric": "m",
+            "dataset": "rows",
+            "split": "data",
+            "score": 0.5,
+            "rows_total": 2,
+            "rows_errored": 0,
+            "errors_by_class": {},
+            "feedback": None,
+            "threshold": None,
+            "outcome": "passed",
+            "error": None,
+            "duration_s": 0.1,
+            "rows": [
+                {"index": 0, "input": "'a'", "expected": None, "score": 1.0, "feedback": None,
+                 "error": None, "error_class": None, "duration_s": 0.0},
+                {"index": 1, "input": "'b'", "expected": None, "score": 0.0, "feedback": None,
+                 "error": None, "error_class": None, "duration_s": 0.0},
+            ],
+        }
+    ],
+    "tests": [],
+}  # fmt: skip
+
+
+def _save(path: Path, document: Any) -> str:
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return str(path)
+
+
+def test_html_from_one_and_several_reports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = _save(tmp_path / "old.json", REPORT)
+    newer = json.loads(json.dumps(REPORT))
+    newer["suites"][0]["rows"][1]["score"] = 1.0
+    newer["suites"][0]["score"] = 1.0
+    second = _save(tmp_path / "new.json", newer)
+    out = tmp_path / "sub" / "out.html"
+    assert cli.main(["html", first, "-o", str(out)]) == 0
+    assert capsys.readouterr().out == f"HTML report written: {out}\n"
+    assert "alpha::m" in out.read_text(encoding="utf-8") and "Across runs" not in out.read_text()
+    assert cli.main(["html", first, second, "--output", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert "Across runs" in page and "Changed rows (1, worst first)" in page
+    assert "Δ previous run" in page and "+0.5000" in page
+
+
+def test_bad_report_is_one_line_and_exit_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"version": 1, "suites": {}}', encoding="utf-8")
+    out = tmp_path / "out.html"
+    assert cli.main(["html", str(bad), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"python -m pytest_kedi html: error: {bad}: not a pytest-kedi JSON report "
+        "(no 'suites' list)\n"
+    )
+    assert not out.exists()
+    assert cli.main(["html", str(tmp_path / "missing.json"), "-o", str(out)]) == 1
+    assert "cannot read file" in capsys.readouterr().err
+
+
+def test_usage_errors_exit_2(run_cli: Callable[..., Any], tmp_path: Path) -> None:
+    _save(tmp_path / "r.json", REPORT)
+    result = run_cli("html", "r.json")
+    assert result.code == 2
+    assert "the following arguments are required: -o/--output" in result.err
+    assert "Traceback" not in result.err
+    result = run_cli("html", "r.json", "-o", "out.html")
+    assert (result.code, result.out) == (0, "HTML report written: out.html\n")
+    assert (tmp_path / "out.html").is_file()

@@ -1,0 +1,168 @@
+"""The HTML report in a real browser (headless Chromium): tables, sorting, drill-down,
+filters, paging, charts, keyboard, no console errors, injected markup inert."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from viewer_reports import PWNED, SCRIPT_INPUT, big_report, full_report, rescored, v1_report
+
+from pytest_kedi.viewer import render_html, run_view
+
+
+def _write(tmp_path: Path, *documents: dict[str, Any], name: str = "report.html") -> Path:
+    runs = [run_view(d, label=f"run{i}.json") for i, d in enumerate(documents)]
+    path = tmp_path / name
+    path.write_text(render_html(runs), encoding="utf-8")
+    return path
+
+
+def _clean(opened: Any) -> None:
+    page = opened.page
+    assert opened.errors == []
+    assert opened.dialogs == []
+    assert page.evaluate(f"typeof window.{PWNED}") == "undefined"
+    assert all(url.startswith("file:") for url in opened.requests), opened.requests
+
+
+def _suite_order(page: Any) -> list[str]:
+    return page.locator("#suites-table tbody tr td:first-child a").all_inner_texts()
+
+
+def _open_suite(page: Any, index: int) -> Any:
+    page.click(f"a.suite-link[data-suite='{index}']")
+    details = page.locator(f"#suite-{index} details")
+    assert details.evaluate("d => d.open") is True
+    return details
+
+
+def test_suites_table_renders_and_sorts(tmp_path: Path, open_page: Any) -> None:
+    opened = open_page(_write(tmp_path, full_report()))
+    page = opened.page
+    assert _suite_order(page) == ["classify::exact", "normalize::exact", "load::exact"]
+    assert page.locator("#run-verdict").inner_text() == "FAILED"
+    score = page.locator("#suites-table thead button.sort[data-col='1']")
+    score.click()
+    assert _suite_order(page) == ["load::exact", "classify::exact", "normalize::exact"]
+    assert score.evaluate("b => b.parentNode.getAttribute('aria-sort')") == "ascending"
+    score.click()
+    assert _suite_order(page) == ["normalize::exact", "classify::exact", "load::exact"]
+    # keyboard: focus a heading button and press Enter
+    name = page.locator("#suites-table thead button.sort[data-col='0']")
+    name.focus()
+    page.keyboard.press("Enter")
+    assert _suite_order(page) == ["classify::exact", "load::exact", "normalize::exact"]
+    _clean(opened)
+
+
+def test_drill_down_filters_search_and_expand(tmp_path: Path, open_page: Any) -> None:
+    opened = open_page(_write(tmp_path, full_report()))
+    page = opened.page
+    details = _open_suite(page, 0)
+    rows = details.locator("table.rows tbody tr:not(.calls-row)")
+    assert rows.count() == 5
+    assert details.locator(".status").inner_text() == "Showing rows 1 to 5 of 5."
+    details.locator("[data-filter='errored']").check()
+    assert rows.count() == 1 and rows.first.locator("td").first.inner_text() == "3"
+    details.locator("[data-filter='errored']").uncheck()
+    details.locator("[data-filter='flaky']").check()
+    assert [rows.nth(i).locator("td").first.inner_text() for i in range(rows.count())] == ["2"]
+    details.locator("[data-filter='flaky']").uncheck()
+    details.locator("[data-filter='regressed']").check()
+    assert rows.count() == 1 and rows.first.locator("td").first.inner_text() == "1"
+    details.locator("[data-filter='regressed']").uncheck()
+    details.locator("[data-filter='below']").check()
+    assert rows.count() == 3
+    details.locator("[data-filter='below']").uncheck()
+    details.locator("[data-search]").fill("LONG INPUT")
+    assert rows.count() == 1
+    cell = rows.first.locator("td").nth(1)
+    assert cell.inner_text().endswith("…\nmore") or cell.inner_text().endswith("… more")
+    cell.locator("button.expand").click()
+    assert cell.locator("button.expand").get_attribute("aria-expanded") == "true"
+    assert cell.inner_text().count("long input") == 40
+    details.locator("[data-search]").fill("no such text")
+    assert rows.count() == 0 and "No row matches" in details.locator(".status").inner_text()
+    _clean(opened)
+
+
+def test_model_calls_expand(tmp_path: Path, open_page: Any) -> None:
+    opened = open_page(_write(tmp_path, full_report()))
+    details = _open_suite(opened.page, 0)
+    details.locator("button.expand", has_text="1 call").click()
+    calls = details.locator("tr.calls-row:not([hidden])")
+    assert calls.count() == 1
+    text = calls.inner_text()
+    assert "openai:gpt-4o-mini" in text and "Classify: refund please" in text
+    assert "tokens: input 12, output 3" in text
+    index = details.locator("table.rows tbody tr:not(.calls-row)").first.locator("td").first
+    assert index.inner_text() == "0\n2 retries · tokens: 15"
+    _clean(opened)
+
+
+def test_injected_markup_stays_text(tmp_path: Path, open_page: Any) -> None:
+    opened = open_page(_write(tmp_path, full_report()))
+    page = opened.page
+    details = _open_suite(page, 0)
+    row = details.locator("table.rows tbody tr:not(.calls-row)").nth(1)
+    assert SCRIPT_INPUT in row.inner_text()
+    assert row.locator("script, img").count() == 0
+    assert page.locator("script").count() == 2
+    _clean(opened)
+
+
+def test_charts_draw(tmp_path: Path, open_page: Any) -> None:
+    old = v1_report()
+    middle = rescored(old, {1: 1.0})
+    opened = open_page(_write(tmp_path, old, middle, rescored(middle, {0: 0.0})))
+    page = opened.page
+    line = page.locator("#history svg.chart.line")
+    assert line.count() == 1
+    box = line.bounding_box()
+    assert box is not None and box["width"] > 100 and box["height"] > 40
+    assert line.locator("circle.point").count() == 3
+    assert len(line.locator("polyline.series").get_attribute("points").split()) == 3
+    details = _open_suite(page, 0)
+    bars = details.locator("svg.histogram rect.hist-bar")
+    heights = [float(bars.nth(i).get_attribute("height")) for i in range(bars.count())]
+    assert len(heights) == 10 and heights[0] > 0 and heights[-1] > 0
+    assert page.locator("#history").inner_text().count("Changed rows (1, worst first)") == 1
+    _clean(opened)
+
+
+def test_ten_thousand_rows_page(tmp_path: Path, open_page: Any) -> None:
+    path = _write(tmp_path, big_report(10_000))
+    assert path.stat().st_size < 5_000_000
+    opened = open_page(path)
+    page = opened.page
+    details = _open_suite(page, 0)
+    rows = details.locator("table.rows tbody tr")
+    status = details.locator(".status")
+    assert rows.count() == 100
+    assert status.inner_text() == "Showing rows 1 to 100 of 10,000."
+    details.locator("[data-page='next']").click()
+    assert status.inner_text() == "Showing rows 101 to 200 of 10,000."
+    assert rows.first.locator("td").first.inner_text() == "100"
+    details.locator("[data-filter='errored']").check()
+    assert status.inner_text() == "Showing rows 1 to 100 of 104 matching (10,000 in total)."
+    details.locator("[data-page='next']").click()
+    assert rows.count() == 4
+    assert details.locator("[data-page='next']").is_disabled()
+    details.locator("[data-search]").fill("ticket number 9991:")
+    assert rows.count() == 1
+    _clean(opened)
+
+
+@pytest.mark.parametrize("width", [1280, 480])
+def test_no_console_errors_for_a_version_1_report(
+    tmp_path: Path, open_page: Any, width: int
+) -> None:
+    opened = open_page(_write(tmp_path, v1_report()), width=width)
+    summary = opened.page.locator("#suite-0 summary")
+    summary.focus()
+    opened.page.keyboard.press("Enter")  # a summary is a real control: Enter opens it
+    assert opened.page.locator("#suite-0 details").evaluate("d => d.open") is True
+    assert opened.page.locator("#suite-0 table.rows tbody tr").count() == 3
+    _clean(opened)

@@ -1,0 +1,127 @@
+"""The HTML page without a browser: self-contained, escaped, optional fields shown, size."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+
+from viewer_reports import BREAKOUT, IMG, SCRIPT_INPUT, big_report, full_report, rescored, v1_report
+
+from pytest_kedi.viewer import render_html, run_view
+from pytest_kedi.viewer.html import script_json
+from pytest_kedi.viewer.svg import bin_counts
+
+
+class _Scan(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.scripts: list[dict[str, str | None]] = []
+        self.urls: list[str] = []
+        self.data_block = ""
+        self._in_data = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "script":
+            self.scripts.append(found)
+            self._in_data = found.get("id") == "kedi-data"
+        for name in ("src", "href"):
+            if found.get(name):
+                self.urls.append(str(found[name]))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._in_data = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_data:
+            self.data_block += data
+
+
+def _scan(page: str) -> _Scan:
+    scan = _Scan()
+    scan.feed(page)
+    return scan
+
+
+def test_page_is_self_contained() -> None:
+    page = render_html([run_view(full_report(), label="r.json")])
+    scan = _scan(page)
+    # exactly two script elements: the JSON data block and the inline viewer script
+    assert [s.get("type") for s in scan.scripts] == ["application/json", None]
+    assert all(not s.get("src") for s in scan.scripts)
+    assert all(url.startswith("#") for url in scan.urls)  # only in-page links
+    assert not re.search(r"https?://(?!www\.w3\.org)", page)
+    assert "default-src 'none'" in page  # the CSP forbids every fetch
+
+
+def test_user_strings_are_escaped_everywhere() -> None:
+    page = render_html([run_view(full_report(), label="r.json")])
+    for raw in (SCRIPT_INPUT, BREAKOUT, IMG):
+        assert raw not in page
+    scan = _scan(page)
+    assert len(scan.scripts) == 2  # the breakout string did not open a third script
+    data = json.loads(scan.data_block)
+    rows = data["suites"][0]["rows"]
+    assert rows[1][1] == repr(SCRIPT_INPUT) and rows[1][5] == BREAKOUT and rows[1][3] == repr(IMG)
+    assert "<" not in scan.data_block and ">" not in scan.data_block
+    assert "&lt;" in page or "\\u003c" in page
+
+
+def test_script_json_escapes_markup_and_line_separators() -> None:
+    text = script_json({"a": "</script>&\u2028"})
+    assert text == '{"a":"\\u003c/script\\u003e\\u0026\\u2028"}'
+    assert json.loads(text) == {"a": "</script>&\u2028"}
+
+
+def test_optional_fields_appear_when_present() -> None:
+    page = render_html([run_view(full_report(), label="r.json")])
+    assert "Δ baseline" in page and "-0.2500" in page
+    assert "95% CI 0.310 to 0.690" in page and "SE 0.094" in page and "2 repeats" in page
+    assert "openai:gpt-4o-mini (42 calls)" in page
+    assert "<dd>input 1200, output 300</dd>" in page and "<dd>input 120, output 30</dd>" in page
+    assert 'class="bar-ci"' in page and 'class="bar-threshold"' in page
+    assert '<th scope="col">Output</th>' in page and "Model calls" in page
+    data = json.loads(_scan(page).data_block)
+    first = data["suites"][0]
+    assert first["output"] and first["calls"] and first["delta"]
+    assert first["rows"][0][10][0][0] == "openai:gpt-4o-mini"
+
+
+def test_optional_columns_absent_for_version_1() -> None:
+    page = render_html([run_view(v1_report(), label="r.json")])
+    assert "Δ baseline" not in page and "Δ previous run" not in page
+    assert "Model calls" not in page and '<th scope="col">Output</th>' not in page
+    assert "not recorded in this report" in page and 'class="bar-ci"' not in page
+
+
+def test_several_reports_chart_and_changed_rows() -> None:
+    old = v1_report()
+    new = rescored(old, {1: 1.0, 2: 0.5})
+    page = render_html([run_view(old, label="old.json"), run_view(new, label="new.json")])
+    assert "Across runs" in page and page.count('class="chart line"') == 1
+    assert "Δ previous run" in page
+    assert "Changed rows (2, worst first)" in page
+    changed = page[page.index("Changed rows") :]
+    assert changed.index("-0.5000") < changed.index("+1.0000")
+    data = json.loads(_scan(page).data_block)
+    flags = [r[8] for r in data["suites"][0]["rows"]]
+    assert flags[2] & 8 and not flags[1] & 8  # row 2 regressed, row 1 improved
+
+
+def test_histogram_bins() -> None:
+    assert bin_counts([0.0, 0.05, 0.1, 0.95, 1.0, 1.5, -1]) == [3, 1, 0, 0, 0, 0, 0, 0, 0, 3]
+
+
+def test_ten_thousand_rows_stay_under_5_mb() -> None:
+    page = render_html([run_view(big_report(10_000), label="big.json")])
+    size = len(page.encode("utf-8"))
+    assert size < 5_000_000, size
+    assert page.count("<tr") < 50  # rows are not in the markup: the script pages them
+
+
+def test_interrupted_run_is_flagged() -> None:
+    page = render_html([run_view({**full_report(), "interrupted": True}, label="r.json")])
+    assert 'id="run-verdict">INTERRUPTED<' in page
+    assert "The run was interrupted: results are partial." in page

@@ -1,0 +1,73 @@
+"""The Markdown summary: suites table, worst rows of failed suites, cell escaping."""
+
+from __future__ import annotations
+
+from viewer_reports import full_report, rescored, v1_report
+
+from pytest_kedi.viewer import render_markdown, run_view
+from pytest_kedi.viewer.markdown import cell
+
+
+def _table_rows(text: str) -> list[list[str]]:
+    rows = []
+    for line in text.splitlines():
+        if line.startswith("| ") and not line.startswith("| ---"):
+            # split on unescaped pipes only
+            parts, current, escaped = [], "", False
+            for char in line[1:-1]:
+                if char == "|" and not escaped:
+                    parts.append(current.strip())
+                    current = ""
+                else:
+                    current += char
+                escaped = char == "\\" and not escaped
+            parts.append(current.strip())
+            rows.append(parts)
+    return rows
+
+
+def test_suites_table_and_worst_rows() -> None:
+    text = render_markdown([run_view(full_report(), label="r")])
+    assert text.startswith("### pytest-kedi: ❌ FAILED\n")
+    assert "models: openai:gpt-4o-mini (42 calls), test (3 calls)" in text
+    rows = _table_rows(text)
+    assert rows[0] == ["Suite", "Score", "Threshold", "Verdict", "Δ", "Errors"]
+    assert rows[1] == [
+        "classify::exact",
+        "0.5000 (95% CI 0.3100 to 0.6900)",
+        "0.9000",
+        "❌ FAILED",
+        "-0.2500",
+        "model 1",
+    ]
+    assert rows[2][3:5] == ["✅ passed", "+0.1000"]
+    assert rows[3][5] == "suite error: the dataset failed to load: KeyError: 'x'"
+    assert "#### Worst rows of classify::exact (3 of 5)" in text
+    worst = rows[5:8]  # header of the worst-rows table is rows[4]
+    assert rows[4] == ["Row", "Score", "Input", "Expected", "Output", "Feedback / error"]
+    assert [r[0] for r in worst] == ["3", "1", "2"]  # lowest score first, errors first on ties
+
+
+def test_cells_escape_pipes_newlines_and_markup() -> None:
+    assert cell("a|b\nc") == "a\\|b<br>c"
+    assert cell("<script>alert(1)</script>") == "&lt;script&gt;alert(1)&lt;/script&gt;"
+    assert cell("*bold* _x_ `code` [link](u)") == "\\*bold\\* \\_x\\_ \\`code\\` \\[link\\](u)"
+    assert cell(None) == "—" and cell("x" * 300).endswith("…")
+    text = render_markdown([run_view(full_report(), label="r")])
+    error_row = next(r for r in _table_rows(text) if r[0] == "3")
+    assert error_row[-1] == "model: KediModelError: model call failed \\| boom<br>second line"
+    assert all(line.count("<script") == 0 for line in text.splitlines())
+
+
+def test_delta_against_previous_run_and_passing_run() -> None:
+    old = v1_report()
+    new = rescored(old, {1: 1.0})
+    runs = [run_view(old, label="old"), run_view(new, label="new")]
+    text = render_markdown(runs)
+    assert _table_rows(text)[1][4] == "+0.3333"
+    assert "Worst rows" not in text and text.startswith("### pytest-kedi: ✅ passed")
+
+
+def test_no_suites() -> None:
+    text = render_markdown([run_view({"version": 1, "suites": [], "tests": []}, label="r")])
+    assert "No eval suite ran." in text
