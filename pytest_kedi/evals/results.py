@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_kedi.evals.safetext import clean_with, secrets
+
 __all__ = [
     "REPR_LIMIT",
     "RowResult",
@@ -39,6 +41,10 @@ def short_repr(value: object, limit: int = REPR_LIMIT) -> str:
     return text
 
 
+def _optional(text: str | None, found: list[tuple[str, str]]) -> str | None:
+    return None if text is None else clean_with(text, found)
+
+
 def join_feedback(feedbacks: Iterable[str | None]) -> str | None:
     """Kedi's suite feedback: the non-``None`` row feedbacks in order, joined with ``"; "``."""
     parts = [f for f in feedbacks if f is not None]
@@ -60,6 +66,14 @@ class RowResult:
     error_class: str | None
     duration_s: float
     exception: BaseException | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Every text a row carries is made encodable and secret-free once, here.
+        found = secrets()
+        self.input = _optional(self.input, found)
+        self.expected = _optional(self.expected, found)
+        self.feedback = _optional(self.feedback, found)
+        self.error = _optional(self.error, found)
 
     @property
     def errored(self) -> bool:
@@ -109,6 +123,11 @@ class SuiteResult:
     error: str | None
     duration_s: float
     exception: BaseException | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        found = secrets()
+        self.feedback = _optional(self.feedback, found)
+        self.error = _optional(self.error, found)
 
     @classmethod
     def failed(

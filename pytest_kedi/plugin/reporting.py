@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_kedi.evals.results import write_text_atomic
+from pytest_kedi.evals.safetext import clean_data, clean_text
 from pytest_kedi.plugin.entries import REPORT_VERSION, case_entry, placeholder_suite_entry
 from pytest_kedi.plugin.items import (
     CASE_ENTRY,
@@ -83,8 +84,28 @@ def _case_entry_for(item: KediCaseItem, when: str, report: pytest.TestReport) ->
 def attach_entries(item: pytest.Item, when: str, report: pytest.TestReport) -> None:
     """Copy an item's entry onto its report (called from ``pytest_runtest_makereport``).
 
-    Only builtins are attached, so xdist carries them to the controller unchanged.
+    Only builtins are attached, so xdist carries them to the controller unchanged. Every
+    text on a Kedi item's report (entries, failure text, properties, sections) passes
+    `clean_data` here: the one exit of an item's text to the terminal, JUnit, xdist and
+    the reports.
     """
+    _attach(item, when, report)
+    if isinstance(item, (KediEvalItem, KediCaseItem)):
+        _clean_report(report)
+
+
+def _clean_report(report: pytest.TestReport) -> None:
+    for name in ("kedi_suite", "kedi_case", "kedi_model"):
+        value = getattr(report, name, None)
+        if value is not None:
+            setattr(report, name, clean_data(value))
+    if isinstance(report.longrepr, str):
+        report.longrepr = clean_text(report.longrepr)
+    report.user_properties = clean_data(list(report.user_properties))
+    report.sections = clean_data(list(report.sections))
+
+
+def _attach(item: pytest.Item, when: str, report: pytest.TestReport) -> None:
     if isinstance(item, KediEvalItem):
         entry = _suite_entry_for(item, when, report)
         if entry is not None:
