@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from pytest_kedi.evals.files import write_text_atomic
 from pytest_kedi.evals.safetext import clean_with, secrets
 
 __all__ = [
@@ -208,24 +207,6 @@ def format_suite_line(result: SuiteResult) -> str:
         return f"{head}: ERROR | {result.error}"
     line = f"{head}: {result.score:.4f}"
     return f"{line} | {result.feedback}" if result.feedback else line
-
-
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory, then
-    rename it into place, so readers never see a half-written file."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def write_jsonl(

@@ -13,6 +13,7 @@ import pytest
 
 from pytest_kedi.plugin import options
 from pytest_kedi.plugin.collect import KediFile, is_kedi_program
+from pytest_kedi.plugin.outputs import check_report_paths
 from pytest_kedi.plugin.reporting import KediReporter, attach_entries
 from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE
 from pytest_kedi.plugin.state import STATE_KEY, KediState
@@ -54,6 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # the xdist controller, or no xdist at all
         if not settings.collect:
             _refuse_uncollected_kedi_args(config.args)
+        check_report_paths(settings.report_path, settings.rows_jsonl_path)
         config.pluginmanager.register(KediReporter(config, settings), "kedi-reporter")
 
 
