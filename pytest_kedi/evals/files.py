@@ -20,10 +20,21 @@ from pathlib import Path
 __all__ = ["write_text_atomic"]
 
 
-def _new_file_mode() -> int:
-    mask = os.umask(0)
+def _umask() -> int:
+    try:  # Linux: read it without changing it (other threads may be creating files)
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
     os.umask(mask)
-    return 0o666 & ~mask
+    return mask
+
+
+def _new_file_mode() -> int:
+    return 0o666 & ~_umask()
 
 
 def _write_all(fd: int, data: bytes) -> None:
