@@ -9,10 +9,10 @@ the rows JSONL atomically (temporary file, then ``os.replace``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -105,8 +105,40 @@ def _clean_report(report: pytest.TestReport) -> None:
             setattr(report, name, clean_data(value))
     if isinstance(report.longrepr, str):
         report.longrepr = clean_text(report.longrepr)
+    elif report.longrepr is not None:
+        _clean_repr(report.longrepr, set())
     report.user_properties = clean_data(list(report.user_properties))
     report.sections = clean_data(list(report.sections))
+
+
+def _clean_repr(node: object, seen: set[int]) -> object:
+    """Every string of a failure representation (pytest's ``TerminalRepr`` dataclasses:
+    traceback entries, crash location, chained exceptions, ...) cleaned; lists and objects
+    are cleaned in place, strings and tuples are returned anew."""
+    if isinstance(node, str):
+        return clean_text(node)
+    if isinstance(node, tuple):
+        return tuple(_clean_repr(value, seen) for value in node)
+    if id(node) in seen or isinstance(node, (int, float, bool)) or node is None:
+        return node
+    seen.add(id(node))
+    if isinstance(node, list):
+        node[:] = [_clean_repr(value, seen) for value in node]
+    elif isinstance(node, dict):
+        for key in list(node):
+            node[key] = _clean_repr(node[key], seen)
+    elif type(node).__module__.startswith(("_pytest.", "pytest_kedi.")):
+        names = (
+            [f.name for f in dataclasses.fields(node)]
+            if dataclasses.is_dataclass(node)
+            else [*getattr(node, "__dict__", {}), *getattr(type(node), "__slots__", ())]
+        )
+        for name in names:
+            value = getattr(node, name, None)
+            cleaned = _clean_repr(value, seen)
+            if cleaned is not value:
+                object.__setattr__(node, name, cleaned)
+    return node
 
 
 def _attach(item: pytest.Item, when: str, report: pytest.TestReport) -> None:
@@ -125,7 +157,7 @@ def _attach(item: pytest.Item, when: str, report: pytest.TestReport) -> None:
         report.kedi_model = dict(model_info)  # type: ignore[attr-defined]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class RunStatus:
     """How the run ended, for the JSON report document."""
 

@@ -6,7 +6,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
-from kedi_plugin_helpers import Kedi
+from kedi_plugin_helpers import DEMO, Kedi
 
 from pytest_kedi.plugin.entries import ROW_KEYS, SUITE_KEYS, TEST_KEYS
 
@@ -126,3 +126,38 @@ def test_credential_values_are_redacted_everywhere(
     assert SECRET not in printed and "other-secret-value" not in printed
     assert "[REDACTED:OPENAI_API_KEY]" in (kedi.pytester.path / "r.json").read_text("utf-8")
     assert "key=[REDACTED:MY_SERVICE_API_KEY]" in printed
+
+
+HOOK_CONFTEST = """\
+import os
+
+
+def pytest_kedi_suite_result(item, result):
+    cut = "\\\\udcff".encode().decode("unicode_escape")
+    raise RuntimeError("hook saw " + os.environ["OPENAI_API_KEY"] + " and " + cut)
+"""
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_python_tracebacks_of_kedi_items_are_cleaned_too(
+    kedi: Kedi, workers: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failure that is not Kedi's own (a conftest hook raised) keeps pytest's traceback
+    representation, with the same cleaning applied to every line of it."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    kedi.write("demo.kedi", DEMO)
+    kedi.write("conftest.py", HOOK_CONFTEST)
+    result = kedi.subprocess(
+        "--kedi-eval", "--kedi-report", "r.json", "--junitxml", "junit.xml", workers=workers
+    )
+    printed = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in printed
+    result.assert_outcomes(passed=2, failed=1)
+    assert SECRET not in printed
+    result.stdout.fnmatch_lines(
+        ["*RuntimeError: hook saw [[]REDACTED:OPENAI_API_KEY[]] and \\udcff*"]
+    )
+    for name in ("r.json", "junit.xml"):
+        assert SECRET not in (kedi.pytester.path / name).read_text("utf-8"), name
+    (suite,) = kedi.json("r.json")["suites"]
+    assert suite["error"] == "RuntimeError: hook saw [REDACTED:OPENAI_API_KEY] and \\udcff"
