@@ -4,7 +4,8 @@ Items put builtin-only dicts on their reports (``report.kedi_suite``, ``report.k
 ``report.kedi_model``), so the xdist controller sees exactly what a single process sees.
 `KediReporter` (registered on the controller only) collects them in
 ``pytest_runtest_logreport``, prints the terminal summary and writes the JSON report and
-the rows JSONL atomically (temporary file, then ``os.replace``).
+the rows JSONL through `pytest_kedi.evals.files.write_text_atomic`. Every text of a Kedi
+item's report is cleaned once, in `attach_entries` (surrogates escaped, keys redacted).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_kedi.evals.results import write_text_atomic
+from pytest_kedi.evals.files import write_text_atomic
 from pytest_kedi.evals.safetext import clean_data, clean_text
 from pytest_kedi.plugin.crashes import crash_entry
 from pytest_kedi.plugin.entries import REPORT_VERSION, case_entry, placeholder_suite_entry
