@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from kedi_plugin_helpers import DEMO, Kedi
 
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+
 
 def _umask() -> int:
     mask = os.umask(0)
@@ -42,6 +44,7 @@ def test_symlinked_report_keeps_its_link_and_updates_the_target(kedi: Kedi) -> N
     assert (kedi.pytester.path / "real" / "rows.jsonl").read_text("utf-8").count("\n") == 3
 
 
+@needs_fifo
 def test_fifo_report_is_written_through(kedi: Kedi) -> None:
     kedi.write("demo.kedi", DEMO)
     fifo = kedi.pytester.path / "r.fifo"
@@ -57,6 +60,7 @@ def test_fifo_report_is_written_through(kedi: Kedi) -> None:
     assert b'"procedure": "initials"' in data
 
 
+@needs_fifo
 def test_fifo_without_reader_is_a_write_error_not_a_hang(kedi: Kedi) -> None:
     kedi.write("demo.kedi", DEMO)
     fifo = kedi.pytester.path / "r.fifo"
