@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from pytest_kedi import __version__
+from pytest_kedi.evals.safetext import clean_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang import nodes
@@ -194,12 +195,15 @@ class _Console:
         self.out = out
         self.err = err
 
+    # Everything the CLI itself prints passes `clean_text` (surrogates escaped, credential
+    # values redacted); what the program prints with `print()` is the program's own output.
+
     def print(self, text: str) -> None:
-        self.out.write(text + "\n")
+        self.out.write(clean_text(text) + "\n")
 
     def error(self, text: str) -> None:
         self.out.flush()
-        self.err.write(text.rstrip("\n") + "\n")
+        self.err.write(clean_text(text.rstrip("\n")) + "\n")
         self.err.flush()
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from pytest_kedi.evals.files import write_text_atomic
+from pytest_kedi.evals.safetext import clean_with, secrets
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
 
 __all__ = [
@@ -41,6 +41,10 @@ def short_repr(value: object, limit: int = REPR_LIMIT) -> str:
     return text
 
 
+def _optional(text: str | None, found: list[tuple[str, str]]) -> str | None:
+    return None if text is None else clean_with(text, found)
+
+
 def join_feedback(feedbacks: Iterable[str | None]) -> str | None:
     """Kedi's suite feedback: the non-``None`` row feedbacks in order, joined with ``"; "``."""
     parts = [f for f in feedbacks if f is not None]
@@ -62,6 +66,14 @@ class RowResult:
     error_class: str | None
     duration_s: float
     exception: BaseException | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Every text a row carries is made encodable and secret-free once, here.
+        found = secrets()
+        self.input = _optional(self.input, found)
+        self.expected = _optional(self.expected, found)
+        self.feedback = _optional(self.feedback, found)
+        self.error = _optional(self.error, found)
 
     @property
     def errored(self) -> bool:
@@ -111,6 +123,11 @@ class SuiteResult:
     error: str | None
     duration_s: float
     exception: BaseException | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        found = secrets()
+        self.feedback = _optional(self.feedback, found)
+        self.error = _optional(self.error, found)
 
     @classmethod
     def failed(
@@ -191,24 +208,6 @@ def format_suite_line(result: SuiteResult) -> str:
         return f"{head}: ERROR | {result.error}"
     line = f"{head}: {result.score:.4f}"
     return f"{line} | {result.feedback}" if result.feedback else line
-
-
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory, then
-    rename it into place, so readers never see a half-written file."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def write_jsonl(

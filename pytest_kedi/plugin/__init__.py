@@ -6,6 +6,8 @@ Options live in `options`, session state in `state`, collection in `collect`, it
 
 from __future__ import annotations
 
+import signal
+import threading
 from collections.abc import Generator
 from pathlib import Path
 
@@ -13,9 +15,10 @@ import pytest
 
 from pytest_kedi.plugin import options
 from pytest_kedi.plugin.collect import KediFile, is_kedi_program
+from pytest_kedi.plugin.outputs import check_report_paths
 from pytest_kedi.plugin.reporting import KediReporter, attach_entries
 from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE
-from pytest_kedi.plugin.state import STATE_KEY, KediState
+from pytest_kedi.plugin.state import MODEL_CALLS_KEY, STATE_KEY, KediState
 
 __all__ = [
     "pytest_addhooks",
@@ -25,6 +28,7 @@ __all__ = [
     "pytest_report_header",
     "pytest_runtest_makereport",
     "pytest_runtestloop",
+    "pytest_sessionfinish",
 ]
 
 _MARKERS = (
@@ -54,7 +58,29 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # the xdist controller, or no xdist at all
         if not settings.collect:
             _refuse_uncollected_kedi_args(config.args)
+        check_report_paths(settings.report_path, settings.rows_jsonl_path)
         config.pluginmanager.register(KediReporter(config, settings), "kedi-reporter")
+    _stop_on_sigterm(config)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"terminated by signal {signum}")
+
+
+def _stop_on_sigterm(config: pytest.Config) -> None:
+    """SIGTERM ends the run like Ctrl-C: pytest finishes the session, so the reports are
+    written for what finished and say ``"interrupted": true``. Only when nobody else
+    handles SIGTERM, from the main thread; the previous handler returns at unconfigure."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    config.add_cleanup(restore)
 
 
 def _refuse_uncollected_kedi_args(args: list[str]) -> None:
@@ -103,6 +129,14 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
         return (yield)
     finally:
         session.testsfailed += held
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """An xdist worker hands its model call counts to the controller."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    state = session.config.stash.get(STATE_KEY, None)
+    if workeroutput is not None and state is not None:
+        workeroutput[MODEL_CALLS_KEY] = state.model_calls()
 
 
 @pytest.hookimpl(wrapper=True)

@@ -1,4 +1,4 @@
-"""Report entries: the builtin-only dicts of the JSON report (schema version 1).
+"""Report entries: the builtin-only dicts of the JSON report (schema version 2).
 
 Entries are built where an item runs (worker or single process), travel to the xdist
 controller as report attributes (execnet only carries builtins) and are written there.
@@ -21,11 +21,14 @@ __all__ = [
     "TEST_KEYS",
     "case_entry",
     "node_path",
+    "plain_case_entry",
     "placeholder_suite_entry",
     "suite_entry",
+    "unscored_suite_entry",
 ]
 
-REPORT_VERSION = 1
+#: 2: the document gained ``interrupted``, ``exitstatus`` and ``model_calls``.
+REPORT_VERSION = 2
 SUITE_KEYS = (
     "nodeid", "path", "line", "procedure", "metric", "dataset", "split", "score", "rows_total",
     "rows_errored", "errors_by_class", "feedback", "threshold", "outcome", "error", "duration_s",
@@ -83,13 +86,39 @@ def placeholder_suite_entry(
 ) -> dict[str, Any]:
     """An entry for a suite that was not scored (skipped, or failed before scoring)."""
     metric = suite.metric
+    return unscored_suite_entry(
+        nodeid,
+        line=suite.span.start_line,
+        procedure=suite.name,
+        metric=metric.name if metric is not None else None,
+        dataset=metric.dataset if metric is not None else None,
+        threshold=threshold,
+        outcome=outcome,
+        error=error,
+        duration_s=duration_s,
+    )
+
+
+def unscored_suite_entry(
+    nodeid: str,
+    *,
+    line: int,
+    procedure: str,
+    metric: str | None,
+    dataset: str | None,
+    threshold: float | None,
+    outcome: str,
+    error: str | None,
+    duration_s: float = 0.0,
+) -> dict[str, Any]:
+    """An unscored suite's entry from plain values (when no parsed suite is at hand)."""
     return {
         "nodeid": nodeid,
         "path": node_path(nodeid),
-        "line": suite.span.start_line,
-        "procedure": suite.name,
-        "metric": metric.name if metric is not None else None,
-        "dataset": metric.dataset if metric is not None else None,
+        "line": line,
+        "procedure": procedure,
+        "metric": metric,
+        "dataset": dataset,
         "split": None,
         "score": 0.0,
         "rows_total": 0,
@@ -112,12 +141,26 @@ def case_entry(
     outcome: str,
     message: str | None,
 ) -> dict[str, Any]:
+    return plain_case_entry(
+        nodeid,
+        line=case.span.start_line,
+        procedure=suite.name,
+        case=case.name,
+        outcome=outcome,
+        message=message,
+    )
+
+
+def plain_case_entry(
+    nodeid: str, *, line: int, procedure: str, case: str, outcome: str, message: str | None
+) -> dict[str, Any]:
+    """A case's entry from plain values (when no parsed case is at hand)."""
     return {
         "nodeid": nodeid,
         "path": node_path(nodeid),
-        "line": case.span.start_line,
-        "procedure": suite.name,
-        "case": case.name,
+        "line": line,
+        "procedure": procedure,
+        "case": case,
         "outcome": outcome,
         "message": message,
     }

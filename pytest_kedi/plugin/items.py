@@ -165,15 +165,17 @@ class KediEvalItem(_KediItem):
 
     def _publish(self, entry: dict[str, Any]) -> None:
         self.stash[SUITE_ENTRY] = entry
-        self.user_properties.extend(
-            [
-                ("kedi_score", entry["score"]),
-                ("kedi_threshold", entry["threshold"]),
-                ("kedi_rows", entry["rows_total"]),
-                ("kedi_errors", entry["rows_errored"]),
-                ("kedi_split", entry["split"]),
-            ]
-        )
+        # Replaced, not appended, on a rerun (pytest-rerunfailures); unset values are omitted.
+        properties = [
+            ("kedi_score", entry["score"]),
+            ("kedi_threshold", entry["threshold"]),
+            ("kedi_rows", entry["rows_total"]),
+            ("kedi_errors", entry["rows_errored"]),
+            ("kedi_split", entry["split"]),
+        ]
+        self.user_properties[:] = [
+            prop for prop in self.user_properties if not str(prop[0]).startswith("kedi_")
+        ] + [(name, value) for name, value in properties if value is not None]
 
 
 def _rewrite_asserts(tree: ast.Module, filename: str) -> None:

@@ -165,7 +165,7 @@ def register(parser: pytest.Parser) -> None:
         dest="kedi_report",
         metavar="PATH",
         default=None,
-        help="write the eval and test results as one JSON document (schema version 1).",
+        help="write the eval and test results as one JSON document (schema version 2).",
     )
     group.addoption(
         "--kedi-rows-jsonl",

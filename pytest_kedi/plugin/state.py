@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_kedi.plugin.options import KediSettings
+from pytest_kedi.plugin.summary import HOOK_NOTE
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.runtime import Program
@@ -22,6 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "STATE_KEY",
     "TEST_MODEL",
+    "MODEL_CALLS_KEY",
     "KediState",
     "LoadedProgram",
     "ProgramLoadError",
@@ -30,6 +32,8 @@ __all__ = [
 ]
 
 TEST_MODEL = "test"
+#: ``config.workeroutput`` key: an xdist worker's model call counts, summed on the controller.
+MODEL_CALLS_KEY = "kedi_model_calls"
 
 
 class ProgramLoadError(Exception):
@@ -55,16 +59,11 @@ class LoadedProgram:
 
 
 def model_label(model: Any) -> str:
-    """A short label for a pydantic-ai model instance or model name."""
-    if isinstance(model, str):
-        return model
-    name = getattr(model, "model_name", None)
-    system = getattr(model, "system", None)
-    if isinstance(name, str) and name:
-        if not system or system == name or name.startswith(f"{system}:"):
-            return name
-        return f"{system}:{name}"
-    return type(model).__name__
+    """A short label for a pydantic-ai model instance or model name (the same label the
+    model boundary counts calls under)."""
+    from pytest_kedi.runtime.model.names import describe_model
+
+    return describe_model(model)
 
 
 @dataclass
@@ -81,6 +80,16 @@ class KediState:
         """The configured default model (no hook involved) and whether it is synthetic."""
         name = self.settings.model or TEST_MODEL
         return name, name == TEST_MODEL
+
+    def model_calls(self) -> dict[str, int]:
+        """Model calls made in this process so far, per resolved model name."""
+        with self._lock:
+            loaded = [p for p in self._programs.values() if isinstance(p, LoadedProgram)]
+        totals: dict[str, int] = {}
+        for entry in loaded:
+            for name, count in entry.program.model_calls().items():
+                totals[name] = totals.get(name, 0) + count
+        return totals
 
     def program_for(self, path: Path, ihook: Any) -> LoadedProgram:
         """Load ``path`` once per process (validate mode); raise `ProgramLoadError`."""
@@ -105,7 +114,7 @@ class KediState:
 
         injected = ihook.pytest_kedi_model(config=self.config)
         if injected is not None:
-            label, synthetic = f"{model_label(injected)} (pytest_kedi_model hook)", False
+            label, synthetic = f"{model_label(injected)} ({HOOK_NOTE})", False
         else:
             label, synthetic = self.default_model_label()
         try:

@@ -29,7 +29,6 @@ def write_views(
     settings: KediSettings,
     document: Mapping[str, Any],
     *,
-    models: Mapping[str, bool],
     xfailed: Iterable[str],
     exitstatus: int,
     started: datetime,
@@ -42,8 +41,6 @@ def write_views(
     from pytest_kedi.viewer import render_html, render_markdown, run_view
     from pytest_kedi.viewer.model import format_time
 
-    if "models" not in document and models:
-        document = {**document, "models": {k: {"synthetic": v} for k, v in models.items()}}
     label = str(settings.report_path) if settings.report_path is not None else "this pytest run"
     view = run_view(
         document,

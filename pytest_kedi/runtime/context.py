@@ -50,6 +50,10 @@ class Runtime:
     def synthetic_calls(self) -> int:
         return 0 if self._boundary is None else int(self._boundary.synthetic_calls)
 
+    def model_calls(self) -> dict[str, int]:
+        """Model calls made so far, per resolved model name."""
+        return {} if self._boundary is None else dict(self._boundary.call_counts())
+
     def unit_for(
         self,
         code: nodes.PyCode,

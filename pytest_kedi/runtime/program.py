@@ -76,6 +76,10 @@ class Program:
     def synthetic_calls(self) -> int:
         return self._unit.runtime.synthetic_calls
 
+    def model_calls(self) -> dict[str, int]:
+        """Model calls made so far by this program, per resolved model name."""
+        return self._unit.runtime.model_calls()
+
     @property
     def loop_limit(self) -> int:
         """Completed iterations after which a conditional ``> loop:`` fails (default 10,000)."""

@@ -75,6 +75,8 @@ def _header(run: RunView, runs: int) -> str:
             + (" (offline default: synthetic output)" if m.synthetic else "")
             for m in run.models
         )
+    elif run.version is not None and run.version >= 2:  # version 2 counts every model call
+        models = "no model calls"
     else:
         models = "not recorded in this report"
     facts = [

@@ -349,7 +349,7 @@ def run_view(
         version=version,
         suites=suites,
         tests=tests,
-        models=_models(document.get("models")),
+        models=_models(_first(document, "model_calls", "models")),
         interrupted=interrupted,
         exitstatus=status,
         verdict=verdict,

@@ -201,3 +201,36 @@ def test_unsupported_adapter_exits_2(kedi_file, run_cli) -> None:
         assert result.code == 2
         assert "pytest-kedi supports only the 'pydantic' adapter" in result.err
         assert result.out == ""
+
+
+def test_cli_output_redacts_keys_and_escapes_surrogates(kedi_file, run_cli) -> None:
+    """Issue 7 §5 / issue 10 §4: the CLI's own lines never show a key or crash on a surrogate."""
+    name = kedi_file("""
+        @echo(x: str) -> str:
+          = `x`
+
+        @test: echo:
+          > case: leaks:
+            `assert False, "key " + __import__("os").environ["GROQ_API_KEY"]`
+          > case: cut:
+            `assert False, "cut \\ud83d"`
+
+        @eval: echo:
+          > data: xs:
+            = `[("a", "a")]`
+          > metric: m(xs):
+            = `(0.5, "bad key " + __import__("os").environ["GROQ_API_KEY"] + " \\udcff")`
+        """)
+    env = {"GROQ_API_KEY": "gsk-abcdefgh12345"}
+    tests, evals = run_cli(name, "--test", env=env), run_cli(name, "--eval", env=env)
+    assert "gsk-abcdefgh12345" not in tests.out + tests.err + evals.out + evals.err
+    assert (tests.out, tests.code) == (
+        "Tests:\n"
+        "- echo::leaks: FAIL | AssertionError: key [REDACTED:GROQ_API_KEY]\n"
+        "- echo::cut: FAIL | AssertionError: cut \\ud83d\n",
+        1,
+    )
+    assert (evals.out, evals.code) == (
+        "Evals:\n- echo::m: 0.5000 | bad key [REDACTED:GROQ_API_KEY] \\udcff\n",
+        0,
+    )

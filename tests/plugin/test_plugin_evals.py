@@ -76,8 +76,7 @@ def test_completed_suite_passes_whatever_its_score(kedi: Kedi) -> None:
     assert _verdicts(reprec) == {"scores.kedi::eval:wc": "passed"}
     assert reprec.ret == pytest.ExitCode.OK
     assert dict(_call(reprec, "scores.kedi::eval:wc").user_properties) == {
-        "kedi_score": 0.5,
-        "kedi_threshold": None,
+        "kedi_score": 0.5,  # no threshold set: no kedi_threshold property (issue 7 §13)
         "kedi_rows": 4,
         "kedi_errors": 1,
         "kedi_split": "data",

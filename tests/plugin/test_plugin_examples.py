@@ -25,7 +25,7 @@ def test_examples_run_offline_and_exit_zero(examples: Kedi) -> None:
     result.assert_outcomes(passed=11, xfailed=1)
     result.stdout.fnmatch_lines(
         [
-            "model: function:example-rules (pytest_kedi_model hook)",
+            "models: function:example-rules (14 calls; pytest_kedi_model hook)",
             "Tests:",
             "- classify::refund_is_billing: OK",
             "- slugify::title: OK",

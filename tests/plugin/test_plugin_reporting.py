@@ -76,7 +76,7 @@ def test_summary_at_quiet_verbosity(kedi: Kedi) -> None:
     result = kedi.run("--kedi-eval", "-q", "--kedi-min-score", "0.5")
     summary = _summary(result)
     assert summary[:6] == [
-        "model: test (offline default: synthetic output, not a real model)",
+        "models: no model calls (default: test)",
         # Kedi's --test block, in source order, at every verbosity
         "Tests:",
         "- initials::two_words: OK",
@@ -84,7 +84,7 @@ def test_summary_at_quiet_verbosity(kedi: Kedi) -> None:
         "Evals:",
         "- initials::exact: 0.6667  [passed, min score 0.5000]",
     ]
-    missing, wc = summary[6:]
+    wc, missing = summary[6:]  # source order within a file (issue 7 §5a)
     assert missing.startswith("- missing::m: ERROR | missing dataset reference at ")
     assert missing.endswith(
         "scores.kedi:16: metric 'm' names dataset 'ys', which this suite "
@@ -98,7 +98,7 @@ def test_verbose_summary_lists_rows_and_cases(kedi: Kedi) -> None:
     kedi.write("demo.kedi", DEMO)
     result = kedi.run("--kedi-eval", "-v")
     assert _summary(result) == [
-        "model: test (offline default: synthetic output, not a real model)",
+        "models: no model calls (default: test)",
         "Tests:",
         "- initials::two_words: OK",
         "- initials::padded: OK",
@@ -122,11 +122,15 @@ def test_json_report_schema(kedi: Kedi) -> None:
     result = kedi.run("--kedi-eval", "--kedi-report", "out/report.json")
     result.stdout.fnmatch_lines(["kedi report written: *out/report.json"])
     report = kedi.json("out/report.json")
-    assert report["version"] == 1
-    assert [s["nodeid"] for s in report["suites"]] == [
+    assert tuple(report) == (
+        "version", "interrupted", "exitstatus", "model_calls", "suites", "tests"
+    )  # fmt: skip
+    assert (report["version"], report["interrupted"], report["exitstatus"]) == (2, False, 1)
+    assert report["model_calls"] == {}
+    assert [s["nodeid"] for s in report["suites"]] == [  # source order (issue 7 §5a)
         "demo.kedi::eval:initials",
-        "scores.kedi::eval:missing",
         "scores.kedi::eval:wc",
+        "scores.kedi::eval:missing",
     ]
     for suite in report["suites"]:
         assert tuple(suite) == SUITE_KEYS
@@ -134,7 +138,7 @@ def test_json_report_schema(kedi: Kedi) -> None:
             assert tuple(row) == ROW_KEYS
     for test in report["tests"]:
         assert tuple(test) == TEST_KEYS
-    missing = report["suites"][1]
+    missing = report["suites"][2]
     assert without_durations(missing) == {
         "nodeid": "scores.kedi::eval:missing",
         "path": "scores.kedi",
@@ -154,7 +158,7 @@ def test_json_report_schema(kedi: Kedi) -> None:
         "rows": [],
     }
     assert missing["error"].startswith("missing dataset reference")
-    wc = report["suites"][2]
+    wc = report["suites"][1]
     assert (wc["score"], wc["rows_total"], wc["rows_errored"], wc["errors_by_class"]) == (
         0.5,
         4,
@@ -179,15 +183,6 @@ def test_json_report_schema(kedi: Kedi) -> None:
     assert wc["rows"][3]["error_class"] == "type"
     assert report["tests"] == [
         {
-            "nodeid": "demo.kedi::test:initials::padded",
-            "path": "demo.kedi",
-            "line": 7,
-            "procedure": "initials",
-            "case": "padded",
-            "outcome": "failed",
-            "message": "AssertionError: assert 'GH' == 'XX'\n  \n  - XX\n  + GH",
-        },
-        {
             "nodeid": "demo.kedi::test:initials::two_words",
             "path": "demo.kedi",
             "line": 5,
@@ -195,6 +190,15 @@ def test_json_report_schema(kedi: Kedi) -> None:
             "case": "two_words",
             "outcome": "passed",
             "message": None,
+        },
+        {
+            "nodeid": "demo.kedi::test:initials::padded",
+            "path": "demo.kedi",
+            "line": 7,
+            "procedure": "initials",
+            "case": "padded",
+            "outcome": "failed",
+            "message": "AssertionError: assert 'GH' == 'XX'\n  \n  - XX\n  + GH",
         },
     ]
 
@@ -260,7 +264,7 @@ def test_injected_function_model_answers_every_template(kedi: Kedi) -> None:
     result = kedi.run("--kedi-eval", "--kedi-model", "openai:gpt-4o")
     result.assert_outcomes(passed=1)
     assert _summary(result) == [
-        "model: function:rules (pytest_kedi_model hook)",
+        "models: function:rules (3 calls; pytest_kedi_model hook)",
         "Evals:",
         "- classify::accuracy: 0.6667  [passed]",
     ]
@@ -273,8 +277,10 @@ def test_kedi_model_option_names_the_default_model(
     monkeypatch.setenv("KEDI_ADAPTER_MODEL", "anthropic:claude-sonnet-4-0")
     kedi.pytester.makeini("[pytest]\nkedi_model = groq:qwen/qwen3-32b\n")
     result = kedi.run("--kedi-eval", "--kedi-model", "openai:gpt-4o")
-    assert _summary(result)[0] == "model: openai:gpt-4o"
-    assert _summary(kedi.run("--kedi-eval"))[0] == "model: anthropic:claude-sonnet-4-0"
+    assert _summary(result)[0] == "models: no model calls (default: openai:gpt-4o)"
+    assert _summary(kedi.run("--kedi-eval"))[0] == (
+        "models: no model calls (default: anthropic:claude-sonnet-4-0)"
+    )
 
 
 def test_model_configuration_reaches_the_loader(
@@ -345,7 +351,6 @@ def test_xdist_results_equal_single_process(kedi: Kedi) -> None:
         }
     assert runs[0]["report"]["suites"], "the single-process run produced no suites"
     assert runs[0] == runs[2]
-    assert (
-        runs[2]["summary"][0] == "models: function:rules (pytest_kedi_model hook); "
-        "test (offline default: synthetic output, not a real model)"
-    )
+    # calls are counted where they happen and summed on the controller (issue 7 §4)
+    assert runs[2]["summary"][0] == "models: function:rules (3 calls; pytest_kedi_model hook)"
+    assert runs[2]["report"]["model_calls"] == {"function:rules": 3}

@@ -63,6 +63,7 @@ class ModelBoundary:
         self.adapter: Adapter = adapter if adapter is not None else PydanticAIAdapter()
         self._count_lock = threading.Lock()
         self.synthetic_calls = 0
+        self._calls: dict[str, int] = {}
 
     # ------------------------------------------------------------------ selection
     def configured_default(self) -> str | None:
@@ -89,6 +90,12 @@ class ModelBoundary:
         label = describe_model(model)
         return f"{label} (synthetic output)" if self._synthetic(model, source) else label
 
+    def call_counts(self) -> dict[str, int]:
+        """Calls made so far per resolved model name (``describe_model``), e.g.
+        ``{"openai-chat:gpt-4o-mini": 7, "test": 2}``."""
+        with self._count_lock:
+            return dict(self._calls)
+
     @staticmethod
     def _synthetic(model: Model | str, source: ModelSource) -> bool:
         return source != "injected" and model == TEST_MODEL
@@ -109,9 +116,11 @@ class ModelBoundary:
         model, source = self.select(state)
         settings = validate_settings(state.settings) if state.settings else {}
         instructions = state.render_instructions()
-        if self._synthetic(model, source):
-            with self._count_lock:
-                self.synthetic_calls += 1
+        label, synthetic = describe_model(model), self._synthetic(model, source)
+        with self._count_lock:
+            self._calls[label] = self._calls.get(label, 0) + 1
+            self.synthetic_calls += synthetic
+        if synthetic:
             _print_synthetic_notice()
         return model, instructions, settings
 

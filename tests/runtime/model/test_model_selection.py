@@ -106,3 +106,13 @@ def test_notice_is_printed_once_per_process_to_stderr(tmp_path: Path) -> None:
 def test_describe_names_models() -> None:
     assert ModelBoundary(TestModel()).describe() == "test"
     assert ModelBoundary("groq/llama").describe() == "groq:llama"
+
+
+def test_calls_are_counted_per_resolved_model_name(fake_adapter, fresh_notice) -> None:
+    """Issue 7 §4: the plugin's summary names the models that actually answered."""
+    boundary = ModelBoundary(default="groq/default", adapter=fake_adapter)
+    boundary.invoke(SOURCE, "a")
+    boundary.invoke(SOURCE, "b")
+    boundary.produce(AgentState(), "c", {"n": (int, None)})
+    assert boundary.call_counts() == {"anthropic:claude-x": 2, "groq:default": 1}
+    assert ModelBoundary(adapter=fake_adapter).call_counts() == {}

@@ -1,0 +1,72 @@
+"""The one rule for text that leaves a run: encodable, and free of provider secrets.
+
+Every string pytest-kedi writes or prints (reports, JSONL, JUnit properties, failure
+text, sub-result labels, xdist transport, the terminal, the CLI) passes through
+`clean_text` (or `clean_data` for builtin JSON-like values):
+
+* lone surrogates (text that is not valid UTF-8, e.g. a model answer cut mid-emoji)
+  become backslash escapes (``\\udcff``), so the text always encodes as UTF-8;
+* the values of credential environment variables (every ``*_API_KEY``, which covers
+  ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``GROQ_API_KEY``, ``GOOGLE_API_KEY``,
+  ``GEMINI_API_KEY`` and ``OPENROUTER_API_KEY``) are replaced with ``[REDACTED:NAME]``,
+  so a provider error body that echoes a key never reaches a report or a log.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TypeVar
+
+__all__ = ["MIN_SECRET_LENGTH", "clean_data", "clean_text", "clean_with", "secrets"]
+
+#: Shorter values are not redacted (they would match ordinary text); real keys are longer.
+MIN_SECRET_LENGTH = 8
+_SECRET_SUFFIX = "_API_KEY"
+
+T = TypeVar("T")
+
+
+def secrets(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """``(variable, value)`` of every credential variable set, longest value first."""
+    env = os.environ if environ is None else environ
+    found = [
+        (name, value.strip())
+        for name, value in env.items()
+        if name.upper().endswith(_SECRET_SUFFIX) and len(value.strip()) >= MIN_SECRET_LENGTH
+    ]
+    return sorted(found, key=lambda item: -len(item[1]))
+
+
+def clean_with(text: str, found: list[tuple[str, str]]) -> str:
+    """`clean_text` with the credential list `secrets()` already computed."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    for name, value in found:
+        if value in text:
+            text = text.replace(value, f"[REDACTED:{name}]")
+    return text
+
+
+def clean_text(text: str) -> str:
+    """``text`` made UTF-8 encodable (surrogates escaped) with credential values redacted."""
+    return clean_with(text, secrets())
+
+
+def clean_data(value: T) -> T:
+    """`clean_text` applied to every string (keys included) of a builtin JSON-like value."""
+    return _clean_data(value, secrets())  # type: ignore[return-value]
+
+
+def _clean_data(value: object, found: list[tuple[str, str]]) -> object:
+    if isinstance(value, str):
+        return clean_with(value, found)
+    if isinstance(value, dict):
+        return {_clean_data(k, found): _clean_data(v, found) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean_data(v, found) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_clean_data(v, found) for v in value)
+    return value

@@ -1,0 +1,53 @@
+"""Report paths are checked once, at configure time, before anything runs.
+
+A report never overwrites a source (``.kedi`` or ``.py`` file), and the JSON report and
+the rows JSONL never name the same file (also through ``..``, symbolic links or hard links).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+__all__ = ["check_report_paths"]
+
+_SOURCE_SUFFIXES = (".kedi", ".py")
+
+
+def _shown(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return str(path)
+
+
+def _same_file(first: Path, second: Path) -> bool:
+    if os.path.realpath(first) == os.path.realpath(second):
+        return True
+    try:
+        return os.path.samefile(first, second)
+    except OSError:  # one of them does not exist yet
+        return False
+
+
+def check_report_paths(report: Path | None, rows_jsonl: Path | None) -> None:
+    """Raise `pytest.UsageError` (exit 4) for a report path that would destroy data."""
+    named = [
+        (opt, path)
+        for opt, path in (("--kedi-report", report), ("--kedi-rows-jsonl", rows_jsonl))
+        if path is not None
+    ]
+    for option, path in named:
+        resolved = Path(os.path.realpath(path))
+        if path.suffix in _SOURCE_SUFFIXES or resolved.suffix in _SOURCE_SUFFIXES:
+            raise pytest.UsageError(
+                f"{option} {_shown(path)}: refusing to overwrite a source file "
+                "(a .kedi or .py file); choose another path"
+            )
+    if report is not None and rows_jsonl is not None and _same_file(report, rows_jsonl):
+        raise pytest.UsageError(
+            f"--kedi-report and --kedi-rows-jsonl name the same file ({_shown(report)}); "
+            "give each report its own path"
+        )

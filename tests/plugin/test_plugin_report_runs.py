@@ -1,0 +1,224 @@
+"""Which runs write reports and what they say: nothing executed, crashed workers,
+interrupted runs, source order, JUnit properties (issue 10 §3, §5, §6; issue 7 §5a, §13)."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+from kedi_plugin_helpers import DEMO, Kedi
+
+from pytest_kedi.plugin.entries import SUITE_KEYS, TEST_KEYS
+
+#: Suites deliberately not in name order: bad, good_after, good_before in source order
+#: good_before, bad, good_after.
+ORDERED = """\
+@same(x: int) -> int:
+  = `x`
+
+@eval: good_before:
+  > data: xs:
+    = `[1]`
+  > metric: m(xs):
+    = `same(xs) == expected if False else 1.0`
+
+@test: same:
+  > case: zeta:
+    `assert same(1) == 1`
+  > case: alpha:
+    `assert same(2) == 2`
+
+@eval: bad:
+  > data: xs:
+    = `[1]`
+  > metric: m(xs):
+    = `0.0`
+
+@eval: good_after:
+  > data: xs:
+    = `[1]`
+  > metric: m(xs):
+    = `1.0`
+"""
+
+
+def _kedi_section(result: pytest.RunResult) -> list[str]:
+    lines = result.outlines
+    start = next(i for i, line in enumerate(lines) if line.startswith("=") and " kedi " in line)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("=")), len(lines))
+    return lines[start + 1 : end]
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+@pytest.mark.parametrize("verbosity", ["-q", "-v"])
+def test_summary_and_report_follow_the_source(
+    kedi: Kedi, workers: int | None, verbosity: str
+) -> None:
+    kedi.write("b.kedi", ORDERED)
+    kedi.write("a.kedi", DEMO)
+    result = kedi.subprocess("--kedi-eval", verbosity, "--kedi-report", "r.json", workers=workers)
+    names = [line[2:].split(": ", 1)[0] for line in _kedi_section(result) if line[:2] == "- "]
+    assert names == [
+        "initials::two_words",
+        "initials::padded",
+        "same::zeta",
+        "same::alpha",
+        "initials::exact",
+        "good_before::m",
+        "bad::m",
+        "good_after::m",
+    ]
+    report = kedi.json("r.json")
+    assert [s["nodeid"] for s in report["suites"]] == [
+        "a.kedi::eval:initials",
+        "b.kedi::eval:good_before",
+        "b.kedi::eval:bad",
+        "b.kedi::eval:good_after",
+    ]
+    assert [t["nodeid"].rsplit("::", 1)[1] for t in report["tests"]] == [
+        "two_words",
+        "padded",
+        "zeta",
+        "alpha",
+    ]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("--collect-only",), ("-k", "not kedi"), ("--deselect", "demo.kedi")],
+    ids=["collect-only", "keyword", "deselect"],
+)
+def test_runs_that_executed_nothing_leave_reports_untouched(
+    kedi: Kedi, args: tuple[str, ...]
+) -> None:
+    kedi.write("demo.kedi", DEMO)
+    kedi.write("test_plain.py", "def test_ok():\n    pass\n")
+    report = kedi.write("r.json", "previous report\n")
+    rows = kedi.write("rows.jsonl", "previous rows\n")
+    result = kedi.run(
+        "--kedi-eval", "--kedi-report", "r.json", "--kedi-rows-jsonl", "rows.jsonl", *args
+    )
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
+    assert report.read_text("utf-8") == "previous report\n"
+    assert rows.read_text("utf-8") == "previous rows\n"
+    result.stdout.fnmatch_lines(["kedi report not written (no Kedi item ran): *r.json"])
+    kedi.run("--kedi-eval", "--kedi-report", "new.json", *args)
+    assert not (kedi.pytester.path / "new.json").exists()
+
+
+CRASHING = """\
+@boom(x: int) -> int:
+  = `__import__("os")._exit(1) if x == 2 else x`
+
+@eval: boom:
+  > data: xs:
+    = `[1, 2]`
+  > metric: m(xs):
+    = `boom(xs) == expected`
+
+@test: boom:
+  > case: dies:
+    `boom(2)`
+"""
+
+
+def test_crashed_worker_items_appear_in_summary_and_report(kedi: Kedi) -> None:
+    pytest.importorskip("xdist")
+    kedi.write("crash.kedi", CRASHING)
+    kedi.write("demo.kedi", DEMO)
+    result = kedi.subprocess("--kedi-eval", "--kedi-report", "r.json", workers=2)
+    result.assert_outcomes(passed=3, failed=2)
+    report = kedi.json("r.json")
+    suites = {s["nodeid"]: s for s in report["suites"]}
+    crashed = suites["crash.kedi::eval:boom"]
+    assert tuple(crashed) == SUITE_KEYS
+    assert (crashed["outcome"], crashed["line"], crashed["metric"], crashed["dataset"]) == (
+        "failed",
+        4,
+        "m",
+        "xs",
+    )
+    assert "crashed while running 'crash.kedi::eval:boom'" in crashed["error"]
+    assert suites["demo.kedi::eval:initials"]["outcome"] == "passed"
+    tests = {t["nodeid"]: t for t in report["tests"]}
+    case = tests["crash.kedi::test:boom::dies"]
+    assert tuple(case) == TEST_KEYS
+    assert (case["outcome"], case["line"], case["procedure"], case["case"]) == (
+        "failed",
+        11,
+        "boom",
+        "dies",
+    )
+    assert "crashed while running" in case["message"]
+    section = _kedi_section(result)
+    assert any(line.startswith("- boom::m: ERROR | worker ") for line in section), section
+    assert any(line.startswith("- boom::dies: FAIL | worker ") for line in section), section
+
+
+INTERRUPTING = """\
+@stop(x: int) -> int:
+  = `__import__("os").kill(__import__("os").getpid(), __import__("signal").{signal}) or x`
+
+@eval: stop:
+  > data: xs:
+    = `[1]`
+  > metric: m(xs):
+    = `stop(xs) == expected`
+"""
+
+
+@pytest.mark.parametrize("signal", ["SIGTERM", "SIGINT"])
+def test_interrupted_run_writes_what_finished_and_says_so(kedi: Kedi, signal: str) -> None:
+    kedi.write("a_first.kedi", DEMO)
+    kedi.write("b_stop.kedi", INTERRUPTING.format(signal=signal))
+    result = kedi.subprocess(
+        "--kedi-eval", "--kedi-report", "r.json", "--kedi-rows-jsonl", "rows.jsonl"
+    )
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    report = kedi.json("r.json")
+    assert (report["version"], report["interrupted"], report["exitstatus"]) == (2, True, 2)
+    assert [s["nodeid"] for s in report["suites"]] == ["a_first.kedi::eval:initials"]
+    assert len(report["tests"]) == 2
+    assert (kedi.pytester.path / "rows.jsonl").read_text("utf-8").count("\n") == 3
+
+
+def _properties(path: object) -> dict[str, list[tuple[str, str]]]:
+    root = ET.parse(str(path)).getroot()
+    return {
+        str(case.get("name")): [
+            (str(p.get("name")), str(p.get("value"))) for p in case.iter("property")
+        ]
+        for case in root.iter("testcase")
+    }
+
+
+def test_junit_omits_unset_threshold(kedi: Kedi) -> None:
+    kedi.write("demo.kedi", DEMO)
+    kedi.run("--kedi-eval", "--junitxml", "junit.xml")
+    names = [name for name, _ in _properties(kedi.pytester.path / "junit.xml")["eval:initials"]]
+    assert names == ["kedi_score", "kedi_rows", "kedi_errors", "kedi_split"]
+
+
+def test_junit_properties_are_not_duplicated_by_reruns(kedi: Kedi) -> None:
+    pytest.importorskip("pytest_rerunfailures")
+    kedi.write("demo.kedi", DEMO)
+    result = kedi.run(
+        "-p",
+        "pytest_rerunfailures",
+        "--reruns",
+        "2",
+        "--kedi-eval",
+        "--kedi-min-score",
+        "0.9",
+        "--junitxml",
+        "junit.xml",
+    )
+    assert result.parseoutcomes() == {"passed": 2, "failed": 1, "rerun": 2}
+    props = _properties(kedi.pytester.path / "junit.xml")["eval:initials"]
+    assert props == [
+        ("kedi_score", "0.6666666666666666"),
+        ("kedi_threshold", "0.9"),
+        ("kedi_rows", "3"),
+        ("kedi_errors", "0"),
+        ("kedi_split", "data"),
+    ]

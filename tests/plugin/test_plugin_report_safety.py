@@ -1,0 +1,163 @@
+"""Reports and printed text never break, never leak secrets (issue 10 §4, issue 7 §5)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+from kedi_plugin_helpers import DEMO, Kedi
+
+from pytest_kedi.plugin.entries import ROW_KEYS, SUITE_KEYS, TEST_KEYS
+
+SECRET = "sk-test-0123456789abcdef"
+
+#: Row feedback, an input repr, a row error, a suite error and a case message, each
+#: carrying a lone surrogate (text that is not valid UTF-8).
+SURROGATES = """\
+@echo(x: str) -> str:
+  = `x`
+
+@eval: echo:
+  > data: xs:
+    = `[("caf\\udce9", "caf\\udce9"), ("bad", "x")]`
+  > metric: same(xs):
+    = ```
+    if xs == "bad":
+        raise ValueError("cut mid-emoji \\ud83d")
+    return 0.5, "half \\udcff right"
+    ```
+
+@eval: loader:
+  > data: xs:
+    = ```
+    raise RuntimeError("no data \\udc80")
+    ```
+  > metric: m(xs):
+    = `1.0`
+
+@test: echo:
+  > case: broken:
+    `assert echo("\\ud83d") == "x", "answer \\ud83d cut"`
+"""
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_lone_surrogates_never_break_a_run(kedi: Kedi, workers: int | None) -> None:
+    kedi.write("odd.kedi", SURROGATES)
+    result = kedi.subprocess(
+        "--kedi-eval",
+        "--kedi-report",
+        "r.json",
+        "--kedi-rows-jsonl",
+        "rows.jsonl",
+        "--junitxml",
+        "junit.xml",
+        "-v",
+        "--kedi-min-score",
+        "0.9",
+        workers=workers,
+    )
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(passed=0, failed=3)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    document = kedi.json("r.json")
+    suites = {s["procedure"]: s for s in document["suites"]}
+    assert set(suites) == {"echo", "loader"}
+    assert all(set(s) == set(SUITE_KEYS) for s in suites.values())
+    rows = suites["echo"]["rows"]
+    assert all(set(r) == set(ROW_KEYS) for r in rows)
+    assert rows[0]["feedback"] == "half \\udcff right"
+    assert rows[0]["input"] == "'caf\\udce9'"
+    assert rows[1]["error"].startswith("ValueError: cut mid-emoji \\ud83d")
+    assert "no data \\udc80" in suites["loader"]["error"]
+    (case,) = document["tests"]
+    assert set(case) == set(TEST_KEYS)
+    assert "answer \\ud83d cut" in case["message"]
+    jsonl = (kedi.pytester.path / "rows.jsonl").read_text("utf-8").splitlines()
+    assert json.loads(jsonl[0])["feedback"] == "half \\udcff right"
+    ET.parse(kedi.pytester.path / "junit.xml")  # well-formed
+    result.stdout.fnmatch_lines(["*half \\udcff right*", "*answer \\ud83d cut*"])
+
+
+LEAKY = """\
+@leak(x: str) -> str:
+  = `x`
+
+@eval: leak:
+  > data: xs:
+    = `[("a", "a")]`
+  > metric: m(xs):
+    = ```
+    raise RuntimeError("provider said: bad key " + __import__("os").environ["OPENAI_API_KEY"])
+    ```
+
+@test: leak:
+  > case: shows_key:
+    `assert False, "key=" + __import__("os").environ["MY_SERVICE_API_KEY"]`
+"""
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_credential_values_are_redacted_everywhere(
+    kedi: Kedi, workers: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("MY_SERVICE_API_KEY", "other-secret-value")
+    kedi.write("leak.kedi", LEAKY)
+    result = kedi.subprocess(
+        "--kedi-eval",
+        "--kedi-report",
+        "r.json",
+        "--kedi-rows-jsonl",
+        "rows.jsonl",
+        "--junitxml",
+        "junit.xml",
+        "-vv",
+        "--kedi-min-score",
+        "0.9",
+        workers=workers,
+    )
+    result.assert_outcomes(failed=2)
+    printed = result.stdout.str() + result.stderr.str()
+    for path in ("r.json", "rows.jsonl", "junit.xml"):
+        text = (kedi.pytester.path / path).read_text("utf-8")
+        assert SECRET not in text and "other-secret-value" not in text, path
+    assert SECRET not in printed and "other-secret-value" not in printed
+    assert "[REDACTED:OPENAI_API_KEY]" in (kedi.pytester.path / "r.json").read_text("utf-8")
+    assert "key=[REDACTED:MY_SERVICE_API_KEY]" in printed
+
+
+HOOK_CONFTEST = """\
+import os
+
+
+def pytest_kedi_suite_result(item, result):
+    cut = "\\\\udcff".encode().decode("unicode_escape")
+    raise RuntimeError("hook saw " + os.environ["OPENAI_API_KEY"] + " and " + cut)
+"""
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_python_tracebacks_of_kedi_items_are_cleaned_too(
+    kedi: Kedi, workers: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failure that is not Kedi's own (a conftest hook raised) keeps pytest's traceback
+    representation, with the same cleaning applied to every line of it."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    kedi.write("demo.kedi", DEMO)
+    kedi.write("conftest.py", HOOK_CONFTEST)
+    result = kedi.subprocess(
+        "--kedi-eval", "--kedi-report", "r.json", "--junitxml", "junit.xml", workers=workers
+    )
+    printed = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in printed
+    result.assert_outcomes(passed=2, failed=1)
+    assert SECRET not in printed
+    result.stdout.fnmatch_lines(
+        ["*RuntimeError: hook saw [[]REDACTED:OPENAI_API_KEY[]] and \\udcff*"]
+    )
+    for name in ("r.json", "junit.xml"):
+        assert SECRET not in (kedi.pytester.path / name).read_text("utf-8"), name
+    (suite,) = kedi.json("r.json")["suites"]
+    assert suite["error"] == "RuntimeError: hook saw [REDACTED:OPENAI_API_KEY] and \\udcff"
