@@ -57,6 +57,12 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(KediReporter(config, settings), "kedi-reporter")
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(STATE_KEY, None)
+    if state is not None:  # model requests end with the session; nothing leaks at exit
+        state.model_loop.close()
+
+
 def _refuse_uncollected_kedi_args(args: list[str]) -> None:
     """A ``.kedi`` path given explicitly while collection is off: say how to enable it.
 

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -14,6 +11,7 @@ from pydantic_ai import Agent
 from pydantic_ai.models import Model
 
 from pytest_kedi.runtime.model.errors import ModelError, one_line
+from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.names import describe_model
 from pytest_kedi.runtime.model.providers import resolve_model
 from pytest_kedi.runtime.model.schema import (
@@ -88,62 +86,53 @@ class Adapter(Protocol):
     ) -> str: ...
 
 
-def _in_running_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
 class PydanticAIAdapter:
     """Runs each call as one pydantic-ai `Agent` run (§6.2, §6.3).
 
-    Models built from names and their Agents are cached per thread, so each thread
-    (each with its own event loop under ``run_sync``) owns its provider clients;
-    injected `Model` instances are shared.
+    The synchronous methods run the call on ``loop`` (a `ModelLoop`; without one the
+    adapter owns a private loop, closed when the adapter is garbage-collected or at
+    exit). Models built from names are cached per loop: on the loop they are entered
+    (their provider keeps one HTTP client, shared by every call) and the loop closes
+    their clients when it closes. Injected `Model` instances are used as given.
     """
 
     kind = "agent-framework"
     shortname = "pydantic"
     capabilities = AdapterCapabilities()
 
-    def __init__(self) -> None:
-        self._local = threading.local()
+    def __init__(self, loop: ModelLoop | None = None) -> None:
+        if loop is None:
+            loop = ModelLoop()
+            loop.close_at_exit(self)
+        self.loop = loop
+        self._models: dict[tuple[str, int | None], Model] = {}
+        self._agents: dict[tuple[Any, Any], tuple[Model, Agent[None, Any]]] = {}
 
     # ------------------------------------------------------------------ caches
-    def _models(self) -> dict[str, Model]:
-        cache: dict[str, Model] | None = getattr(self._local, "models", None)
-        if cache is None:
-            cache = self._local.models = {}
-        return cache
-
-    def _agents(self) -> dict[tuple[Any, Any], tuple[Model, Agent[None, Any]]]:
-        cache: dict[tuple[Any, Any], tuple[Model, Agent[None, Any]]] | None = getattr(
-            self._local, "agents", None
-        )
-        if cache is None:
-            cache = self._local.agents = {}
-        return cache
-
-    def _model(self, spec: Model | str) -> Model:
+    async def _model(self, spec: Model | str) -> Model:
         if isinstance(spec, Model):
             return spec
-        models = self._models()
-        model = models.get(spec)
+        on_loop = self.loop.in_loop_thread()
+        key = (spec, self.loop.generation if on_loop else None)
+        model = self._models.get(key)
         if model is None:
-            model = models[spec] = resolve_model(spec)
+            model = resolve_model(spec)
+            if on_loop:  # one client per provider for the loop's lifetime, closed with it
+                await model.__aenter__()
+                self.loop.adopt(_exit_closer(model))
+            self._models[key] = model
         return model
 
-    def _agent(self, spec: Model | str, output: type[BaseModel] | type[str]) -> Agent[None, Any]:
-        model = self._model(spec)
+    async def _agent(
+        self, spec: Model | str, output: type[BaseModel] | type[str]
+    ) -> Agent[None, Any]:
+        model = await self._model(spec)
         key = (spec if isinstance(spec, str) else id(spec), output)
-        agents = self._agents()
-        hit = agents.get(key)
+        hit = self._agents.get(key)
         if hit is not None and hit[0] is model:
             return hit[1]
         agent: Agent[None, Any] = Agent(model, output_type=output, name="kedi")
-        agents[key] = (model, agent)
+        self._agents[key] = (model, agent)
         return agent
 
     # ------------------------------------------------------------------ running
@@ -162,22 +151,13 @@ class PydanticAIAdapter:
         model_settings = dict(settings) if settings else None
         return {"instructions": instructions or None, "model_settings": model_settings}
 
-    def _run_sync(self, agent: Agent[None, Any], prompt: str, kwargs: dict[str, Any]) -> Any:
-        def run() -> Any:
-            return agent.run_sync(prompt, **kwargs).output
-
-        if _in_running_loop():  # run_sync cannot drive a loop that is already running here
-            with ThreadPoolExecutor(max_workers=1) as pool:
-                return pool.submit(run).result()
-        return run()
-
-    def _prepare(
+    async def _prepare(
         self, spec: Model | str, output_schema: Mapping[str, Any]
     ) -> tuple[SchemaKey, Agent[None, Any]]:
         key = normalize_schema(output_schema)
         if not key:
             raise ModelError("a structured model call needs at least one output field")
-        return key, self._agent(spec, build_output_model(key))
+        return key, await self._agent(spec, build_output_model(key))
 
     def produce_sync(
         self,
@@ -188,13 +168,15 @@ class PydanticAIAdapter:
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        key: SchemaKey = ()
-        try:
-            key, agent = self._prepare(model, output_schema)
-            output = self._run_sync(agent, template, self._run_kwargs(instructions, settings))
-        except Exception as error:
-            raise self._failure(model, error, key) from error
-        return read_output(output, key)
+        return self.loop.run(
+            self.produce(
+                template=template,
+                output_schema=output_schema,
+                model=model,
+                instructions=instructions,
+                settings=settings,
+            )
+        )
 
     async def produce(
         self,
@@ -207,7 +189,7 @@ class PydanticAIAdapter:
     ) -> dict[str, Any]:
         key: SchemaKey = ()
         try:
-            key, agent = self._prepare(model, output_schema)
+            key, agent = await self._prepare(model, output_schema)
             result = await agent.run(template, **self._run_kwargs(instructions, settings))
         except Exception as error:
             raise self._failure(model, error, key) from error
@@ -221,12 +203,9 @@ class PydanticAIAdapter:
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> str:
-        try:
-            agent = self._agent(model, str)
-            output = self._run_sync(agent, prompt, self._run_kwargs(instructions, settings))
-        except Exception as error:
-            raise self._failure(model, error) from error
-        return str(output)
+        return self.loop.run(
+            self.invoke(prompt=prompt, model=model, instructions=instructions, settings=settings)
+        )
 
     async def invoke(
         self,
@@ -237,8 +216,15 @@ class PydanticAIAdapter:
         settings: Mapping[str, Any] | None = None,
     ) -> str:
         try:
-            agent = self._agent(model, str)
+            agent = await self._agent(model, str)
             result = await agent.run(prompt, **self._run_kwargs(instructions, settings))
         except Exception as error:
             raise self._failure(model, error) from error
         return str(result.output)
+
+
+def _exit_closer(model: Model) -> Callable[[], Awaitable[object]]:
+    async def close() -> None:
+        await model.__aexit__(None, None, None)
+
+    return close
