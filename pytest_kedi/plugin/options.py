@@ -36,6 +36,8 @@ ENV_MAX_ERRORS = "KEDI_MAX_ERRORS"
 ENV_SPLIT = "KEDI_SPLIT"
 ENV_CONCURRENCY = "KEDI_CONCURRENCY"
 ENV_TIMEOUT = "KEDI_TIMEOUT"
+ENV_MAX_ROWS = "KEDI_MAX_ROWS"
+DEFAULT_MAX_ROWS = 1_000_000
 
 ROWS_MODES = ("auto", "subtests", "summary")
 SPLITS = ("auto", "data", "test_data")
@@ -79,6 +81,7 @@ class KediSettings:
     timeout: float | None
     report_path: Path | None
     rows_jsonl_path: Path | None
+    max_rows: int = DEFAULT_MAX_ROWS
 
     def threshold_for(self, nodeid: str) -> float | None:
         """The first matching ``kedi_min_scores`` pattern wins over the global min score."""
@@ -152,7 +155,15 @@ def register(parser: pytest.Parser) -> None:
         metavar="SECONDS",
         default=None,
         help="time limit per row; an overrunning row scores 0.0 (env KEDI_TIMEOUT, "
-        "ini kedi_timeout).",
+        "ini kedi_timeout). Loading a suite's dataset gets the same number of seconds.",
+    )
+    group.addoption(
+        "--kedi-max-rows",
+        dest="kedi_max_rows",
+        metavar="N",
+        default=None,
+        help="fail a suite whose dataset has more than N rows (env KEDI_MAX_ROWS, "
+        "ini kedi_max_rows; default 1000000).",
     )
     group.addoption(
         "--kedi-report",
@@ -202,6 +213,7 @@ def register(parser: pytest.Parser) -> None:
     )
     parser.addini("kedi_concurrency", "rows run at once per suite.", type="int", default=None)
     parser.addini("kedi_timeout", "time limit per row, in seconds.", type="float", default=None)
+    parser.addini("kedi_max_rows", "most rows a dataset may have.", type="int", default=None)
 
 
 # --------------------------------------------------------------------------- resolution
@@ -335,6 +347,7 @@ def resolve(config: pytest.Config, *, subtests_available: bool = True) -> KediSe
         config, "kedi_concurrency", ENV_CONCURRENCY, "kedi_concurrency"
     )
     time_value, time_source = _layer(config, "kedi_timeout", ENV_TIMEOUT, "kedi_timeout")
+    limit_value, limit_source = _layer(config, "kedi_max_rows", ENV_MAX_ROWS, "kedi_max_rows")
 
     return KediSettings(
         eval_enabled=eval_enabled,
@@ -349,4 +362,9 @@ def resolve(config: pytest.Config, *, subtests_available: bool = True) -> KediSe
         timeout=_parse_timeout(time_value, time_source) if time_value is not None else None,
         report_path=_report_path(config, "kedi_report"),
         rows_jsonl_path=_report_path(config, "kedi_rows_jsonl"),
+        max_rows=(
+            _parse_concurrency(limit_value, limit_source)
+            if limit_value is not None
+            else DEFAULT_MAX_ROWS
+        ),
     )
