@@ -132,8 +132,9 @@ def test_a_timed_out_row_drops_its_http_request(
             default_model="openai-chat:gpt-local",
             model_loop=loop,
         )
+        assert program.procedures["ask"]("warm up") == "hello"  # the client exists now
         (suite,) = program.module.eval_suites
-        result = run_suite(program, suite, EvalOptions(concurrency=concurrency, timeout=0.5))
+        result = run_suite(program, suite, EvalOptions(concurrency=concurrency, timeout=2))
         assert server.hung.is_set()
         assert result.rows[0].error_class == "timeout"
         assert server.dropped.wait(30), "the timed-out row's request stayed open"
