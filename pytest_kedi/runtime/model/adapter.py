@@ -89,11 +89,12 @@ class Adapter(Protocol):
 class PydanticAIAdapter:
     """Runs each call as one pydantic-ai `Agent` run (§6.2, §6.3).
 
-    The synchronous methods run the call on ``loop`` (a `ModelLoop`; without one the
+    The synchronous methods run the request on ``loop`` (a `ModelLoop`; without one the
     adapter owns a private loop, closed when the adapter is garbage-collected or at
-    exit). Models built from names are cached per loop: on the loop they are entered
-    (their provider keeps one HTTP client, shared by every call) and the loop closes
-    their clients when it closes. Injected `Model` instances are used as given.
+    exit). Agents are built in the calling thread (so the loop only does I/O). A model
+    built from a name is entered on the loop once per loop lifetime: its provider keeps
+    one HTTP client shared by every call, closed when the loop closes. Injected `Model`
+    instances are used as given.
     """
 
     kind = "agent-framework"
@@ -105,28 +106,21 @@ class PydanticAIAdapter:
             loop = ModelLoop()
             loop.close_at_exit(self)
         self.loop = loop
-        self._models: dict[tuple[str, int | None], Model] = {}
+        self._models: dict[str, Model] = {}
         self._agents: dict[tuple[Any, Any], tuple[Model, Agent[None, Any]]] = {}
+        self._entered: set[tuple[int, int]] = set()
 
     # ------------------------------------------------------------------ caches
-    async def _model(self, spec: Model | str) -> Model:
+    def _model(self, spec: Model | str) -> Model:
         if isinstance(spec, Model):
             return spec
-        on_loop = self.loop.in_loop_thread()
-        key = (spec, self.loop.generation if on_loop else None)
-        model = self._models.get(key)
+        model = self._models.get(spec)
         if model is None:
-            model = resolve_model(spec)
-            if on_loop:  # one client per provider for the loop's lifetime, closed with it
-                await model.__aenter__()
-                self.loop.adopt(_exit_closer(model))
-            self._models[key] = model
+            model = self._models.setdefault(spec, resolve_model(spec))
         return model
 
-    async def _agent(
-        self, spec: Model | str, output: type[BaseModel] | type[str]
-    ) -> Agent[None, Any]:
-        model = await self._model(spec)
+    def _agent(self, spec: Model | str, output: type[BaseModel] | type[str]) -> Agent[None, Any]:
+        model = self._model(spec)
         key = (spec if isinstance(spec, str) else id(spec), output)
         hit = self._agents.get(key)
         if hit is not None and hit[0] is model:
@@ -134,6 +128,18 @@ class PydanticAIAdapter:
         agent: Agent[None, Any] = Agent(model, output_type=output, name="kedi")
         self._agents[key] = (model, agent)
         return agent
+
+    async def _enter(self, spec: Model | str) -> None:
+        """On the loop: enter a model built from a name once per loop lifetime."""
+        if isinstance(spec, Model) or not self.loop.in_loop_thread():
+            return
+        model = self._model(spec)
+        key = (id(model), self.loop.generation)
+        if key in self._entered:
+            return
+        self._entered.add(key)
+        await model.__aenter__()
+        self.loop.adopt(_exit_closer(model))
 
     # ------------------------------------------------------------------ running
     @staticmethod
@@ -146,18 +152,43 @@ class PydanticAIAdapter:
             + (f"; {detail}" if detail else "")
         )
 
-    @staticmethod
-    def _run_kwargs(instructions: str | None, settings: Mapping[str, Any] | None) -> dict[str, Any]:
-        model_settings = dict(settings) if settings else None
-        return {"instructions": instructions or None, "model_settings": model_settings}
-
-    async def _prepare(
-        self, spec: Model | str, output_schema: Mapping[str, Any]
+    def _prepare(
+        self, spec: Model | str, output_schema: Mapping[str, Any] | None
     ) -> tuple[SchemaKey, Agent[None, Any]]:
-        key = normalize_schema(output_schema)
-        if not key:
-            raise ModelError("a structured model call needs at least one output field")
-        return key, await self._agent(spec, build_output_model(key))
+        """The output key and agent of a call (``None`` schema: text output)."""
+        if output_schema is None:
+            try:
+                return (), self._agent(spec, str)
+            except Exception as error:
+                raise self._failure(spec, error) from error
+        key: SchemaKey = ()
+        try:
+            key = normalize_schema(output_schema)
+            if not key:
+                raise ModelError("a structured model call needs at least one output field")
+            return key, self._agent(spec, build_output_model(key))
+        except Exception as error:
+            raise self._failure(spec, error, key) from error
+
+    async def _run(
+        self,
+        spec: Model | str,
+        agent: Agent[None, Any],
+        key: SchemaKey,
+        prompt: str,
+        instructions: str | None,
+        settings: Mapping[str, Any] | None,
+    ) -> Any:
+        try:
+            await self._enter(spec)
+            options: dict[str, Any] = {
+                "instructions": instructions or None,
+                "model_settings": dict(settings) if settings else None,
+            }
+            result = await agent.run(prompt, **options)
+        except Exception as error:
+            raise self._failure(spec, error, key) from error
+        return read_output(result.output, key) if key else str(result.output)
 
     def produce_sync(
         self,
@@ -168,15 +199,11 @@ class PydanticAIAdapter:
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        return self.loop.run(
-            self.produce(
-                template=template,
-                output_schema=output_schema,
-                model=model,
-                instructions=instructions,
-                settings=settings,
-            )
+        key, agent = self._prepare(model, output_schema)
+        output: dict[str, Any] = self.loop.run(
+            self._run(model, agent, key, template, instructions, settings)
         )
+        return output
 
     async def produce(
         self,
@@ -187,13 +214,11 @@ class PydanticAIAdapter:
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        key: SchemaKey = ()
-        try:
-            key, agent = await self._prepare(model, output_schema)
-            result = await agent.run(template, **self._run_kwargs(instructions, settings))
-        except Exception as error:
-            raise self._failure(model, error, key) from error
-        return read_output(result.output, key)
+        key, agent = self._prepare(model, output_schema)
+        output: dict[str, Any] = await self._run(
+            model, agent, key, template, instructions, settings
+        )
+        return output
 
     def invoke_sync(
         self,
@@ -203,9 +228,9 @@ class PydanticAIAdapter:
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> str:
-        return self.loop.run(
-            self.invoke(prompt=prompt, model=model, instructions=instructions, settings=settings)
-        )
+        key, agent = self._prepare(model, None)
+        text: str = self.loop.run(self._run(model, agent, key, prompt, instructions, settings))
+        return text
 
     async def invoke(
         self,
@@ -215,12 +240,9 @@ class PydanticAIAdapter:
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> str:
-        try:
-            agent = await self._agent(model, str)
-            result = await agent.run(prompt, **self._run_kwargs(instructions, settings))
-        except Exception as error:
-            raise self._failure(model, error) from error
-        return str(result.output)
+        key, agent = self._prepare(model, None)
+        text: str = await self._run(model, agent, key, prompt, instructions, settings)
+        return text
 
 
 def _exit_closer(model: Model) -> Callable[[], Awaitable[object]]:
