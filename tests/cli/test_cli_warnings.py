@@ -6,10 +6,9 @@ it is not asserted; agents are built outside the loop to keep loop steps short.)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any
 
 import pytest
-from conftest import Result
 
 MODEL_PROGRAM = """
     @label(text: str) -> str:
@@ -31,9 +30,7 @@ MODEL_PROGRAM = """
 
 
 @pytest.mark.parametrize("mode", ["--eval", "--test"])
-def test_model_calls_are_clean_under_dev_mode(
-    run_cli: Callable[..., Result], kedi_file: Callable[..., str], mode: str
-) -> None:
+def test_model_calls_are_clean_under_dev_mode(run_cli: Any, kedi_file: Any, mode: str) -> None:
     name = kedi_file(MODEL_PROGRAM)
     result = run_cli(name, mode, env={"PYTHONDEVMODE": "1", "PYTHONWARNINGS": "error"})
     assert result.code == 0, result.err
