@@ -53,8 +53,11 @@ def test_missing_api_key_names_the_variable(monkeypatch, model: str, variable: s
     assert f"set {variable}" in message
 
 
-@pytest.mark.skipif(_installed("openai"), reason="the openai package is installed")
 def test_missing_provider_package_names_the_extra(monkeypatch) -> None:
+    from pytest_kedi.runtime.model import providers
+
+    real = providers._module_available
+    monkeypatch.setattr(providers, "_module_available", lambda m: m != "openai" and real(m))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     message = _call_error("openai:gpt-4o")
     assert message == (
