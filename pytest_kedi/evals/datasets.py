@@ -15,10 +15,13 @@ Other iterables: a 2-tuple (tuple subclasses included) is ``(input, expected)`` 
 from __future__ import annotations
 
 from collections.abc import ItemsView, Mapping
+from itertools import islice
 from typing import Any, Final
 
 from pytest_kedi.evals.classify import describe_exception, display_path, exception_location
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric, Span
+from pytest_kedi.runtime.cancel import STATE as CANCEL
+from pytest_kedi.runtime.cancel import check_current
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
 
 __all__ = ["NO_EXPECTED", "Row", "SuiteError", "locate", "materialize_rows", "select_dataset"]
@@ -86,8 +89,12 @@ def _describe(dataset: Dataset) -> str:
     return f"{dataset.kind} {dataset.name!r}"
 
 
-def materialize_rows(value: Any, dataset: Dataset) -> list[Row]:
-    """Materialize a dataset value into ``(input, expected | NO_EXPECTED)`` rows."""
+def materialize_rows(value: Any, dataset: Dataset, max_rows: int | None = None) -> list[Row]:
+    """Materialize a dataset value into ``(input, expected | NO_EXPECTED)`` rows.
+
+    With ``max_rows``, a dataset yielding more rows is a `SuiteError` (iteration stops
+    one row past the limit).
+    """
     if value is None:
         raise SuiteError(
             f"data-loading failed for {_describe(dataset)}{_at(dataset.span)}: the dataset is "
@@ -114,7 +121,7 @@ def materialize_rows(value: Any, dataset: Dataset) -> list[Row]:
             f"{type(value).__name__}, which is not iterable"
         ) from None
     try:
-        items = list(iterator)
+        items = _take(iterator, max_rows)
     except USER_ERRORS as exc:
         where = exception_location(exc) or locate(dataset.span)
         at = f" at {where}" if where else ""
@@ -122,7 +129,25 @@ def materialize_rows(value: Any, dataset: Dataset) -> list[Row]:
             f"data-loading failed for {_describe(dataset)}{at}: {describe_exception(exc)}",
             cause=exc,
         ) from exc
+    if max_rows is not None and len(items) > max_rows:
+        raise SuiteError(
+            f"data-loading failed for {_describe(dataset)}{_at(dataset.span)}: the dataset has "
+            f"more than {max_rows} rows, the row limit (--kedi-max-rows / KEDI_MAX_ROWS)"
+        )
     return _mapping_rows(items) if mapping else _sequence_rows(items)
+
+
+def _take(iterator: Any, max_rows: int | None) -> list[Any]:
+    """Up to ``max_rows + 1`` items; a cancelled load stops between items."""
+    if max_rows is not None:
+        iterator = islice(iterator, max_rows + 1)
+    items: list[Any] = []
+    append = items.append
+    for item in iterator:
+        if CANCEL.pending:  # the data-loading deadline passed
+            check_current()
+        append(item)
+    return items
 
 
 def _mapping_rows(items: list[Any]) -> list[Row]:

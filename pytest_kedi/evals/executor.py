@@ -1,12 +1,17 @@
-"""Row scheduling: inline, or on a pool of daemon worker threads with per-row deadlines.
+"""Row scheduling: inline, or on a pool of daemon worker threads, with per-row deadlines.
 
-* No timeout and concurrency 1: rows run inline in the calling thread (no thread overhead).
+* Concurrency 1: rows run inline in the calling thread (so code that needs the main
+  thread, such as ``signal.signal``, behaves the same with and without a timeout). With
+  a timeout, one watchdog thread per suite cancels a row that passes its deadline.
 * Otherwise ``concurrency`` daemon worker threads take rows in order. Workers persist for
-  the whole suite, so per-thread state (an event loop, cached model clients) is reused.
-* A row still running ``timeout`` seconds after its worker started it is given up: it is
-  recorded through ``on_timeout``, its worker is abandoned (it exits once the row returns;
-  its result is ignored) and a fresh worker takes its place. Workers are daemon threads,
-  so a row that never returns can never keep the process from exiting.
+  the whole suite.
+* A row running longer than ``timeout`` seconds is recorded through ``on_timeout`` and
+  cancelled (`pytest_kedi.runtime.cancel`): it stops at its next Kedi statement,
+  procedure call or model call, and its in-flight model request is cancelled. In the
+  pool its worker is also abandoned (its late result is ignored) and a fresh worker takes
+  its place; workers are daemon threads, so a row that never returns can never keep the
+  process from exiting. Inline, a row that never returns to the interpreter (one long C
+  call) cannot be interrupted: use pytest-timeout for a hard stop.
 * Results are delivered to ``on_row`` strictly in row order, as soon as every earlier
   row is done, in the calling thread.
 
@@ -22,7 +27,9 @@ import time
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-__all__ = ["run_rows"]
+from pytest_kedi.runtime.cancel import Cancelled, CancelToken, bound
+
+__all__ = ["DeadlineExceeded", "call_with_deadline", "run_rows"]
 
 R = TypeVar("R")
 
@@ -40,24 +47,142 @@ def run_rows(
     on_row: Callable[[R], object] | None = None,
 ) -> list[R]:
     """Run rows ``0..count-1`` and return their results in row order."""
-    if timeout is None and concurrency <= 1:
-        results: list[R] = []
-        for index in range(count):
-            result = run_row(index)
-            results.append(result)
-            if on_row is not None:
-                on_row(result)
-        return results
     if count == 0:
         return []
+    if concurrency <= 1:
+        if timeout is None:
+            results: list[R] = []
+            for index in range(count):
+                result = run_row(index)
+                results.append(result)
+                if on_row is not None:
+                    on_row(result)
+            return results
+        return _run_watched(count, run_row, timeout, on_timeout, on_row)
     return _Pool(count, run_row, timeout, on_timeout, on_row).run(min(concurrency, count))
 
 
+def _reason(timeout: float) -> str:
+    return f"row exceeded {timeout:g}s"
+
+
+def _run_watched(
+    count: int,
+    run_row: Callable[[int], R],
+    timeout: float,
+    on_timeout: Callable[[int, float], R],
+    on_row: Callable[[R], object] | None,
+) -> list[R]:
+    """Rows inline in the calling thread; a watchdog thread cancels overrunning rows."""
+    results: list[R] = []
+    with _Watchdog(timeout) as watchdog:
+        for index in range(count):
+            token = CancelToken()
+            start = time.monotonic()
+            watchdog.arm(token, start + timeout)
+            try:
+                with bound(token):
+                    result = run_row(index)
+            except Cancelled:
+                if not token.cancelled:
+                    raise
+            finally:
+                watchdog.disarm()
+            if token.cancelled:
+                result = on_timeout(index, time.monotonic() - start)
+            results.append(result)
+            if on_row is not None:
+                on_row(result)
+    return results
+
+
+class _Watchdog:
+    """One thread that cancels the armed token when its deadline passes."""
+
+    def __init__(self, timeout: float) -> None:
+        self.reason = _reason(timeout)
+        self.cond = threading.Condition()
+        self.token: CancelToken | None = None
+        self.deadline = 0.0
+        self.closed = False
+        self.thread = threading.Thread(target=self._watch, name="kedi-row-watchdog", daemon=True)
+
+    def __enter__(self) -> _Watchdog:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self.cond:
+            self.closed = True
+            self.cond.notify()
+        self.thread.join()
+
+    def arm(self, token: CancelToken, deadline: float) -> None:
+        with self.cond:
+            self.token, self.deadline = token, deadline
+            self.cond.notify()
+
+    def disarm(self) -> None:
+        with self.cond:
+            self.token = None
+
+    def _watch(self) -> None:
+        with self.cond:
+            while not self.closed:
+                token = self.token
+                if token is None:
+                    self.cond.wait()
+                    continue
+                remaining = self.deadline - time.monotonic()
+                if remaining > 0:
+                    self.cond.wait(remaining)
+                    continue
+                token.cancel(self.reason)
+                self.token = None
+
+
+class DeadlineExceeded(Exception):
+    """`call_with_deadline`: the call did not finish in time (it was cancelled)."""
+
+
+def call_with_deadline(func: Callable[[], R], timeout: float | None) -> R:
+    """``func()`` bounded by ``timeout`` seconds (None: inline, unbounded).
+
+    With a timeout the call runs on a daemon thread with a `CancelToken`; past the
+    deadline the token is cancelled, the thread abandoned and `DeadlineExceeded` raised.
+    Exceptions of ``func`` are re-raised in the calling thread.
+    """
+    if timeout is None:
+        return func()
+    token = CancelToken()
+    outcome: list[Any] = []
+    done = threading.Event()
+
+    def target() -> None:
+        try:
+            with bound(token):
+                outcome.append((True, func()))
+        except BaseException as exc:  # re-raised in the caller below
+            outcome.append((False, exc))
+        finally:
+            done.set()
+
+    threading.Thread(target=target, name="kedi-data-loader", daemon=True).start()
+    if not done.wait(timeout):
+        token.cancel(f"exceeded {timeout:g}s")
+        raise DeadlineExceeded(f"exceeded {timeout:g}s")
+    ok, value = outcome[0]
+    if ok:
+        return value
+    raise value
+
+
 class _Worker:
-    __slots__ = ("abandoned",)
+    __slots__ = ("abandoned", "token")
 
     def __init__(self) -> None:
         self.abandoned = False
+        self.token = CancelToken()  # the token of the row this worker runs (or ran last)
 
 
 class _Pool(Generic[R]):
@@ -79,12 +204,14 @@ class _Pool(Generic[R]):
         self.closed = False
         self.results: list[Any] = [None] * count
         self.finished = [False] * count
-        self.in_flight: dict[int, tuple[float, _Worker]] = {}
+        self.in_flight: dict[int, tuple[float, tuple[_Worker, CancelToken]]] = {}
+        self.workers: list[_Worker] = []
         self.spawned = 0
 
     # ------------------------------------------------------------------ workers
     def _spawn(self) -> None:
         state = _Worker()
+        self.workers.append(state)
         self.spawned += 1
         thread = threading.Thread(
             target=self._work, args=(state,), name=f"kedi-eval-{self.spawned}", daemon=True
@@ -100,10 +227,13 @@ class _Pool(Generic[R]):
                 return
             if self.closed:
                 return
+            token = state.token = CancelToken()
             if timed:
-                events.put((_START, index, time.monotonic(), state))
+                events.put((_START, index, time.monotonic(), (state, token)))
             try:
-                events.put((_DONE, index, self.run_row(index), None))
+                with bound(token):
+                    result = self.run_row(index)
+                events.put((_DONE, index, result, None))
             except BaseException as exc:
                 events.put((_DONE, index, None, exc))
             if state.abandoned:
@@ -127,6 +257,8 @@ class _Pool(Generic[R]):
                     next_emit += 1
         finally:
             self.closed = True
+            for worker in self.workers:  # an interrupted run stops its rows too
+                worker.token.cancel("the run ended")
         return self.results
 
     def _wait(self) -> None:
@@ -152,10 +284,11 @@ class _Pool(Generic[R]):
     def _expire(self) -> None:
         assert self.timeout is not None
         now = time.monotonic()
-        for index, (start, state) in list(self.in_flight.items()):
+        for index, (start, (state, token)) in list(self.in_flight.items()):
             if now - start >= self.timeout:
                 del self.in_flight[index]
                 state.abandoned = True
+                token.cancel(_reason(self.timeout))
                 self.results[index] = self.on_timeout(index, now - start)
                 self.finished[index] = True
                 self._spawn()

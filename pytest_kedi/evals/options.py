@@ -1,4 +1,4 @@
-"""`EvalOptions`: how a suite is run (split, row concurrency, per-row time limit)."""
+"""`EvalOptions`: how a suite is run (split, row concurrency, time limit, row limit)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["SPLITS", "EvalOptions", "Split"]
+__all__ = ["DEFAULT_MAX_ROWS", "SPLITS", "EvalOptions", "Split"]
 
 Split = Literal["auto", "data", "test_data"]
 SPLITS: tuple[Split, ...] = ("auto", "data", "test_data")
+DEFAULT_MAX_ROWS = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,12 +20,16 @@ class EvalOptions:
     * ``split``: ``"auto"`` scores ``test_data: N`` when the suite defines it and
       ``data: N`` otherwise (Kedi's ``--eval``); ``"data"``/``"test_data"`` force one kind.
     * ``concurrency``: how many rows may run at once (``1`` = sequential, Kedi's semantics).
-    * ``timeout``: seconds a single row may take (``None`` = unbounded).
+    * ``timeout``: seconds a single row may take (``None`` = unbounded). Loading the
+      dataset (running its body and materializing its rows) gets the same budget.
+    * ``max_rows``: a dataset with more rows fails the suite (a data-loading failure);
+      materialization stops at the limit, so an endless generator cannot eat memory.
     """
 
     split: Split = "auto"
     concurrency: int = 1
     timeout: float | None = None
+    max_rows: int = DEFAULT_MAX_ROWS
 
     def __post_init__(self) -> None:
         if self.split not in SPLITS:
@@ -42,3 +47,7 @@ class EvalOptions:
                 raise ValueError(
                     f"timeout must be a positive number of seconds, not {self.timeout!r}"
                 )
+        if isinstance(self.max_rows, bool) or not isinstance(self.max_rows, int):
+            raise ValueError(f"max_rows must be a positive integer, not {self.max_rows!r}")
+        if self.max_rows < 1:
+            raise ValueError(f"max_rows must be a positive integer, not {self.max_rows!r}")

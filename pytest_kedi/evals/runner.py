@@ -23,7 +23,7 @@ from pytest_kedi.evals.datasets import (
     materialize_rows,
     select_dataset,
 )
-from pytest_kedi.evals.executor import run_rows
+from pytest_kedi.evals.executor import DeadlineExceeded, call_with_deadline, run_rows
 from pytest_kedi.evals.options import EvalOptions
 from pytest_kedi.evals.results import RowResult, SuiteResult, join_feedback, short_repr
 from pytest_kedi.evals.scoring import InvalidScoreError, mean, normalize_score
@@ -82,23 +82,44 @@ def run_suite(
     except SuiteError as exc:
         return _failed(suite, metric.name, metric.dataset, None, exc.message, started)
     try:
-        value = program.load_dataset(suite, dataset)
-    except USER_ERRORS as exc:  # a pytest outcome (skip, ...) propagates: it is the item's
-        where = exception_location(exc) or locate(dataset.span)
-        at = f" at {where}" if where else ""
-        message = (
-            f"data-loading failed for {dataset.kind} {dataset.name!r}{at}: "
-            f"{describe_exception(exc)}"
+        rows = call_with_deadline(
+            lambda: _load_rows(program, suite, dataset, options), options.timeout
         )
-        return _failed(suite, metric.name, dataset.name, dataset.kind, message, started, exc)
-    try:
-        rows = materialize_rows(value, dataset)
     except SuiteError as exc:
         return _failed(
             suite, metric.name, dataset.name, dataset.kind, exc.message, started, exc.cause
         )
+    except DeadlineExceeded:
+        message = (
+            f"data-loading failed for {dataset.kind} {dataset.name!r}{_at(dataset)}: it took "
+            f"longer than the time limit of {options.timeout:g}s (--kedi-timeout also bounds "
+            "loading a dataset)"
+        )
+        return _failed(suite, metric.name, dataset.name, dataset.kind, message, started)
     rows_result = _score_rows(program, suite, metric, dataset.name, rows, options, on_row)
     return _scored(suite, metric, dataset.name, dataset.kind, rows_result, started)
+
+
+def _at(dataset: Dataset) -> str:
+    where = locate(dataset.span)
+    return f" at {where}" if where else ""
+
+
+def _load_rows(
+    program: EvalProgram, suite: EvalSuite, dataset: Dataset, options: EvalOptions
+) -> list[Row]:
+    """Run the dataset body and materialize its rows; failures are `SuiteError`s."""
+    try:
+        value = program.load_dataset(suite, dataset)
+    except USER_ERRORS as exc:  # a pytest outcome (skip, ...) propagates: it is the item's
+        where = exception_location(exc) or locate(dataset.span)
+        at = f" at {where}" if where else ""
+        raise SuiteError(
+            f"data-loading failed for {dataset.kind} {dataset.name!r}{at}: "
+            f"{describe_exception(exc)}",
+            cause=exc,
+        ) from exc
+    return materialize_rows(value, dataset, options.max_rows)
 
 
 def _score_rows(

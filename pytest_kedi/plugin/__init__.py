@@ -83,6 +83,12 @@ def _stop_on_sigterm(config: pytest.Config) -> None:
     config.add_cleanup(restore)
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(STATE_KEY, None)
+    if state is not None:  # model requests end with the session; nothing leaks at exit
+        state.model_loop.close()
+
+
 def _refuse_uncollected_kedi_args(args: list[str]) -> None:
     """A ``.kedi`` path given explicitly while collection is off: say how to enable it.
 

@@ -130,6 +130,7 @@ class KediEvalItem(_KediItem):
             split=settings.split,  # type: ignore[arg-type]
             concurrency=settings.concurrency,
             timeout=settings.timeout,
+            max_rows=settings.max_rows,
         )
         result = run_suite(program, self.suite, options, on_row=self._on_row)
         self.ihook.pytest_kedi_suite_result(item=self, result=result)

@@ -39,6 +39,8 @@ ENV_TIMEOUT = "KEDI_TIMEOUT"
 ENV_HTML = "KEDI_HTML"
 ENV_MARKDOWN = "KEDI_MARKDOWN"
 ENV_STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
+ENV_MAX_ROWS = "KEDI_MAX_ROWS"
+DEFAULT_MAX_ROWS = 1_000_000
 
 ROWS_MODES = ("auto", "subtests", "summary")
 SPLITS = ("auto", "data", "test_data")
@@ -85,6 +87,7 @@ class KediSettings:
     html_path: Path | None = None
     markdown_path: Path | None = None
     markdown_append: bool = False  # GITHUB_STEP_SUMMARY: append, and only when Kedi items ran
+    max_rows: int = DEFAULT_MAX_ROWS
 
     def threshold_for(self, nodeid: str) -> float | None:
         """The first matching ``kedi_min_scores`` pattern wins over the global min score."""
@@ -158,7 +161,15 @@ def register(parser: pytest.Parser) -> None:
         metavar="SECONDS",
         default=None,
         help="time limit per row; an overrunning row scores 0.0 (env KEDI_TIMEOUT, "
-        "ini kedi_timeout).",
+        "ini kedi_timeout). Loading a suite's dataset gets the same number of seconds.",
+    )
+    group.addoption(
+        "--kedi-max-rows",
+        dest="kedi_max_rows",
+        metavar="N",
+        default=None,
+        help="fail a suite whose dataset has more than N rows (env KEDI_MAX_ROWS, "
+        "ini kedi_max_rows; default 1000000).",
     )
     group.addoption(
         "--kedi-report",
@@ -229,6 +240,7 @@ def register(parser: pytest.Parser) -> None:
     parser.addini(
         "kedi_markdown", "path of the Markdown summary, or 'off'.", type="string", default=""
     )
+    parser.addini("kedi_max_rows", "most rows a dataset may have.", type="int", default=None)
 
 
 # --------------------------------------------------------------------------- resolution
@@ -386,6 +398,7 @@ def resolve(config: pytest.Config, *, subtests_available: bool = True) -> KediSe
     time_value, time_source = _layer(config, "kedi_timeout", ENV_TIMEOUT, "kedi_timeout")
     html_value, html_source = _layer(config, "kedi_html", ENV_HTML, "kedi_html")
     markdown_path, markdown_append = _markdown_target(config, os.environ)
+    limit_value, limit_source = _layer(config, "kedi_max_rows", ENV_MAX_ROWS, "kedi_max_rows")
 
     return KediSettings(
         eval_enabled=eval_enabled,
@@ -403,4 +416,9 @@ def resolve(config: pytest.Config, *, subtests_available: bool = True) -> KediSe
         html_path=_output_path(config, html_value, html_source) if html_value else None,
         markdown_path=markdown_path,
         markdown_append=markdown_append,
+        max_rows=(
+            _parse_concurrency(limit_value, limit_source)
+            if limit_value is not None
+            else DEFAULT_MAX_ROWS
+        ),
     )

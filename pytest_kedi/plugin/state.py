@@ -16,6 +16,7 @@ import pytest
 
 from pytest_kedi.plugin.options import KediSettings
 from pytest_kedi.plugin.summary import HOOK_NOTE
+from pytest_kedi.runtime.model.loop import ModelLoop
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.runtime import Program
@@ -73,6 +74,9 @@ class KediState:
     config: pytest.Config
     settings: KediSettings
     parse_errors: list[str] = field(default_factory=list)  # unparsable or unreadable files
+    #: the one event loop every model request of this process runs on; closed in
+    #: ``pytest_unconfigure`` (`close_model_loop`)
+    model_loop: ModelLoop = field(default_factory=ModelLoop)
     _programs: dict[Path, LoadedProgram | ProgramLoadError] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -118,7 +122,13 @@ class KediState:
         else:
             label, synthetic = self.default_model_label()
         try:
-            program = load(path, mode="validate", model=injected, default_model=self.settings.model)
+            program = load(
+                path,
+                mode="validate",
+                model=injected,
+                default_model=self.settings.model,
+                model_loop=self.model_loop,
+            )
         except KediParseError as exc:
             where = f"{display_path(exc.path)}:{exc.line}"
             return ProgramLoadError(

@@ -24,9 +24,13 @@ LOOP_LIMIT = 10_000
 class Runtime:
     """State shared by a root program and every module it imports."""
 
-    def __init__(self, *, model: Any = None, default_model: str | None = None) -> None:
+    def __init__(
+        self, *, model: Any = None, default_model: str | None = None, model_loop: Any = None
+    ) -> None:
         self.model = model
         self.default_model = default_model
+        #: the `ModelLoop` model requests run on (None: the boundary owns a private one)
+        self.model_loop = model_loop
         self._boundary: Any = None
         self.compiled: dict[int, tuple[nodes.PyCode, CompiledUnit]] = {}
         self.modules: dict[str, ModuleUnit] = {}
@@ -43,7 +47,9 @@ class Runtime:
         if self._boundary is None:
             from pytest_kedi.runtime.model import ModelBoundary
 
-            self._boundary = ModelBoundary(injected=self.model, default=self.default_model)
+            self._boundary = ModelBoundary(
+                injected=self.model, default=self.default_model, loop=self.model_loop
+            )
         return self._boundary
 
     @property

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_kedi.lang import nodes
+from pytest_kedi.runtime.cancel import STATE as CANCEL
+from pytest_kedi.runtime.cancel import check_current
 from pytest_kedi.runtime.context import Ctx, Ret
 from pytest_kedi.runtime.errors import KediExecutionError, KediValueExecutionError
 from pytest_kedi.runtime.evaluate import eval_rhs, resolve_type, run_fence, type_violation, where
@@ -54,6 +56,8 @@ def stmt_frame(stmt: nodes.Node, ctx: Ctx) -> Any:
 
 
 def exec_stmt(stmt: nodes.Node, ctx: Ctx) -> Ret | None:
+    if CANCEL.pending:  # a timed-out row stops at its next statement
+        check_current()
     try:
         return HANDLERS[type(stmt)](stmt, ctx)
     except KediExecutionError as err:
@@ -63,6 +67,8 @@ def exec_stmt(stmt: nodes.Node, ctx: Ctx) -> Ret | None:
 def exec_body(body: tuple[nodes.Node, ...], ctx: Ctx) -> Ret | None:
     """Run statements in order; the first taken return ends the body."""
     for stmt in body:
+        if CANCEL.pending:  # a timed-out row stops at its next statement
+            check_current()
         try:
             result = HANDLERS[type(stmt)](stmt, ctx)
         except KediExecutionError as err:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_kedi.lang import nodes
+from pytest_kedi.runtime.cancel import checkpoint
 from pytest_kedi.runtime.context import Ctx
 from pytest_kedi.runtime.errors import (
     KediModelError,
@@ -42,6 +43,7 @@ def _agent_state(state: KediState) -> Any:
 def _call(ctx: Ctx, node: nodes.Node, method: str, *args: Any) -> Any:
     from pytest_kedi.runtime.model import ModelError, UnsupportedFeature
 
+    checkpoint()  # a timed-out row stops before its next model call
     boundary = ctx.unit.runtime.boundary
     try:
         return getattr(boundary, method)(_agent_state(ctx.scope.state), *args)

@@ -9,6 +9,8 @@ from typing import Any
 
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.autocache import cached_procedure, has_auto
+from pytest_kedi.runtime.cancel import STATE as CANCEL
+from pytest_kedi.runtime.cancel import check_current
 from pytest_kedi.runtime.context import Ctx, ModuleUnit
 from pytest_kedi.runtime.customtypes import make_custom_type
 from pytest_kedi.runtime.errors import KediExecutionError, KediTraceFrame, KediTypeExecutionError
@@ -136,6 +138,8 @@ class KediProcedure:
 
     # -- calling ---------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if CANCEL.pending:  # a timed-out row stops at its next procedure call
+            check_current()
         if not kwargs and len(args) == self._n:
             exact = self._exact
             if exact is not None and tuple(map(type, args)) == exact:

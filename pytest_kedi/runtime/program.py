@@ -29,16 +29,20 @@ def load(
     mode: Mode = "run",
     source: str | None = None,
     default_model: str | None = None,
+    model_loop: Any = None,
 ) -> Program:
     """Parse ``path`` (or ``source``), run its prelude and, in ``validate`` mode, process
     every declaration in source order with lazy top-level bindings (§3.2).
 
     ``model`` (a pydantic-ai ``Model`` or model string) forces every model call;
-    ``default_model`` is the configured default (§10.3).
+    ``default_model`` is the configured default (§10.3). ``model_loop`` (a
+    `pytest_kedi.runtime.model.loop.ModelLoop`) is the event loop model requests run on;
+    its owner closes it. Without one, the program owns a private loop, closed when the
+    program is garbage-collected or at interpreter exit.
     """
     if mode not in ("run", "validate"):
         raise ValueError(f"mode must be 'run' or 'validate', not {mode!r}")
-    runtime = Runtime(model=model, default_model=default_model)
+    runtime = Runtime(model=model, default_model=default_model, model_loop=model_loop)
     unit = load_unit(runtime, path, source)
     program = Program(unit, mode)
     if mode == "validate":

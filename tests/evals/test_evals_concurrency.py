@@ -14,6 +14,7 @@ import pytest
 from kedi_evals_fakes import FakeProgram, make_suite
 
 from pytest_kedi.evals import EvalOptions, RowResult, run_suite
+from pytest_kedi.runtime import cancel
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -88,18 +89,31 @@ def test_sequential_without_timeout_runs_inline() -> None:
     assert set(program.threads) == {threading.current_thread()}
 
 
-@pytest.mark.parametrize("options", [EvalOptions(timeout=30), EvalOptions(concurrency=2)])
-def test_rows_run_in_worker_threads_otherwise(options: EvalOptions) -> None:
+def test_sequential_with_timeout_still_runs_inline() -> None:
+    program = FakeProgram({("data", "samples"): [1, 2, 3]}, lambda b: True)
+    result = run_suite(program, make_suite(), EvalOptions(timeout=30))
+    assert result.score == 1.0
+    assert set(program.threads) == {threading.current_thread()}
+
+
+def test_concurrent_rows_run_in_worker_threads() -> None:
     program = FakeProgram({("data", "samples"): [1, 2]}, lambda b: True)
-    result = run_suite(program, make_suite(), options)
+    result = run_suite(program, make_suite(), EvalOptions(concurrency=2))
     assert result.score == 1.0
     assert threading.current_thread() not in program.threads
+
+
+def wait_until_cancelled() -> None:
+    """What a cancellable row does: block until its deadline cancels it."""
+    token = cancel.current()
+    assert token is not None
+    token.wait(60)
 
 
 def blocking_metric(release: threading.Event, blocked: set[int]) -> Any:
     def metric(b: dict[str, Any]) -> bool:
         if b["samples"] in blocked:
-            release.wait(60)
+            wait_until_cancelled()
         return True
 
     return metric
@@ -145,7 +159,7 @@ def test_fast_rows_are_not_timed_out() -> None:
 
 def test_legacy_metric_honours_the_timeout() -> None:
     release = threading.Event()
-    program = FakeProgram({}, lambda b: release.wait(60))
+    program = FakeProgram({}, lambda b: wait_until_cancelled())
     try:
         result = run_suite(program, make_suite([], metric=("m", None)), EvalOptions(timeout=0.1))
     finally:

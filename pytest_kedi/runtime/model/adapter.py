@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -14,6 +11,7 @@ from pydantic_ai import Agent
 from pydantic_ai.models import Model
 
 from pytest_kedi.runtime.model.errors import ModelError, one_line
+from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.names import describe_model
 from pytest_kedi.runtime.model.providers import resolve_model
 from pytest_kedi.runtime.model.schema import (
@@ -88,63 +86,60 @@ class Adapter(Protocol):
     ) -> str: ...
 
 
-def _in_running_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
 class PydanticAIAdapter:
     """Runs each call as one pydantic-ai `Agent` run (§6.2, §6.3).
 
-    Models built from names and their Agents are cached per thread, so each thread
-    (each with its own event loop under ``run_sync``) owns its provider clients;
-    injected `Model` instances are shared.
+    The synchronous methods run the request on ``loop`` (a `ModelLoop`; without one the
+    adapter owns a private loop, closed when the adapter is garbage-collected or at
+    exit). Agents are built in the calling thread (so the loop only does I/O). A model
+    built from a name is entered on the loop once per loop lifetime: its provider keeps
+    one HTTP client shared by every call, closed when the loop closes. Injected `Model`
+    instances are used as given.
     """
 
     kind = "agent-framework"
     shortname = "pydantic"
     capabilities = AdapterCapabilities()
 
-    def __init__(self) -> None:
-        self._local = threading.local()
+    def __init__(self, loop: ModelLoop | None = None) -> None:
+        if loop is None:
+            loop = ModelLoop()
+            loop.close_at_exit(self)
+        self.loop = loop
+        self._models: dict[str, Model] = {}
+        self._agents: dict[tuple[Any, Any], tuple[Model, Agent[None, Any]]] = {}
+        self._entered: set[tuple[int, int]] = set()
 
     # ------------------------------------------------------------------ caches
-    def _models(self) -> dict[str, Model]:
-        cache: dict[str, Model] | None = getattr(self._local, "models", None)
-        if cache is None:
-            cache = self._local.models = {}
-        return cache
-
-    def _agents(self) -> dict[tuple[Any, Any], tuple[Model, Agent[None, Any]]]:
-        cache: dict[tuple[Any, Any], tuple[Model, Agent[None, Any]]] | None = getattr(
-            self._local, "agents", None
-        )
-        if cache is None:
-            cache = self._local.agents = {}
-        return cache
-
     def _model(self, spec: Model | str) -> Model:
         if isinstance(spec, Model):
             return spec
-        models = self._models()
-        model = models.get(spec)
+        model = self._models.get(spec)
         if model is None:
-            model = models[spec] = resolve_model(spec)
+            model = self._models.setdefault(spec, resolve_model(spec))
         return model
 
     def _agent(self, spec: Model | str, output: type[BaseModel] | type[str]) -> Agent[None, Any]:
         model = self._model(spec)
         key = (spec if isinstance(spec, str) else id(spec), output)
-        agents = self._agents()
-        hit = agents.get(key)
+        hit = self._agents.get(key)
         if hit is not None and hit[0] is model:
             return hit[1]
         agent: Agent[None, Any] = Agent(model, output_type=output, name="kedi")
-        agents[key] = (model, agent)
+        self._agents[key] = (model, agent)
         return agent
+
+    async def _enter(self, spec: Model | str) -> None:
+        """On the loop: enter a model built from a name once per loop lifetime."""
+        if isinstance(spec, Model) or not self.loop.in_loop_thread():
+            return
+        model = self._model(spec)
+        key = (id(model), self.loop.generation)
+        if key in self._entered:
+            return
+        self._entered.add(key)
+        await model.__aenter__()
+        self.loop.adopt(_exit_closer(model))
 
     # ------------------------------------------------------------------ running
     @staticmethod
@@ -157,27 +152,43 @@ class PydanticAIAdapter:
             + (f"; {detail}" if detail else "")
         )
 
-    @staticmethod
-    def _run_kwargs(instructions: str | None, settings: Mapping[str, Any] | None) -> dict[str, Any]:
-        model_settings = dict(settings) if settings else None
-        return {"instructions": instructions or None, "model_settings": model_settings}
-
-    def _run_sync(self, agent: Agent[None, Any], prompt: str, kwargs: dict[str, Any]) -> Any:
-        def run() -> Any:
-            return agent.run_sync(prompt, **kwargs).output
-
-        if _in_running_loop():  # run_sync cannot drive a loop that is already running here
-            with ThreadPoolExecutor(max_workers=1) as pool:
-                return pool.submit(run).result()
-        return run()
-
     def _prepare(
-        self, spec: Model | str, output_schema: Mapping[str, Any]
+        self, spec: Model | str, output_schema: Mapping[str, Any] | None
     ) -> tuple[SchemaKey, Agent[None, Any]]:
-        key = normalize_schema(output_schema)
-        if not key:
-            raise ModelError("a structured model call needs at least one output field")
-        return key, self._agent(spec, build_output_model(key))
+        """The output key and agent of a call (``None`` schema: text output)."""
+        if output_schema is None:
+            try:
+                return (), self._agent(spec, str)
+            except Exception as error:
+                raise self._failure(spec, error) from error
+        key: SchemaKey = ()
+        try:
+            key = normalize_schema(output_schema)
+            if not key:
+                raise ModelError("a structured model call needs at least one output field")
+            return key, self._agent(spec, build_output_model(key))
+        except Exception as error:
+            raise self._failure(spec, error, key) from error
+
+    async def _run(
+        self,
+        spec: Model | str,
+        agent: Agent[None, Any],
+        key: SchemaKey,
+        prompt: str,
+        instructions: str | None,
+        settings: Mapping[str, Any] | None,
+    ) -> Any:
+        try:
+            await self._enter(spec)
+            options: dict[str, Any] = {
+                "instructions": instructions or None,
+                "model_settings": dict(settings) if settings else None,
+            }
+            result = await agent.run(prompt, **options)
+        except Exception as error:
+            raise self._failure(spec, error, key) from error
+        return read_output(result.output, key) if key else str(result.output)
 
     def produce_sync(
         self,
@@ -188,13 +199,11 @@ class PydanticAIAdapter:
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        key: SchemaKey = ()
-        try:
-            key, agent = self._prepare(model, output_schema)
-            output = self._run_sync(agent, template, self._run_kwargs(instructions, settings))
-        except Exception as error:
-            raise self._failure(model, error, key) from error
-        return read_output(output, key)
+        key, agent = self._prepare(model, output_schema)
+        output: dict[str, Any] = self.loop.run(
+            self._run(model, agent, key, template, instructions, settings)
+        )
+        return output
 
     async def produce(
         self,
@@ -205,13 +214,11 @@ class PydanticAIAdapter:
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        key: SchemaKey = ()
-        try:
-            key, agent = self._prepare(model, output_schema)
-            result = await agent.run(template, **self._run_kwargs(instructions, settings))
-        except Exception as error:
-            raise self._failure(model, error, key) from error
-        return read_output(result.output, key)
+        key, agent = self._prepare(model, output_schema)
+        output: dict[str, Any] = await self._run(
+            model, agent, key, template, instructions, settings
+        )
+        return output
 
     def invoke_sync(
         self,
@@ -221,12 +228,9 @@ class PydanticAIAdapter:
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> str:
-        try:
-            agent = self._agent(model, str)
-            output = self._run_sync(agent, prompt, self._run_kwargs(instructions, settings))
-        except Exception as error:
-            raise self._failure(model, error) from error
-        return str(output)
+        key, agent = self._prepare(model, None)
+        text: str = self.loop.run(self._run(model, agent, key, prompt, instructions, settings))
+        return text
 
     async def invoke(
         self,
@@ -236,9 +240,13 @@ class PydanticAIAdapter:
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> str:
-        try:
-            agent = self._agent(model, str)
-            result = await agent.run(prompt, **self._run_kwargs(instructions, settings))
-        except Exception as error:
-            raise self._failure(model, error) from error
-        return str(result.output)
+        key, agent = self._prepare(model, None)
+        text: str = await self._run(model, agent, key, prompt, instructions, settings)
+        return text
+
+
+def _exit_closer(model: Model) -> Callable[[], Awaitable[object]]:
+    async def close() -> None:
+        await model.__aexit__(None, None, None)
+
+    return close

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pytest_kedi.runtime.model.adapter import Adapter, PydanticAIAdapter
 from pytest_kedi.runtime.model.errors import ModelError, UnsupportedFeature
+from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.names import TEST_MODEL, describe_model, normalize_model_name
 from pytest_kedi.runtime.model.settings import validate_settings
 from pytest_kedi.runtime.model.state import AgentState
@@ -47,6 +48,9 @@ class ModelBoundary:
     source ``> model:`` > ``default`` (the configured default; env ``KEDI_ADAPTER_MODEL``
     when ``default`` is ``None``) > pydantic-ai's offline ``test`` model. Nothing is
     resolved or contacted before the first call.
+
+    Requests run on ``loop`` (the owner's `ModelLoop`, shared by every program of a
+    session; without one the default adapter owns a private loop).
     """
 
     def __init__(
@@ -55,12 +59,13 @@ class ModelBoundary:
         default: str | None = None,
         *,
         adapter: Adapter | None = None,
+        loop: ModelLoop | None = None,
     ) -> None:
         self.injected: Model | str | None = (
             normalize_model_name(injected) if isinstance(injected, str) else injected
         )
         self.default = normalize_model_name(default) if default else None
-        self.adapter: Adapter = adapter if adapter is not None else PydanticAIAdapter()
+        self.adapter: Adapter = adapter if adapter is not None else PydanticAIAdapter(loop)
         self._count_lock = threading.Lock()
         self.synthetic_calls = 0
         self._calls: dict[str, int] = {}

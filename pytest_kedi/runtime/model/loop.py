@@ -1,0 +1,157 @@
+"""`ModelLoop`: the one event loop that runs every model request of its owner.
+
+Row threads (and the main thread) submit coroutines to a background thread running one
+asyncio loop, so provider HTTP clients and connection pools are shared, a cancelled row's
+request is cancelled on the loop, and the loop is closed once, by its owner:
+
+* the pytest session (the plugin's session state creates one and closes it when the
+  session ends),
+* a CLI invocation,
+* a `Runtime` made by `pytest_kedi.runtime.load` without one (closed when the runtime is
+  garbage-collected or at interpreter exit).
+
+`close()` cancels pending requests, closes the clients of the models the loop adopted,
+stops the thread and closes the loop; the next `run()` starts a fresh loop (so `close`
+doubles as a reset). Calling from a thread that already runs an event loop (a Kedi
+procedure called from an ``async def`` test) is fine: the call blocks that thread while
+the request runs on this loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+import weakref
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
+
+from pytest_kedi.runtime.cancel import Cancelled, checkpoint, current
+from pytest_kedi.runtime.model.errors import ModelError
+
+__all__ = ["ModelLoop"]
+
+T = TypeVar("T")
+
+#: seconds `close()` waits for cancelled requests and closing clients to finish
+_SHUTDOWN_GRACE = 10.0
+
+
+class ModelLoop:
+    """A background event loop thread that model calls are submitted to."""
+
+    def __init__(self, name: str = "kedi-model-loop") -> None:
+        self.name = name
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._closers: list[Callable[[], Awaitable[object]]] = []
+        #: bumped whenever a fresh loop starts: resources made for an older loop are stale
+        self.generation = 0
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def running(self) -> bool:
+        return self._loop is not None
+
+    def _ensure(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=_serve, args=(loop,), name=self.name, daemon=True)
+                thread.start()
+                self._loop, self._thread = loop, thread
+                self.generation += 1
+            return self._loop
+
+    def in_loop_thread(self) -> bool:
+        thread = self._thread
+        return thread is not None and thread is threading.current_thread()
+
+    def adopt(self, closer: Callable[[], Awaitable[object]]) -> None:
+        """Run ``await closer()`` on the loop when it closes (e.g. close an HTTP client)."""
+        with self._lock:
+            self._closers.append(closer)
+
+    def close(self) -> None:
+        """Cancel pending requests, run the closers, stop the thread, close the loop."""
+        with self._lock:
+            loop, thread, closers = self._loop, self._thread, self._closers
+            self._loop, self._thread, self._closers = None, None, []
+        if loop is None or thread is None:
+            return
+        if thread is threading.current_thread():  # pragma: no cover - misuse
+            raise RuntimeError("a ModelLoop cannot be closed from its own thread")
+        if thread.is_alive() and not loop.is_closed():
+            shutdown = asyncio.run_coroutine_threadsafe(_shutdown(loop, closers), loop)
+            try:
+                shutdown.result(_SHUTDOWN_GRACE)
+            except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError):
+                pass
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(_SHUTDOWN_GRACE)
+        if not thread.is_alive():
+            loop.close()
+
+    def __enter__(self) -> ModelLoop:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ calls
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on the loop and wait for its result in the calling thread.
+
+        When the calling thread's work is cancelled (`pytest_kedi.runtime.cancel`), the
+        request is cancelled on the loop and `Cancelled` is raised here.
+        """
+        try:
+            checkpoint()
+            if self.in_loop_thread():
+                raise ModelError("a model call cannot be made from inside a model call")
+        except BaseException:
+            coro.close()
+            raise
+        future = asyncio.run_coroutine_threadsafe(coro, self._ensure())
+        token = current()
+        remove = token.on_cancel(future.cancel) if token is not None else None
+        try:
+            return future.result()
+        except concurrent.futures.CancelledError:
+            if token is not None and token.cancelled:
+                raise Cancelled(token.reason) from None
+            raise ModelError("the model call was cancelled (the model loop closed)") from None
+        finally:
+            if remove is not None:
+                remove()
+
+    def close_at_exit(self, owner: object) -> None:
+        """Close this loop when ``owner`` is garbage-collected or the interpreter exits."""
+        weakref.finalize(owner, self.close)
+
+
+def _serve(loop: asyncio.AbstractEventLoop) -> None:
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_forever()
+    finally:
+        asyncio.set_event_loop(None)
+
+
+async def _shutdown(
+    loop: asyncio.AbstractEventLoop, closers: list[Callable[[], Awaitable[object]]]
+) -> None:
+    me = asyncio.current_task()
+    tasks = [task for task in asyncio.all_tasks(loop) if task is not me]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.gather(*tasks, return_exceptions=True)
+    for closer in closers:
+        try:
+            await closer()
+        except Exception:
+            pass
+    await loop.shutdown_asyncgens()
+    await loop.shutdown_default_executor()

@@ -1,0 +1,154 @@
+"""`ModelLoop`: one background event loop for every model request of its owner."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import threading
+from pathlib import Path
+
+import pytest
+from pydantic_ai.models.test import TestModel
+
+from pytest_kedi.runtime import cancel, load
+from pytest_kedi.runtime.model import ModelError
+from pytest_kedi.runtime.model.loop import ModelLoop
+
+
+async def where() -> threading.Thread:
+    return threading.current_thread()
+
+
+def test_calls_from_every_thread_share_one_loop_thread() -> None:
+    with ModelLoop() as loop:
+        seen: list[threading.Thread] = []
+        threads = [threading.Thread(target=lambda: seen.append(loop.run(where()))) for _ in "abc"]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        seen.append(loop.run(where()))
+    assert len(set(seen)) == 1
+    assert seen[0].name == "kedi-model-loop"
+    assert seen[0] is not threading.current_thread()
+
+
+def test_close_stops_the_thread_and_a_later_call_starts_a_fresh_loop() -> None:
+    loop = ModelLoop()
+    first = loop.run(where())
+    loop.close()
+    assert not first.is_alive() and not loop.running
+    second = loop.run(where())
+    assert second is not first and second.is_alive()
+    assert loop.generation == 2
+    loop.close()
+    loop.close()  # idempotent
+    assert not second.is_alive()
+
+
+def test_close_runs_adopted_closers_on_the_loop() -> None:
+    closed_on: list[threading.Thread] = []
+
+    async def closer() -> None:
+        closed_on.append(threading.current_thread())
+
+    loop = ModelLoop()
+    thread = loop.run(where())
+    loop.adopt(closer)
+    loop.close()
+    assert closed_on == [thread]
+
+
+def test_a_cancelled_token_cancels_the_request_on_the_loop() -> None:
+    token = cancel.CancelToken()
+    started, request_cancelled = threading.Event(), threading.Event()
+    outcome: list[BaseException] = []
+
+    async def forever() -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            request_cancelled.set()
+            raise
+
+    with ModelLoop() as loop:
+
+        def row() -> None:
+            with cancel.bound(token):
+                try:
+                    loop.run(forever())
+                except BaseException as exc:
+                    outcome.append(exc)
+
+        thread = threading.Thread(target=row)
+        thread.start()
+        assert started.wait(30)
+        token.cancel("row exceeded 1s")
+        thread.join(30)
+    assert request_cancelled.is_set()
+    assert len(outcome) == 1 and isinstance(outcome[0], cancel.Cancelled)
+    assert outcome[0].reason == "row exceeded 1s"
+
+
+def test_closing_the_loop_fails_a_waiting_call_with_a_model_error() -> None:
+    started = threading.Event()
+    outcome: list[BaseException] = []
+
+    async def forever() -> None:
+        started.set()
+        await asyncio.Event().wait()
+
+    loop = ModelLoop()
+
+    def caller() -> None:
+        try:
+            loop.run(forever())
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=caller)
+    thread.start()
+    assert started.wait(30)
+    loop.close()
+    thread.join(30)
+    assert len(outcome) == 1 and isinstance(outcome[0], ModelError)
+    assert "model loop closed" in str(outcome[0])
+
+
+def test_a_program_without_a_loop_closes_its_private_loop(tmp_path: Path) -> None:
+    source = "@ask() -> str:\n  >> hi\n  Answer: [a: str]\n  = `a`\n"
+    program = load(tmp_path / "p.kedi", source=source, mode="validate", model=TestModel())
+    assert isinstance(program.procedures["ask"](), str)
+    loops = [t for t in threading.enumerate() if t.name == "kedi-model-loop"]
+    assert loops
+    del program
+    gc.collect()
+    for thread in loops:
+        thread.join(30)
+    assert not any(t.is_alive() for t in loops)
+
+
+def test_a_model_call_from_a_running_event_loop_uses_the_model_loop(tmp_path: Path) -> None:
+    source = "@ask() -> str:\n  >> hi\n  Answer: [a: str]\n  = `a`\n"
+    with ModelLoop() as loop:
+        program = load(
+            tmp_path / "p.kedi", source=source, mode="validate", model=TestModel(), model_loop=loop
+        )
+        ask = program.procedures["ask"]
+
+        async def main() -> str:
+            return str(ask())
+
+        assert isinstance(asyncio.run(main()), str)
+        assert loop.running
+
+
+def test_a_call_from_inside_the_loop_is_refused() -> None:
+    with ModelLoop() as loop:
+
+        async def nested() -> str:
+            return loop.run(where()).name
+
+        with pytest.raises(ModelError, match="cannot be made from inside a model call"):
+            loop.run(nested())
