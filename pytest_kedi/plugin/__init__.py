@@ -13,9 +13,10 @@ import pytest
 
 from pytest_kedi.plugin import options
 from pytest_kedi.plugin.collect import KediFile, is_kedi_program
+from pytest_kedi.plugin.items import SUITE_ENTRY, KediEvalItem
 from pytest_kedi.plugin.reporting import KediReporter, attach_entries
-from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE
-from pytest_kedi.plugin.state import STATE_KEY, KediState
+from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE, rows_html
+from pytest_kedi.plugin.state import STATE_KEY, KediState, get_state
 
 __all__ = [
     "pytest_addhooks",
@@ -77,9 +78,8 @@ def pytest_report_header(config: pytest.Config) -> str | None:
         return None
     settings = state.settings
     evals = "on" if settings.eval_enabled else "off (pass --kedi-eval)"
-    return (
-        f"kedi: evals {evals}, rows {settings.rows_mode}, default model {settings.model or 'test'}"
-    )
+    rows = settings.rows_mode + (f" ({settings.rows_reason})" if settings.rows_reason else "")
+    return f"kedi: evals {evals}, rows {rows}, default model {settings.model or 'test'}"
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> KediFile | None:
@@ -111,4 +111,22 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     attach_entries(item, call.when, report)
+    if call.when == "call" and isinstance(item, KediEvalItem):
+        _add_html_rows(item, report)
     return report
+
+
+def _add_html_rows(item: KediEvalItem, report: pytest.TestReport) -> None:
+    """pytest-html (``--html``) in summary mode: the rows table in the item's extras."""
+    if get_state(item.config).settings.rows_mode != "summary":
+        return
+    if not getattr(item.config.option, "htmlpath", None):
+        return
+    try:
+        from pytest_html import extras
+    except ImportError:  # pragma: no cover - --html without pytest-html is not an option
+        return
+    entry = item.stash.get(SUITE_ENTRY, None)
+    if entry is not None and entry["rows"]:
+        previous = list(getattr(report, "extras", []))
+        report.extras = [*previous, extras.html(rows_html(entry["rows"]))]  # type: ignore[attr-defined]
