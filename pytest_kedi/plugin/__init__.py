@@ -13,6 +13,7 @@ import pytest
 
 from pytest_kedi.plugin import options
 from pytest_kedi.plugin.collect import KediFile, is_kedi_program
+from pytest_kedi.plugin.gating import UnmatchedGates
 from pytest_kedi.plugin.items import SUITE_ENTRY, KediEvalItem
 from pytest_kedi.plugin.reporting import KediReporter, attach_entries
 from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE, rows_html
@@ -56,6 +57,8 @@ def pytest_configure(config: pytest.Config) -> None:
         if not settings.collect:
             _refuse_uncollected_kedi_args(config.args)
         config.pluginmanager.register(KediReporter(config, settings), "kedi-reporter")
+        if settings.collect and settings.min_scores:
+            config.pluginmanager.register(UnmatchedGates(config, settings), "kedi-gates")
 
 
 def _refuse_uncollected_kedi_args(args: list[str]) -> None:

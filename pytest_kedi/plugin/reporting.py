@@ -18,6 +18,7 @@ import pytest
 
 from pytest_kedi.evals.results import write_text_atomic
 from pytest_kedi.plugin.entries import REPORT_VERSION, case_entry, placeholder_suite_entry
+from pytest_kedi.plugin.gating import score_digits, threshold_text
 from pytest_kedi.plugin.items import (
     CASE_ENTRY,
     MODEL_INFO,
@@ -130,11 +131,11 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _verdict(suite: Mapping[str, Any]) -> str:
+def _verdict(suite: Mapping[str, Any], digits: int = 4) -> str:
     outcome = suite["outcome"]
     word = "FAILED" if outcome == "failed" else outcome
     if suite["threshold"] is not None and outcome != "skipped":
-        return f"[{word}, min score {suite['threshold']:.4f}]"
+        return f"[{word}, min score {threshold_text(suite['threshold'], digits)}]"
     return f"[{word}]"
 
 
@@ -170,7 +171,8 @@ def suite_line(suite: Mapping[str, Any], *, feedback_limit: int | None) -> str:
         error=error,
         duration_s=suite["duration_s"],
     )
-    return f"{format_suite_line(result)}  {_verdict(suite)}"
+    digits = score_digits(suite["score"], suite["threshold"])
+    return f"{format_suite_line(result, digits=digits)}  {_verdict(suite, digits)}"
 
 
 def _source_order(entry: Mapping[str, Any]) -> tuple[str, int, str]:
@@ -270,7 +272,7 @@ class KediReporter:
                 if verbose:
                     tr.write_line(f"    {nodeid}")
                     for row in suite["rows"]:
-                        tr.write_line(f"    {row_label(row, limit=_SUMMARY_FEEDBACK)}")
+                        tr.write_line(f"    {row_label(row, limit=None)}")  # -v: unclipped
         for path in self.written:
             tr.write_line(f"kedi report written: {path}")
         for error in self.write_errors:

@@ -90,3 +90,26 @@ def test_pytest_html_shows_the_rows_table_in_summary_mode(kedi: Kedi, workers: i
     assert "kedi-rows" in page
     assert "&amp;lt;got&amp;gt; &amp;amp; wrong" in page
     assert "SUBPASSED" not in page and "subtests passed" not in page
+
+
+LONG = """\
+@eval: long:
+  > data: xs:
+    = `[1]`
+  > metric: m(xs):
+    = `(0.0, "feedback " + "x" * 300 + " END")`
+"""
+
+
+@pytest.mark.parametrize("rows", ["summary", "subtests"])
+def test_verbose_output_shows_row_feedback_unclipped(kedi: Kedi, rows: str) -> None:
+    """README: ``-v`` adds one line per row and does not clip long feedback."""
+    kedi.write("long.kedi", LONG)
+    quiet = kedi.run("--kedi-eval", "--kedi-rows", rows).stdout.str()
+    assert "x" * 300 + " END" not in quiet
+    verbose = kedi.run("--kedi-eval", "--kedi-rows", rows, "-v")
+    verbose.stdout.fnmatch_lines(["    row 0: 0.0000 | feedback " + "x" * 300 + " END"])
+    if rows == "subtests":
+        verbose.stdout.fnmatch_lines(
+            ["*SUBPASSED[[]row 0: 0.0000 | feedback " + "x" * 300 + " END[]]*"]
+        )
