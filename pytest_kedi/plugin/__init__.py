@@ -27,6 +27,8 @@ __all__ = [
     "pytest_report_header",
     "pytest_runtest_makereport",
     "pytest_runtestloop",
+    "pytest_sessionfinish",
+    "pytest_testnodedown",
 ]
 
 _MARKERS = (
@@ -90,6 +92,31 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> KediFile |
     if state is None or not state.settings.collect or not is_kedi_program(file_path):
         return None
     return KediFile.from_parent(parent, path=file_path)
+
+
+_USAGE_ERRORS = "kedi_usage_errors"
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A configuration mistake found while running (a hook returned no model) exits 4."""
+    state = session.config.stash.get(STATE_KEY, None)
+    if state is None or not state.usage_errors:
+        return
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller decides the exit status
+        workeroutput[_USAGE_ERRORS] = list(state.usage_errors)
+    elif session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    errors = (getattr(node, "workeroutput", None) or {}).get(_USAGE_ERRORS)
+    state = getattr(node, "config", None)
+    state = state.stash.get(STATE_KEY, None) if state is not None else None
+    if errors and state is not None:
+        state.usage_errors.extend(errors)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
