@@ -197,8 +197,8 @@ class SuiteResult:
         )
 
 
-def format_suite_line(result: SuiteResult) -> str:
-    """Kedi's CLI line ``- <suite>::<metric>: 0.7500 | <feedback>``.
+def format_suite_line(result: SuiteResult, *, digits: int = 4) -> str:
+    """Kedi's CLI line ``- <suite>::<metric>: 0.7500 | <feedback>`` (score with ``digits``).
 
     `` | feedback`` is omitted when there is none. A suite error (which Kedi's CLI
     reports as a command failure instead of a score) reads ``- <suite>::<metric>: ERROR | <error>``.
@@ -206,7 +206,7 @@ def format_suite_line(result: SuiteResult) -> str:
     head = f"- {result.suite}::{result.metric}" if result.metric else f"- {result.suite}"
     if result.error is not None:
         return f"{head}: ERROR | {result.error}"
-    line = f"{head}: {result.score:.4f}"
+    line = f"{head}: {result.score:.{digits}f}"
     return f"{line} | {result.feedback}" if result.feedback else line
 
 

@@ -15,10 +15,12 @@ import pytest
 
 from pytest_kedi.plugin import options
 from pytest_kedi.plugin.collect import KediFile, is_kedi_program
+from pytest_kedi.plugin.gating import UnmatchedGates
+from pytest_kedi.plugin.items import SUITE_ENTRY, KediEvalItem
 from pytest_kedi.plugin.outputs import check_report_paths
 from pytest_kedi.plugin.reporting import KediReporter, attach_entries
-from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE
-from pytest_kedi.plugin.state import MODEL_CALLS_KEY, STATE_KEY, KediState
+from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE, rows_html
+from pytest_kedi.plugin.state import MODEL_CALLS_KEY, STATE_KEY, KediState, get_state
 
 __all__ = [
     "pytest_addhooks",
@@ -29,6 +31,7 @@ __all__ = [
     "pytest_runtest_makereport",
     "pytest_runtestloop",
     "pytest_sessionfinish",
+    "pytest_testnodedown",
 ]
 
 _MARKERS = (
@@ -60,6 +63,8 @@ def pytest_configure(config: pytest.Config) -> None:
             _refuse_uncollected_kedi_args(config.args)
         check_report_paths(settings.report_path, settings.rows_jsonl_path)
         config.pluginmanager.register(KediReporter(config, settings), "kedi-reporter")
+        if settings.collect and settings.min_scores:
+            config.pluginmanager.register(UnmatchedGates(config, settings), "kedi-gates")
     _stop_on_sigterm(config)
 
 
@@ -109,9 +114,8 @@ def pytest_report_header(config: pytest.Config) -> str | None:
         return None
     settings = state.settings
     evals = "on" if settings.eval_enabled else "off (pass --kedi-eval)"
-    return (
-        f"kedi: evals {evals}, rows {settings.rows_mode}, default model {settings.model or 'test'}"
-    )
+    rows = settings.rows_mode + (f" ({settings.rows_reason})" if settings.rows_reason else "")
+    return f"kedi: evals {evals}, rows {rows}, default model {settings.model or 'test'}"
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> KediFile | None:
@@ -119,6 +123,37 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> KediFile |
     if state is None or not state.settings.collect or not is_kedi_program(file_path):
         return None
     return KediFile.from_parent(parent, path=file_path)
+
+
+_USAGE_ERRORS = "kedi_usage_errors"
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """An xdist worker hands its model call counts and usage errors to the controller; a
+    configuration mistake found while running (a hook returned no model) exits 4."""
+    state = session.config.stash.get(STATE_KEY, None)
+    if state is None:
+        return
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller decides the exit status
+        workeroutput[MODEL_CALLS_KEY] = state.model_calls()
+        if state.usage_errors:
+            workeroutput[_USAGE_ERRORS] = list(state.usage_errors)
+    elif state.usage_errors and session.exitstatus in (
+        pytest.ExitCode.OK,
+        pytest.ExitCode.TESTS_FAILED,
+    ):
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    errors = (getattr(node, "workeroutput", None) or {}).get(_USAGE_ERRORS)
+    state = getattr(node, "config", None)
+    state = state.stash.get(STATE_KEY, None) if state is not None else None
+    if errors and state is not None:
+        state.usage_errors.extend(errors)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -137,18 +172,28 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
         session.testsfailed += held
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """An xdist worker hands its model call counts to the controller."""
-    workeroutput = getattr(session.config, "workeroutput", None)
-    state = session.config.stash.get(STATE_KEY, None)
-    if workeroutput is not None and state is not None:
-        workeroutput[MODEL_CALLS_KEY] = state.model_calls()
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     attach_entries(item, call.when, report)
+    if call.when == "call" and isinstance(item, KediEvalItem):
+        _add_html_rows(item, report)
     return report
+
+
+def _add_html_rows(item: KediEvalItem, report: pytest.TestReport) -> None:
+    """pytest-html (``--html``) in summary mode: the rows table in the item's extras."""
+    if get_state(item.config).settings.rows_mode != "summary":
+        return
+    if not getattr(item.config.option, "htmlpath", None):
+        return
+    try:
+        from pytest_html import extras
+    except ImportError:  # pragma: no cover - --html without pytest-html is not an option
+        return
+    entry = item.stash.get(SUITE_ENTRY, None)
+    if entry is not None and entry["rows"]:
+        previous = list(getattr(report, "extras", []))
+        report.extras = [*previous, extras.html(rows_html(entry["rows"]))]  # type: ignore[attr-defined]

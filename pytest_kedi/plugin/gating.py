@@ -6,15 +6,51 @@ error, or when the user asked for a gate that the suite misses.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_kedi.plugin.options import MaxErrors
+import pytest
 
-__all__ = ["WORST_ROWS", "Verdict", "failure_text", "judge", "worst_rows"]
+from pytest_kedi.plugin.options import KediSettings, MaxErrors
+
+__all__ = [
+    "WORST_ROWS",
+    "UnmatchedGates",
+    "Verdict",
+    "failure_text",
+    "judge",
+    "score_digits",
+    "threshold_text",
+    "worst_rows",
+]
 
 WORST_ROWS = 5
+_DIGITS = 4  # decimals of a score, unless more are needed to tell it from its threshold
+
+
+def score_digits(score: float, threshold: float | None) -> int:
+    """Decimals that show a score and its threshold apart (at least 4).
+
+    ``0.666666...`` against ``0.66667`` needs 6: ``0.666667`` vs ``0.66667``.
+    """
+    if threshold is None or score == threshold:
+        return _DIGITS
+    for digits in range(_DIGITS, 18):
+        if f"{score:.{digits}f}" != f"{threshold:.{digits}f}":
+            return digits
+    return 17
+
+
+def threshold_text(threshold: float, digits: int) -> str:
+    """The threshold with ``digits`` decimals, trailing zeros dropped down to 4."""
+    head, _, tail = f"{threshold:.{digits}f}".partition(".")
+    return f"{head}.{tail.rstrip('0').ljust(_DIGITS, '0')}"
+
+
+def _score_vs(score: float, threshold: float) -> tuple[str, str]:
+    digits = score_digits(score, threshold)
+    return f"{score:.{digits}f}", threshold_text(threshold, digits)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +72,8 @@ def judge(
         return Verdict(False, ("the suite failed before scoring",))
     reasons: list[str] = []
     if threshold is not None and score < threshold:
-        reasons.append(f"score {score:.4f} is below the min score {threshold:.4f}")
+        shown, bar = _score_vs(score, threshold)
+        reasons.append(f"score {shown} is below the min score {bar}")
     if max_errors is not None and max_errors.exceeded(rows_errored, rows_total):
         reasons.append(
             f"{rows_errored} of {rows_total} rows errored; {max_errors.describe()} allowed"
@@ -87,7 +124,8 @@ def failure_text(entry: Mapping[str, Any], verdict: Verdict, detail: str | None 
         return "\n".join(lines)
     score = f"score {entry['score']:.4f}"
     if entry["threshold"] is not None:
-        score += f" vs min score {entry['threshold']:.4f}"
+        shown, bar = _score_vs(entry["score"], entry["threshold"])
+        score = f"score {shown} vs min score {bar}"
     dataset = entry["dataset"] or "-"
     split = f" ({entry['split']})" if entry["split"] else ""
     lines = [
@@ -100,3 +138,56 @@ def failure_text(entry: Mapping[str, Any], verdict: Verdict, detail: str | None 
         lines.append(f"worst rows ({len(rows)} of {entry['rows_total']}):")
         lines += [f"  {_row_line(row)}" for row in rows]
     return "\n".join(lines)
+
+
+def _is_eval_id(nodeid: str) -> bool:
+    """``path/file.kedi::eval:<suite>`` (the node id of an ``@eval:`` item)."""
+    parts = nodeid.split("::")
+    return len(parts) == 2 and parts[0].endswith(".kedi") and parts[1].startswith("eval:")
+
+
+class UnmatchedGates:
+    """Warns once (on the xdist controller, or the only process) about ``kedi_min_scores``
+    patterns that match no collected eval suite: a gate that silently gates nothing.
+
+    Nothing is said when no eval suite was collected at all (e.g. a run of Python tests).
+    """
+
+    def __init__(self, config: pytest.Config, settings: KediSettings) -> None:
+        self.config = config
+        self.settings = settings
+        self.checked = False
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._check(item.nodeid for item in session.items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: object, ids: Sequence[str]) -> None:
+        self._check(ids)  # every worker collects the same ids: the first one is enough
+
+    def _check(self, nodeids: Iterable[str]) -> None:
+        if self.checked:
+            return
+        self.checked = True
+        suites = [nodeid for nodeid in nodeids if _is_eval_id(nodeid)]
+        if not suites:
+            return
+        unmatched = [
+            pattern
+            for pattern, _ in self.settings.min_scores
+            if not any(self.settings.pattern_matches(pattern, nodeid) for nodeid in suites)
+        ]
+        if not unmatched:
+            return
+        bases = [f"the rootdir {self.settings.rootdir}"]
+        if self.settings.ini_dir is not None and self.settings.ini_dir != self.settings.rootdir:
+            bases.append(f"the ini file's directory {self.settings.ini_dir}")
+        message = (
+            "kedi_min_scores: no collected eval suite matches "
+            + ", ".join(repr(pattern) for pattern in unmatched)
+            + f" (node ids are matched relative to {' and to '.join(bases)})"
+        )
+        try:
+            self.config.issue_config_time_warning(pytest.PytestConfigWarning(message), 2)
+        except pytest.PytestConfigWarning:  # -W error: a usage error, not a traceback
+            raise pytest.UsageError(message) from None

@@ -322,7 +322,7 @@ class KediReporter:
                 if verbose:
                     tr.write_line(f"    {nodeid}")
                     for row in suite["rows"]:
-                        tr.write_line(f"    {row_label(row, limit=_SUMMARY_FEEDBACK)}")
+                        tr.write_line(f"    {row_label(row, limit=None)}")  # -v: unclipped
         for path in self.written:
             tr.write_line(f"kedi report written: {path}")
         for path in self.untouched:

@@ -14,6 +14,8 @@ This module is the only place that touches pytest's private subtest API
 from __future__ import annotations
 
 import contextlib
+import html
+import os
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
@@ -25,19 +27,63 @@ try:
 except ImportError:  # pragma: no cover - pytest without built-in subtests
     SubtestContext = None  # type: ignore[assignment,misc]
 
-__all__ = ["SUBTESTS_AVAILABLE", "emit_row_reports", "row_label", "rows_section"]
+__all__ = [
+    "SUBTESTS_AVAILABLE",
+    "emit_row_reports",
+    "row_label",
+    "rows_html",
+    "rows_section",
+    "summary_reason",
+]
 
 SUBTESTS_AVAILABLE = SubtestContext is not None and hasattr(pytest, "SubtestReport")
 _LABEL_FEEDBACK = 120
 
 
-def _clip(text: str, limit: int) -> str:
+#: Report plugins that mishandle sub-results, by the option that switches them on:
+#: pytest-html lists a failed suite twice (Passed and Failed) and hides the rows,
+#: pytest-json-report calls the suite "subtests passed", allure-pytest splits it.
+_REPORT_PLUGINS = (("htmlpath", "--html"), ("json_report", "--json-report"),
+                   ("allure_report_dir", "--alluredir"))  # fmt: skip
+
+
+def _teamcity_active(config: pytest.Config) -> bool:
+    """teamcity-messages' own switch: --no-teamcity, else --teamcity, else TEAMCITY_VERSION.
+
+    Installed but not switched on, the plugin writes no service messages, so rows can be
+    sub-results; without the plugin, ``TEAMCITY_VERSION`` alone changes nothing either.
+    """
+    if getattr(config, "_teamcityReporting", None) is not None:  # it already switched on
+        return True
+    option = config.option
+    if not hasattr(option, "teamcity"):  # teamcity-messages is not loaded
+        return False
+    if getattr(option, "no_teamcity", 0):
+        return False
+    return bool(option.teamcity) or bool(os.environ.get("TEAMCITY_VERSION"))
+
+
+def summary_reason(config: pytest.Config) -> str | None:
+    """Why ``--kedi-rows auto`` picks summary here, or None (then it picks subtests)."""
+    if config.pluginmanager.hasplugin("vscode_pytest"):
+        return "VS Code"
+    if _teamcity_active(config):
+        return "TeamCity messages (PyCharm)"
+    for dest, flag in _REPORT_PLUGINS:
+        if getattr(config.option, dest, None):
+            return flag
+    return None
+
+
+def _clip(text: str, limit: int | None) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    if limit is None or len(text) <= limit:
+        return text
+    return text[: limit - 3] + "..."
 
 
-def row_label(row: Mapping[str, Any], *, limit: int = _LABEL_FEEDBACK) -> str:
-    """``row 3: 0.5000 | feedback`` (feedback on one line, clipped)."""
+def row_label(row: Mapping[str, Any], *, limit: int | None = _LABEL_FEEDBACK) -> str:
+    """``row 3: 0.5000 | feedback`` (feedback on one line, clipped to ``limit``)."""
     label = f"row {row['index']}: {row['score']:.4f}"
     if row["feedback"] is not None:
         label += f" | {_clip(str(row['feedback']), limit)}"
@@ -57,6 +103,21 @@ def rows_section(rows: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def rows_html(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The rows as an HTML table (pytest-html's extras, summary mode), every value escaped."""
+    head = "".join(f"<th>{name}</th>" for name in ("row", "score", "input", "expected", "feedback"))
+    body = []
+    for row in rows:
+        cells = (row["index"], f"{row['score']:.4f}", row["input"], row["expected"],
+                 row["feedback"])  # fmt: skip
+        body.append(
+            "<tr>"
+            + "".join(f"<td>{html.escape('' if c is None else str(c))}</td>" for c in cells)
+            + "</tr>"
+        )
+    return f'<table class="kedi-rows"><tr>{head}</tr>{"".join(body)}</table>'
+
+
 def emit_row_reports(item: pytest.Item, rows: Sequence[Mapping[str, Any]]) -> None:
     """Log one passed `pytest.SubtestReport` per row, with capture suspended."""
     if not SUBTESTS_AVAILABLE or not rows:
@@ -64,6 +125,7 @@ def emit_row_reports(item: pytest.Item, rows: Sequence[Mapping[str, Any]]) -> No
     capman = item.config.pluginmanager.getplugin("capturemanager")
     suspend = capman.global_and_fixture_disabled() if capman is not None else None
     keywords: dict[str, Literal[1]] = dict.fromkeys(item.keywords, 1)
+    limit = None if item.config.get_verbosity() > 0 else _LABEL_FEEDBACK  # -v: unclipped
     now = time.time()
     with suspend if suspend is not None else contextlib.nullcontext():
         for row in rows:
@@ -80,6 +142,6 @@ def emit_row_reports(item: pytest.Item, rows: Sequence[Mapping[str, Any]]) -> No
                 start=now - duration,
                 stop=now,
                 user_properties=[],
-                context=SubtestContext(msg=row_label(row), kwargs={}),
+                context=SubtestContext(msg=row_label(row, limit=limit), kwargs={}),
             )
             item.ihook.pytest_runtest_logreport(report=report)

@@ -40,14 +40,19 @@ MODEL_CALLS_KEY = "kedi_model_calls"
 class ProgramLoadError(Exception):
     """A ``.kedi`` file could not be loaded; ``text`` is the user-facing diagnostic."""
 
-    def __init__(self, text: str, message: str, location: str | None = None) -> None:
+    def __init__(
+        self, text: str, message: str, location: str | None = None, *, usage: bool = False
+    ) -> None:
         super().__init__(text)
         self.text = text
         self.message = message  # one line: "<ExceptionType>: <message>"
         self.location = location  # "path:line" of the failure, when known
+        self.usage = usage  # a configuration mistake (the run exits with a usage error)
 
     def summary(self) -> str:
         """One line for reports: ``the program failed to load at f.kedi:2: <Type>: <msg>``."""
+        if self.usage:
+            return self.message
         at = f" at {self.location}" if self.location else ""
         return f"the program failed to load{at}: {self.message}"
 
@@ -77,6 +82,7 @@ class KediState:
     #: the one event loop every model request of this process runs on; closed in
     #: ``pytest_unconfigure`` (`close_model_loop`)
     model_loop: ModelLoop = field(default_factory=ModelLoop)
+    usage_errors: list[str] = field(default_factory=list)  # e.g. a hook returned no model
     _programs: dict[Path, LoadedProgram | ProgramLoadError] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -117,6 +123,10 @@ class KediState:
         from pytest_kedi.runtime import errors, load
 
         injected = ihook.pytest_kedi_model(config=self.config)
+        problem = _not_a_model(injected)
+        if problem is not None:
+            self.usage_errors.append(problem)
+            return ProgramLoadError(problem, problem, usage=True)
         if injected is not None:
             label, synthetic = f"{model_label(injected)} ({HOOK_NOTE})", False
         else:
@@ -141,6 +151,20 @@ class KediState:
                 exception_location(exc),
             )
         return LoadedProgram(program=program, model_label=label, synthetic=synthetic)
+
+
+def _not_a_model(value: object) -> str | None:
+    """Why a ``pytest_kedi_model`` result is unusable, or None when it is fine."""
+    from pydantic_ai.models import Model
+
+    if value is None or isinstance(value, Model):
+        return None
+    if isinstance(value, str) and value.strip():
+        return None
+    return (
+        f"pytest_kedi_model hook returned {value!r} ({type(value).__name__}); expected a "
+        "pydantic-ai Model, a model name such as 'openai:gpt-4o', or None"
+    )
 
 
 STATE_KEY = pytest.StashKey[KediState]()

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
+from pytest_kedi.plugin.gating import score_digits, threshold_text
+
 __all__ = ["case_line", "models_line", "source_order", "suite_line"]
 
 TEST_MODEL = "test"
@@ -28,11 +30,11 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _verdict(suite: Mapping[str, Any]) -> str:
+def _verdict(suite: Mapping[str, Any], digits: int = 4) -> str:
     outcome = suite["outcome"]
     word = "FAILED" if outcome == "failed" else outcome
     if suite["threshold"] is not None and outcome != "skipped":
-        return f"[{word}, min score {suite['threshold']:.4f}]"
+        return f"[{word}, min score {threshold_text(suite['threshold'], digits)}]"
     return f"[{word}]"
 
 
@@ -68,7 +70,8 @@ def suite_line(suite: Mapping[str, Any], *, feedback_limit: int | None) -> str:
         error=error,
         duration_s=suite["duration_s"],
     )
-    return f"{format_suite_line(result)}  {_verdict(suite)}"
+    digits = score_digits(suite["score"], suite["threshold"])
+    return f"{format_suite_line(result, digits=digits)}  {_verdict(suite, digits)}"
 
 
 def case_line(entry: Mapping[str, Any], *, feedback_limit: int | None) -> str:

@@ -54,7 +54,7 @@ def test_invalid_kedi_eval_value_is_a_usage_error(
     monkeypatch.setenv("KEDI_EVAL", "maybe")
     result = kedi.run()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*KEDI_EVAL: expected a boolean*'maybe'*"])
+    result.stderr.fnmatch_lines(["*KEDI_EVAL (environment): expected a boolean*'maybe'*"])
     assert "Traceback" not in result.stderr.str()
 
 

@@ -1,0 +1,115 @@
+"""Per-suite gates: patterns survive another rootdir, unmatched ones warn (issue 7 §7);
+a score that rounds to its threshold prints enough digits (issue 10 §17)."""
+
+from __future__ import annotations
+
+import pytest
+from kedi_plugin_helpers import Kedi
+
+#: Score 0.5 (2 of 4 rows).
+HALF = """\
+@eval: classify:
+  > data: xs:
+    = `[1, 2, 3, 4]`
+  > metric: m(xs):
+    = `xs % 2 == 0`
+"""
+
+#: Score 2/3 = 0.666666...
+TWO_THIRDS = """\
+@eval: thirds:
+  > data: xs:
+    = `[1, 2, 3]`
+  > metric: m(xs):
+    = `xs != 3`
+"""
+
+
+def _layout(kedi: Kedi, patterns: str) -> None:
+    """A repository with the suite and its gate in ``examples/`` (like this project)."""
+    kedi.write("examples/classifier.kedi", HALF)
+    kedi.write("examples/pytest.ini", f"[pytest]\nkedi_min_scores =\n{patterns}")
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--rootdir=.", "examples"),  # VS Code: --rootdir=<workspace>, ini found from the path
+        ("--rootdir=.", "-c", "examples/pytest.ini", "examples"),
+        ("examples",),  # rootdir = the ini file's directory: ids are ini-relative anyway
+    ],
+)
+def test_gate_written_next_to_the_ini_file_applies_under_another_rootdir(
+    kedi: Kedi, workers: int | None, args: tuple[str, ...]
+) -> None:
+    if workers is not None:
+        pytest.importorskip("xdist")
+    _layout(kedi, "    classifier.kedi::eval:classify = 0.9\n")
+    result = kedi.subprocess("--kedi-eval", "-W", "error", *args, workers=workers)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*@eval: classify failed: score 0.5000 is below the min score 0.9000"]
+    )
+    assert "PytestConfigWarning" not in result.stdout.str()
+
+
+def test_rootdir_relative_patterns_still_match(kedi: Kedi) -> None:
+    _layout(kedi, "    examples/classifier.kedi::eval:classify = 0.9\n")
+    result = kedi.run("--rootdir=.", "--kedi-eval", "examples")
+    result.assert_outcomes(failed=1)
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_patterns_matching_no_collected_suite_warn_once(kedi: Kedi, workers: int | None) -> None:
+    if workers is not None:
+        pytest.importorskip("xdist")
+    _layout(
+        kedi,
+        "    classifier.kedi::eval:classify = 0.4\n"
+        "    classifer.kedi::eval:* = 0.9\n"
+        "    other/*.kedi::eval:x = 0.5\n",
+    )
+    result = kedi.subprocess("--rootdir=.", "--kedi-eval", "examples", workers=workers)
+    result.assert_outcomes(passed=1, warnings=1)
+    text = result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "*PytestConfigWarning: kedi_min_scores: no collected eval suite matches "
+            "'classifer.kedi::eval:*', 'other/*.kedi::eval:x'*"
+        ]
+    )
+    assert text.count("no collected eval suite matches") == 1
+    assert "'classifier.kedi::eval:classify'" not in text
+
+
+def test_no_gate_warning_without_kedi_collection(kedi: Kedi) -> None:
+    _layout(kedi, "    nothing.kedi::eval:x = 0.9\n")
+    kedi.pytester.makepyfile(test_plain="def test_ok():\n    pass\n")
+    result = kedi.run("-W", "error", "-c", "examples/pytest.ini", "test_plain.py")
+    result.assert_outcomes(passed=1)
+
+
+def test_score_that_rounds_to_the_threshold_shows_enough_digits(kedi: Kedi) -> None:
+    kedi.write("thirds.kedi", TWO_THIRDS)
+    result = kedi.run("--kedi-eval", "--kedi-min-score", "0.66667", "--kedi-rows", "summary")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "thirds.kedi:1: @eval: thirds failed: score 0.666667 is below the min score 0.66667",
+            "metric m, dataset xs (data): score 0.666667 vs min score 0.66667",
+            "- thirds::m: 0.666667  [[]FAILED, min score 0.66667[]]",
+        ]
+    )
+    assert "0.6667" not in result.stdout.str().replace("0.66667", "")
+
+
+def test_ordinary_scores_keep_four_digits(kedi: Kedi) -> None:
+    kedi.write("thirds.kedi", TWO_THIRDS)
+    result = kedi.run("--kedi-eval", "--kedi-min-score", "0.8")
+    result.stdout.fnmatch_lines(
+        [
+            "*@eval: thirds failed: score 0.6667 is below the min score 0.8000",
+            "- thirds::m: 0.6667  [[]FAILED, min score 0.8000[]]",
+        ]
+    )

@@ -1,0 +1,115 @@
+"""``--kedi-rows auto``: summary only where sub-results are mishandled (issue 7 §6, §12)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from kedi_plugin_helpers import Kedi
+
+#: Score 0.5 over 4 rows; row 1 has feedback with characters HTML must escape.
+SCORES = """\
+@eval: wc:
+  > data: samples:
+    = `[("one two", 2), ("one", 3), ("a b c", 3), ("x", 2)]`
+  > metric: exact(samples):
+    = `(1.0, None) if len(samples.split()) == expected else (0.0, "<got> & wrong")`
+"""
+
+TEAMCITY = ("-p", "teamcity.pytest_plugin")
+HTML = ("-p", "pytest_metadata.plugin", "-p", "pytest_html.plugin")
+JSON_REPORT = ("-p", "pytest_jsonreport.plugin")
+ALLURE = ("-p", "allure_pytest.plugin")
+
+
+def _subtests(reprec: pytest.HookRecorder) -> list[pytest.SubtestReport]:
+    reports = reprec.getreports("pytest_runtest_logreport")
+    return [r for r in reports if isinstance(r, pytest.SubtestReport)]
+
+
+@pytest.mark.parametrize(
+    ("module", "env", "args", "mode"),
+    [
+        # teamcity-messages installed: its own switch decides, not its presence
+        ("teamcity", None, TEAMCITY, "subtests"),
+        ("teamcity", "LOCAL", TEAMCITY, "summary"),
+        ("teamcity", "LOCAL", (*TEAMCITY, "--no-teamcity"), "subtests"),
+        ("teamcity", None, (*TEAMCITY, "--teamcity"), "summary"),
+        ("teamcity", "LOCAL", (*TEAMCITY, "--kedi-rows", "subtests"), "subtests"),
+        (None, "LOCAL", (), "subtests"),  # no plugin: nothing writes service messages
+        # report plugins that mishandle sub-results, when switched on
+        ("pytest_html", None, (*HTML, "--html=report.html"), "summary"),
+        ("pytest_html", None, HTML, "subtests"),
+        ("pytest_html", None, (*HTML, "--html=r.html", "--kedi-rows=subtests"), "subtests"),
+        ("pytest_jsonreport", None, (*JSON_REPORT, "--json-report"), "summary"),
+        ("pytest_jsonreport", None, JSON_REPORT, "subtests"),
+        ("allure_pytest", None, (*ALLURE, "--alluredir=allure"), "summary"),
+        ("allure_pytest", None, ALLURE, "subtests"),
+    ],
+)
+def test_auto_rows_mode_follows_the_plugins_own_switch(
+    kedi: Kedi,
+    monkeypatch: pytest.MonkeyPatch,
+    module: str | None,
+    env: str | None,
+    args: tuple[str, ...],
+    mode: str,
+) -> None:
+    if module is not None:
+        pytest.importorskip(module)
+    if env is not None:
+        monkeypatch.setenv("TEAMCITY_VERSION", env)
+    kedi.write("scores.kedi", SCORES)
+    reprec = kedi.inline("--kedi-eval", *args)
+    assert bool(_subtests(reprec)) is (mode == "subtests")
+    calls = [r for r in reprec.getreports("pytest_runtest_logreport") if r.when == "call"]
+    assert [r.outcome for r in calls if not isinstance(r, pytest.SubtestReport)] == ["passed"]
+
+
+def test_report_header_names_why_auto_picked_summary(kedi: Kedi) -> None:
+    pytest.importorskip("pytest_jsonreport")
+    kedi.write("scores.kedi", SCORES)
+    result = kedi.run("--kedi-eval", *JSON_REPORT, "--json-report")
+    result.stdout.fnmatch_lines(["kedi: evals on, rows summary (auto: --json-report)*"])
+    report = json.loads((kedi.pytester.path / ".report.json").read_text(encoding="utf-8"))
+    assert [t["outcome"] for t in report["tests"]] == ["passed"]
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_pytest_html_shows_the_rows_table_in_summary_mode(kedi: Kedi, workers: int | None) -> None:
+    pytest.importorskip("pytest_html")
+    if workers is not None:
+        pytest.importorskip("xdist")
+    kedi.write("scores.kedi", SCORES)
+    result = kedi.subprocess(
+        "--kedi-eval", *HTML, "--html=report.html", "--self-contained-html", workers=workers
+    )
+    result.assert_outcomes(passed=1)
+    page = (kedi.pytester.path / "report.html").read_text(encoding="utf-8")
+    # pytest-html embeds the results as HTML-escaped JSON: the table is escaped twice
+    assert "kedi-rows" in page
+    assert "&amp;lt;got&amp;gt; &amp;amp; wrong" in page
+    assert "SUBPASSED" not in page and "subtests passed" not in page
+
+
+LONG = """\
+@eval: long:
+  > data: xs:
+    = `[1]`
+  > metric: m(xs):
+    = `(0.0, "feedback " + "x" * 300 + " END")`
+"""
+
+
+@pytest.mark.parametrize("rows", ["summary", "subtests"])
+def test_verbose_output_shows_row_feedback_unclipped(kedi: Kedi, rows: str) -> None:
+    """README: ``-v`` adds one line per row and does not clip long feedback."""
+    kedi.write("long.kedi", LONG)
+    quiet = kedi.run("--kedi-eval", "--kedi-rows", rows).stdout.str()
+    assert "x" * 300 + " END" not in quiet
+    verbose = kedi.run("--kedi-eval", "--kedi-rows", rows, "-v")
+    verbose.stdout.fnmatch_lines(["    row 0: 0.0000 | feedback " + "x" * 300 + " END"])
+    if rows == "subtests":
+        verbose.stdout.fnmatch_lines(
+            ["*SUBPASSED[[]row 0: 0.0000 | feedback " + "x" * 300 + " END[]]*"]
+        )
