@@ -18,7 +18,7 @@ from pytest_kedi.runtime.errors import (
 from pytest_kedi.runtime.evaluate import where
 from pytest_kedi.runtime.interpreter import exec_body
 from pytest_kedi.runtime.pyinterop import compile_unit, run_prelude
-from pytest_kedi.runtime.scope import EPOCH, KediArgs, KediState, Scope
+from pytest_kedi.runtime.scope import EPOCH, PRELUDE_EPOCH, KediArgs, KediState, Scope
 from pytest_kedi.runtime.source import SourceFile
 
 __all__ = ["BUNDLED_MODULES", "load_unit", "run_export", "run_import"]
@@ -49,6 +49,7 @@ def load_unit(
             compiled = compile_unit(block.code, source_file, "<prelude>", mode="prelude")
             run_prelude(compiled, prelude_vars)
             EPOCH[0] += 1
+            PRELUDE_EPOCH[0] += 1
         except KediExecutionError as err:
             span = source_file.line_span(block.span.start_line)
             raise err.with_outer_frame(ctx.frame("prelude", span))

@@ -14,7 +14,13 @@ from typing import Any
 from pytest_kedi.lang.nodes import PyCode
 from pytest_kedi.runtime.errors import KediValueExecutionError
 from pytest_kedi.runtime.pyerrors import REGISTRY, UnitInfo, python_error, syntax_error
-from pytest_kedi.runtime.pyglobals import build_globals, module_globals, split_scope
+from pytest_kedi.runtime.pyglobals import (
+    build_globals,
+    module_globals,
+    raw_global,
+    same_binding,
+    split_scope,
+)
 from pytest_kedi.runtime.scope import MISSING, Scope
 from pytest_kedi.runtime.source import SourceFile
 
@@ -239,7 +245,7 @@ def run_block(unit: CompiledUnit, scope: Scope) -> Any:
     """Run a block as a synthetic function; return its ``return`` value (or None)."""
     g = build_globals(scope)
     candidates = unit.candidates
-    before = {name: dict.get(g, name, MISSING) for name in candidates} if candidates else None
+    before = {name: raw_global(g, name) for name in candidates} if candidates else None
     try:
         result = types.FunctionType(unit.code, g)()
     except Exception as exc:
@@ -267,7 +273,7 @@ def _write_back(
 ) -> None:
     for name, old in before.items():
         new = dict.get(g, name, MISSING)
-        if new is old or new is MISSING:
+        if new is MISSING or same_binding(old, new):
             continue
         owner = scope.find_owner(name)
         if owner is None:
