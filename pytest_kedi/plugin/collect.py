@@ -122,6 +122,7 @@ class KediFile(pytest.File):
                 f"{self.path}: cannot read Kedi file: {exc}", f"cannot read Kedi file: {exc}"
             ) from None
 
+        self.kedi_source = module.source  # items fail if the file changes before they run
         eval_enabled = get_state(self.config).settings.eval_enabled
         evals = module.eval_suites
         tests = module.test_suites
