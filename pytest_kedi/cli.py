@@ -201,14 +201,14 @@ def _expand_paths(paths: Sequence[str]) -> list[str]:
 
 
 def _parse_command(files: Sequence[str], console: _Console) -> int:
-    from pytest_kedi.lang import KediParseError, parse_file
+    from pytest_kedi.lang import KediParseError, check_python, parse_file
 
     if not files:
         raise CliUsageError("parse needs at least one FILE")
     status = OK
     for name in _expand_paths(files):
         try:
-            module = parse_file(name)
+            module = check_python(parse_file(name))
         except KediParseError as exc:
             console.error(exc.render())
             status = FAILED

@@ -108,10 +108,10 @@ class KediFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         from pytest_kedi.evals.classify import display_path
-        from pytest_kedi.lang import KediParseError, parse_file
+        from pytest_kedi.lang import KediParseError, check_python, parse_file
 
         try:
-            module = parse_file(self.path)
+            module = check_python(parse_file(self.path))
         except KediParseError as exc:
             get_state(self.config).parse_errors.append(self.nodeid)
             where = f"{display_path(exc.path)}:{exc.line}:{exc.column}"
