@@ -209,6 +209,8 @@ class _Console:
 
 def _render_error(exc: BaseException) -> str:
     """A located Kedi rendering when the error has one, else ``Type: message``."""
+    if isinstance(exc.__cause__, OSError) and not getattr(exc, "frames", True):
+        return str(getattr(exc, "message", exc))  # the file itself: "cannot read F: reason"
     render = getattr(exc, "render", None)
     if callable(render):
         return str(render())
@@ -256,7 +258,7 @@ def _expand_paths(paths: Sequence[str], console: _Console) -> tuple[list[str], b
 
 
 def _parse_command(files: Sequence[str], console: _Console) -> int:
-    from pytest_kedi.lang import KediParseError, parse_file
+    from pytest_kedi.lang import KediParseError, check_python, parse_file
 
     if not files:
         raise CliUsageError("parse needs at least one FILE")
@@ -264,7 +266,7 @@ def _parse_command(files: Sequence[str], console: _Console) -> int:
     status = OK if complete else FAILED
     for name in expanded:
         try:
-            module = parse_file(name)
+            module = check_python(parse_file(name))
         except KediParseError as exc:
             console.error(exc.render())
             status = FAILED

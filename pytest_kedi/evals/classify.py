@@ -117,7 +117,7 @@ def display_path(path: str) -> str:
 
 
 _ABSOLUTE_KEDI_PATH = re.compile(
-    r"""(?<![\w.])((?:[A-Za-z]:)?[\\/][^\s:'"]*\.kedi)(?=:\d|", line \d)"""
+    r"""(?<![\w.])((?:[A-Za-z]:)?[\\/][^\s:'"]*\.kedi)(?=:\d|", line \d|: )"""
 )
 
 

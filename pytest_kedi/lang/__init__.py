@@ -4,5 +4,6 @@ from __future__ import annotations
 
 from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
 from pytest_kedi.lang.parser import parse, parse_file
+from pytest_kedi.lang.pycheck import check_python
 
-__all__ = ["Diagnostic", "KediParseError", "parse", "parse_file"]
+__all__ = ["Diagnostic", "KediParseError", "check_python", "parse", "parse_file"]

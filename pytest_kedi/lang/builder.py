@@ -135,6 +135,7 @@ class Builder:
         i = 0
         while i < len(items):
             item = items[i]
+            self.src.reached = item.start
             kind = classify(item)
             if kind == "template" or (kind == "row" and ctx.kind in ("optimize", "auto")):
                 stmt, i = self.template(items, i, kind == "row", _readonly(ctx))

@@ -57,7 +57,9 @@ def parse(source: str, path: str | None = None) -> n.Module:
     except KediSyntaxError as exc:
         raise KediParseError([_diagnostic(src, exc.offset, exc.message)]) from None
     except RecursionError:
-        raise KediParseError([_diagnostic(src, 0, "the program is nested too deeply")]) from None
+        # Reported at the statement being built when the limit was crossed.
+        where = _diagnostic(src, src.reached, "the program is nested too deeply")
+        raise KediParseError([where]) from None
     except Exception as exc:
         raise KediParseError(
             [_diagnostic(src, 0, f"internal error in the Kedi parser ({type(exc).__name__})")]

@@ -21,11 +21,13 @@ class KediSyntaxError(Exception):
 class Source:
     """A source string plus its line table (offsets of line starts)."""
 
-    __slots__ = ("_bounds", "_hint", "line_starts", "lines", "path", "text")
+    __slots__ = ("_bounds", "_hint", "line_starts", "lines", "path", "reached", "text")
 
     def __init__(self, text: str, path: str) -> None:
         self.text = text
         self.path = path
+        #: offset of the last statement the builder started (locates "nested too deeply")
+        self.reached = 0
         starts = [0]
         find = text.find
         pos = find("\n")

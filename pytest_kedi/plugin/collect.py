@@ -108,10 +108,10 @@ class KediFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         from pytest_kedi.evals.classify import display_path
-        from pytest_kedi.lang import KediParseError, parse_file
+        from pytest_kedi.lang import KediParseError, check_python, parse_file
 
         try:
-            module = parse_file(self.path)
+            module = check_python(parse_file(self.path))
         except KediParseError as exc:
             get_state(self.config).parse_errors.append(self.nodeid)
             where = f"{display_path(exc.path)}:{exc.line}:{exc.column}"
@@ -122,6 +122,7 @@ class KediFile(pytest.File):
             message = f"cannot read {display_path(str(self.path))}: {reason}"
             raise KediCollectError(message, message) from None
 
+        self.kedi_source = module.source  # items fail if the file changes before they run
         eval_enabled = get_state(self.config).settings.eval_enabled
         evals = module.eval_suites
         tests = module.test_suites

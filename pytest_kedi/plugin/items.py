@@ -79,6 +79,14 @@ class _KediItem(pytest.Item):
     def _program(self) -> Any:
         state = get_state(self.config)
         loaded = state.program_for(self.path, self.ihook)
+        collected = next(
+            (n.kedi_source for n in self.listchain() if hasattr(n, "kedi_source")), None
+        )
+        if collected is not None and loaded.program.module.source != collected:
+            from pytest_kedi.evals.classify import display_path
+
+            text = f"{display_path(str(self.path))} changed since collection; run pytest again"
+            raise ProgramLoadError(text, f"KediImportError: {text}")
         self.stash[MODEL_INFO] = {
             "label": loaded.model_label,
             "synthetic": loaded.synthetic,

@@ -32,7 +32,7 @@ from pytest_kedi.plugin.items import (
     KediEvalItem,
 )
 from pytest_kedi.plugin.options import KediSettings
-from pytest_kedi.plugin.outcomes import case_outcome, relocate_skip
+from pytest_kedi.plugin.outcomes import case_outcome
 from pytest_kedi.plugin.rows import row_label
 from pytest_kedi.plugin.state import MODEL_CALLS_KEY, TEST_MODEL, get_state
 from pytest_kedi.plugin.summary import case_line, models_line, source_order, suite_line
@@ -101,7 +101,6 @@ def attach_entries(item: pytest.Item, when: str, report: pytest.TestReport) -> N
     `clean_data` here: the one exit of an item's text to the terminal, JUnit, xdist and
     the reports.
     """
-    relocate_skip(report)
     _attach(item, when, report)
     if isinstance(item, (KediEvalItem, KediCaseItem)):
         _clean_report(report)

@@ -145,8 +145,9 @@ class KediState:
                 relative_locations(exc.render()), f"KediParseError: {exc.message}", where
             )
         except errors.KediExecutionError as exc:
+            located = exc.frames or exc.python_traces
             return ProgramLoadError(
-                relative_locations(exc.render()),
+                relative_locations(exc.render()) if located else describe_exception(exc),
                 describe_exception(exc),
                 exception_location(exc),
             )

@@ -213,8 +213,10 @@ def _backtick_type(ref: nodes.TypeRef, ctx: Ctx) -> Any:
         )
         unit = compile_unit(code, ctx.unit.source_file, ctx.procedure_name)
         units[id(ref)] = (ref, unit)
-    namespace = dict(TYPE_BUILTINS)
-    namespace.update(build_globals(ctx.scope))
+    namespace = build_globals(ctx.scope)
+    for name, value in TYPE_BUILTINS.items():
+        if name not in namespace:
+            dict.__setitem__(namespace, name, value)
     try:
         return eval(unit.code, namespace)
     except USER_ERRORS as exc:

@@ -12,6 +12,7 @@ from pytest_kedi.runtime.context import Ctx, ModuleUnit
 from pytest_kedi.runtime.directives import STATEMENT_DIRECTIVES
 from pytest_kedi.runtime.errors import KediExecutionError, KediNameError, KediUnsupportedError
 from pytest_kedi.runtime.interpreter import exec_stmt
+from pytest_kedi.runtime.pyglobals import same_binding
 from pytest_kedi.runtime.scope import MISSING, KediState, LazyBinding, Scope
 
 __all__ = ["declare_all"]
@@ -29,40 +30,38 @@ def _binding_names(stmt: nodes.Node) -> tuple[str, ...]:
 
 
 def declare_all(unit: ModuleUnit) -> None:
-    """Process the root module for tests/evals (validation mode)."""
+    """Process the root module for tests/evals (validation mode).
+
+    Work is linear in the file: each statement records only the names it rebinds.
+    """
     scope = unit.scope
     scope.forcer = _force
     ctx = Ctx(scope, unit, "<program>")
-    #: name -> index of the declaration that bound it last (value rebinding keeps it)
-    decl_ids: dict[str, int] = {}
+    history = _History(scope)
     for index, stmt in enumerate(unit.module.body):
-        before = dict(scope.vars)
-        if isinstance(stmt, _DECLARATIONS):
-            exec_stmt(stmt, ctx)
-        elif isinstance(stmt, nodes.Directive):
-            if stmt.name == "import":
-                _declare_import(stmt, ctx)
-            elif stmt.name not in _SKIPPED_DIRECTIVES:
+        touched: dict[str, Any] = {}
+        scope.observer = touched
+        try:
+            if isinstance(stmt, _DECLARATIONS):
                 exec_stmt(stmt, ctx)
-        else:
-            names = _binding_names(stmt)
-            if names:
-                position = _Position(before, dict(decl_ids), dict(scope.contracts), decl_ids)
-                lazy = LazyBinding(names, _runner(stmt, ctx, scope.state, position), scope)
-                for name in names:
-                    scope.bind(name, lazy)
-        for name, value in scope.vars.items():
-            if before.get(name, MISSING) is not value and not _forced(before.get(name), value):
-                decl_ids[name] = index
-
-
-def _forced(before: Any, value: Any) -> bool:
-    """Whether ``value`` merely replaced the lazy binding ``before`` that produced it."""
-    return (
-        type(before) is LazyBinding
-        and before.values is not None
-        and any(v is value for v in before.values.values())
-    )
+            elif isinstance(stmt, nodes.Directive):
+                if stmt.name == "import":
+                    _declare_import(stmt, ctx)
+                elif stmt.name not in _SKIPPED_DIRECTIVES:
+                    exec_stmt(stmt, ctx)
+            else:
+                names = _binding_names(stmt)
+                if names:
+                    position = _Position(index, history)
+                    lazy = LazyBinding(names, _runner(stmt, ctx, scope.state, position), scope)
+                    for name in names:
+                        scope.bind(name, lazy)
+        finally:
+            scope.observer = None
+        for name, before in touched.items():
+            value = scope.vars.get(name, MISSING)
+            if before is not value and not same_binding(before, value):
+                history.declared(name, index, value)
 
 
 def _declare_import(stmt: nodes.Directive, ctx: Ctx) -> None:
@@ -85,6 +84,24 @@ def _declare_import(stmt: nodes.Directive, ctx: Ctx) -> None:
             ctx.scope.bind(name, lazy)
 
 
+class _History:
+    """For each top-level name, the declarations that bound it: (statement index,
+    value, contract), in source order."""
+
+    __slots__ = ("entries", "module")
+
+    def __init__(self, module: Scope) -> None:
+        self.module = module
+        contracts = module.contracts
+        self.entries: dict[str, list[tuple[int, Any, Any]]] = {
+            name: [(-1, value, contracts.get(name, MISSING))] for name, value in module.vars.items()
+        }
+
+    def declared(self, name: str, index: int, value: Any) -> None:
+        entry = (index, value, self.module.contracts.get(name, MISSING))
+        self.entries.setdefault(name, []).append(entry)
+
+
 class _Position:
     """The module environment at a lazy binding's source position (§3.2).
 
@@ -93,34 +110,30 @@ class _Position:
     the binding's position; names declared later are not visible.
     """
 
-    __slots__ = ("contracts", "ids", "live_ids", "vars")
+    __slots__ = ("history", "index")
 
-    def __init__(
-        self,
-        vars_: dict[str, Any],
-        ids: dict[str, int],
-        contracts: dict[str, Any],
-        live_ids: dict[str, int],
-    ) -> None:
-        self.vars = vars_
-        self.ids = ids
-        self.contracts = contracts
-        self.live_ids = live_ids
+    def __init__(self, index: int, history: _History) -> None:
+        self.index = index
+        self.history = history
 
     def scope(self, module: Scope, state: KediState) -> tuple[Scope, dict[str, Any]]:
         """A scope standing for the module at this position, and the names read live."""
         env: dict[str, Any] = {}
         live: dict[str, Any] = {}
         contracts: dict[str, Any] = {}
-        for name, old in self.vars.items():
-            if self.live_ids.get(name) == self.ids.get(name) and name in module.vars:
+        index = self.index
+        for name, entries in self.history.entries.items():
+            last = entries[-1]
+            if last[0] < index and name in module.vars:
                 env[name] = live[name] = module.vars[name]
-                source = module.contracts
+                contract = module.contracts.get(name, MISSING)
             else:
-                env[name] = old
-                source = self.contracts
-            if name in source:
-                contracts[name] = source[name]
+                found = next((e for e in reversed(entries) if e[0] < index), None)
+                if found is None:
+                    continue
+                env[name], contract = found[1], found[2]
+            if contract is not MISSING:
+                contracts[name] = contract
         overlay = Scope(env, module.parent, "module", state)
         overlay.forcer = _force
         overlay._contracts = contracts
@@ -136,7 +149,7 @@ def _runner(stmt: nodes.Node, ctx: Ctx, state: KediState, position: _Position) -
         for name, before in live.items():
             after = overlay.vars.get(name, MISSING)
             current = module.vars.get(name, MISSING)
-            unchanged = current is before or _forced(before, current)
+            unchanged = same_binding(before, current)
             if after is not before and name not in lazy.names and unchanged:
                 module.set_existing(name, after)
         values: dict[str, Any] = {}

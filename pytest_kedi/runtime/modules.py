@@ -18,7 +18,7 @@ from pytest_kedi.runtime.errors import (
 from pytest_kedi.runtime.evaluate import where
 from pytest_kedi.runtime.interpreter import exec_body
 from pytest_kedi.runtime.pyinterop import compile_unit, run_prelude
-from pytest_kedi.runtime.scope import EPOCH, KediArgs, KediState, Scope
+from pytest_kedi.runtime.scope import EPOCH, PRELUDE_EPOCH, KediArgs, KediState, Scope
 from pytest_kedi.runtime.source import SourceFile
 
 __all__ = ["BUNDLED_MODULES", "load_unit", "run_export", "run_import"]
@@ -32,7 +32,13 @@ def load_unit(
 ) -> ModuleUnit:
     """Parse a file, run its prelude and create its module scope (nothing else runs)."""
     text_path = str(path)
-    module = parse(source, text_path) if source is not None else parse_file(text_path)
+    if source is not None:
+        module = parse(source, text_path)
+    else:
+        try:
+            module = parse_file(text_path)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise KediImportError(f"cannot read {text_path}: {_reason(exc)}") from exc
     source_file = SourceFile(text_path, module.source)
     prelude_vars: dict[str, Any] = {"__name__": "__kedi_prelude__"}
     prelude_scope = Scope(prelude_vars, None, "prelude", KediState())
@@ -49,10 +55,20 @@ def load_unit(
             compiled = compile_unit(block.code, source_file, "<prelude>", mode="prelude")
             run_prelude(compiled, prelude_vars)
             EPOCH[0] += 1
+            PRELUDE_EPOCH[0] += 1
         except KediExecutionError as err:
             span = source_file.line_span(block.span.start_line)
             raise err.with_outer_frame(ctx.frame("prelude", span))
     return unit
+
+
+def _reason(exc: OSError | UnicodeDecodeError) -> str:
+    """Why a file could not be read, without the exception's internals."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not valid UTF-8 (byte {exc.start})"
+    if isinstance(exc, IsADirectoryError):
+        return "it is a directory"
+    return exc.strerror or type(exc).__name__
 
 
 def _optimize_spans(body: tuple[Any, ...], owner: str | None, out: dict[str, list[str]]) -> None:

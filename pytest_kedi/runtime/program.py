@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
@@ -43,10 +44,18 @@ def load(
     if mode not in ("run", "validate"):
         raise ValueError(f"mode must be 'run' or 'validate', not {mode!r}")
     runtime = Runtime(model=model, default_model=default_model, model_loop=model_loop)
-    unit = load_unit(runtime, path, source)
-    program = Program(unit, mode)
-    if mode == "validate":
-        declare_all(unit)
+    # Loading allocates the whole program's long-lived objects at once: cyclic GC
+    # passes meanwhile would scan the growing heap again and again (superlinear time).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        unit = load_unit(runtime, path, source)
+        program = Program(unit, mode)
+        if mode == "validate":
+            declare_all(unit)
+    finally:
+        if collecting:
+            gc.enable()
     return program
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass
 
 from pytest_kedi.lang.nodes import PyCode
+from pytest_kedi.lang.pycheck import locate_syntax_error
 from pytest_kedi.runtime.errors import (
     KediExecutionError,
     KediKeyExecutionError,
@@ -32,19 +34,34 @@ class UnitInfo:
     procedure: str | None
 
 
-#: virtual filename -> origin of the unit (used to map tracebacks to `.kedi` lines)
-REGISTRY: dict[str, UnitInfo] = {}
+#: id(code object) -> (code object, origin of its unit): maps traceback frames of
+#: embedded Python (compiled under the `.kedi` path, with `.kedi` line numbers) back to
+#: their unit
+REGISTRY: dict[int, tuple[types.CodeType, UnitInfo]] = {}
 
 
-def syntax_error(exc: SyntaxError, info: UnitInfo, filename: str) -> KediExecutionError:
-    py_line = exc.lineno or 1
-    kedi_line = info.code.line + py_line - 1
+def syntax_error(
+    exc: SyntaxError, info: UnitInfo, filename: str, *, relative: bool = False
+) -> KediExecutionError:
+    """A Kedi error for a syntax error in a unit. ``relative``: the error's position is
+    in the unit's own text (from parsing it) rather than in the `.kedi` file (from
+    compiling the relocated tree). The exception itself is relocated to the `.kedi`
+    file, so its text never names an internal filename."""
     source_file = info.source_file
+    if relative:
+        kedi_line, column = locate_syntax_error(info.code, exc)
+    else:
+        kedi_line, column = exc.lineno or info.code.line, exc.offset or 1
+    py_line = kedi_line - info.code.line + 1
+    exc.filename = source_file.path
+    exc.lineno, exc.offset = kedi_line, column
+    exc.end_lineno = exc.end_offset = None
+    exc.text = source_file.line_text(kedi_line) + "\n"
     trace = KediPythonTrace(
         code=info.code.source,
         virtual_filename=filename,
         python_line=py_line,
-        python_column=exc.offset,
+        python_column=column,
         kedi_span=source_file.line_span(kedi_line),
         kedi_line=kedi_line,
         snippet=source_file.line_text(kedi_line),
@@ -68,15 +85,16 @@ def _traces(exc: BaseException) -> list[KediPythonTrace]:
     traces: list[KediPythonTrace] = []
     tb = exc.__traceback__
     while tb is not None:
-        filename = tb.tb_frame.f_code.co_filename
-        info = REGISTRY.get(filename)
-        if info is not None:
-            py_line = tb.tb_lineno
-            kedi_line = info.code.line + py_line - 1
+        f_code = tb.tb_frame.f_code
+        entry = REGISTRY.get(id(f_code))
+        if entry is not None and entry[0] is f_code:
+            info = entry[1]
+            kedi_line = tb.tb_lineno
+            py_line = kedi_line - info.code.line + 1
             traces.append(
                 KediPythonTrace(
                     code=info.code.source,
-                    virtual_filename=filename,
+                    virtual_filename=f_code.co_filename,
                     python_line=py_line,
                     python_column=None,
                     kedi_span=info.source_file.line_span(kedi_line),

@@ -1,36 +1,185 @@
 """Python globals for embedded units: the visible Kedi environment, with lazy top-level
-bindings forced only when read (§3.4, §10.4), and a cached module-level view."""
+bindings forced only when read (§3.4, §10.4), and a live module-level view.
+
+A validation-mode module keeps its unforced bindings out of the globals table: every
+way Python can read a global (a function's global lookup, a class body or ``exec``
+string's name lookup, ``globals()[name]``, ``globals().get``, iteration) finds them
+through ``__missing__`` of the globals or of its ``__builtins__`` mapping, which forces
+them, so Python code never sees the internal placeholder object.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import builtins
+from collections.abc import Callable, Iterator, KeysView
 from typing import Any
 
-from pytest_kedi.runtime.scope import EPOCH, LazyBinding, Scope
+from pytest_kedi.runtime.scope import MISSING, PRELUDE_EPOCH, LazyBinding, Scope
 
-__all__ = ["LazyGlobals", "build_globals", "module_globals", "split_scope"]
+__all__ = [
+    "LazyGlobals",
+    "build_globals",
+    "module_globals",
+    "raw_global",
+    "same_binding",
+    "split_scope",
+]
+
+Forcer = Callable[[LazyBinding, str], Any]
+
+
+class _LazyBuiltins(dict[str, Any]):
+    """The builtins of a validation-mode unit: a name not found as a global or builtin
+    may be an unforced top-level binding (Python's name lookup in class bodies and
+    ``exec`` strings reads the globals table directly, then the builtins mapping)."""
+
+    __slots__ = ("_forcer", "_pending")
+
+    def __init__(self, pending: dict[str, LazyBinding], forcer: Forcer) -> None:
+        super().__init__(builtins.__dict__)
+        for name in pending:
+            dict.pop(self, name, None)
+        self._pending = pending
+        self._forcer = forcer
+
+    def __missing__(self, key: str) -> Any:
+        lazy = self._pending.get(key)
+        if lazy is None:
+            raise KeyError(key)
+        return self._forcer(lazy, key)
 
 
 class LazyGlobals(dict[str, Any]):
-    """Globals whose lazy top-level bindings are forced only when read (§10.4)."""
+    """Globals whose lazy top-level bindings are forced only when read (§10.4).
 
-    __slots__ = ("_forcer",)
+    The table holds every value already known; ``_pending`` maps the names of unforced
+    bindings to their lazy binding (an entry shadowed by the table is stale and unused).
+    """
 
-    def __init__(self, data: dict[str, Any], forcer: Callable[[LazyBinding, str], Any]) -> None:
+    __slots__ = ("_builtins", "_forcer", "_pending")
+
+    def __init__(
+        self,
+        data: dict[str, Any],
+        pending: dict[str, LazyBinding],
+        forcer: Forcer,
+        builtins_: _LazyBuiltins | None = None,
+    ) -> None:
         super().__init__(data)
+        self._pending = pending
         self._forcer = forcer
+        self._builtins = builtins_ if builtins_ is not None else _LazyBuiltins(pending, forcer)
+        dict.__setitem__(self, "__builtins__", self._builtins)
 
-    def __getitem__(self, key: str) -> Any:
-        value = dict.__getitem__(self, key)
+    @classmethod
+    def flatten(cls, layers: list[dict[str, Any]], forcer: Forcer) -> LazyGlobals:
+        """Merge ``layers`` (outermost first), keeping lazy bindings out of the table."""
+        table: dict[str, Any] = {}
+        pending: dict[str, LazyBinding] = {}
+        for layer in layers:
+            for name, value in layer.items():
+                if type(value) is LazyBinding:
+                    table.pop(name, None)
+                    pending[name] = value
+                else:
+                    table[name] = value
+        return cls(table, pending, forcer)
+
+    def child(self) -> LazyGlobals:
+        """A copy for one unit's run, sharing the pending bindings and builtins."""
+        return LazyGlobals(dict(dict.items(self)), self._pending, self._forcer, self._builtins)
+
+    def assign(self, name: str, value: Any) -> None:
+        """Track a rebinding of the module scope this view flattens."""
         if type(value) is LazyBinding:
-            value = self._forcer(value, key)
-            dict.__setitem__(self, key, value)
+            dict.pop(self, name, None)
+            self._pending[name] = value
+            dict.pop(self._builtins, name, None)
+        else:
+            dict.__setitem__(self, name, value)
+
+    # -- reads: an unforced binding is forced by the read ---------------------------------
+    def __missing__(self, key: str) -> Any:
+        lazy = self._pending.get(key)
+        if lazy is None:
+            # A global lookup falls back to the builtins anyway; answering here spares
+            # raising and catching a KeyError for every builtin a unit reads.
+            return dict.__getitem__(self._builtins, key)
+        value = self._forcer(lazy, key)
+        dict.__setitem__(self, key, value)
         return value
 
+    def _unforced(self) -> list[str]:
+        return [name for name in self._pending if not dict.__contains__(self, name)]
+
+    def _force_all(self) -> None:
+        for name in self._unforced():
+            self[name]
+
     def get(self, key: str, default: Any = None) -> Any:
-        if dict.__contains__(self, key):
+        if dict.__contains__(self, key) or key in self._pending:
             return self[key]
         return default
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or key in self._pending
+
+    def keys(self) -> KeysView[str]:  # type: ignore[override]
+        names = dict.fromkeys(dict.keys(self))
+        names.update(dict.fromkeys(self._pending))
+        return names.keys()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return dict.__len__(self) + len(self._unforced())
+
+    def values(self) -> Any:
+        self._force_all()
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self._force_all()
+        return dict.items(self)
+
+    def copy(self) -> dict[str, Any]:
+        self._force_all()
+        return dict(dict.items(self))
+
+    def pop(self, key: str, *default: Any) -> Any:
+        if key in self._pending and not dict.__contains__(self, key):
+            self[key]
+        return dict.pop(self, key, *default)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key in self:
+            return self[key]
+        dict.__setitem__(self, key, default)
+        return default
+
+    def __repr__(self) -> str:
+        self._force_all()
+        return dict.__repr__(self)
+
+
+def raw_global(g: dict[str, Any], name: str) -> Any:
+    """The binding of ``name`` in ``g`` without forcing (a lazy binding, or MISSING)."""
+    value = dict.get(g, name, MISSING)
+    if value is MISSING and type(g) is LazyGlobals:
+        return g._pending.get(name, MISSING)
+    return value
+
+
+def same_binding(old: Any, new: Any) -> bool:
+    """Whether ``new`` is ``old`` or the value the lazy binding ``old`` produced."""
+    if new is old:
+        return True
+    return (
+        type(old) is LazyBinding
+        and old.values is not None
+        and any(v is new for v in old.values.values())
+    )
 
 
 def split_scope(scope: Scope) -> tuple[list[Scope], Scope | None]:
@@ -44,23 +193,29 @@ def split_scope(scope: Scope) -> tuple[list[Scope], Scope | None]:
 
 
 def module_globals(scope: Scope) -> dict[str, Any]:
-    """Flattened module + prelude bindings, cached until a binding changes.
+    """Flattened module + prelude bindings.
 
-    The returned dict is shared: callers must not mutate it.
+    The returned dict is shared and kept up to date as the module scope is rebound
+    (so building it once per module keeps loading linear): callers must not mutate it.
     """
     cached = scope._gcache
-    if cached is not None and cached[0] == EPOCH[0] and not scope.volatile:
+    if cached is not None and cached[0] == PRELUDE_EPOCH[0] and not scope.volatile:
         return cached[1]
     chain = scope.chain()
-    key = EPOCH[0]
-    g: dict[str, Any] = {}
+    key = PRELUDE_EPOCH[0]
     forcer = None
-    for s in reversed(chain):
-        g.update(s.vars)
+    for s in chain:
         if s.forcer is not None:
             forcer = s.forcer
-    if forcer is not None and any(type(v) is LazyBinding for v in g.values()):
-        g = LazyGlobals(g, forcer)
+            break
+    layers = [s.vars for s in reversed(chain)]
+    g: dict[str, Any]
+    if forcer is not None:
+        g = LazyGlobals.flatten(layers, forcer)
+    else:
+        g = {}
+        for layer in layers:
+            g.update(layer)
     scope._gcache = (key, g)
     return g
 
@@ -69,7 +224,7 @@ def build_globals(scope: Scope) -> dict[str, Any]:
     """Fresh Python globals for a unit: every visible Kedi value, nearest binding wins."""
     inner, outer = split_scope(scope)
     base = module_globals(outer) if outer is not None else {}
-    g = LazyGlobals(base, base._forcer) if type(base) is LazyGlobals else dict(base)
+    g = base.child() if type(base) is LazyGlobals else dict(base)
     for s in reversed(inner):
         g.update(s.vars)
     return g

@@ -13,14 +13,14 @@ from typing import Any
 
 from pytest_kedi.lang.nodes import PyCode
 from pytest_kedi.runtime.errors import KediValueExecutionError
-from pytest_kedi.runtime.pyerrors import (
-    REGISTRY,
-    USER_ERRORS,
-    UnitInfo,
-    python_error,
-    syntax_error,
+from pytest_kedi.runtime.pyerrors import REGISTRY, USER_ERRORS, UnitInfo, python_error, syntax_error
+from pytest_kedi.runtime.pyglobals import (
+    build_globals,
+    module_globals,
+    raw_global,
+    same_binding,
+    split_scope,
 )
-from pytest_kedi.runtime.pyglobals import build_globals, module_globals, split_scope
 from pytest_kedi.runtime.scope import MISSING, Scope
 from pytest_kedi.runtime.source import SourceFile
 
@@ -40,6 +40,8 @@ __all__ = [
 Transform = Callable[[ast.Module, str], None]
 
 _COUNTER = itertools.count(1)
+#: path -> the source text registered for it in `linecache`
+_SHOWN: dict[str, str] = {}
 _BLOCK_NAME = "__kedi_block__"
 
 
@@ -120,12 +122,63 @@ def _nested_globals(body: list[ast.stmt]) -> set[str]:
 
 
 def _register(info: UnitInfo, kind: str) -> str:
-    base = info.source_file.path.replace("\\", "/").rsplit("/", 1)[-1]
-    filename = f"<kedi {kind} {base}:{info.code.line} #{next(_COUNTER)}>"
-    REGISTRY[filename] = info
-    lines = [line + "\n" for line in info.code.source.splitlines()]
-    linecache.cache[filename] = (len(info.code.source), None, lines, filename)
-    return filename
+    """The unit's filename: its `.kedi` file's path, whose source is made available to
+    `linecache` (Python's tracebacks and warnings then show `.kedi` lines); a unique
+    virtual name is kept only in `KediPythonTrace.virtual_filename`."""
+    source_file = info.source_file
+    path = source_file.path
+    if _SHOWN.get(path) is not source_file.source or path not in linecache.cache:
+        lines = [line + "\n" for line in source_file.source.splitlines()]
+        # No modification time: `linecache.checkcache` keeps the entry, so tracebacks
+        # show the source that ran even if the file changes on disk afterwards.
+        linecache.cache[path] = (len(source_file.source), None, lines, path)
+        _SHOWN[path] = source_file.source
+    base = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return f"<kedi {kind} {base}:{info.code.line} #{next(_COUNTER)}>"
+
+
+def _first_line_shift(code: PyCode, source_file: SourceFile, stripped: int) -> int:
+    """UTF-8 byte offset, on the first `.kedi` line, of the unit's first character."""
+    prefix = source_file.line_text(code.line)[: code.col - 1 + stripped]
+    return len(prefix.encode("utf-8"))
+
+
+def _relocate(tree: ast.AST, code: PyCode, source_file: SourceFile, stripped: int) -> None:
+    """Give ``tree`` `.kedi` line numbers and column offsets."""
+    if code.kind == "block":
+        shift_first = shift_rest = len(" " * (code.col - 1))
+    else:
+        shift_first, shift_rest = _first_line_shift(code, source_file, stripped), 0
+    delta = code.line - 1
+    ast.fix_missing_locations(tree)  # complete positions first (rewritten nodes lack some)
+    node: Any
+    for node in ast.walk(tree):
+        if "lineno" not in node._attributes:
+            continue
+        lineno = getattr(node, "lineno", None)
+        if lineno is None:
+            continue
+        col = getattr(node, "col_offset", None)
+        if col is not None and col >= 0:
+            node.col_offset = col + (shift_first if lineno == 1 else shift_rest)
+        end_line = getattr(node, "end_lineno", None)
+        if end_line is not None:
+            end_col = getattr(node, "end_col_offset", None)
+            if end_col is not None and end_col >= 0:
+                node.end_col_offset = end_col + (shift_first if end_line == 1 else shift_rest)
+            node.end_lineno = end_line + delta
+        node.lineno = lineno + delta
+
+
+def _parse(code: PyCode, info: UnitInfo, filename: str, mode: str) -> Any:
+    """Parse a unit's source (a backtick expression is stripped, as it is compiled);
+    a syntax error is raised located at its `.kedi` line."""
+    try:
+        if mode == "eval":
+            return ast.parse(code.source.strip(), info.source_file.path, mode="eval")
+        return ast.parse(code.source, info.source_file.path, mode="exec")
+    except SyntaxError as exc:
+        raise syntax_error(exc, info, filename, relative=True) from None
 
 
 def compile_unit(
@@ -141,32 +194,52 @@ def compile_unit(
     info = UnitInfo(code, source_file, procedure)
     kind = mode or ("expr" if code.kind == "expr" else "block")
     filename = _register(info, kind)
+    path = source_file.path
+    stripped = len(code.source) - len(code.source.lstrip()) if kind == "expr" else 0
     try:
         if kind == "expr":
-            tree_e = ast.parse(code.source.strip(), filename, mode="eval")
-            unit = CompiledUnit(info, filename, kind, compile(tree_e, filename, "eval"))
+            tree_e = _parse(code, info, filename, "eval")
+            _relocate(tree_e, code, source_file, stripped)
+            compiled = compile(tree_e, path, "eval")
+            unit = CompiledUnit(info, filename, kind, _track(compiled, info))
             if any(isinstance(n, ast.NamedExpr) for n in ast.walk(tree_e)):
                 unit.simple = False
             return unit
-        tree = ast.parse(code.source, filename, mode="exec")
+        tree = _parse(code, info, filename, "exec")
+        assert isinstance(tree, ast.Module)
         if transform is not None:
-            transform(tree, filename)
+            transform(tree, path)
+        _relocate(tree, code, source_file, 0)
         if kind == "prelude":
-            return CompiledUnit(info, filename, kind, compile(tree, filename, "exec"))
+            compiled = compile(tree, path, "exec")
+            return CompiledUnit(info, filename, kind, _track(compiled, info))
         top = _top_level_targets(tree.body)
         body: list[ast.stmt] = []
         if top:
-            body.append(ast.Global(names=sorted(top), lineno=1, col_offset=0))
-        body.extend(tree.body or [ast.Pass(lineno=1, col_offset=0)])
-        func_code = _function_code(_BLOCK_NAME, (), body, filename)
+            body.append(
+                ast.Global(names=sorted(top), lineno=code.line, col_offset=0, end_lineno=code.line)
+            )
+        body.extend(tree.body or [ast.Pass(lineno=code.line, col_offset=0, end_lineno=code.line)])
+        func_code = _function_code(_BLOCK_NAME, (), body, path, code.line)
     except SyntaxError as exc:
         raise syntax_error(exc, info, filename) from exc
     candidates = frozenset(top | _nested_globals(tree.body))
-    return CompiledUnit(info, filename, kind, func_code, frozenset(top), candidates)
+    unit = CompiledUnit(info, filename, kind, _track(func_code, info), frozenset(top), candidates)
+    return unit
+
+
+def _track(code: types.CodeType, info: UnitInfo) -> types.CodeType:
+    """Record ``code`` and every code object nested in it as belonging to ``info``."""
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        REGISTRY[id(current)] = (current, info)
+        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    return code
 
 
 def _function_code(
-    name: str, params: tuple[str, ...], body: list[ast.stmt], filename: str
+    name: str, params: tuple[str, ...], body: list[ast.stmt], filename: str, line: int
 ) -> types.CodeType:
     """Compile ``def <name>(<params>): <body>`` under ``filename``; its code object."""
     func = ast.FunctionDef(
@@ -181,8 +254,10 @@ def _function_code(
         body=body,
         decorator_list=[],
         returns=None,
-        lineno=1,
+        lineno=line,
         col_offset=0,
+        end_lineno=max((getattr(stmt, "end_lineno", None) or line for stmt in body), default=line),
+        end_col_offset=0,
     )
     module = ast.Module(body=[func], type_ignores=[])
     ast.fix_missing_locations(module)
@@ -202,14 +277,20 @@ def compile_function(
     info = UnitInfo(code, source_file, procedure)
     filename = _register(info, "expr")
     try:
-        tree = ast.parse(code.source.strip(), filename, mode="eval")
-        body: list[ast.stmt] = [ast.Return(value=tree.body, lineno=1, col_offset=0)]
-        func_code = _function_code(procedure, params, body, filename)
+        tree = ast.parse(code.source.strip(), source_file.path, mode="eval")
+        stripped = len(code.source) - len(code.source.lstrip())
+        _relocate(tree, code, source_file, stripped)
+        body: list[ast.stmt] = [
+            ast.Return(
+                value=tree.body, lineno=code.line, col_offset=0, end_lineno=tree.body.end_lineno
+            )
+        ]
+        func_code = _function_code(procedure, params, body, source_file.path, code.line)
     except SyntaxError:
         return None
     if any(name in _INTROSPECTION for name in func_code.co_names):
         return None
-    return CompiledUnit(info, filename, "function", func_code)
+    return CompiledUnit(info, filename, "function", _track(func_code, info))
 
 
 _INTROSPECTION = frozenset({"locals", "globals", "vars", "eval", "exec"})
@@ -245,7 +326,7 @@ def run_block(unit: CompiledUnit, scope: Scope) -> Any:
     """Run a block as a synthetic function; return its ``return`` value (or None)."""
     g = build_globals(scope)
     candidates = unit.candidates
-    before = {name: dict.get(g, name, MISSING) for name in candidates} if candidates else None
+    before = {name: raw_global(g, name) for name in candidates} if candidates else None
     try:
         result = types.FunctionType(unit.code, g)()
     except USER_ERRORS as exc:
@@ -273,7 +354,7 @@ def _write_back(
 ) -> None:
     for name, old in before.items():
         new = dict.get(g, name, MISSING)
-        if new is old or new is MISSING:
+        if new is MISSING or same_binding(old, new):
             continue
         owner = scope.find_owner(name)
         if owner is None:

@@ -9,6 +9,7 @@ from typing import Any
 __all__ = [
     "EPOCH",
     "MISSING",
+    "PRELUDE_EPOCH",
     "KediArgs",
     "KediState",
     "LazyBinding",
@@ -27,6 +28,8 @@ MISSING: Any = _Missing()
 
 #: Bumped whenever a module-level or prelude binding changes (cache invalidation).
 EPOCH = [0]
+#: Bumped whenever prelude bindings change (the module-level Python globals are rebuilt).
+PRELUDE_EPOCH = [0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +112,9 @@ class Scope:
     version: int = 0
     volatile: bool = False
     _contracts: dict[str, Any] | None = None
-    _gcache: tuple[int, dict[str, Any]] | None = None
+    _gcache: tuple[int, Any] | None = None
+    #: when set, the value each name had before its first rebinding is recorded here
+    observer: dict[str, Any] | None = None
 
     def __init__(
         self,
@@ -161,22 +166,40 @@ class Scope:
 
     # -- binding ---------------------------------------------------------------------------
     def bind(self, name: str, value: Any, contract: Any = MISSING) -> None:
+        observer = self.observer
+        if observer is not None and name not in observer:
+            observer[name] = self.vars.get(name, MISSING)
         self.vars[name] = value
         if contract is MISSING:
             if self._contracts is not None:
                 self._contracts.pop(name, None)
         else:
             self.contracts[name] = contract
-        self.version += 1
-        if self.kind == "module" or self.kind == "prelude":
-            EPOCH[0] += 1
+        self._changed(name, value)
 
     def set_existing(self, name: str, value: Any) -> None:
         """Rebind a name this scope already owns, keeping its contract."""
+        observer = self.observer
+        if observer is not None and name not in observer:
+            observer[name] = self.vars.get(name, MISSING)
         self.vars[name] = value
+        self._changed(name, value)
+
+    def _changed(self, name: str, value: Any) -> None:
         self.version += 1
-        if self.kind == "module" or self.kind == "prelude":
+        if self.kind == "module":
             EPOCH[0] += 1
+            cached = self._gcache
+            if cached is not None:
+                # Keep the module's Python globals in step (no rebuild per statement).
+                g = cached[1]
+                if type(g) is dict:
+                    g[name] = value
+                else:
+                    g.assign(name, value)
+        elif self.kind == "prelude":
+            EPOCH[0] += 1
+            PRELUDE_EPOCH[0] += 1
 
     def chain(self) -> list[Scope]:
         out: list[Scope] = []

@@ -140,7 +140,7 @@ def resolve_type_source(source: str, lookup: Callable[[str], Any]) -> Any:
     try:
         tree = ast.parse(source.strip(), mode="eval")
     except SyntaxError:
-        raise KediTypeExecutionError(f"invalid type annotation {source!r}")
+        raise KediTypeExecutionError(f"invalid type annotation {source!r}") from None
     namespace: dict[str, Any] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id not in namespace:
@@ -150,12 +150,14 @@ def resolve_type_source(source: str, lookup: Callable[[str], Any]) -> Any:
             try:
                 value = lookup(node.id)
             except KeyError:
-                raise KediTypeExecutionError(f"unknown type {node.id!r} in annotation {source!r}")
+                raise KediTypeExecutionError(
+                    f"unknown type {node.id!r} in annotation {source!r}"
+                ) from None
             namespace[node.id] = value
     try:
-        result = eval(compile(tree, "<kedi type>", "eval"), {"__builtins__": {}}, namespace)
+        result = eval(compile(tree, "<annotation>", "eval"), {"__builtins__": {}}, namespace)
     except Exception as exc:
-        raise KediTypeExecutionError(f"invalid type annotation {source!r}: {exc}")
+        raise KediTypeExecutionError(f"invalid type annotation {source!r}: {exc}") from None
     if not _is_type_like(result):
         raise KediTypeExecutionError(f"{source!r} is not a type (it is {describe_value(result)})")
     return result

@@ -10,8 +10,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+import pydantic_ai  # noqa: F401
 import pytest
 from kedi_plugin_helpers import KEDI_ENV, REPO_ROOT, Kedi
+
+# pytester's in-process runs drop every module first imported inside them; pydantic-ai
+# then imported again on top of the pydantic that stays loaded breaks (pydantic's
+# decorator registry no longer recognises its own classes). Import it once, out here.
 
 
 @pytest.fixture

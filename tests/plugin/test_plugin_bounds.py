@@ -48,7 +48,9 @@ def test_an_endless_dataset_fails_at_the_row_limit(
 def test_an_invalid_row_limit_is_a_usage_error(kedi: Kedi) -> None:
     result = kedi.run("--kedi-max-rows", "0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--kedi-max-rows (command line): expected a positive integer, got '0'"])
+    result.stderr.fnmatch_lines(
+        ["*--kedi-max-rows (command line): expected a positive integer, got '0'"]
+    )
 
 
 @pytest.mark.parametrize("workers", [None, 2])

@@ -311,3 +311,17 @@ def test_case_lines_share_one_python_unit(kedi):
     # names created by a case never become Kedi variables
     with pytest.raises(NameError):
         program.get("value")
+
+
+@pytest.mark.parametrize("problem", ["missing", "directory"])
+def test_an_unreadable_file_is_a_one_line_load_error(tmp_path, problem):
+    from pytest_kedi.runtime import load
+    from pytest_kedi.runtime.errors import KediImportError
+
+    path = tmp_path / "gone.kedi"
+    if problem == "directory":
+        path.mkdir()
+    with pytest.raises(KediImportError) as info:
+        load(path, mode="validate")
+    assert info.value.message.startswith(f"cannot read {path}: ")
+    assert "Error" not in info.value.message

@@ -1,0 +1,136 @@
+"""Loading scale: loading a file must cost time and memory linear in its size.
+
+Usage: python benchmarks/loading_scale.py [--small N] [--factor F] [--repeat R] [--quick]
+
+Builds files of N and N*F top-level statements of two shapes, then loads each in
+both modes: validation mode (how pytest items and evals load a file: every
+declaration processed, top-level bindings left lazy) and a program run (what
+``python -m pytest_kedi FILE`` does: load, then run top to bottom). Shapes:
+
+* ``bindings``: typed top-level bindings, each a Python expression over the previous one;
+* ``procedures``: typed one-expression procedures.
+
+For each shape and mode it prints the CPU time (best of --repeat) and the peak traced
+memory of the small and large file, and their ratios; linear loading gives a ratio
+near F (the goal is at most 1.2 * F). Exits 1 when a measurement fails (the file does
+not load or run); the ratios themselves are reported, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pytest_kedi.runtime import load  # noqa: E402
+
+
+def bindings_source(count: int) -> str:
+    lines = ["[v0: int] = `0`"]
+    lines += [f"[v{i}: int] = `v{i - 1} + 1`" for i in range(1, count)]
+    return "\n".join(lines) + "\n"
+
+
+def procedures_source(count: int) -> str:
+    blocks = ["@p0(x: int) -> int:\n  = `x`\n"]
+    blocks += [f"@p{i}(x: int) -> int:\n  = `x + {i}`\n" for i in range(1, count)]
+    return "\n".join(blocks)
+
+
+SHAPES: dict[str, Callable[[int], str]] = {
+    "bindings": bindings_source,
+    "procedures": procedures_source,
+}
+
+
+def load_once(path: Path, source: str, mode: str) -> None:
+    """One load from source (the parse cache is bypassed), as pytest or the CLI does."""
+    program = load(path, mode="validate" if mode == "validate" else "run", source=source)
+    if mode == "run":
+        program.run()
+
+
+def measure(
+    paths: list[Path], sources: list[str], mode: str, repeat: int
+) -> list[tuple[float, int]]:
+    """(best CPU seconds, peak traced bytes) of loading each source in ``mode``.
+
+    Timed runs alternate between the sizes, so a change in machine load affects both.
+    """
+    best = [float("inf")] * len(sources)
+    for _ in range(repeat):
+        for i, (path, source) in enumerate(zip(paths, sources, strict=True)):
+            gc.collect()
+            start = time.process_time()
+            load_once(path, source, mode)
+            best[i] = min(best[i], time.process_time() - start)
+    peaks: list[int] = []
+    for path, source in zip(paths, sources, strict=True):
+        gc.collect()
+        tracemalloc.start()
+        try:
+            load_once(path, source, mode)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+    return list(zip(best, peaks, strict=True))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", type=int, default=1_000, help="statements in the small file")
+    parser.add_argument("--factor", type=int, default=10, help="large file = small * factor")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs per measurement")
+    parser.add_argument("--quick", action="store_true", help="100 vs 1,000 statements, 1 run")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.small, args.repeat = 100, 1
+    if args.small < 1 or args.factor < 2 or args.repeat < 1:
+        parser.error("--small >= 1, --factor >= 2 and --repeat >= 1 are required")
+    sizes = (args.small, args.small * args.factor)
+    goal = 1.2 * args.factor
+    failures = 0
+    worst = 0.0
+    print(f"loading scale: {sizes[0]:,} vs {sizes[1]:,} statements (goal: ratio <= {goal:g})")
+    header = f"{'shape':<11} {'mode':<9} {'time':>17} {'ratio':>6} {'peak memory':>21} {'ratio':>6}"
+    print(header)
+    with tempfile.TemporaryDirectory() as tmp:
+        for shape, build in SHAPES.items():
+            for mode in ("validate", "run"):
+                paths = [Path(tmp, f"{shape}_{size}.kedi") for size in sizes]
+                sources = [build(size) for size in sizes]
+                try:
+                    for path, source in zip(paths, sources, strict=True):
+                        path.write_text(source, encoding="utf-8")
+                    results = measure(paths, sources, mode, args.repeat)
+                except Exception as exc:  # report and go on with the other measurements
+                    failures += 1
+                    message = str(exc).strip().splitlines()[-1] if str(exc).strip() else ""
+                    print(f"{shape:<11} {mode:<9} FAILED: {type(exc).__name__}: {message}")
+                    continue
+                (t_small, m_small), (t_large, m_large) = results
+                t_ratio = t_large / max(t_small, 1e-6)
+                m_ratio = m_large / max(m_small, 1)
+                worst = max(worst, t_ratio, m_ratio)
+                times = f"{t_small:.3f}s/{t_large:.3f}s"
+                mems = f"{m_small / 1e6:.1f}MB/{m_large / 1e6:.1f}MB"
+                ratios = f"{t_ratio:>5.1f}x {mems:>21} {m_ratio:>5.1f}x"
+                print(f"{shape:<11} {mode:<9} {times:>17} {ratios}")
+    verdict = "within" if worst <= goal else "OVER"
+    print(f"worst ratio {worst:.1f}x: {verdict} the goal of {goal:g}x")
+    if failures:
+        print(f"{failures} measurement(s) failed", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
