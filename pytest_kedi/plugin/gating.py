@@ -12,9 +12,17 @@ from typing import Any
 
 from pytest_kedi.plugin.options import MaxErrors
 
-__all__ = ["WORST_ROWS", "Verdict", "failure_text", "judge", "worst_rows"]
+__all__ = ["WORST_ROWS", "KediGateFailed", "Verdict", "failure_text", "judge", "worst_rows"]
 
 WORST_ROWS = 5
+
+
+class KediGateFailed(AssertionError):
+    """A completed suite missed a gate the user asked for (min score, error budget).
+
+    An ``AssertionError``: a missed gate is a failed check (allure ``failed``), not an
+    error in the suite's code.
+    """
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,175 @@
+"""Kedi items inside pytest: failure locations, --pdb, report plugins, fixtures, random order."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+from kedi_plugin_helpers import Kedi
+
+#: Lines: assert 8, boom 11, @eval: 13, the passing case 18.
+FAILING = """\
+@double(x: int) -> int:
+  = `x * 2`
+
+@test: double:
+  > case: compare:
+    ```
+    value = double(21)
+    assert value == 41, "a fairly long assertion message that goes well past fifty characters"
+    ```
+  > case: boom:
+    `{}["missing"]`
+
+@eval: double:
+  > data: d:
+    = `[(1, 2), (2, 5)]`
+  > metric: exact(d):
+    = `double(d) == expected`
+
+@test: fine:
+  > case: ok:
+    `assert double(1) == 2`
+"""
+
+GATE = ("-o", "kedi_min_score=0.9")
+
+FAILURE_LINES = [
+    "failing.kedi:8: AssertionError: a fairly long assertion message that goes well past "
+    "fifty characters",
+    "failing.kedi:11: KeyError: 'missing'",
+    "failing.kedi:13: @eval: double failed: score 0.5000 is below the min score 0.9000",
+]
+
+
+def _failures_section(output: str) -> list[str]:
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if " FAILURES " in line)
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("=="))
+    return [line for line in lines[start + 1 : end] if not line.startswith("[gw")]
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_tb_line_prints_one_located_line_per_failure(kedi: Kedi, workers: int | None) -> None:
+    kedi.write("failing.kedi", FAILING)
+    args = ("--kedi-eval", *GATE, "--tb=line", "-p", "no:cacheprovider")
+    result = kedi.subprocess(*args, workers=workers) if workers else kedi.run(*args)
+    result.assert_outcomes(passed=1, failed=3)
+    assert sorted(_failures_section(result.stdout.str())) == sorted(FAILURE_LINES)
+
+
+def test_short_summary_shows_the_failure_message(kedi: Kedi) -> None:
+    kedi.write("failing.kedi", FAILING)
+    result = kedi.run("--kedi-eval", *GATE, "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(
+        [
+            "FAILED failing.kedi::test:double::compare - AssertionError: a fairly*",
+            "FAILED failing.kedi::test:double::boom - KeyError: 'missing'",
+            "FAILED failing.kedi::eval:double - @eval: double failed: score 0.5000*",
+        ]
+    )
+
+
+PDB_CLASS = """\
+import pdb
+
+
+class RecordingPdb(pdb.Pdb):
+    def interaction(self, frame, tb):
+        self.setup(frame, tb)
+        frame = self.curframe
+        value = frame.f_locals.get("value", frame.f_globals.get("value"))
+        print("PDB-AT", frame.f_code.co_filename, "value=%r" % value)
+        self.forget()
+"""
+
+
+def test_pdb_lands_in_the_users_failing_frame(kedi: Kedi) -> None:
+    kedi.write("failing.kedi", FAILING)
+    kedi.write("recording_pdb.py", PDB_CLASS)
+    kedi.pytester.syspathinsert()
+    result = kedi.run(
+        "--kedi-eval",
+        "--pdb",
+        "--pdbcls=recording_pdb:RecordingPdb",
+        "-p",
+        "no:cacheprovider",
+        "failing.kedi::test:double::compare",
+    )
+    result.assert_outcomes(failed=1)
+    (line,) = [line for line in result.stdout.lines if line.startswith("PDB-AT")]
+    assert line.endswith("value=42"), line
+    assert "failing.kedi" in line
+    assert "pytest_kedi" not in line
+
+
+def _allure_statuses(directory: object) -> dict[str, str]:
+    statuses = {}
+    for path in directory.glob("*-result.json"):  # type: ignore[attr-defined]
+        data = json.loads(path.read_text(encoding="utf-8"))
+        statuses[data["name"]] = data["status"]
+    return statuses
+
+
+def test_allure_junit_and_json_report_see_failures_as_failures(kedi: Kedi) -> None:
+    pytest.importorskip("allure_pytest")
+    pytest.importorskip("pytest_jsonreport")
+    kedi.write("failing.kedi", FAILING)
+    result = kedi.run(
+        "--kedi-eval",
+        *GATE,
+        "-p",
+        "allure_pytest.plugin",
+        "-p",
+        "pytest_jsonreport.plugin",
+        "--alluredir=allure",
+        "--junitxml=junit.xml",
+        "--json-report",
+        "--json-report-file=report.json",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=1, failed=3)
+    statuses = _allure_statuses(kedi.pytester.path / "allure")
+    assert statuses == {
+        "compare": "failed",
+        "boom": "broken",
+        "eval:double": "failed",
+        "ok": "passed",
+    }
+    cases = {
+        case.get("name"): case
+        for case in ET.parse(kedi.pytester.path / "junit.xml").iter("testcase")
+    }
+    for name in ("compare", "boom", "eval:double"):
+        assert cases[name].find("failure") is not None, name
+        assert cases[name].find("error") is None, name
+    assert (
+        cases["eval:double"]
+        .find("failure")
+        .get("message", "")
+        .startswith(  # type: ignore[union-attr]
+            "@eval: double failed: score 0.5000 is below"
+        )
+    )
+    tests = {t["nodeid"]: t for t in kedi.json("report.json")["tests"]}
+    crash = tests["failing.kedi::eval:double"]["call"]["crash"]
+    assert crash["path"] == "failing.kedi"
+    assert crash["lineno"] == 13
+    assert crash["message"].startswith("@eval: double failed")
+    assert tests["failing.kedi::test:double::compare"]["call"]["crash"]["lineno"] == 8
+    assert tests["failing.kedi::test:double::compare"]["outcome"] == "failed"
+
+
+def test_a_suite_that_cannot_load_is_broken_not_failed(kedi: Kedi) -> None:
+    pytest.importorskip("allure_pytest")
+    kedi.write("failing.kedi", FAILING)
+    kedi.write(
+        "unloadable.kedi", "@eval: e:\n  > data: d:\n    = `1/0`\n  > metric: m(d):\n    = `1`\n"
+    )
+    result = kedi.run(
+        "--kedi-eval", "-p", "allure_pytest.plugin", "--alluredir=allure", "unloadable.kedi"
+    )
+    result.assert_outcomes(failed=1)
+    assert _allure_statuses(kedi.pytester.path / "allure") == {"eval:e": "broken"}
