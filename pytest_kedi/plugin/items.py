@@ -61,6 +61,33 @@ def _internal_dirs() -> tuple[str, ...]:
 
 
 class _KediItem(pytest.Item):
+    """Fixture support as pytest's doctest items have it: autouse fixtures and
+    ``usefixtures`` marks (also those added after collection, e.g. by
+    ``pytest_collection_modifyitems``) are set up around each item, function-scoped."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._initrequest()
+
+    def _initrequest(self) -> None:
+        """(Re)compute the item's fixture closure and request (pytest calls this again
+        before rerunning an item whose request it released)."""
+        from _pytest.fixtures import TopRequest
+
+        if self.config.getoption("show_fixtures_per_test", False):
+            return  # that listing needs a Python function per item; nothing runs anyway
+        self._fixtureinfo = self.session._fixturemanager.getfixtureinfo(
+            node=self, func=None, cls=None
+        )
+        self.fixturenames = self._fixtureinfo.names_closure
+        self.funcargs: dict[str, object] = {}
+        self._request = TopRequest(self, _ispytest=True)  # type: ignore[arg-type]
+
+    def setup(self) -> None:
+        __tracebackhide__ = True
+        self._initrequest()  # picks up marks added since collection
+        self._request._fillfixtures()
+
     def _traceback_filter(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
         """An unexpected exception (a conftest hook that raised, say) shows the user's
         frames only, not pytest-kedi's, pluggy's or pytest's."""

@@ -173,3 +173,116 @@ def test_a_suite_that_cannot_load_is_broken_not_failed(kedi: Kedi) -> None:
     )
     result.assert_outcomes(failed=1)
     assert _allure_statuses(kedi.pytester.path / "allure") == {"eval:e": "broken"}
+
+
+FIXTURE_CONFTEST = """\
+import pytest
+
+
+def log(request, text):
+    with open(request.config.rootpath / "log.txt", "a", encoding="utf-8") as handle:
+        handle.write(text + "\\n")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_wide(request):
+    log(request, "setup session_wide")
+    yield
+    log(request, "teardown session_wide")
+
+
+@pytest.fixture(autouse=True)
+def kedi_env(request, monkeypatch):
+    if request.node.get_closest_marker("kedi"):
+        monkeypatch.setenv("KEDI_FIXTURE_VALUE", "from-fixture")
+    log(request, "setup kedi_env " + request.node.name)
+    yield
+    log(request, "teardown kedi_env " + request.node.name)
+
+
+@pytest.fixture
+def extra(request):
+    log(request, "setup extra " + request.node.name)
+    yield
+    log(request, "teardown extra " + request.node.name)
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.get_closest_marker("kedi_test"):
+            item.add_marker(pytest.mark.usefixtures("extra"))
+"""
+
+FIXTURE_KEDI = """\
+@test: env:
+  > case: sees_env:
+    ```
+    import os
+    assert os.environ["KEDI_FIXTURE_VALUE"] == "from-fixture"
+    ```
+
+@eval: env:
+  > data: d:
+    = `[(__import__("os").environ["KEDI_FIXTURE_VALUE"], "from-fixture")]`
+  > metric: same(d):
+    = `d == expected`
+"""
+
+FIXTURE_AFTER = """\
+import os
+
+
+def test_after():
+    assert "KEDI_FIXTURE_VALUE" not in os.environ
+"""
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_autouse_and_usefixtures_fixtures_run_around_kedi_items(
+    kedi: Kedi, workers: int | None
+) -> None:
+    kedi.pytester.makeconftest(FIXTURE_CONFTEST)
+    kedi.write("env.kedi", FIXTURE_KEDI)
+    kedi.write("test_zz_after.py", FIXTURE_AFTER)
+    args = ("--kedi-eval", "-o", "kedi_min_score=1", "-p", "no:cacheprovider")
+    if workers:
+        result = kedi.subprocess(*args, "--dist", "loadfile", workers=workers)
+    else:
+        result = kedi.run(*args, "--setup-show")
+        result.stdout.fnmatch_lines(
+            [
+                "*SETUP    S session_wide",
+                "*SETUP    F kedi_env (fixtures used: monkeypatch)",
+                "*SETUP    F extra",
+                "*env.kedi::test:env::sees_env (fixtures used: extra, kedi_env, *) .",
+                "*TEARDOWN F extra",
+                "*TEARDOWN F kedi_env",
+                "*TEARDOWN F monkeypatch",
+            ]
+        )
+    result.assert_outcomes(passed=3)
+    if workers:  # each worker has its own session fixtures; the run passing is the point
+        return
+    log = (kedi.pytester.path / "log.txt").read_text(encoding="utf-8").splitlines()
+    assert log == [
+        "setup session_wide",
+        "setup kedi_env sees_env",
+        "setup extra sees_env",
+        "teardown extra sees_env",
+        "teardown kedi_env sees_env",
+        "setup kedi_env eval:env",
+        "teardown kedi_env eval:env",
+        "setup kedi_env test_after",
+        "teardown kedi_env test_after",
+        "teardown session_wide",
+    ]
+
+
+def test_fixtures_per_test_lists_python_tests_and_ignores_kedi_items(kedi: Kedi) -> None:
+    kedi.pytester.makeconftest(FIXTURE_CONFTEST)
+    kedi.write("env.kedi", FIXTURE_KEDI)
+    kedi.write("test_zz_after.py", FIXTURE_AFTER)
+    result = kedi.run("--kedi-eval", "--fixtures-per-test", "-p", "no:cacheprovider")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*fixtures used by test_after*"])
+    result.stdout.no_fnmatch_line("*INTERNALERROR*")
