@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
@@ -47,6 +48,22 @@ __all__ = [
 SUITE_ENTRY = pytest.StashKey[dict[str, Any]]()
 CASE_ENTRY = pytest.StashKey[dict[str, Any]]()
 MODEL_INFO = pytest.StashKey[dict[str, Any]]()
+_FILE_MODULE = pytest.StashKey[ModuleType]()
+
+
+def _file_module(file: pytest.File) -> ModuleType:
+    """One empty stand-in module per ``.kedi`` file, named after its node id.
+
+    Plugins that group items by ``item.module`` (pytest-randomly shuffles modules, then
+    the items within each) then keep a file's items together. It holds no code: the
+    file's program is loaded when its first item runs.
+    """
+    module = file.stash.get(_FILE_MODULE, None)
+    if module is None:
+        module = ModuleType(file.nodeid)
+        module.__file__ = str(file.path)
+        file.stash[_FILE_MODULE] = module
+    return module
 
 
 def _internal_dirs() -> tuple[str, ...]:
@@ -68,6 +85,13 @@ class _KediItem(pytest.Item):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._initrequest()
+
+    @property
+    def module(self) -> ModuleType:
+        """The stand-in module of the item's ``.kedi`` file (see `_file_module`)."""
+        file = self.getparent(pytest.File)
+        assert file is not None
+        return _file_module(file)
 
     def _initrequest(self) -> None:
         """(Re)compute the item's fixture closure and request (pytest calls this again

@@ -286,3 +286,29 @@ def test_fixtures_per_test_lists_python_tests_and_ignores_kedi_items(kedi: Kedi)
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*fixtures used by test_after*"])
     result.stdout.no_fnmatch_line("*INTERNALERROR*")
+
+
+def _cases(count: int) -> str:
+    cases = "".join(f"  > case: c{i}:\n    `assert True`\n" for i in range(count))
+    return f"@test: t:\n{cases}"
+
+
+def test_pytest_randomly_keeps_a_files_items_together(kedi: Kedi) -> None:
+    pytest.importorskip("pytest_randomly")
+    for name in ("a", "b", "c"):
+        kedi.write(f"{name}.kedi", _cases(4))
+    kedi.write("test_py.py", "def test_one():\n    pass\n\n\ndef test_two():\n    pass\n")
+    kedi.pytester.makeini("[pytest]\nkedi_collect = true\n")
+    orders = set()
+    for seed in range(1, 9):
+        result = kedi.run(
+            "-p", "randomly", f"--randomly-seed={seed}", "--collect-only", "-q",
+            "-p", "no:cacheprovider",
+        )  # fmt: skip
+        ids = [line for line in result.stdout.lines if "::" in line]
+        assert len(ids) == 14, result.stdout.str()
+        files = [nodeid.split("::", 1)[0] for nodeid in ids]
+        runs = [name for i, name in enumerate(files) if i == 0 or files[i - 1] != name]
+        assert len(runs) == len(set(runs)), (seed, ids)
+        orders.add(tuple(ids))
+    assert len(orders) > 1  # pytest-randomly did shuffle
