@@ -89,7 +89,7 @@ class _KediItem(pytest.Item):
     @property
     def module(self) -> ModuleType:
         """The stand-in module of the item's ``.kedi`` file (see `_file_module`)."""
-        file = self.getparent(pytest.File)
+        file = self.getparent(pytest.File)  # type: ignore[type-abstract]
         assert file is not None
         return _file_module(file)
 
