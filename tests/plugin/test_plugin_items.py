@@ -312,3 +312,21 @@ def test_pytest_randomly_keeps_a_files_items_together(kedi: Kedi) -> None:
         assert len(runs) == len(set(runs)), (seed, ids)
         orders.add(tuple(ids))
     assert len(orders) > 1  # pytest-randomly did shuffle
+
+
+def test_parse_errors_show_paths_relative_to_the_invocation_directory(kedi: Kedi) -> None:
+    kedi.write("sub/bad.kedi", "@eval: broken\n")
+    kedi.write("sub/binary.kedi", "")
+    (kedi.pytester.path / "sub" / "binary.kedi").write_bytes(b"\xff\xfe\x00bad")
+    result = kedi.run("--kedi-eval", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(['  File "sub/bad.kedi", line 1, column *'])
+    result.stdout.fnmatch_lines(['  File "sub/binary.kedi", line 1, column 1'])
+    assert f"{kedi.pytester.path / 'sub'}" not in result.stdout.str()
+
+    sub = kedi.pytester.path / "sub"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(sub)
+        inner = kedi.run("--kedi-eval", f"--rootdir={kedi.pytester.path}", "-p", "no:cacheprovider")
+    inner.stdout.fnmatch_lines(['  File "bad.kedi", line 1, column *'])
+    inner.stdout.fnmatch_lines(["ERROR bad.kedi - bad.kedi:1:*"])
+    assert f"{sub}" not in inner.stdout.str()
