@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_kedi.plugin import options
-from pytest_kedi.plugin.collect import KediFile, is_kedi_program
+from pytest_kedi.plugin.collect import EVAL_SKIP_REASON, KediFile, is_kedi_program
 from pytest_kedi.plugin.reporting import KediReporter, attach_entries
 from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE
 from pytest_kedi.plugin.state import STATE_KEY, KediState
@@ -25,6 +25,7 @@ __all__ = [
     "pytest_report_header",
     "pytest_runtest_makereport",
     "pytest_runtestloop",
+    "pytest_terminal_summary",
 ]
 
 _MARKERS = (
@@ -112,3 +113,24 @@ def pytest_runtest_makereport(
     report = yield
     attach_entries(item, call.when, report)
     return report
+
+
+def _skipped_by_eval_gate(report: pytest.TestReport) -> bool:
+    longrepr = report.longrepr  # (path, line, "Skipped: <reason>"); a list under xdist
+    return (
+        report.when == "setup"
+        and isinstance(longrepr, tuple | list)
+        and len(longrepr) == 3
+        and str(longrepr[2]).endswith(EVAL_SKIP_REASON)
+    )
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say once why eval suites were skipped (``kedi_collect = true`` without
+    ``--kedi-eval``): test explorers such as VS Code's show a skip without its reason, and
+    their run output is where users look next."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    count = sum(1 for report in skipped if _skipped_by_eval_gate(report))
+    if count:
+        suites = "suite" if count == 1 else "suites"
+        terminalreporter.write_line(f"kedi: {count} @eval: {suites} skipped: {EVAL_SKIP_REASON}")

@@ -6,7 +6,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
-from kedi_plugin_helpers import Kedi
+from kedi_plugin_helpers import DEMO, Kedi
 
 #: Lines: assert 8, boom 11, @eval: 13, the passing case 18.
 FAILING = """\
@@ -330,3 +330,18 @@ def test_parse_errors_show_paths_relative_to_the_invocation_directory(kedi: Kedi
     inner.stdout.fnmatch_lines(['  File "bad.kedi", line 1, column *'])
     inner.stdout.fnmatch_lines(["ERROR bad.kedi - bad.kedi:1:*"])
     assert f"{sub}" not in inner.stdout.str()
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_the_run_output_says_why_eval_suites_were_skipped(kedi: Kedi, workers: int | None) -> None:
+    kedi.write("demo.kedi", DEMO)
+    kedi.write("other.kedi", DEMO)
+    kedi.pytester.makeini("[pytest]\nkedi_collect = true\n")
+    result = kedi.subprocess(workers=workers) if workers else kedi.run()
+    result.assert_outcomes(passed=4, skipped=2)
+    result.stdout.fnmatch_lines(
+        [
+            "kedi: 2 @eval: suites skipped: "
+            "Kedi @eval: suites run only with --kedi-eval (or KEDI_EVAL=1)"
+        ]
+    )
