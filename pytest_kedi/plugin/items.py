@@ -7,6 +7,7 @@ Both show Kedi-located failure text instead of a Python traceback, and report th
 from __future__ import annotations
 
 import ast
+import contextlib
 import time
 from pathlib import Path
 from types import ModuleType
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 from pytest_kedi.lang import nodes
+from pytest_kedi.plugin.debugging import TraceCase
 from pytest_kedi.plugin.entries import (
     case_entry,
     node_path,
@@ -320,8 +322,11 @@ class KediCaseItem(_KediItem):
             failure = self._failure(error, None, exc.message, "could not run", exc.text)
         if failure is not None:
             self._fail(failure)
+        trace = TraceCase(_rewrite_asserts) if self.config.getoption("trace", False) else None
         try:
-            program.run_case(self.suite, self.case, transform=_rewrite_asserts)
+            with trace or contextlib.nullcontext():
+                transform = trace.transform if trace is not None else _rewrite_asserts
+                program.run_case(self.suite, self.case, transform=transform)
         except Exception as error:
             text, message, line = _case_failure(error)
             self._publish("failed", message)

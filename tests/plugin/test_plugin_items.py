@@ -345,3 +345,38 @@ def test_the_run_output_says_why_eval_suites_were_skipped(kedi: Kedi, workers: i
             "Kedi @eval: suites run only with --kedi-eval (or KEDI_EVAL=1)"
         ]
     )
+
+
+TRACE_CLASS = """\
+import pdb
+
+
+class TracingPdb(pdb.Pdb):
+    def interaction(self, frame, tb):
+        self.setup(frame, tb)
+        print("TRACE-AT", self.curframe.f_code.co_filename, self.curframe.f_lineno)
+        self.forget()
+        self.set_continue()
+"""
+
+
+def test_trace_stops_at_the_first_line_of_the_cases_python(kedi: Kedi) -> None:
+    kedi.write("failing.kedi", FAILING)
+    kedi.write("tracing_pdb.py", TRACE_CLASS)
+    kedi.pytester.syspathinsert()
+    result = kedi.run(
+        "--kedi-eval",
+        "--trace",
+        "--pdbcls=tracing_pdb:TracingPdb",
+        "-p",
+        "no:cacheprovider",
+        "failing.kedi::test:double::compare",
+        "failing.kedi::test:fine::ok",
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    stops = [line for line in result.stdout.lines if line.startswith("TRACE-AT")]
+    assert len(stops) == 2, result.stdout.str()
+    for stop in stops:
+        assert "failing.kedi" in stop and "pytest_kedi" not in stop, stop
+    # line 1 of the case's Python (`value = double(21)`, .kedi line 7), not yet the assert
+    assert stops[0].endswith(" 1"), stops
