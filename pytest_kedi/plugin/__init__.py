@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_kedi.plugin import options
-from pytest_kedi.plugin.collect import KediFile, is_kedi_program
+from pytest_kedi.plugin.collect import EVAL_SKIP_REASON, KediFile, is_kedi_program
 from pytest_kedi.plugin.gating import UnmatchedGates
 from pytest_kedi.plugin.items import SUITE_ENTRY, KediEvalItem
 from pytest_kedi.plugin.outputs import check_report_paths
@@ -32,6 +32,7 @@ __all__ = [
     "pytest_runtestloop",
     "pytest_sessionfinish",
     "pytest_testnodedown",
+    "pytest_terminal_summary",
 ]
 
 _MARKERS = (
@@ -197,3 +198,24 @@ def _add_html_rows(item: KediEvalItem, report: pytest.TestReport) -> None:
     if entry is not None and entry["rows"]:
         previous = list(getattr(report, "extras", []))
         report.extras = [*previous, extras.html(rows_html(entry["rows"]))]  # type: ignore[attr-defined]
+
+
+def _skipped_by_eval_gate(report: pytest.TestReport) -> bool:
+    longrepr = report.longrepr  # (path, line, "Skipped: <reason>"); a list under xdist
+    return (
+        report.when == "setup"
+        and isinstance(longrepr, tuple | list)
+        and len(longrepr) == 3
+        and str(longrepr[2]).endswith(EVAL_SKIP_REASON)
+    )
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say once why eval suites were skipped (``kedi_collect = true`` without
+    ``--kedi-eval``): test explorers such as VS Code's show a skip without its reason, and
+    their run output is where users look next."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    count = sum(1 for report in skipped if _skipped_by_eval_gate(report))
+    if count:
+        suites = "suite" if count == 1 else "suites"
+        terminalreporter.write_line(f"kedi: {count} @eval: {suites} skipped: {EVAL_SKIP_REASON}")

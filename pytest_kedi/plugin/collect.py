@@ -107,15 +107,17 @@ class KediFile(pytest.File):
         return super().repr_failure(excinfo)
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
-        from pytest_kedi.evals.classify import display_path
+        from pytest_kedi.evals.classify import display_path, relative_locations
         from pytest_kedi.lang import KediParseError, check_python, parse_file
 
+        # Paths are shown relative to the directory pytest runs in, as the CLI shows them.
         try:
             module = check_python(parse_file(self.path))
         except KediParseError as exc:
             get_state(self.config).parse_errors.append(self.nodeid)
             where = f"{display_path(exc.path)}:{exc.line}:{exc.column}"
-            raise KediCollectError(exc.render(), f"{where}: {exc.message}") from None
+            text = relative_locations(exc.render())
+            raise KediCollectError(text, f"{where}: {exc.message}") from None
         except (OSError, UnicodeDecodeError) as exc:
             get_state(self.config).parse_errors.append(self.nodeid)
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)

@@ -16,6 +16,7 @@ from pytest_kedi.plugin.options import KediSettings, MaxErrors
 
 __all__ = [
     "WORST_ROWS",
+    "KediGateFailed",
     "UnmatchedGates",
     "Verdict",
     "failure_text",
@@ -51,6 +52,14 @@ def threshold_text(threshold: float, digits: int) -> str:
 def _score_vs(score: float, threshold: float) -> tuple[str, str]:
     digits = score_digits(score, threshold)
     return f"{score:.{digits}f}", threshold_text(threshold, digits)
+
+
+class KediGateFailed(AssertionError):
+    """A completed suite missed a gate the user asked for (min score, error budget).
+
+    An ``AssertionError``: a missed gate is a failed check (allure ``failed``), not an
+    error in the suite's code.
+    """
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,15 +7,30 @@ Both show Kedi-located failure text instead of a Python traceback, and report th
 from __future__ import annotations
 
 import ast
+import contextlib
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
 from pytest_kedi.lang import nodes
-from pytest_kedi.plugin.entries import case_entry, placeholder_suite_entry, suite_entry
-from pytest_kedi.plugin.gating import Verdict, failure_text, judge
+from pytest_kedi.plugin.debugging import TraceCase
+from pytest_kedi.plugin.entries import (
+    case_entry,
+    node_path,
+    placeholder_suite_entry,
+    suite_entry,
+)
+from pytest_kedi.plugin.failures import (
+    FAILURE,
+    KediFailure,
+    KediItemError,
+    failure_repr,
+    user_exception,
+)
+from pytest_kedi.plugin.gating import KediGateFailed, Verdict, failure_text, judge
 from pytest_kedi.plugin.rows import emit_row_reports, rows_section
 from pytest_kedi.plugin.state import ProgramLoadError, get_state
 
@@ -28,23 +43,29 @@ __all__ = [
     "CASE_ENTRY",
     "MODEL_INFO",
     "SUITE_ENTRY",
-    "KediCaseFailed",
     "KediCaseItem",
     "KediEvalItem",
-    "KediSuiteFailed",
 ]
 
 SUITE_ENTRY = pytest.StashKey[dict[str, Any]]()
 CASE_ENTRY = pytest.StashKey[dict[str, Any]]()
 MODEL_INFO = pytest.StashKey[dict[str, Any]]()
+_FILE_MODULE = pytest.StashKey[ModuleType]()
 
 
-class KediSuiteFailed(Exception):
-    """An eval suite failed (suite error or a missed gate); the message is the report."""
+def _file_module(file: pytest.File) -> ModuleType:
+    """One empty stand-in module per ``.kedi`` file, named after its node id.
 
-
-class KediCaseFailed(Exception):
-    """A test case failed; the message is the Kedi-located report."""
+    Plugins that group items by ``item.module`` (pytest-randomly shuffles modules, then
+    the items within each) then keep a file's items together. It holds no code: the
+    file's program is loaded when its first item runs.
+    """
+    module = file.stash.get(_FILE_MODULE, None)
+    if module is None:
+        module = ModuleType(file.nodeid)
+        module.__file__ = str(file.path)
+        file.stash[_FILE_MODULE] = module
+    return module
 
 
 def _internal_dirs() -> tuple[str, ...]:
@@ -59,7 +80,39 @@ def _internal_dirs() -> tuple[str, ...]:
 
 
 class _KediItem(pytest.Item):
-    _failure_types: tuple[type[BaseException], ...] = (KediSuiteFailed, KediCaseFailed)
+    """Fixture support as pytest's doctest items have it: autouse fixtures and
+    ``usefixtures`` marks (also those added after collection, e.g. by
+    ``pytest_collection_modifyitems``) are set up around each item, function-scoped."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._initrequest()
+
+    @property
+    def module(self) -> ModuleType:
+        """The stand-in module of the item's ``.kedi`` file (see `_file_module`)."""
+        file = self.getparent(pytest.File)  # type: ignore[type-abstract]
+        assert file is not None
+        return _file_module(file)
+
+    def _initrequest(self) -> None:
+        """(Re)compute the item's fixture closure and request (pytest calls this again
+        before rerunning an item whose request it released)."""
+        from _pytest.fixtures import TopRequest
+
+        if self.config.getoption("show_fixtures_per_test", False):
+            return  # that listing needs a Python function per item; nothing runs anyway
+        self._fixtureinfo = self.session._fixturemanager.getfixtureinfo(
+            node=self, func=None, cls=None
+        )
+        self.fixturenames = self._fixtureinfo.names_closure
+        self.funcargs: dict[str, object] = {}
+        self._request = TopRequest(self, _ispytest=True)  # type: ignore[arg-type]
+
+    def setup(self) -> None:
+        __tracebackhide__ = True
+        self._initrequest()  # picks up marks added since collection
+        self._request._fillfixtures()
 
     def _traceback_filter(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
         """An unexpected exception (a conftest hook that raised, say) shows the user's
@@ -72,11 +125,19 @@ class _KediItem(pytest.Item):
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str | TerminalRepr:
-        if isinstance(excinfo.value, self._failure_types):
-            return str(excinfo.value)
+        failure = self.stash.get(FAILURE, None)
+        if failure is not None and excinfo.value is failure.raised:
+            return failure_repr(failure, str(self.config.getoption("tbstyle", "auto")))
         return super().repr_failure(excinfo, style=style)
 
+    def _fail(self, failure: KediFailure) -> NoReturn:
+        """Raise ``failure.raised`` (with its own traceback) and show ``failure``'s text."""
+        __tracebackhide__ = True
+        self.stash[FAILURE] = failure
+        raise failure.raised
+
     def _program(self) -> Any:
+        __tracebackhide__ = True
         state = get_state(self.config)
         loaded = state.program_for(self.path, self.ihook)
         collected = next(
@@ -108,6 +169,7 @@ class KediEvalItem(_KediItem):
         from pytest_kedi.evals import EvalOptions, SuiteResult, run_suite
         from pytest_kedi.evals.classify import relative_locations
 
+        __tracebackhide__ = True
         settings = get_state(self.config).settings
         threshold = settings.threshold_for(self.nodeid)
         started = time.perf_counter()
@@ -132,7 +194,8 @@ class KediEvalItem(_KediItem):
             )
             self.ihook.pytest_kedi_suite_result(item=self, result=failed)
             self._publish(entry)
-            raise KediSuiteFailed(failure_text(entry, Verdict(False, ()), exc.text)) from None
+            text = failure_text(entry, Verdict(False, ()), exc.text)
+            self._fail(self._failure(KediItemError(text), entry, text))
 
         options = EvalOptions(
             split=settings.split,  # type: ignore[arg-type]
@@ -167,7 +230,23 @@ class KediEvalItem(_KediItem):
             exception = result.exception
             if exception is not None and hasattr(exception, "render"):
                 detail = relative_locations(exception.render())
-            raise KediSuiteFailed(failure_text(entry, verdict, detail))
+            text = failure_text(entry, verdict, detail)
+            raised: BaseException
+            if result.error is None:
+                raised = KediGateFailed(text)
+            elif exception is not None:
+                raised = user_exception(exception)
+            else:
+                raised = KediItemError(text)
+            self._fail(self._failure(raised, entry, text))
+
+    @staticmethod
+    def _failure(raised: BaseException, entry: dict[str, Any], text: str) -> KediFailure:
+        """The failure of `entry`, located at the suite's header line."""
+        prefix = f"{entry['path']}:{entry['line']}: "
+        first = text.split("\n", 1)[0]
+        message = first.removeprefix(prefix)
+        return KediFailure(raised, entry["path"], entry["line"], message, text)
 
     def _on_row(self, row: RowResult) -> None:
         self.ihook.pytest_kedi_row_result(item=self, row=row)
@@ -232,25 +311,39 @@ class KediCaseItem(_KediItem):
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.case.span.start_line - 1, self.name
 
-    def _head(self, line: int | None, message: str) -> str:
-        """``file.kedi:LINE: <message>`` (pytest's short summary shows this line)."""
-        where = f"{self.nodeid.split('::', 1)[0]}:{line or self.case.span.start_line}"
+    def _failure(
+        self, raised: BaseException, line: int | None, message: str, how: str, text: str
+    ) -> KediFailure:
+        """The failure shown as ``file.kedi:LINE: <message>`` (the line that ``--tb=line``
+        and the short summary show), the case's name, and `text`."""
+        path = node_path(self.nodeid)
+        line = line or self.case.span.start_line
         first = message.splitlines()[0] if message else ""
-        return f"{where}: {first}\n@test: {self.suite.name} > case: {self.case.name}"
+        head = f"{path}:{line}: {first}\n@test: {self.suite.name} > case: {self.case.name}"
+        return KediFailure(raised, path, line, message, f"{head} {how}:\n{text}")
 
     def runtest(self) -> None:
+        __tracebackhide__ = True
+        failure: KediFailure | None = None
         try:
             program = self._program()
         except ProgramLoadError as exc:
             self._publish("failed", exc.message)
-            head = self._head(None, exc.message)
-            raise KediCaseFailed(f"{head} could not run:\n{exc.text}") from None
+            error = KediItemError(exc.message)
+            failure = self._failure(error, None, exc.message, "could not run", exc.text)
+        if failure is not None:
+            self._fail(failure)
+        trace = TraceCase(_rewrite_asserts) if self.config.getoption("trace", False) else None
         try:
-            program.run_case(self.suite, self.case, transform=_rewrite_asserts)
+            with trace or contextlib.nullcontext():
+                transform = trace.transform if trace is not None else _rewrite_asserts
+                program.run_case(self.suite, self.case, transform=transform)
         except Exception as error:
             text, message, line = _case_failure(error)
             self._publish("failed", message)
-            raise KediCaseFailed(f"{self._head(line, message)} failed:\n{text}") from None
+            failure = self._failure(user_exception(error), line, message, "failed", text)
+        if failure is not None:
+            self._fail(failure)
         self._publish("passed", None)
 
     def _publish(self, outcome: str, message: str | None) -> None:

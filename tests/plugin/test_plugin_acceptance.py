@@ -7,6 +7,7 @@ single-process and under ``-n 2``; plus the diagnostics found by acceptance test
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from kedi_plugin_helpers import DEMO, Kedi, without_durations
@@ -263,10 +264,10 @@ def test_zero_error_budget_is_a_count(kedi: Kedi) -> None:
 def test_parse_error_is_exactly_the_diagnostic_and_its_summary_names_the_location(
     kedi: Kedi,
 ) -> None:
-    broken = kedi.write("broken.kedi", "@eval: broken\n")
+    kedi.write("broken.kedi", "@eval: broken\n")
     kedi.write("demo.kedi", DEMO)
-    with pytest.raises(KediParseError) as excinfo:
-        parse_file(broken)
+    with pytest.raises(KediParseError) as excinfo:  # what the CLI shows, from the same directory
+        parse_file(Path("broken.kedi"))
     reprec = kedi.inline("--kedi-eval", "-p", "no:cacheprovider")
     (failed,) = [r for r in reprec.getreports("pytest_collectreport") if r.failed]
     assert str(failed.longrepr) == excinfo.value.render()

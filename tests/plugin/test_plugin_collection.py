@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from kedi_plugin_helpers import DEMO, Kedi
 
@@ -108,10 +110,10 @@ def test_repeated_suite_names_get_numbered_and_kinds_never_collide(kedi: Kedi) -
 
 
 def test_parse_error_is_one_collection_error_with_the_kedi_diagnostic(kedi: Kedi) -> None:
-    broken = kedi.write("broken.kedi", BROKEN)
+    kedi.write("broken.kedi", BROKEN)
     kedi.write("demo.kedi", DEMO)
-    with pytest.raises(KediParseError) as excinfo:
-        parse_file(broken)
+    with pytest.raises(KediParseError) as excinfo:  # what the CLI shows, from the same directory
+        parse_file(Path("broken.kedi"))
     result = kedi.run("--kedi-eval")
     result.assert_outcomes(passed=3, errors=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED

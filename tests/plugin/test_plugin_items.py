@@ -1,0 +1,383 @@
+"""Kedi items inside pytest: failure locations, --pdb, report plugins, fixtures, random order."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+from kedi_plugin_helpers import DEMO, Kedi
+
+#: Lines: assert 8, boom 11, @eval: 13, the passing case 18.
+FAILING = """\
+@double(x: int) -> int:
+  = `x * 2`
+
+@test: double:
+  > case: compare:
+    ```
+    value = double(21)
+    assert value == 41, "a fairly long assertion message that goes well past fifty characters"
+    ```
+  > case: boom:
+    `{}["missing"]`
+
+@eval: double:
+  > data: d:
+    = `[(1, 2), (2, 5)]`
+  > metric: exact(d):
+    = `double(d) == expected`
+
+@test: fine:
+  > case: ok:
+    `assert double(1) == 2`
+"""
+
+GATE = ("-o", "kedi_min_score=0.9")
+
+FAILURE_LINES = [
+    "failing.kedi:8: AssertionError: a fairly long assertion message that goes well past "
+    "fifty characters",
+    "failing.kedi:11: KeyError: 'missing'",
+    "failing.kedi:13: @eval: double failed: score 0.5000 is below the min score 0.9000",
+]
+
+
+def _failures_section(output: str) -> list[str]:
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if " FAILURES " in line)
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("=="))
+    return [line for line in lines[start + 1 : end] if not line.startswith("[gw")]
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_tb_line_prints_one_located_line_per_failure(kedi: Kedi, workers: int | None) -> None:
+    kedi.write("failing.kedi", FAILING)
+    args = ("--kedi-eval", *GATE, "--tb=line", "-p", "no:cacheprovider")
+    result = kedi.subprocess(*args, workers=workers) if workers else kedi.run(*args)
+    result.assert_outcomes(passed=1, failed=3)
+    assert sorted(_failures_section(result.stdout.str())) == sorted(FAILURE_LINES)
+
+
+def test_short_summary_shows_the_failure_message(kedi: Kedi) -> None:
+    kedi.write("failing.kedi", FAILING)
+    result = kedi.run("--kedi-eval", *GATE, "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(
+        [
+            "FAILED failing.kedi::test:double::compare - AssertionError: a fairly*",
+            "FAILED failing.kedi::test:double::boom - KeyError: 'missing'",
+            "FAILED failing.kedi::eval:double - @eval: double failed: score 0.5000*",
+        ]
+    )
+
+
+PDB_CLASS = """\
+import pdb
+
+
+class RecordingPdb(pdb.Pdb):
+    def interaction(self, frame, tb):
+        self.setup(frame, tb)
+        frame = self.curframe
+        value = frame.f_locals.get("value", frame.f_globals.get("value"))
+        print("PDB-AT", frame.f_code.co_filename, "value=%r" % value)
+        self.forget()
+"""
+
+
+def test_pdb_lands_in_the_users_failing_frame(kedi: Kedi) -> None:
+    kedi.write("failing.kedi", FAILING)
+    kedi.write("recording_pdb.py", PDB_CLASS)
+    kedi.pytester.syspathinsert()
+    result = kedi.run(
+        "--kedi-eval",
+        "--pdb",
+        "--pdbcls=recording_pdb:RecordingPdb",
+        "-p",
+        "no:cacheprovider",
+        "failing.kedi::test:double::compare",
+    )
+    result.assert_outcomes(failed=1)
+    (line,) = [line for line in result.stdout.lines if line.startswith("PDB-AT")]
+    assert line.endswith("value=42"), line
+    assert "failing.kedi" in line
+    assert "pytest_kedi" not in line
+
+
+def _allure_statuses(directory: object) -> dict[str, str]:
+    statuses = {}
+    for path in directory.glob("*-result.json"):  # type: ignore[attr-defined]
+        data = json.loads(path.read_text(encoding="utf-8"))
+        statuses[data["name"]] = data["status"]
+    return statuses
+
+
+def test_allure_junit_and_json_report_see_failures_as_failures(kedi: Kedi) -> None:
+    pytest.importorskip("allure_pytest")
+    pytest.importorskip("pytest_jsonreport")
+    kedi.write("failing.kedi", FAILING)
+    result = kedi.run(
+        "--kedi-eval",
+        *GATE,
+        "-p",
+        "allure_pytest.plugin",
+        "-p",
+        "pytest_jsonreport.plugin",
+        "--alluredir=allure",
+        "--junitxml=junit.xml",
+        "--json-report",
+        "--json-report-file=report.json",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=1, failed=3)
+    statuses = _allure_statuses(kedi.pytester.path / "allure")
+    assert statuses == {
+        "compare": "failed",
+        "boom": "broken",
+        "eval:double": "failed",
+        "ok": "passed",
+    }
+    cases = {
+        case.get("name"): case
+        for case in ET.parse(kedi.pytester.path / "junit.xml").iter("testcase")
+    }
+    for name in ("compare", "boom", "eval:double"):
+        assert cases[name].find("failure") is not None, name
+        assert cases[name].find("error") is None, name
+    assert (
+        cases["eval:double"]
+        .find("failure")
+        .get("message", "")
+        .startswith(  # type: ignore[union-attr]
+            "@eval: double failed: score 0.5000 is below"
+        )
+    )
+    tests = {t["nodeid"]: t for t in kedi.json("report.json")["tests"]}
+    crash = tests["failing.kedi::eval:double"]["call"]["crash"]
+    assert crash["path"] == "failing.kedi"
+    assert crash["lineno"] == 13
+    assert crash["message"].startswith("@eval: double failed")
+    assert tests["failing.kedi::test:double::compare"]["call"]["crash"]["lineno"] == 8
+    assert tests["failing.kedi::test:double::compare"]["outcome"] == "failed"
+
+
+def test_a_suite_that_cannot_load_is_broken_not_failed(kedi: Kedi) -> None:
+    pytest.importorskip("allure_pytest")
+    kedi.write("failing.kedi", FAILING)
+    kedi.write(
+        "unloadable.kedi", "@eval: e:\n  > data: d:\n    = `1/0`\n  > metric: m(d):\n    = `1`\n"
+    )
+    result = kedi.run(
+        "--kedi-eval", "-p", "allure_pytest.plugin", "--alluredir=allure", "unloadable.kedi"
+    )
+    result.assert_outcomes(failed=1)
+    assert _allure_statuses(kedi.pytester.path / "allure") == {"eval:e": "broken"}
+
+
+FIXTURE_CONFTEST = """\
+import pytest
+
+
+def log(request, text):
+    with open(request.config.rootpath / "log.txt", "a", encoding="utf-8") as handle:
+        handle.write(text + "\\n")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_wide(request):
+    log(request, "setup session_wide")
+    yield
+    log(request, "teardown session_wide")
+
+
+@pytest.fixture(autouse=True)
+def kedi_env(request, monkeypatch):
+    if request.node.get_closest_marker("kedi"):
+        monkeypatch.setenv("KEDI_FIXTURE_VALUE", "from-fixture")
+    log(request, "setup kedi_env " + request.node.name)
+    yield
+    log(request, "teardown kedi_env " + request.node.name)
+
+
+@pytest.fixture
+def extra(request):
+    log(request, "setup extra " + request.node.name)
+    yield
+    log(request, "teardown extra " + request.node.name)
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.get_closest_marker("kedi_test"):
+            item.add_marker(pytest.mark.usefixtures("extra"))
+"""
+
+FIXTURE_KEDI = """\
+@test: env:
+  > case: sees_env:
+    ```
+    import os
+    assert os.environ["KEDI_FIXTURE_VALUE"] == "from-fixture"
+    ```
+
+@eval: env:
+  > data: d:
+    = `[(__import__("os").environ["KEDI_FIXTURE_VALUE"], "from-fixture")]`
+  > metric: same(d):
+    = `d == expected`
+"""
+
+FIXTURE_AFTER = """\
+import os
+
+
+def test_after():
+    assert "KEDI_FIXTURE_VALUE" not in os.environ
+"""
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_autouse_and_usefixtures_fixtures_run_around_kedi_items(
+    kedi: Kedi, workers: int | None
+) -> None:
+    kedi.pytester.makeconftest(FIXTURE_CONFTEST)
+    kedi.write("env.kedi", FIXTURE_KEDI)
+    kedi.write("test_zz_after.py", FIXTURE_AFTER)
+    args = ("--kedi-eval", "-o", "kedi_min_score=1", "-p", "no:cacheprovider")
+    if workers:
+        result = kedi.subprocess(*args, "--dist", "loadfile", workers=workers)
+    else:
+        result = kedi.run(*args, "--setup-show")
+        result.stdout.fnmatch_lines(
+            [
+                "*SETUP    S session_wide",
+                "*SETUP    F kedi_env (fixtures used: monkeypatch)",
+                "*SETUP    F extra",
+                "*env.kedi::test:env::sees_env (fixtures used: extra, kedi_env, *) .",
+                "*TEARDOWN F extra",
+                "*TEARDOWN F kedi_env",
+                "*TEARDOWN F monkeypatch",
+            ]
+        )
+    result.assert_outcomes(passed=3)
+    if workers:  # each worker has its own session fixtures; the run passing is the point
+        return
+    log = (kedi.pytester.path / "log.txt").read_text(encoding="utf-8").splitlines()
+    assert log == [
+        "setup session_wide",
+        "setup kedi_env sees_env",
+        "setup extra sees_env",
+        "teardown extra sees_env",
+        "teardown kedi_env sees_env",
+        "setup kedi_env eval:env",
+        "teardown kedi_env eval:env",
+        "setup kedi_env test_after",
+        "teardown kedi_env test_after",
+        "teardown session_wide",
+    ]
+
+
+def test_fixtures_per_test_lists_python_tests_and_ignores_kedi_items(kedi: Kedi) -> None:
+    kedi.pytester.makeconftest(FIXTURE_CONFTEST)
+    kedi.write("env.kedi", FIXTURE_KEDI)
+    kedi.write("test_zz_after.py", FIXTURE_AFTER)
+    result = kedi.run("--kedi-eval", "--fixtures-per-test", "-p", "no:cacheprovider")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*fixtures used by test_after*"])
+    result.stdout.no_fnmatch_line("*INTERNALERROR*")
+
+
+def _cases(count: int) -> str:
+    cases = "".join(f"  > case: c{i}:\n    `assert True`\n" for i in range(count))
+    return f"@test: t:\n{cases}"
+
+
+def test_pytest_randomly_keeps_a_files_items_together(kedi: Kedi) -> None:
+    pytest.importorskip("pytest_randomly")
+    for name in ("a", "b", "c"):
+        kedi.write(f"{name}.kedi", _cases(4))
+    kedi.write("test_py.py", "def test_one():\n    pass\n\n\ndef test_two():\n    pass\n")
+    kedi.pytester.makeini("[pytest]\nkedi_collect = true\n")
+    orders = set()
+    for seed in range(1, 9):
+        result = kedi.run(
+            "-p", "randomly", f"--randomly-seed={seed}", "--collect-only", "-q",
+            "-p", "no:cacheprovider",
+        )  # fmt: skip
+        ids = [line for line in result.stdout.lines if "::" in line]
+        assert len(ids) == 14, result.stdout.str()
+        files = [nodeid.split("::", 1)[0] for nodeid in ids]
+        runs = [name for i, name in enumerate(files) if i == 0 or files[i - 1] != name]
+        assert len(runs) == len(set(runs)), (seed, ids)
+        orders.add(tuple(ids))
+    assert len(orders) > 1  # pytest-randomly did shuffle
+
+
+def test_parse_errors_show_paths_relative_to_the_invocation_directory(kedi: Kedi) -> None:
+    kedi.write("sub/bad.kedi", "@eval: broken\n")
+    kedi.write("sub/binary.kedi", "")
+    (kedi.pytester.path / "sub" / "binary.kedi").write_bytes(b"\xff\xfe\x00bad")
+    result = kedi.run("--kedi-eval", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(['  File "sub/bad.kedi", line 1, column *'])
+    result.stdout.fnmatch_lines(['  File "sub/binary.kedi", line 1, column 1'])
+    assert f"{kedi.pytester.path / 'sub'}" not in result.stdout.str()
+
+    sub = kedi.pytester.path / "sub"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(sub)
+        inner = kedi.run("--kedi-eval", f"--rootdir={kedi.pytester.path}", "-p", "no:cacheprovider")
+    inner.stdout.fnmatch_lines(['  File "bad.kedi", line 1, column *'])
+    inner.stdout.fnmatch_lines(["ERROR bad.kedi - bad.kedi:1:*"])
+    assert f"{sub}" not in inner.stdout.str()
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_the_run_output_says_why_eval_suites_were_skipped(kedi: Kedi, workers: int | None) -> None:
+    kedi.write("demo.kedi", DEMO)
+    kedi.write("other.kedi", DEMO)
+    kedi.pytester.makeini("[pytest]\nkedi_collect = true\n")
+    result = kedi.subprocess(workers=workers) if workers else kedi.run()
+    result.assert_outcomes(passed=4, skipped=2)
+    result.stdout.fnmatch_lines(
+        [
+            "kedi: 2 @eval: suites skipped: "
+            "Kedi @eval: suites run only with --kedi-eval (or KEDI_EVAL=1)"
+        ]
+    )
+
+
+TRACE_CLASS = """\
+import pdb
+
+
+class TracingPdb(pdb.Pdb):
+    def interaction(self, frame, tb):
+        self.setup(frame, tb)
+        print("TRACE-AT", self.curframe.f_code.co_filename, self.curframe.f_lineno)
+        self.forget()
+        self.set_continue()
+"""
+
+
+def test_trace_stops_at_the_first_line_of_the_cases_python(kedi: Kedi) -> None:
+    kedi.write("failing.kedi", FAILING)
+    kedi.write("tracing_pdb.py", TRACE_CLASS)
+    kedi.pytester.syspathinsert()
+    result = kedi.run(
+        "--kedi-eval",
+        "--trace",
+        "--pdbcls=tracing_pdb:TracingPdb",
+        "-p",
+        "no:cacheprovider",
+        "failing.kedi::test:double::compare",
+        "failing.kedi::test:fine::ok",
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    stops = [line for line in result.stdout.lines if line.startswith("TRACE-AT")]
+    assert len(stops) == 2, result.stdout.str()
+    for stop in stops:
+        assert "failing.kedi" in stop and "pytest_kedi" not in stop, stop
+    # the first line of the case's Python (`value = double(21)`, .kedi line 7), not the assert
+    assert stops[0].endswith("failing.kedi 7"), stops
+    assert stops[1].endswith("failing.kedi 21"), stops  # `fine::ok`'s one statement line
