@@ -169,31 +169,31 @@ class _PluginProbe:
         self.results.append(result)
 
 
-def bench_latency_pytest(folder: Path, rows: int, concurrency: int) -> float | None:
-    """(a) through ``pytest --kedi-eval --kedi-concurrency N`` in-process (None if unavailable)."""
-    try:
-        import pytest
+def bench_latency_pytest(folder: Path, rows: int, concurrency: int) -> float:
+    """(a) through ``pytest --kedi-eval --kedi-concurrency N``, in-process.
 
-        import pytest_kedi.plugin  # noqa: F401
-    except ImportError as exc:
-        print(f"    (plugin not available: {exc}; measured through run_suite only)")
-        return None
+    The plugin module is passed as a plugin object and its ``kedi`` entry point is blocked
+    (``-p no:kedi``), so the run loads the plugin exactly once whether or not the project is
+    installed. A run that fails stops the benchmark with a non-zero exit.
+    """
+    import pytest
+
+    import pytest_kedi.plugin
+
     project = folder / "plugin_project"
     project.mkdir(exist_ok=True)
     write_program(project, "latency_bench.kedi", MODEL_PROGRAM, rows)
     probe = _PluginProbe()
     args = [
-        "-q", "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning",
-        "-p", "pytest_kedi.plugin", "--rootdir", str(project),
+        "-q", "-p", "no:cacheprovider", "-p", "no:kedi", "--rootdir", str(project),
         "--kedi-eval", "--kedi-concurrency", str(concurrency), str(project / "latency_bench.kedi"),
     ]  # fmt: skip
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
-        elapsed, code = timed(lambda: pytest.main(args, plugins=[probe]))
+        elapsed, code = timed(lambda: pytest.main(args, plugins=[probe, pytest_kedi.plugin]))
     if code != 0 or len(probe.results) != 1:
-        print(f"    pytest run failed (exit {code}); not measured. Output:")
         print(output.getvalue()[-3000:])
-        return None
+        raise SystemExit(f"benchmark pytest run failed (exit {code}); not measured")
     (result,) = probe.results
     check(result)
     limit, _ = timed(lambda: asyncio.run(_sleep_waves(rows, concurrency)))

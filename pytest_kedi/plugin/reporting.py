@@ -302,6 +302,10 @@ class KediReporter:
         if not (self.suites or self.tests or self.write_errors or self.untouched):
             return
         tr = terminalreporter
+        if tr.no_summary:  # pytest's --no-summary: hide the section, keep write errors
+            for error in self.write_errors:
+                tr.write_line(f"kedi: {error}", red=True)
+            return
         verbose = self.config.get_verbosity() > 0
         tr.write_sep("=", "kedi")
         if self.suites or self.tests:

@@ -1,0 +1,106 @@
+"""Every benchmark script runs at its quick size with exit 0, and exits non-zero when a
+measurement fails (run as a user runs them: ``python benchmarks/<name>.py --quick``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCHMARKS = ROOT / "benchmarks"
+CORPUS = ROOT.parent / "shared" / "corpus" / "kedi" / "MANIFEST.json"
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("KEDI_", "PYTEST_")) and k != "TEAMCITY_VERSION"
+    }
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def _patched(script: str, patch: str, call: str) -> subprocess.CompletedProcess[str]:
+    """Import a benchmark script as a module, apply ``patch`` and evaluate ``call``."""
+    code = (
+        "import runpy, sys\n"
+        f"sys.path.insert(0, {str(BENCHMARKS)!r})\n"
+        f"import {script} as bench\n"
+        f"{patch}\n"
+        f"sys.exit({call})\n"
+    )
+    return _run("-c", code)
+
+
+def test_eval_throughput_quick_measures_through_pytest_too() -> None:
+    result = _run("benchmarks/eval_throughput.py", "--quick")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "(a) pytest --kedi-eval --kedi-concurrency 20:" in result.stdout
+    assert "summary: (a) " in result.stdout
+
+
+def test_eval_throughput_fails_when_the_pytest_run_fails(tmp_path: Path) -> None:
+    result = _patched(
+        "eval_throughput",
+        'bench.MODEL_PROGRAM = "@broken(:\\n"',
+        f"bench.bench_latency_pytest(__import__('pathlib').Path({str(tmp_path)!r}), 4, 2)",
+    )
+    assert result.returncode != 0
+    assert "benchmark pytest run failed (exit 1)" in result.stderr
+
+
+def test_eval_throughput_fails_when_rows_do_not_score() -> None:
+    result = _patched(
+        "eval_throughput",
+        "bench.TYPED_PROGRAM = bench.TYPED_PROGRAM.replace('len(text.split())', '1 / 0')",
+        "bench.main(['--quick', '--no-pytest'])",
+    )
+    assert result.returncode != 0
+    assert "benchmark suite did not score cleanly" in result.stderr
+
+
+def test_call_overhead_quick() -> None:
+    result = _run("benchmarks/call_overhead.py", "--quick")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1].startswith("ratio          : ")
+
+
+def test_call_overhead_fails_on_a_wrong_result() -> None:
+    result = _patched(
+        "call_overhead", "bench.SOURCE = bench.SOURCE.replace('a + b', 'a - b')", "bench.main([])"
+    )
+    assert result.returncode == 1
+    assert "add(2, 3) returned -1, not 5: not measured" in result.stderr
+
+
+@pytest.mark.skipif(not CORPUS.is_file(), reason="Kedi corpus not available (../shared/corpus)")
+def test_parse_speed_quick() -> None:
+    result = _run("benchmarks/parse_speed.py", "--quick")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [line.split()[0] for line in result.stdout.splitlines()] == [
+        "corpus",
+        "corpus",
+        "synthetic",
+    ]
+
+
+def test_parse_speed_fails_without_its_corpus(tmp_path: Path) -> None:
+    result = _patched(
+        "parse_speed",
+        f"bench.CORPUS = __import__('pathlib').Path({str(tmp_path)!r})",
+        "bench.main([])",
+    )
+    assert result.returncode == 2
+    assert "corpus not found" in result.stderr

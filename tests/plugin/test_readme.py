@@ -1,0 +1,93 @@
+"""The README's sample terminal outputs are real: every ``console`` block whose command is
+``$ pytest ...`` is run (in a fresh directory holding the README's named ``.kedi`` files and,
+when the command names it, a copy of ``examples/``), and its lines must appear, in order and
+contiguously, in the real output. Timings are ignored. When pytest-kedi's output changes, the
+failure message shows the real output to paste into the README.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+from dataclasses import dataclass
+
+import pytest
+from kedi_plugin_helpers import REPO_ROOT, Kedi
+
+README = REPO_ROOT / "README.md"
+_FILE_LABEL = re.compile(r"`([\w.-]+\.kedi)`:\s*$")
+_TIMING = re.compile(r" in \d+(\.\d+)?s( \(\d+:\d\d:\d\d\))?")
+_SEPARATOR = re.compile(r"^=+ (.*?) =+$")
+
+
+@dataclass(frozen=True)
+class Block:
+    lang: str
+    label: str  # the last non-blank line before the fence
+    lines: tuple[str, ...]
+    line_no: int
+
+
+def _blocks() -> list[Block]:
+    blocks: list[Block] = []
+    lines = README.read_text(encoding="utf-8").splitlines()
+    label = ""
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("```"):
+            start = i
+            body: list[str] = []
+            i += 1
+            while not lines[i].startswith("```"):
+                body.append(lines[i])
+                i += 1
+            blocks.append(Block(line[3:].strip(), label, tuple(body), start + 1))
+            label = ""
+        elif line.strip():
+            label = line
+        i += 1
+    return blocks
+
+
+def _named_files() -> dict[str, str]:
+    files: dict[str, str] = {}
+    for block in _blocks():
+        match = _FILE_LABEL.search(block.label)
+        if block.lang == "kedi" and match:
+            files[match[1]] = "\n".join(block.lines) + "\n"
+    return files
+
+
+def _samples() -> list[Block]:
+    return [b for b in _blocks() if b.lang == "console" and b.lines[0].startswith("$ pytest ")]
+
+
+def _normal(line: str) -> str:
+    line = _TIMING.sub(" in <T>", line.rstrip())
+    separator = _SEPARATOR.match(line)
+    return f"== {separator[1]} ==" if separator else line
+
+
+def test_readme_names_its_sample_files() -> None:
+    assert {"counts.kedi", "scores.kedi", "demo.kedi"} <= set(_named_files())
+    assert len(_samples()) >= 5
+
+
+@pytest.mark.parametrize("sample", _samples(), ids=lambda b: b.lines[0][2:])
+def test_readme_sample_output_is_real(kedi: Kedi, sample: Block) -> None:
+    for name, text in _named_files().items():
+        kedi.write(name, text)
+    args = shlex.split(sample.lines[0][2:])[1:]
+    if any(arg.startswith("examples") for arg in args):
+        shutil.copytree(REPO_ROOT / "examples", kedi.pytester.path / "examples")
+    result = kedi.run(*args)
+    expected = [_normal(line) for line in sample.lines[1:]]
+    real = [_normal(line) for line in result.outlines]
+    assert len(expected) >= 3
+    windows = (real[i : i + len(expected)] for i in range(len(real) - len(expected) + 1))
+    assert expected in windows, (
+        f"README.md line {sample.line_no}: the sample for `{sample.lines[0][2:]}` is not what "
+        "pytest prints; the real output is:\n" + "\n".join(result.outlines)
+    )

@@ -1,0 +1,43 @@
+"""Packaging metadata (issue 7 item 18): project URLs, a development-status classifier,
+keywords, docs/ in the sdist, and a lowest-direct floor check that CI runs."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def test_project_metadata_for_the_package_index() -> None:
+    project = PROJECT["project"]
+    assert project["urls"] and all(u.startswith("https://") for u in project["urls"].values())
+    assert [c for c in project["classifiers"] if c.startswith("Development Status :: ")]
+    assert {"pytest", "kedi"} <= set(project["keywords"])
+
+
+def test_sdist_ships_the_docs() -> None:
+    include = PROJECT["tool"]["hatch"]["build"]["targets"]["sdist"]["include"]
+    assert {"docs", "README.md", "CHANGELOG.md", "pytest_kedi", "tests"} <= set(include)
+    assert (ROOT / "docs" / "architecture.md").is_file()
+
+
+def test_ci_checks_the_dependency_floors() -> None:
+    floor = (ROOT / ".ci" / "floor").read_text(encoding="utf-8")
+    assert "--resolution lowest-direct" in floor
+    assert "-m pytest" in floor
+    run_lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert ".ci/floor" in run_lines
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert ".ci/floor" in readme
+
+
+def test_declared_floors() -> None:
+    """The floors `.ci/floor` verifies (raise them together with a passing floor run)."""
+    floors = {
+        dep.split(">=")[0]: dep.split(">=")[1].split(",")[0]
+        for dep in PROJECT["project"]["dependencies"]
+    }
+    assert floors["pydantic-ai-slim"] == "2.32"
+    assert floors["pytest"] == "9"
