@@ -104,3 +104,13 @@ def test_parse_speed_fails_without_its_corpus(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "corpus not found" in result.stderr
+
+
+def test_loading_scale_quick() -> None:
+    done = _run(str(BENCHMARKS / "loading_scale.py"), "--quick")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    for shape in ("bindings", "procedures"):
+        for mode in ("validate", "run"):
+            assert any(line.split()[:2] == [shape, mode] and "x" in line for line in lines)
+    assert "FAILED" not in done.stdout
