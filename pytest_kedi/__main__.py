@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_kedi.cli import main
+from pytest_kedi.cli import PROG, main
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(prog=PROG))

@@ -1,6 +1,7 @@
-"""``python -m pytest_kedi``: run a Kedi program, its ``@test:`` cases or ``@eval:`` suites.
+"""``python -m pytest_kedi`` (or ``pytest-kedi``): run a Kedi program, its ``@test:`` cases
+or ``@eval:`` suites (docs/language.md#program-runs).
 
-Forms (`KEDI.md` §10.1, §5.1, §5.6)::
+Forms::
 
     python -m pytest_kedi FILE [--model M] [--test] [--eval] [program options]
     python -m pytest_kedi parse FILE...
@@ -16,11 +17,20 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from pytest_kedi import __version__
+from pytest_kedi.cliargs import (
+    PROG,
+    CliUsageError,
+    Invocation,
+    build_parse_parser,
+    build_parser,
+    parse_invocation,
+    parse_program_args,
+    program_name,
+)
 from pytest_kedi.evals.safetext import clean_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,163 +38,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.runtime import Program
     from pytest_kedi.runtime.errors import KediExecutionError
 
-__all__ = ["CliUsageError", "Invocation", "main", "parse_invocation", "parse_program_args"]
-
-PROG = "python -m pytest_kedi"
-USAGE = f"""\
-usage: {PROG} FILE [--model MODEL] [--adapter pydantic] [--test] [--eval] [program options]
-       {PROG} parse FILE...
-       {PROG} html REPORT.json [REPORT2.json ...] -o OUT.html
-
-Run a Kedi program, or its @test: cases (--test) and @eval: suites (--eval).
-
-options:
-  --model MODEL  default pydantic-ai model (e.g. openai:gpt-4o); a source `> model:`
-                 still applies. Default: $KEDI_ADAPTER_MODEL, else the offline `test` model.
-  --adapter-model MODEL
-                 the same as --model (Kedi's spelling)
-  --adapter NAME only `pydantic` is supported (also $KEDI_ADAPTER)
-  --test         run the @test: cases and print `Tests:`
-  --eval         score the @eval: suites and print `Evals:` (with --test, only the
-                 tests run, as in Kedi)
-  --help         show this help
-  --version      show pytest-kedi's version
-
-Other options after FILE fill the program's `args`: `--key value` sets args.key to
-"value", a bare `--flag` sets args.flag to True.
-"""
+__all__ = [
+    "PROG",
+    "CliUsageError",
+    "Invocation",
+    "build_parser",
+    "main",
+    "parse_invocation",
+    "parse_program_args",
+    "program_name",
+]
 
 OK, FAILED, USAGE_ERROR = 0, 1, 2
-_OWNED_FLAGS = frozenset({"--test", "--eval", "--help", "--version"})
-_MODEL_OPTIONS = ("--model", "--adapter-model")
-SUPPORTED_ADAPTER = "pydantic"
-ADAPTER_ENV = "KEDI_ADAPTER"
-
-
-class CliUsageError(Exception):
-    """Command-line misuse (exit status 2)."""
-
-
-@dataclass
-class Invocation:
-    """A parsed ``python -m pytest_kedi FILE ...`` command line."""
-
-    file: str
-    model: str | None = None
-    test: bool = False
-    eval: bool = False
-    help: bool = False
-    version: bool = False
-    args: dict[str, Any] = field(default_factory=dict)
-
-
-def _is_option(token: str) -> bool:
-    return token.startswith("--") and len(token) > 2
-
-
-def parse_program_args(tokens: Sequence[str]) -> dict[str, Any]:
-    """Fill ``args`` from the options after FILE (§10.1).
-
-    ``--key value`` -> ``"value"``; a bare ``--flag`` (next token absent or another
-    option) -> ``True``; ``--key=value`` -> ``"value"``; hyphens become underscores;
-    the first occurrence wins; non-option tokens are ignored.
-    """
-    values: dict[str, Any] = {}
-    index = 0
-    while index < len(tokens):
-        token = tokens[index]
-        index += 1
-        if not _is_option(token):
-            continue
-        key, eq, inline = token[2:].partition("=")
-        value: Any
-        if eq:
-            value = inline
-        elif index < len(tokens) and not _is_option(tokens[index]):
-            value = tokens[index]
-            index += 1
-        else:
-            value = True
-        name = key.replace("-", "_")
-        if name and name not in values:
-            values[name] = value
-    return values
-
-
-def _option_value(token: str, argv: Sequence[str], index: int) -> tuple[str | None, int]:
-    """The value of ``--opt VALUE`` / ``--opt=VALUE`` at ``argv[index - 1]``, and the next index."""
-    if "=" in token:
-        return token.partition("=")[2], index
-    if index >= len(argv) or _is_option(argv[index]):
-        return None, index
-    return argv[index], index + 1
-
-
-def _check_adapter(name: str, where: str) -> None:
-    if name.strip() != SUPPORTED_ADAPTER:
-        raise CliUsageError(
-            f"unsupported adapter {name.strip()!r} ({where}): "
-            f"pytest-kedi supports only the {SUPPORTED_ADAPTER!r} adapter"
-        )
-
-
-def parse_invocation(argv: Sequence[str]) -> Invocation:
-    """Split CLI-owned options from program options.
-
-    The CLI owns ``--model``, ``--adapter``, ``--adapter-model``, ``--test``, ``--eval``,
-    ``--help`` and ``--version``; none of them reaches ``args``. ``--adapter-model`` means
-    ``--model``; the two with different values are misuse, as is any adapter but
-    ``pydantic``.
-    """
-    file: str | None = None
-    models: dict[str, str] = {}
-    adapter: str | None = None
-    flags: set[str] = set()
-    rest: list[str] = []
-    index = 0
-    while index < len(argv):
-        token = argv[index]
-        index += 1
-        option = token.partition("=")[0]
-        if token in _OWNED_FLAGS or (token == "-h" and file is None):
-            flags.add("--help" if token == "-h" else token)
-        elif option in _MODEL_OPTIONS:
-            value, index = _option_value(token, argv, index)
-            if value is None or not value.strip():
-                raise CliUsageError(f"{option} needs a model name, e.g. {option} openai:gpt-4o")
-            models.setdefault(option, value.strip())
-        elif option == "--adapter":
-            value, index = _option_value(token, argv, index)
-            if value is None or not value.strip():
-                raise CliUsageError(
-                    f"--adapter needs an adapter name: --adapter {SUPPORTED_ADAPTER}"
-                )
-            _check_adapter(value, "--adapter")
-            adapter = adapter or value.strip()
-        elif file is None:
-            if token.startswith("-"):
-                raise CliUsageError(f"unknown option before FILE: {token}")
-            file = token
-        else:
-            rest.append(token)
-    if "--help" in flags:
-        return Invocation(file=file or "", help=True)
-    if "--version" in flags:
-        return Invocation(file=file or "", version=True)
-    if len(set(models.values())) > 1:
-        given = " and ".join(f"{option} {value}" for option, value in models.items())
-        raise CliUsageError(f"conflicting models: {given} (--adapter-model means --model)")
-    if adapter is None and os.environ.get(ADAPTER_ENV, "").strip():
-        _check_adapter(os.environ[ADAPTER_ENV], f"environment variable {ADAPTER_ENV}")
-    if file is None:
-        raise CliUsageError("missing FILE")
-    return Invocation(
-        file=file,
-        model=next(iter(models.values()), None),
-        test="--test" in flags,
-        eval="--eval" in flags,
-        args=parse_program_args(rest),
-    )
 
 
 # --------------------------------------------------------------------------- output
@@ -405,23 +270,28 @@ def _run(invocation: Invocation, console: _Console) -> int:
     return _run_program(invocation, console)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status."""
+def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
+    """Entry point; returns the exit status. ``prog`` names us in help and errors
+    (default: `program_name`)."""
     tokens = list(sys.argv[1:] if argv is None else argv)
+    prog = prog or program_name()
+    parser = build_parser(prog)
     console = _Console(sys.stdout, sys.stderr)
     try:
         if tokens[:1] == ["parse"]:
-            if any(token in ("--help", "-h") for token in tokens[1:]):
-                console.print(USAGE.rstrip("\n"))
+            files_parser = build_parse_parser(prog)
+            command = files_parser.parse_args(tokens[1:])
+            if command.help:
+                console.print(files_parser.format_help().rstrip("\n"))
                 return OK
-            return _parse_command(tokens[1:], console)
+            return _parse_command(command.files, console)
         if tokens[:1] == ["html"]:
             from pytest_kedi.viewer.command import html_command
 
-            return html_command(tokens[1:], prog=PROG, out=console.out, err=console.err)
-        invocation = parse_invocation(tokens)
+            return html_command(tokens[1:], prog=prog, out=console.out, err=console.err)
+        invocation = parse_invocation(tokens, parser)
         if invocation.help:
-            console.print(USAGE.rstrip("\n"))
+            console.print(parser.format_help().rstrip("\n"))
             return OK
         if invocation.version:
             console.print(f"pytest-kedi {__version__}")
@@ -429,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if Path(invocation.file).is_dir():
             raise CliUsageError(
                 f"{invocation.file} is a directory, not a .kedi file "
-                f"(`{PROG} parse` accepts directories)"
+                f"(`{prog} parse` accepts directories)"
             )
         if not Path(invocation.file).is_file():
             raise CliUsageError(f"no such file: {invocation.file}")
@@ -447,7 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             console.error(("pytest-kedi internal error: " if ours else "") + _render_error(exc))
             return FAILED
     except CliUsageError as exc:
-        console.error(f"{PROG}: error: {exc}\n{USAGE.splitlines()[0]}")
+        console.error(f"{prog}: error: {exc}\n{parser.format_usage().splitlines()[0]}")
         return USAGE_ERROR
     except KeyboardInterrupt:
         console.error("interrupted")

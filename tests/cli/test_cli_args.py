@@ -1,10 +1,19 @@
-"""Command-line splitting: CLI-owned options vs the program's ``args`` (`KEDI.md` §10.1)."""
+"""Command-line splitting: CLI-owned options vs the program's ``args``
+(docs/language.md#program-runs)."""
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_kedi.cli import CliUsageError, Invocation, parse_invocation, parse_program_args
+from pytest_kedi import __version__
+from pytest_kedi.cli import (
+    CliUsageError,
+    Invocation,
+    main,
+    parse_invocation,
+    parse_program_args,
+    program_name,
+)
 
 
 @pytest.mark.parametrize(
@@ -114,3 +123,66 @@ def test_kedi_adapter_environment(monkeypatch) -> None:
 def test_version_is_owned() -> None:
     assert parse_invocation(["--version"]).version
     assert parse_invocation(["p.kedi", "--version"]).args == {}
+
+
+def test_owned_options_are_not_abbreviated() -> None:
+    """argparse's prefix matching is off: ``--mod``/``--te`` are program options."""
+    inv = parse_invocation(["p.kedi", "--mod", "x", "--te"])
+    assert (inv.model, inv.test, inv.args) == (None, False, {"mod": "x", "te": True})
+
+
+def test_help_short_form_only_before_file() -> None:
+    assert parse_invocation(["-h", "p.kedi"]).help
+    inv = parse_invocation(["p.kedi", "-h", "--name", "x"])
+    assert (inv.help, inv.args) == (False, {"name": "x"})
+
+
+def test_owned_switch_with_a_value_is_misuse() -> None:
+    with pytest.raises(CliUsageError, match="--test: ignored explicit argument '1'"):
+        parse_invocation(["p.kedi", "--test=1"])
+
+
+@pytest.mark.parametrize(
+    ("argv0", "name"),
+    [
+        ("/venv/bin/pytest-kedi", "pytest-kedi"),
+        ("C:\\venv\\Scripts\\pytest-kedi.exe", "pytest-kedi"),
+        ("/src/pytest_kedi/__main__.py", "python -m pytest_kedi"),
+        ("/venv/bin/pytest", "python -m pytest_kedi"),
+    ],
+)
+def test_program_name(argv0: str, name: str) -> None:
+    assert program_name(argv0.replace("\\", "/")) == name
+
+
+def test_help_version_and_misuse_name_the_program(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"], prog="pytest-kedi") == 0
+    out, err = capsys.readouterr()
+    assert out.startswith(
+        "usage: pytest-kedi FILE [--model MODEL] [--adapter pydantic] [--test] [--eval] "
+        "[program options]\n       pytest-kedi parse FILE...\n"
+    )
+    for flag in ("--model MODEL", "--adapter-model MODEL", "--adapter NAME", "--test",
+                 "--eval", "--help", "--version", "Other options after FILE fill"):  # fmt: skip
+        assert flag in out
+    assert err == ""
+    assert main(["--version"]) == 0
+    assert capsys.readouterr() == (f"pytest-kedi {__version__}\n", "")
+    assert main(["p.kedi", "--adapter"], prog="pytest-kedi") == 2
+    assert capsys.readouterr() == (
+        "",
+        "pytest-kedi: error: --adapter needs an adapter name: --adapter pydantic\n"
+        "usage: pytest-kedi FILE [--model MODEL] [--adapter pydantic] [--test] [--eval] "
+        "[program options]\n",
+    )
+
+
+def test_parse_subcommand_help_and_misuse(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["parse", "--help"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("usage: python -m pytest_kedi parse [-h] [FILE ...]\n")
+    assert err == ""
+    assert main(["parse"]) == 2
+    assert capsys.readouterr().err.startswith(
+        "python -m pytest_kedi: error: parse needs at least one FILE\n"
+    )
