@@ -7,7 +7,9 @@ where it came from: ``kedi_min_score (ini file): expected a number, got 'abc'``.
 
 The ini entries are typed (``bool``/``float``/``int``/``linelist``/``string``) so pytest 9's
 native TOML table (``[tool.pytest]``) accepts ``kedi_min_score = 0.8`` and friends.
-Adding an option: one `Option` in `OPTIONS` and the matching `KediSettings` field.
+Adding an option: one `Option` in `OPTIONS` (with its README ``meaning``) and the matching
+`KediSettings` field; then regenerate the README's options table with
+``python -m pytest_kedi.plugin.options_table --write README.md``.
 """
 
 from __future__ import annotations
@@ -251,6 +253,8 @@ class Option:
     ini_help: str = ""
     metavar: str | None = None
     flag_is_switch: bool = False  # ``--kedi-eval`` takes no value
+    meaning: str = ""  # the README options table's "Meaning" cell (Markdown)
+    shown_default: str = ""  # its "Default" cell (Markdown); "" = derived from `default`
 
     @property
     def flag(self) -> str:
@@ -262,12 +266,16 @@ OPTIONS: tuple[Option, ...] = (
         "eval_enabled", "kedi_eval", _parse_bool, False,
         "collect .kedi files and run their @eval: suites (env KEDI_EVAL=1 does the same).",
         env=ENV_EVAL, flag_is_switch=True,
+        meaning="collect `.kedi` files and run their test cases and eval suites",
+        shown_default="off",
     ),
     Option(
         "collect", "kedi_collect", _parse_bool, False, "",
         ini_type="bool",
         ini_help="collect .kedi files (test cases run; eval suites are skipped without "
         "--kedi-eval).",
+        meaning="collect `.kedi` files; run their test cases, skip their eval suites",
+        shown_default="`false`",
     ),
     Option(
         "rows_mode", "kedi_rows", _parse_choice(ROWS_MODES), "auto",
@@ -277,6 +285,9 @@ OPTIONS: tuple[Option, ...] = (
         "Env KEDI_ROWS, ini kedi_rows; default auto.",
         env="KEDI_ROWS", ini_type="string", ini_help="row reporting: auto, subtests or summary.",
         metavar="{" + ",".join(ROWS_MODES) + "}",
+        meaning="how eval rows are reported: `subtests` (sub-results), `summary` (only in the "
+        "summary) or `auto` (`summary` under IDEs and report plugins that mishandle "
+        "sub-results)",
     ),
     Option(
         "min_score", "kedi_min_score", _parse_float, None,
@@ -284,6 +295,7 @@ OPTIONS: tuple[Option, ...] = (
         "per-suite overrides in ini kedi_min_scores).",
         env="KEDI_MIN_SCORE", ini_type="float", ini_help="minimum score of every eval suite.",
         metavar="F",
+        meaning="fail an eval suite whose score is below F",
     ),
     Option(
         "min_scores", "kedi_min_scores", _parse_min_scores, (), "",
@@ -291,6 +303,8 @@ OPTIONS: tuple[Option, ...] = (
         ini_help="per-suite minimum scores, one 'NODEID-PATTERN = F' per line (fnmatch, node "
         "ids relative to the rootdir or to this file's directory); the first matching line "
         "wins over kedi_min_score.",
+        meaning="per-suite `NODEID-PATTERN = F` lines (fnmatch); the first match wins over "
+        "`kedi_min_score`",
     ),
     Option(
         "max_errors", "kedi_max_errors", _parse_max_errors, None,
@@ -298,6 +312,8 @@ OPTIONS: tuple[Option, ...] = (
         "fraction of the rows (env KEDI_MAX_ERRORS, ini kedi_max_errors).",
         env="KEDI_MAX_ERRORS", ini_type="float",
         ini_help="errored rows allowed per suite: a count, or a fraction below 1.", metavar="N",
+        meaning="fail an eval suite with more errored rows (a whole N: a count; 0 < N < 1: a "
+        "fraction of the rows)",
     ),
     Option(
         "model", "kedi_model", _parse_model, None,
@@ -305,6 +321,8 @@ OPTIONS: tuple[Option, ...] = (
         "(env KEDI_ADAPTER_MODEL, ini kedi_model; default: the offline 'test' model).",
         env=ENV_MODEL, ini_type="string", ini_help="default pydantic-ai model for templates.",
         metavar="MODEL",
+        meaning="default pydantic-ai model for templates (a source `> model:` still wins)",
+        shown_default="`test` (offline)",
     ),
     Option(
         "split", "kedi_split", _parse_choice(SPLITS), "auto",
@@ -312,6 +330,8 @@ OPTIONS: tuple[Option, ...] = (
         "(env KEDI_SPLIT, ini kedi_split).",
         env="KEDI_SPLIT", ini_type="string", ini_help="dataset to score: auto, data or test_data.",
         metavar="{" + ",".join(SPLITS) + "}",
+        meaning="dataset scored: `auto` (`test_data` when present, else `data`), `data` or "
+        "`test_data`",
     ),
     Option(
         "concurrency", "kedi_concurrency", _parse_positive_int, 1,
@@ -319,6 +339,7 @@ OPTIONS: tuple[Option, ...] = (
         "default 1 = sequential, Kedi's semantics).",
         env="KEDI_CONCURRENCY", ini_type="int", ini_help="rows run at once per suite.",
         metavar="N",
+        meaning="rows of a suite run at once (`1`: sequential)",
     ),
     Option(
         "timeout", "kedi_timeout", _parse_timeout, None,
@@ -326,6 +347,7 @@ OPTIONS: tuple[Option, ...] = (
         "ini kedi_timeout). Loading a suite's dataset gets the same number of seconds.",
         env="KEDI_TIMEOUT", ini_type="float", ini_help="time limit per row, in seconds.",
         metavar="SECONDS",
+        meaning="seconds per row (an overrunning row scores 0.0) and for loading a dataset",
     ),
     Option(
         "max_rows", "kedi_max_rows", _parse_positive_int, DEFAULT_MAX_ROWS,
@@ -333,21 +355,25 @@ OPTIONS: tuple[Option, ...] = (
         "ini kedi_max_rows; default 1000000).",
         env="KEDI_MAX_ROWS", ini_type="int", ini_help="most rows a dataset may have.",
         metavar="N",
+        meaning="fail a suite whose dataset has more rows",
     ),
     Option(
         "report_path", "kedi_report", _parse_path, None,
         "write the eval and test results as one JSON document (schema version 2).",
         metavar="PATH",
+        meaning="write the results as one JSON document (schema version 2)",
     ),
     Option(
         "rows_jsonl_path", "kedi_rows_jsonl", _parse_path, None,
         "write one JSON object per eval row.", metavar="PATH",
+        meaning="write one JSON object per eval row",
     ),
     Option(
         "html_path", "kedi_html", _parse_path, None,
         "write a self-contained HTML report of the eval suites (env KEDI_HTML, "
         "ini kedi_html).",
         env="KEDI_HTML", ini_type="string", ini_help="path of the HTML report.", metavar="PATH",
+        meaning="write a self-contained HTML report of the eval suites",
     ),
     Option(
         "markdown_path", "kedi_markdown", _parse_markdown, None,
@@ -356,6 +382,8 @@ OPTIONS: tuple[Option, ...] = (
         "set; 'off' disables both.",
         env="KEDI_MARKDOWN", ini_type="string",
         ini_help="path of the Markdown summary, or 'off'.", metavar="PATH",
+        meaning="write a Markdown summary of the eval suites; without it, the summary is appended "
+        "to `$GITHUB_STEP_SUMMARY` when set; `off` disables both",
     ),
 )  # fmt: skip
 
