@@ -1,4 +1,6 @@
-"""Run ``python -m pytest_kedi`` in a subprocess on small `.kedi` files."""
+"""Run the CLI on small `.kedi` files: in-process (`cli`, for argument handling and output
+formats) or as ``python -m pytest_kedi`` in a subprocess (`run_cli`, end to end: the process's
+exit status, its stdout/stderr streams, the interpreter's dev mode)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from pytest_kedi.cli import PROG, main
 
 ROOT = Path(__file__).resolve().parents[2]
 _SCRUBBED = (
@@ -39,6 +43,28 @@ def kedi_file(tmp_path: Path) -> Callable[..., str]:
         return name
 
     return write
+
+
+@pytest.fixture
+def cli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., Result]:
+    """``cli(*argv, env={...})`` calls `pytest_kedi.cli.main` in this process with ``tmp_path``
+    as working directory, like `run_cli` without the subprocess."""
+    monkeypatch.chdir(tmp_path)
+    for name in _SCRUBBED:
+        monkeypatch.delenv(name, raising=False)
+
+    def run(*argv: str, env: dict[str, str] | None = None) -> Result:
+        with monkeypatch.context() as patch:
+            for name, value in (env or {}).items():
+                patch.setenv(name, value)
+            capsys.readouterr()  # what earlier calls printed
+            code = main(list(argv), prog=PROG)
+            out, err = capsys.readouterr()
+        return Result(out, err, code)
+
+    return run
 
 
 @pytest.fixture

@@ -83,12 +83,12 @@ def test_bad_report_is_one_line_and_exit_1(
     assert "cannot read file" in capsys.readouterr().err
 
 
-def test_usage_errors_exit_2(run_cli: Callable[..., Any], tmp_path: Path) -> None:
+def test_usage_errors_exit_2(cli: Callable[..., Any], tmp_path: Path) -> None:
     _save(tmp_path / "r.json", REPORT)
-    result = run_cli("html", "r.json")
+    result = cli("html", "r.json")
     assert result.code == 2
     assert "the following arguments are required: -o/--output" in result.err
     assert "Traceback" not in result.err
-    result = run_cli("html", "r.json", "-o", "out.html")
+    result = cli("html", "r.json", "-o", "out.html")
     assert (result.code, result.out) == (0, "HTML report written: out.html\n")
     assert (tmp_path / "out.html").is_file()

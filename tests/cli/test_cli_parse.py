@@ -44,9 +44,9 @@ def _rendered(source: str, path: str) -> str:
     raise AssertionError("expected a parse error")
 
 
-def test_summary_for_a_valid_file(kedi_file, run_cli) -> None:
+def test_summary_for_a_valid_file(kedi_file, cli) -> None:
     name = kedi_file(GOOD)
-    result = run_cli("parse", name)
+    result = cli("parse", name)
     assert (result.out, result.err, result.code) == (
         "prog.kedi: 2 procedures, 1 eval suites, 3 test cases\n",
         "",
@@ -54,10 +54,10 @@ def test_summary_for_a_valid_file(kedi_file, run_cli) -> None:
     )
 
 
-def test_parse_error_goes_to_stderr_and_fails(kedi_file, run_cli) -> None:
+def test_parse_error_goes_to_stderr_and_fails(kedi_file, cli) -> None:
     good = kedi_file(GOOD)
     bad = kedi_file(BAD, "bad.kedi")
-    result = run_cli("parse", bad, good)
+    result = cli("parse", bad, good)
     assert result.out == "prog.kedi: 2 procedures, 1 eval suites, 3 test cases\n"
     assert result.err == _rendered(BAD, "bad.kedi")
     assert result.err.startswith('Kedi parse error:\n\n  File "bad.kedi", line 1, column ')
@@ -65,28 +65,28 @@ def test_parse_error_goes_to_stderr_and_fails(kedi_file, run_cli) -> None:
     assert result.code == 1
 
 
-def test_missing_file_fails(run_cli) -> None:
-    result = run_cli("parse", "nope.kedi")
+def test_missing_file_fails(cli) -> None:
+    result = cli("parse", "nope.kedi")
     assert result.out == ""
     assert result.err == "cannot read nope.kedi: No such file or directory\n"
     assert "Traceback" not in result.err
     assert result.code == 1
 
 
-def test_parse_without_files_is_misuse(run_cli) -> None:
-    result = run_cli("parse")
+def test_parse_without_files_is_misuse(cli) -> None:
+    result = cli("parse")
     assert result.out == ""
     assert "error: parse needs at least one FILE" in result.err
     assert result.code == 2
 
 
-def test_parse_directory_walks_kedi_programs(kedi_file, run_cli, tmp_path) -> None:
+def test_parse_directory_walks_kedi_programs(kedi_file, cli, tmp_path) -> None:
     (tmp_path / "sub").mkdir()
     kedi_file(GOOD, "sub/b.kedi")
     kedi_file(GOOD, "a.kedi")
     kedi_file("@never(x):\n  = <x>\n", "prog.cache.kedi")
     kedi_file("> package: demo:\n  > export: *\n", "package.kedi")
-    result = run_cli("parse", ".")
+    result = cli("parse", ".")
     assert result.code == 0, result.err
     assert result.out.splitlines() == [
         "./a.kedi: 2 procedures, 1 eval suites, 3 test cases",

@@ -11,9 +11,9 @@ BROKEN = """
 """
 
 
-def test_parse_reports_python_syntax_errors_located(kedi_file, run_cli) -> None:
+def test_parse_reports_python_syntax_errors_located(kedi_file, cli) -> None:
     name = kedi_file(BROKEN, "b.kedi")
-    result = run_cli("parse", name)
+    result = cli("parse", name)
     assert result.code == 1
     assert result.out == ""
     assert result.err == (

@@ -1,6 +1,14 @@
-"""``python -m pytest_kedi FILE``: stdout, stderr, exit status and ``args`` (`KEDI.md` §10.1)."""
+"""``python -m pytest_kedi FILE``: stdout, stderr, exit status and ``args``
+(docs/language.md#program-runs)."""
 
 from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
 
 from pytest_kedi.runtime.model import SYNTHETIC_NOTICE
 
@@ -31,40 +39,40 @@ def test_stdout_is_program_output_then_the_result(kedi_file, run_cli) -> None:
     assert (result.out, result.err, result.code) == ("starting\n2\nHello, Ada!\n", "", 0)
 
 
-def test_no_top_level_return_prints_nothing_for_it(kedi_file, run_cli) -> None:
+def test_no_top_level_return_prints_nothing_for_it(kedi_file, cli) -> None:
     name = kedi_file("""
         [x: int] = `6 * 7`
         `print(x)`
         """)
-    result = run_cli(name)
+    result = cli(name)
     assert (result.out, result.err, result.code) == ("42\n", "", 0)
 
 
-def test_explicit_none_return_is_printed(kedi_file, run_cli) -> None:
-    result = run_cli(kedi_file("`print('side')`\n= `None`\n"))
+def test_explicit_none_return_is_printed(kedi_file, cli) -> None:
+    result = cli(kedi_file("`print('side')`\n= `None`\n"))
     assert (result.out, result.err, result.code) == ("side\nNone\n", "", 0)
 
 
-def test_result_is_printed_with_str(kedi_file, run_cli) -> None:
-    result = run_cli(kedi_file("= `{'a': [1, 2]}`\n"))
+def test_result_is_printed_with_str(kedi_file, cli) -> None:
+    result = cli(kedi_file("= `{'a': [1, 2]}`\n"))
     assert (result.out, result.code) == ("{'a': [1, 2]}\n", 0)
 
 
-def test_args_namespace(kedi_file, run_cli) -> None:
+def test_args_namespace(kedi_file, cli) -> None:
     name = kedi_file("= `(args.name, args.dry_run, args.level, args.missing)`\n")
-    result = run_cli(
+    result = cli(
         name, "stray", "--name", "Ada", "--dry-run", "--level", "3", "--name", "Grace", "x"
     )
     assert (result.out, result.err, result.code) == ("('Ada', True, '3', None)\n", "", 0)
 
 
-def test_args_is_empty_without_options(kedi_file, run_cli) -> None:
-    result = run_cli(kedi_file("= `vars(args)`\n"))
+def test_args_is_empty_without_options(kedi_file, cli) -> None:
+    result = cli(kedi_file("= `vars(args)`\n"))
     assert (result.out, result.code) == ("{}\n", 0)
 
 
-def test_execution_error_renders_a_kedi_stack_trace_on_stderr(kedi_file, run_cli) -> None:
-    result = run_cli(kedi_file(DIVIDE))
+def test_execution_error_renders_a_kedi_stack_trace_on_stderr(kedi_file, cli) -> None:
+    result = cli(kedi_file(DIVIDE))
     assert result.out == ""
     assert result.code == 1
     assert result.err.startswith("Kedi stack trace:\n")
@@ -74,8 +82,8 @@ def test_execution_error_renders_a_kedi_stack_trace_on_stderr(kedi_file, run_cli
     assert "Traceback (most recent call last)" not in result.err
 
 
-def test_parse_error_on_stderr(kedi_file, run_cli) -> None:
-    result = run_cli(kedi_file("@eval: score\n"))
+def test_parse_error_on_stderr(kedi_file, cli) -> None:
+    result = cli(kedi_file("@eval: score\n"))
     assert result.out == ""
     assert result.code == 1
     assert result.err.startswith('Kedi parse error:\n\n  File "prog.kedi", line 1, column ')
@@ -89,8 +97,8 @@ def test_synthetic_notice_only_when_the_test_model_answers(kedi_file, run_cli) -
     assert (quiet.out, quiet.err, quiet.code) == ("1\n", "", 0)
 
 
-def test_model_option_is_the_configured_default(kedi_file, run_cli) -> None:
-    result = run_cli(kedi_file(TEMPLATE), "--model", "openai:gpt-4o")
+def test_model_option_is_the_configured_default(kedi_file, cli) -> None:
+    result = cli(kedi_file(TEMPLATE), "--model", "openai:gpt-4o")
     assert result.out == ""
     assert result.code == 1
     assert result.err.startswith("Kedi stack trace:\n")
@@ -102,18 +110,18 @@ def test_model_option_is_the_configured_default(kedi_file, run_cli) -> None:
     assert "Traceback (most recent call last)" not in result.err
 
 
-def test_source_model_beats_the_model_option(kedi_file, run_cli) -> None:
+def test_source_model_beats_the_model_option(kedi_file, cli) -> None:
     name = kedi_file("> model: openai/gpt-4o\n" + TEMPLATE.replace("\n    ", "\n"))
-    result = run_cli(name, "--model", "test")
+    result = cli(name, "--model", "test")
     assert result.code == 1
     assert "model 'openai:gpt-4o' is not available" in result.err
 
 
-def test_environment_default_is_used_without_the_option(kedi_file, run_cli) -> None:
-    result = run_cli(kedi_file(TEMPLATE), env={"KEDI_ADAPTER_MODEL": "groq:llama-3.3-70b"})
+def test_environment_default_is_used_without_the_option(kedi_file, cli) -> None:
+    result = cli(kedi_file(TEMPLATE), env={"KEDI_ADAPTER_MODEL": "groq:llama-3.3-70b"})
     assert result.code == 1
     assert "model 'groq:llama-3.3-70b' is not available" in result.err
-    ok = run_cli(kedi_file(TEMPLATE), "--model", "test", env={"KEDI_ADAPTER_MODEL": "groq:x"})
+    ok = cli(kedi_file(TEMPLATE), "--model", "test", env={"KEDI_ADAPTER_MODEL": "groq:x"})
     assert (ok.out, ok.code) == ("a\n", 0)
 
 
@@ -124,10 +132,10 @@ def test_help(run_cli) -> None:
     assert result.err == ""
 
 
-def test_misuse_exits_2(kedi_file, run_cli) -> None:
+def test_misuse_exits_2(kedi_file, cli) -> None:
     name = kedi_file("= `1`\n")
     for argv in ([], ["--bogus", name], [name, "--model"], ["missing.kedi"]):
-        result = run_cli(*argv)
+        result = cli(*argv)
         assert result.code == 2, argv
         assert result.out == ""
         assert result.err.startswith("python -m pytest_kedi: error: ")
@@ -135,3 +143,26 @@ def test_misuse_exits_2(kedi_file, run_cli) -> None:
             "usage: python -m pytest_kedi FILE [--model MODEL] [--adapter pydantic] "
             "[--test] [--eval] [program options]\n"
         )
+
+
+def test_misuse_exit_status_and_stderr_end_to_end(kedi_file, run_cli) -> None:
+    result = run_cli("--bogus", kedi_file("= `1`\n"))
+    assert (result.out, result.code) == ("", 2)
+    assert result.err == (
+        "python -m pytest_kedi: error: unknown option before FILE: --bogus\n"
+        "usage: python -m pytest_kedi FILE [--model MODEL] [--adapter pydantic] "
+        "[--test] [--eval] [program options]\n"
+    )
+
+
+def test_the_console_script_names_itself(kedi_file, tmp_path) -> None:
+    """Installed as ``pytest-kedi``, help and errors say ``pytest-kedi``."""
+    script = shutil.which("pytest-kedi", path=os.path.dirname(sys.executable))
+    if script is None:
+        pytest.skip("the pytest-kedi console script is not installed next to this interpreter")
+    done = subprocess.run(
+        [script, "--bogus"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert (done.stdout, done.returncode) == ("", 2)
+    assert done.stderr.startswith("pytest-kedi: error: unknown option before FILE: --bogus\n")
+    assert "usage: pytest-kedi FILE" in done.stderr

@@ -49,12 +49,12 @@ TESTS_BLOCK = (
 EVALS_BLOCK = "Evals:\n- initials::exact: 0.7500\n- graded::partial: 0.7500 | got B\n"
 
 
-def test_tests_block_and_failure_exit(kedi_file, run_cli) -> None:
-    result = run_cli(kedi_file(PROGRAM), "--test")
+def test_tests_block_and_failure_exit(kedi_file, cli) -> None:
+    result = cli(kedi_file(PROGRAM), "--test")
     assert (result.out, result.err, result.code) == (TESTS_BLOCK, "", 1)
 
 
-def test_passing_tests_exit_0(kedi_file, run_cli) -> None:
+def test_passing_tests_exit_0(kedi_file, cli) -> None:
     name = kedi_file("""
         @double(x: int) -> int:
           = `x * 2`
@@ -63,23 +63,23 @@ def test_passing_tests_exit_0(kedi_file, run_cli) -> None:
           > case: small:
             `assert double(2) == 4`
         """)
-    result = run_cli(name, "--test")
+    result = cli(name, "--test")
     assert (result.out, result.err, result.code) == ("Tests:\n- double::small: OK\n", "", 0)
 
 
-def test_evals_block_exits_0_whatever_the_score(kedi_file, run_cli) -> None:
-    result = run_cli(kedi_file(PROGRAM), "--eval")
+def test_evals_block_exits_0_whatever_the_score(kedi_file, cli) -> None:
+    result = cli(kedi_file(PROGRAM), "--eval")
     assert (result.out, result.err, result.code) == (EVALS_BLOCK, "", 0)
 
 
-def test_with_both_flags_tests_run_and_return_first(kedi_file, run_cli) -> None:
+def test_with_both_flags_tests_run_and_return_first(kedi_file, cli) -> None:
     # KEDI.md §5.1: "When given with --eval, --test runs and returns first."
     for flags in (("--eval", "--test"), ("--test", "--eval")):
-        result = run_cli(kedi_file(PROGRAM), *flags)
+        result = cli(kedi_file(PROGRAM), *flags)
         assert (result.out, result.err, result.code) == (TESTS_BLOCK, "", 1)
 
 
-def test_row_errors_score_zero_with_feedback(kedi_file, run_cli) -> None:
+def test_row_errors_score_zero_with_feedback(kedi_file, cli) -> None:
     name = kedi_file("""
         @first(items: list) -> str:
           = `items[0]`
@@ -90,7 +90,7 @@ def test_row_errors_score_zero_with_feedback(kedi_file, run_cli) -> None:
           > metric: same(rows):
             = `first(rows) == expected`
         """)
-    result = run_cli(name, "--eval")
+    result = cli(name, "--eval")
     assert result.code == 0
     assert result.err == ""
     assert re.fullmatch(
@@ -99,7 +99,7 @@ def test_row_errors_score_zero_with_feedback(kedi_file, run_cli) -> None:
     ), result.out
 
 
-def test_missing_dataset_and_loading_errors_fail_the_command(kedi_file, run_cli) -> None:
+def test_missing_dataset_and_loading_errors_fail_the_command(kedi_file, cli) -> None:
     name = kedi_file("""
         @eval: missing:
           > data: rows:
@@ -119,7 +119,7 @@ def test_missing_dataset_and_loading_errors_fail_the_command(kedi_file, run_cli)
           > metric: m(rows):
             = `rows > 1`
         """)
-    result = run_cli(name, "--eval")
+    result = cli(name, "--eval")
     assert result.code == 1
     assert result.out == "Evals:\n- fine::m: 0.5000\n"
     lines = result.err.splitlines()
@@ -130,7 +130,7 @@ def test_missing_dataset_and_loading_errors_fail_the_command(kedi_file, run_cli)
     assert "Traceback (most recent call last)" not in result.err
 
 
-def test_empty_dataset_scores_zero_with_no_examples(kedi_file, run_cli) -> None:
+def test_empty_dataset_scores_zero_with_no_examples(kedi_file, cli) -> None:
     name = kedi_file("""
         @eval: empty:
           > data: rows:
@@ -138,7 +138,7 @@ def test_empty_dataset_scores_zero_with_no_examples(kedi_file, run_cli) -> None:
           > metric: m(rows):
             = `1.0`
         """)
-    result = run_cli(name, "--eval")
+    result = cli(name, "--eval")
     assert (result.out, result.err, result.code) == (
         "Evals:\n- empty::m: 0.0000 | no examples\n",
         "",
@@ -146,31 +146,31 @@ def test_empty_dataset_scores_zero_with_no_examples(kedi_file, run_cli) -> None:
     )
 
 
-def test_parse_error_fails_test_and_eval(kedi_file, run_cli) -> None:
+def test_parse_error_fails_test_and_eval(kedi_file, cli) -> None:
     name = kedi_file("@eval: score\n")
     for flag in ("--test", "--eval"):
-        result = run_cli(name, flag)
+        result = cli(name, flag)
         assert result.out == ""
         assert result.err.startswith("Kedi parse error:")
         assert result.code == 1
 
 
-def test_suites_do_not_run_in_a_program_run(kedi_file, run_cli) -> None:
-    result = run_cli(kedi_file(PROGRAM))
+def test_suites_do_not_run_in_a_program_run(kedi_file, cli) -> None:
+    result = cli(kedi_file(PROGRAM))
     assert (result.out, result.err, result.code) == ("", "", 0)
 
 
-def test_invalid_optimized_prompts_fail_the_command(kedi_file, run_cli, tmp_path) -> None:
+def test_invalid_optimized_prompts_fail_the_command(kedi_file, cli, tmp_path) -> None:
     name = kedi_file(PROGRAM)
     (tmp_path / "prog.kedi.optimized.json").write_text("{not json", encoding="utf-8")
-    result = run_cli(name, "--test")
+    result = cli(name, "--test")
     assert result.out == ""
     assert result.code == 1
     assert "invalid optimized prompts in prog.kedi.optimized.json: " in result.err
     assert "Traceback (most recent call last)" not in result.err
 
 
-def test_seed_command_line_scores_with_the_adapter_model(kedi_file, run_cli, openai_stub) -> None:
+def test_seed_command_line_scores_with_the_adapter_model(kedi_file, cli, openai_stub) -> None:
     """`kedi FILE --eval --adapter pydantic --adapter-model M`, M behind a keyless server."""
     pytest.importorskip("openai")
     openai_stub.arguments = lambda body: {"label": "positive"}
@@ -186,24 +186,24 @@ def test_seed_command_line_scores_with_the_adapter_model(kedi_file, run_cli, ope
             = `classify(reviews) == expected`
         """)
     argv = (name, "--eval", "--adapter", "pydantic", "--adapter-model", "openai-chat:luna")
-    result = run_cli(*argv, env={"OPENAI_BASE_URL": openai_stub.base_url})
+    result = cli(*argv, env={"OPENAI_BASE_URL": openai_stub.base_url})
     assert (result.out, result.err, result.code) == ("Evals:\n- classify::exact: 0.5000\n", "", 0)
     assert [body["model"] for _headers, body in openai_stub.requests] == ["luna", "luna"]
 
 
-def test_unsupported_adapter_exits_2(kedi_file, run_cli) -> None:
+def test_unsupported_adapter_exits_2(kedi_file, cli) -> None:
     name = kedi_file("= `1`\n")
     for argv, env in (
         ((name, "--eval", "--adapter", "dspy"), {}),
         ((name, "--eval"), {"KEDI_ADAPTER": "langchain"}),
     ):
-        result = run_cli(*argv, env=env)
+        result = cli(*argv, env=env)
         assert result.code == 2
         assert "pytest-kedi supports only the 'pydantic' adapter" in result.err
         assert result.out == ""
 
 
-def test_cli_output_redacts_keys_and_escapes_surrogates(kedi_file, run_cli) -> None:
+def test_cli_output_redacts_keys_and_escapes_surrogates(kedi_file, cli) -> None:
     """Issue 7 §5 / issue 10 §4: the CLI's own lines never show a key or crash on a surrogate."""
     name = kedi_file("""
         @echo(x: str) -> str:
@@ -222,7 +222,7 @@ def test_cli_output_redacts_keys_and_escapes_surrogates(kedi_file, run_cli) -> N
             = `(0.5, "bad key " + __import__("os").environ["GROQ_API_KEY"] + " \\udcff")`
         """)
     env = {"GROQ_API_KEY": "gsk-abcdefgh12345"}
-    tests, evals = run_cli(name, "--test", env=env), run_cli(name, "--eval", env=env)
+    tests, evals = cli(name, "--test", env=env), cli(name, "--eval", env=env)
     assert "gsk-abcdefgh12345" not in tests.out + tests.err + evals.out + evals.err
     assert (tests.out, tests.code) == (
         "Tests:\n"
