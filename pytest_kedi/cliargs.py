@@ -217,6 +217,7 @@ def parse_invocation(
 
 
 def build_parse_parser(prog: str) -> argparse.ArgumentParser:
+    """The ``parse FILE...`` subcommand's parser."""
     parser = _Parser(
         prog=f"{prog} parse",
         description="Parse-check .kedi files (a directory: its .kedi programs) and print one "
