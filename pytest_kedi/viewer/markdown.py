@@ -92,7 +92,10 @@ def render_markdown(runs: Sequence[RunView], *, worst: int = 5) -> str:
     failed = sum(1 for s in run.suites if s.verdict == "failed")
     rows = sum(s.rows_total for s in run.suites)
     errored = sum(s.rows_errored for s in run.suites)
-    facts = [f"{len(run.suites)} suites ({failed} failed)", f"{rows} rows ({errored} errored)"]
+    facts = [
+        f"{_count(len(run.suites), 'suite')} ({failed} failed)",
+        f"{_count(rows, 'row')} ({errored} errored)",
+    ]
     if run.tests:
         failed_tests = sum(1 for t in run.tests if t.outcome == "failed")
         facts.append(f"{len(run.tests)} test cases ({failed_tests} failed)")
@@ -121,3 +124,7 @@ def render_markdown(runs: Sequence[RunView], *, worst: int = 5) -> str:
         if suite.verdict in ("failed", "xfail"):
             lines += _worst_rows(suite, worst)
     return "\n".join(lines) + "\n"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -71,3 +71,9 @@ def test_delta_against_previous_run_and_passing_run() -> None:
 def test_no_suites() -> None:
     text = render_markdown([run_view({"version": 1, "suites": [], "tests": []}, label="r")])
     assert "No eval suite ran." in text
+
+
+def test_counts_read_right_in_the_singular() -> None:
+    text = render_markdown([run_view(v1_report(), label="r")])
+    assert "1 suite (0 failed)" in text and "1 suites" not in text
+    assert "3 rows (" in text
