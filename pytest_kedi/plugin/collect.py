@@ -21,7 +21,7 @@ import pytest
 
 from pytest_kedi.lang import nodes
 from pytest_kedi.plugin.items import KediCaseItem, KediEvalItem
-from pytest_kedi.plugin.state import get_state
+from pytest_kedi.plugin.state import kedi_session
 
 if TYPE_CHECKING:  # pragma: no cover
     from _pytest._code.code import TerminalRepr
@@ -114,18 +114,18 @@ class KediFile(pytest.File):
         try:
             module = check_python(parse_file(self.path))
         except KediParseError as exc:
-            get_state(self.config).parse_errors.append(self.nodeid)
+            kedi_session(self.config).parse_errors.append(self.nodeid)
             where = f"{display_path(exc.path)}:{exc.line}:{exc.column}"
             text = relative_locations(exc.render())
             raise KediCollectError(text, f"{where}: {exc.message}") from None
         except (OSError, UnicodeDecodeError) as exc:
-            get_state(self.config).parse_errors.append(self.nodeid)
+            kedi_session(self.config).parse_errors.append(self.nodeid)
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             message = f"cannot read {display_path(str(self.path))}: {reason}"
             raise KediCollectError(message, message) from None
 
         self.kedi_source = module.source  # items fail if the file changes before they run
-        eval_enabled = get_state(self.config).settings.eval_enabled
+        eval_enabled = kedi_session(self.config).settings.eval_enabled
         evals = module.eval_suites
         tests = module.test_suites
         eval_names = dict(

@@ -1,7 +1,7 @@
-"""Entries for items whose process died (an xdist worker crashed while running them).
+"""Records for items whose process died (an xdist worker crashed while running them).
 
-xdist reports such an item as failed with ``when == "???"`` and no Kedi entry (the
-worker never got to build one). The controller rebuilds the entry from the node id and
+xdist reports such an item as failed with ``when == "???"`` and no Kedi record (the
+worker never got to build one). The controller rebuilds the record from the node id and
 the ``.kedi`` source, so the suite or case still appears in the ``kedi`` summary and the
 JSON report with every schema key, outcome ``failed`` and the crash as its error.
 """
@@ -9,19 +9,12 @@ JSON report with every schema key, outcome ``failed`` and the crash as its error
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pytest_kedi.plugin.entries import plain_case_entry, unscored_suite_entry
+from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
 
-__all__ = ["CrashEntry", "crash_entry"]
-
-
-@dataclass(frozen=True, slots=True)
-class CrashEntry:
-    kind: Literal["suite", "case"]
-    entry: dict[str, Any]
+__all__ = ["crash_record"]
 
 
 def _module(path: Path) -> Any:
@@ -40,13 +33,13 @@ def _by_name(suites: list[Any], wanted: str) -> Any:
     return next((s for s, name in zip(suites, names, strict=True) if name == wanted), None)
 
 
-def crash_entry(
+def crash_record(
     rootpath: Path,
     nodeid: str,
     error: str,
     threshold_for: Callable[[str], float | None],
-) -> CrashEntry | None:
-    """The entry of the Kedi item ``nodeid`` that crashed, or ``None`` (not a Kedi item)."""
+) -> SuiteRecord | CaseRecord | None:
+    """The record of the Kedi item ``nodeid`` that crashed, or ``None`` (not a Kedi item)."""
     file_part, _, rest = nodeid.partition("::")
     parts = rest.split("::")
     if not file_part.endswith(".kedi") or not parts[0].startswith(("eval:", "test:")):
@@ -56,7 +49,7 @@ def crash_entry(
     if kind == "eval" and len(parts) == 1:
         suite = _by_name(module.eval_suites, name) if module is not None else None
         metric = suite.metric if suite is not None else None
-        entry = unscored_suite_entry(
+        return SuiteRecord.unscored(
             nodeid,
             line=suite.span.start_line if suite is not None else 0,
             procedure=suite.name if suite is not None else name,
@@ -66,11 +59,10 @@ def crash_entry(
             outcome="failed",
             error=error,
         )
-        return CrashEntry("suite", entry)
     if kind == "test" and len(parts) == 2:
         suite = _by_name(module.test_suites, name) if module is not None else None
         case = _by_name(list(suite.cases), parts[1]) if suite is not None else None
-        entry = plain_case_entry(
+        return CaseRecord(
             nodeid,
             line=case.span.start_line if case is not None else 0,
             procedure=suite.name if suite is not None else name,
@@ -78,5 +70,4 @@ def crash_entry(
             outcome="failed",
             message=error,
         )
-        return CrashEntry("case", entry)
     return None

@@ -6,13 +6,14 @@ error, or when the user asked for a gate that the suite misses.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import pytest
 
+from pytest_kedi.evals import RowResult, SuiteResult
 from pytest_kedi.plugin.options import KediSettings, MaxErrors
+from pytest_kedi.plugin.records import SuiteRecord
 
 __all__ = [
     "WORST_ROWS",
@@ -68,83 +69,74 @@ class Verdict:
     reasons: tuple[str, ...]
 
 
-def judge(
-    *,
-    error: str | None,
-    score: float,
-    rows_total: int,
-    rows_errored: int,
-    threshold: float | None,
-    max_errors: MaxErrors | None,
-) -> Verdict:
-    if error is not None:
+def judge(result: SuiteResult, *, threshold: float | None, max_errors: MaxErrors | None) -> Verdict:
+    """A suite's verdict: a suite error fails it; otherwise only a gate it misses does."""
+    if result.error is not None:
         return Verdict(False, ("the suite failed before scoring",))
     reasons: list[str] = []
-    if threshold is not None and score < threshold:
-        shown, bar = _score_vs(score, threshold)
+    if threshold is not None and result.score < threshold:
+        shown, bar = _score_vs(result.score, threshold)
         reasons.append(f"score {shown} is below the min score {bar}")
-    if max_errors is not None and max_errors.exceeded(rows_errored, rows_total):
-        reasons.append(
-            f"{rows_errored} of {rows_total} rows errored; {max_errors.describe()} allowed"
-        )
+    errored, total = result.rows_errored, result.rows_total
+    if max_errors is not None and max_errors.exceeded(errored, total):
+        reasons.append(f"{errored} of {total} rows errored; {max_errors.describe()} allowed")
     return Verdict(not reasons, tuple(reasons))
 
 
-def _errors_line(entry: Mapping[str, Any]) -> str:
-    by_class: Mapping[str, int] = entry["errors_by_class"]
+def _errors_line(result: SuiteResult) -> str:
+    by_class = result.errors_by_class
     detail = ", ".join(f"{name}: {count}" for name, count in sorted(by_class.items()))
-    text = f"errored rows: {entry['rows_errored']} of {entry['rows_total']}"
+    text = f"errored rows: {result.rows_errored} of {result.rows_total}"
     return f"{text} ({detail})" if detail else text
 
 
-def _row_line(row: Mapping[str, Any]) -> str:
-    parts = [f"row {row['index']}: score {row['score']:.4f}"]
-    if row["input"] is not None:
-        parts.append(f"input {row['input']}")
-    if row["expected"] is not None:
-        parts.append(f"expected {row['expected']}")
-    if row["feedback"] is not None:
-        parts.append(str(row["feedback"]))
+def _row_line(row: RowResult) -> str:
+    parts = [f"row {row.index}: score {row.score:.4f}"]
+    if row.input is not None:
+        parts.append(f"input {row.input}")
+    if row.expected is not None:
+        parts.append(f"expected {row.expected}")
+    if row.feedback is not None:
+        parts.append(str(row.feedback))
     return " | ".join(parts)
 
 
-def worst_rows(
-    rows: Sequence[Mapping[str, Any]], limit: int = WORST_ROWS
-) -> list[Mapping[str, Any]]:
+def worst_rows(rows: Sequence[RowResult], limit: int = WORST_ROWS) -> list[RowResult]:
     """The lowest-scoring rows that errored or scored below 1.0 (ties in dataset order)."""
-    weak = [row for row in rows if row["error"] is not None or row["score"] < 1.0]
-    return sorted(weak, key=lambda row: (row["score"], row["index"]))[:limit]
+    weak = [row for row in rows if row.error is not None or row.score < 1.0]
+    return sorted(weak, key=lambda row: (row.score, row.index))[:limit]
 
 
-def failure_text(entry: Mapping[str, Any], verdict: Verdict, detail: str | None = None) -> str:
+def failure_text(record: SuiteRecord, verdict: Verdict, detail: str | None = None) -> str:
     """What a failed eval item shows instead of a Python traceback.
 
     The first line (``file.kedi:LINE: ...``) is what pytest's short summary shows.
     """
-    head = f"{entry['path']}:{entry['line']}: @eval: {entry['procedure']}"
-    error = entry["error"]
+    head = f"{record.path}:{record.line}: @eval: {record.procedure}"
+    result = record.result
+    error = result.error
     if error is not None:
-        first, _, rest = str(error).partition("\n")
+        first, _, rest = error.partition("\n")
         lines = [f"{head} failed before scoring: {first}"]
         if rest.strip():
             lines.append(rest)
         if detail and detail not in error:
             lines += ["", detail]
         return "\n".join(lines)
-    score = f"score {entry['score']:.4f}"
-    if entry["threshold"] is not None:
-        shown, bar = _score_vs(entry["score"], entry["threshold"])
+    score = f"score {result.score:.4f}"
+    if record.threshold is not None:
+        shown, bar = _score_vs(result.score, record.threshold)
         score = f"score {shown} vs min score {bar}"
-    dataset = entry["dataset"] or "-"
-    split = f" ({entry['split']})" if entry["split"] else ""
+    dataset = result.dataset or "-"
+    split = f" ({result.split})" if result.split else ""
     lines = [
         f"{head} failed: " + "; ".join(verdict.reasons),
-        f"metric {entry['metric'] or '-'}, dataset {dataset}{split}: {score}",
-        _errors_line(entry),
+        f"metric {result.metric or '-'}, dataset {dataset}{split}: {score}",
+        _errors_line(result),
     ]
-    rows = worst_rows(entry["rows"])
+    rows = worst_rows(result.rows)
     if rows:
-        lines.append(f"worst rows ({len(rows)} of {entry['rows_total']}):")
+        lines.append(f"worst rows ({len(rows)} of {result.rows_total}):")
         lines += [f"  {_row_line(row)}" for row in rows]
     return "\n".join(lines)
 
@@ -167,14 +159,9 @@ class UnmatchedGates:
         self.settings = settings
         self.checked = False
 
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self._check(item.nodeid for item in session.items)
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_node_collection_finished(self, node: object, ids: Sequence[str]) -> None:
-        self._check(ids)  # every worker collects the same ids: the first one is enough
-
-    def _check(self, nodeids: Iterable[str]) -> None:
+    def check(self, nodeids: Iterable[str]) -> None:
+        """Called with the collected node ids (under xdist every worker collects the same
+        ids: the first worker's are enough)."""
         if self.checked:
             return
         self.checked = True

@@ -17,12 +17,6 @@ import pytest
 
 from pytest_kedi.lang import nodes
 from pytest_kedi.plugin.debugging import TraceCase
-from pytest_kedi.plugin.entries import (
-    case_entry,
-    node_path,
-    placeholder_suite_entry,
-    suite_entry,
-)
 from pytest_kedi.plugin.failures import (
     FAILURE,
     KediFailure,
@@ -31,25 +25,17 @@ from pytest_kedi.plugin.failures import (
     user_exception,
 )
 from pytest_kedi.plugin.gating import KediGateFailed, Verdict, failure_text, judge
+from pytest_kedi.plugin.records import CaseRecord, SuiteRecord, node_path
 from pytest_kedi.plugin.rows import emit_row_reports, rows_section
-from pytest_kedi.plugin.state import ProgramLoadError, get_state
+from pytest_kedi.plugin.state import ProgramLoadError, kedi_session
 
 if TYPE_CHECKING:  # pragma: no cover
     from _pytest._code.code import TerminalRepr
 
     from pytest_kedi.evals import RowResult
 
-__all__ = [
-    "CASE_ENTRY",
-    "MODEL_INFO",
-    "SUITE_ENTRY",
-    "KediCaseItem",
-    "KediEvalItem",
-]
+__all__ = ["KediCaseItem", "KediEvalItem"]
 
-SUITE_ENTRY = pytest.StashKey[dict[str, Any]]()
-CASE_ENTRY = pytest.StashKey[dict[str, Any]]()
-MODEL_INFO = pytest.StashKey[dict[str, Any]]()
 _FILE_MODULE = pytest.StashKey[ModuleType]()
 
 
@@ -138,8 +124,8 @@ class _KediItem(pytest.Item):
 
     def _program(self) -> Any:
         __tracebackhide__ = True
-        state = get_state(self.config)
-        loaded = state.program_for(self.path, self.ihook)
+        session = kedi_session(self.config)
+        loaded = session.programs.program_for(self.path, self.ihook)
         collected = next(
             (n.kedi_source for n in self.listchain() if hasattr(n, "kedi_source")), None
         )
@@ -148,10 +134,7 @@ class _KediItem(pytest.Item):
 
             text = f"{display_path(str(self.path))} changed since collection; run pytest again"
             raise ProgramLoadError(text, f"KediImportError: {text}")
-        self.stash[MODEL_INFO] = {
-            "label": loaded.model_label,
-            "synthetic": loaded.synthetic,
-        }
+        session.note_model(self.nodeid, loaded.model_label)
         return loaded.program
 
 
@@ -170,32 +153,27 @@ class KediEvalItem(_KediItem):
         from pytest_kedi.evals.classify import relative_locations
 
         __tracebackhide__ = True
-        settings = get_state(self.config).settings
+        settings = kedi_session(self.config).settings
         threshold = settings.threshold_for(self.nodeid)
         started = time.perf_counter()
         try:
             program = self._program()
         except ProgramLoadError as exc:
-            entry = placeholder_suite_entry(
-                self.nodeid,
-                self.suite,
-                threshold=threshold,
-                outcome="failed",
-                error=exc.summary(),
-                duration_s=time.perf_counter() - started,
-            )
             metric = self.suite.metric
             failed = SuiteResult.failed(
                 self.suite.name,
                 metric.name if metric is not None else None,
                 metric.dataset if metric is not None else None,
-                entry["error"],
-                entry["duration_s"],
+                exc.summary(),
+                time.perf_counter() - started,
+            )
+            record = SuiteRecord.scored(
+                self.nodeid, self.suite, failed, threshold=threshold, outcome="failed"
             )
             self.ihook.pytest_kedi_suite_result(item=self, result=failed)
-            self._publish(entry)
-            text = failure_text(entry, Verdict(False, ()), exc.text)
-            self._fail(self._failure(KediItemError(text), entry, text))
+            self._publish(record)
+            text = failure_text(record, Verdict(False, ()), exc.text)
+            self._fail(self._failure(KediItemError(text), record, text))
 
         options = EvalOptions(
             split=settings.split,  # type: ignore[arg-type]
@@ -205,32 +183,25 @@ class KediEvalItem(_KediItem):
         )
         result = run_suite(program, self.suite, options, on_row=self._on_row)
         self.ihook.pytest_kedi_suite_result(item=self, result=result)
-        verdict = judge(
-            error=result.error,
-            score=result.score,
-            rows_total=result.rows_total,
-            rows_errored=result.rows_errored,
-            threshold=threshold,
-            max_errors=settings.max_errors,
-        )
-        entry = suite_entry(
+        verdict = judge(result, threshold=threshold, max_errors=settings.max_errors)
+        record = SuiteRecord.scored(
             self.nodeid,
             self.suite,
             result,
             threshold=threshold,
             outcome="passed" if verdict.passed else "failed",
         )
-        self._publish(entry)
+        self._publish(record)
         if settings.rows_mode == "subtests":
-            emit_row_reports(self, entry["rows"])
-        elif entry["rows"]:
-            self.add_report_section("call", "kedi rows", rows_section(entry["rows"]))
+            emit_row_reports(self, result.rows)
+        elif result.rows:
+            self.add_report_section("call", "kedi rows", rows_section(result.rows))
         if not verdict.passed:
             detail = None
             exception = result.exception
             if exception is not None and hasattr(exception, "render"):
                 detail = relative_locations(exception.render())
-            text = failure_text(entry, verdict, detail)
+            text = failure_text(record, verdict, detail)
             raised: BaseException
             if result.error is None:
                 raised = KediGateFailed(text)
@@ -238,28 +209,29 @@ class KediEvalItem(_KediItem):
                 raised = user_exception(exception)
             else:
                 raised = KediItemError(text)
-            self._fail(self._failure(raised, entry, text))
+            self._fail(self._failure(raised, record, text))
 
     @staticmethod
-    def _failure(raised: BaseException, entry: dict[str, Any], text: str) -> KediFailure:
-        """The failure of `entry`, located at the suite's header line."""
-        prefix = f"{entry['path']}:{entry['line']}: "
+    def _failure(raised: BaseException, record: SuiteRecord, text: str) -> KediFailure:
+        """The failure of `record`, located at the suite's header line."""
+        prefix = f"{record.path}:{record.line}: "
         first = text.split("\n", 1)[0]
         message = first.removeprefix(prefix)
-        return KediFailure(raised, entry["path"], entry["line"], message, text)
+        return KediFailure(raised, record.path, record.line, message, text)
 
     def _on_row(self, row: RowResult) -> None:
         self.ihook.pytest_kedi_row_result(item=self, row=row)
 
-    def _publish(self, entry: dict[str, Any]) -> None:
-        self.stash[SUITE_ENTRY] = entry
+    def _publish(self, record: SuiteRecord) -> None:
+        kedi_session(self.config).publish(record)
         # Replaced, not appended, on a rerun (pytest-rerunfailures); unset values are omitted.
+        result = record.result
         properties = [
-            ("kedi_score", entry["score"]),
-            ("kedi_threshold", entry["threshold"]),
-            ("kedi_rows", entry["rows_total"]),
-            ("kedi_errors", entry["rows_errored"]),
-            ("kedi_split", entry["split"]),
+            ("kedi_score", result.score),
+            ("kedi_threshold", record.threshold),
+            ("kedi_rows", result.rows_total),
+            ("kedi_errors", result.rows_errored),
+            ("kedi_split", result.split),
         ]
         self.user_properties[:] = [
             prop for prop in self.user_properties if not str(prop[0]).startswith("kedi_")
@@ -347,6 +319,6 @@ class KediCaseItem(_KediItem):
         self._publish("passed", None)
 
     def _publish(self, outcome: str, message: str | None) -> None:
-        self.stash[CASE_ENTRY] = case_entry(
-            self.nodeid, self.suite, self.case, outcome=outcome, message=message
+        kedi_session(self.config).publish(
+            CaseRecord.of(self.nodeid, self.suite, self.case, outcome=outcome, message=message)
         )

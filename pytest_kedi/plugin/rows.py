@@ -17,10 +17,12 @@ import contextlib
 import html
 import os
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Literal
 
 import pytest
+
+from pytest_kedi.evals import RowResult
 
 try:
     from _pytest.subtests import SubtestContext
@@ -82,34 +84,33 @@ def _clip(text: str, limit: int | None) -> str:
     return text[: limit - 3] + "..."
 
 
-def row_label(row: Mapping[str, Any], *, limit: int | None = _LABEL_FEEDBACK) -> str:
+def row_label(row: RowResult, *, limit: int | None = _LABEL_FEEDBACK) -> str:
     """``row 3: 0.5000 | feedback`` (feedback on one line, clipped to ``limit``)."""
-    label = f"row {row['index']}: {row['score']:.4f}"
-    if row["feedback"] is not None:
-        label += f" | {_clip(str(row['feedback']), limit)}"
+    label = f"row {row.index}: {row.score:.4f}"
+    if row.feedback is not None:
+        label += f" | {_clip(row.feedback, limit)}"
     return label
 
 
-def rows_section(rows: Sequence[Mapping[str, Any]]) -> str:
+def rows_section(rows: Sequence[RowResult]) -> str:
     """The rows as text, for the item's ``kedi rows`` report section (summary mode)."""
     lines = []
     for row in rows:
         line = row_label(row, limit=400)
-        if row["input"] is not None:
-            line += f" | input {row['input']}"
-        if row["expected"] is not None:
-            line += f" | expected {row['expected']}"
+        if row.input is not None:
+            line += f" | input {row.input}"
+        if row.expected is not None:
+            line += f" | expected {row.expected}"
         lines.append(line)
     return "\n".join(lines)
 
 
-def rows_html(rows: Sequence[Mapping[str, Any]]) -> str:
+def rows_html(rows: Sequence[RowResult]) -> str:
     """The rows as an HTML table (pytest-html's extras, summary mode), every value escaped."""
     head = "".join(f"<th>{name}</th>" for name in ("row", "score", "input", "expected", "feedback"))
     body = []
     for row in rows:
-        cells = (row["index"], f"{row['score']:.4f}", row["input"], row["expected"],
-                 row["feedback"])  # fmt: skip
+        cells = (row.index, f"{row.score:.4f}", row.input, row.expected, row.feedback)
         body.append(
             "<tr>"
             + "".join(f"<td>{html.escape('' if c is None else str(c))}</td>" for c in cells)
@@ -118,7 +119,7 @@ def rows_html(rows: Sequence[Mapping[str, Any]]) -> str:
     return f'<table class="kedi-rows"><tr>{head}</tr>{"".join(body)}</table>'
 
 
-def emit_row_reports(item: pytest.Item, rows: Sequence[Mapping[str, Any]]) -> None:
+def emit_row_reports(item: pytest.Item, rows: Sequence[RowResult]) -> None:
     """Log one passed `pytest.SubtestReport` per row, with capture suspended."""
     if not SUBTESTS_AVAILABLE or not rows:
         return
@@ -129,7 +130,7 @@ def emit_row_reports(item: pytest.Item, rows: Sequence[Mapping[str, Any]]) -> No
     now = time.time()
     with suspend if suspend is not None else contextlib.nullcontext():
         for row in rows:
-            duration = float(row["duration_s"])
+            duration = row.duration_s
             report = pytest.SubtestReport(
                 nodeid=item.nodeid,
                 location=item.location,

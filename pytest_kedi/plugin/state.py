@@ -1,4 +1,4 @@
-"""Per-process session state: resolved settings and the per-file program cache.
+"""The per-file program cache of one pytest process, and the session's stash key.
 
 Each ``.kedi`` file is loaded once per process, in validate mode; every suite and case
 of the file shares that program (Kedi's shared runtime). A failed load is cached too,
@@ -14,27 +14,24 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_kedi.plugin.options import KediSettings
 from pytest_kedi.plugin.summary import HOOK_NOTE
 from pytest_kedi.runtime.model.loop import ModelLoop
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.plugin.session import KediSession
     from pytest_kedi.runtime import Program
 
 __all__ = [
-    "STATE_KEY",
+    "SESSION_KEY",
     "TEST_MODEL",
-    "MODEL_CALLS_KEY",
-    "KediState",
     "LoadedProgram",
+    "ProgramCache",
     "ProgramLoadError",
-    "get_state",
+    "kedi_session",
     "model_label",
 ]
 
 TEST_MODEL = "test"
-#: ``config.workeroutput`` key: an xdist worker's model call counts, summed on the controller.
-MODEL_CALLS_KEY = "kedi_model_calls"
 
 
 class ProgramLoadError(Exception):
@@ -73,14 +70,13 @@ def model_label(model: Any) -> str:
 
 
 @dataclass
-class KediState:
-    """The plugin's state for one pytest process (controller or xdist worker)."""
+class ProgramCache:
+    """Each ``.kedi`` file's program, loaded once per process (owned by `KediSession`)."""
 
     config: pytest.Config
-    settings: KediSettings
-    parse_errors: list[str] = field(default_factory=list)  # unparsable or unreadable files
-    #: the one event loop every model request of this process runs on; closed in
-    #: ``pytest_unconfigure`` (`close_model_loop`)
+    default_model: str | None  # the configured ``--kedi-model`` (None: the offline model)
+    #: the one event loop every model request of this process runs on; closed with the
+    #: session (``pytest_unconfigure``)
     model_loop: ModelLoop = field(default_factory=ModelLoop)
     usage_errors: list[str] = field(default_factory=list)  # e.g. a hook returned no model
     _programs: dict[Path, LoadedProgram | ProgramLoadError] = field(default_factory=dict)
@@ -88,7 +84,7 @@ class KediState:
 
     def default_model_label(self) -> tuple[str, bool]:
         """The configured default model (no hook involved) and whether it is synthetic."""
-        name = self.settings.model or TEST_MODEL
+        name = self.default_model or TEST_MODEL
         return name, name == TEST_MODEL
 
     def model_calls(self) -> dict[str, int]:
@@ -136,7 +132,7 @@ class KediState:
                 path,
                 mode="validate",
                 model=injected,
-                default_model=self.settings.model,
+                default_model=self.default_model,
                 model_loop=self.model_loop,
             )
         except KediParseError as exc:
@@ -168,8 +164,9 @@ def _not_a_model(value: object) -> str | None:
     )
 
 
-STATE_KEY = pytest.StashKey[KediState]()
+SESSION_KEY = pytest.StashKey["KediSession"]()
 
 
-def get_state(config: pytest.Config) -> KediState:
-    return config.stash[STATE_KEY]
+def kedi_session(config: pytest.Config) -> KediSession:
+    """The plugin's session object of ``config`` (set in ``pytest_configure``)."""
+    return config.stash[SESSION_KEY]

@@ -1,27 +1,31 @@
 """The ``kedi`` terminal summary's lines (Kedi's own ``--test``/``--eval`` format).
 
-Entries are listed in source order: files in path order, then suites and cases by their
-``.kedi`` line (`source_order`); the JSON report and the rows JSONL use the same order.
+Records are listed in source order: files in path order, then suites and cases by their
+``.kedi`` line (`records.source_order`); the JSON report and the rows JSONL use the same order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
-from typing import Any
+import dataclasses
+from collections.abc import Collection, Mapping
 
+from pytest_kedi.evals import format_suite_line
 from pytest_kedi.plugin.gating import score_digits, threshold_text
+from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
 
-__all__ = ["case_line", "models_line", "source_order", "suite_line"]
+__all__ = ["case_line", "models_line", "suite_line"]
 
 TEST_MODEL = "test"
 HOOK_NOTE = "pytest_kedi_model hook"
 _OFFLINE = "offline default: synthetic output, not a real model"
-_CASE_STATUS = {"passed": "OK", "skipped": "SKIPPED", "xfailed": "XFAIL"}
 
 
-def source_order(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Entries sorted by file path, then ``.kedi`` line, then node id."""
-    return sorted(entries, key=lambda e: (e["path"], e["line"], e["nodeid"]))
+def _case_status(outcome: str) -> str:
+    if outcome == "passed":
+        return "OK"
+    if outcome == "skipped":
+        return "SKIPPED"
+    return "XFAIL" if outcome == "xfailed" else "FAIL"
 
 
 def _clip(text: str, limit: int) -> str:
@@ -30,55 +34,36 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _verdict(suite: Mapping[str, Any], digits: int = 4) -> str:
-    outcome = suite["outcome"]
+def _verdict(record: SuiteRecord, digits: int = 4) -> str:
+    outcome = record.outcome
     word = "FAILED" if outcome == "failed" else outcome
-    if suite["threshold"] is not None and outcome != "skipped":
-        return f"[{word}, min score {threshold_text(suite['threshold'], digits)}]"
+    if record.threshold is not None and outcome != "skipped":
+        return f"[{word}, min score {threshold_text(record.threshold, digits)}]"
     return f"[{word}]"
 
 
-def suite_line(suite: Mapping[str, Any], *, feedback_limit: int | None) -> str:
+def suite_line(record: SuiteRecord, *, feedback_limit: int | None) -> str:
     """Kedi's line ``- procedure::metric: 0.7500 | feedback`` plus threshold and verdict."""
-    from pytest_kedi.evals import SuiteResult, format_suite_line
-
-    if suite["outcome"] == "skipped" and suite["error"] is None:
-        head = (
-            f"- {suite['procedure']}::{suite['metric']}"
-            if suite["metric"]
-            else f"- {suite['procedure']}"
-        )
-        return f"{head}: not run {_verdict(suite)}"
-    error = suite["error"]
+    result = record.result
+    if record.outcome == "skipped" and result.error is None:
+        head = f"- {result.suite}::{result.metric}" if result.metric else f"- {result.suite}"
+        return f"{head}: not run {_verdict(record)}"
+    error = result.error
     if error and "\n" in error.strip():  # a rendered stack trace: its last line says what failed
         error = error.strip().splitlines()[-1].strip()
-    feedback = suite["feedback"]
+    feedback = result.feedback
     if feedback_limit is not None:
         feedback = _clip(feedback, feedback_limit) if feedback else feedback
         error = _clip(error, feedback_limit) if error else error
-    result = SuiteResult(
-        suite=suite["procedure"],
-        metric=suite["metric"],
-        dataset=suite["dataset"],
-        split=suite["split"],
-        score=suite["score"],
-        rows=[],
-        rows_total=suite["rows_total"],
-        rows_errored=suite["rows_errored"],
-        errors_by_class=dict(suite["errors_by_class"]),
-        feedback=feedback,
-        error=error,
-        duration_s=suite["duration_s"],
-    )
-    digits = score_digits(suite["score"], suite["threshold"])
-    return f"{format_suite_line(result, digits=digits)}  {_verdict(suite, digits)}"
+    shown = dataclasses.replace(result, rows=[], feedback=feedback, error=error)
+    digits = score_digits(result.score, record.threshold)
+    return f"{format_suite_line(shown, digits=digits)}  {_verdict(record, digits)}"
 
 
-def case_line(entry: Mapping[str, Any], *, feedback_limit: int | None) -> str:
+def case_line(record: CaseRecord, *, feedback_limit: int | None) -> str:
     """Kedi's ``--test`` line: ``- suite::case: OK`` or ``- suite::case: FAIL | <message>``."""
-    status = _CASE_STATUS.get(entry["outcome"], "FAIL")
-    line = f"- {entry['procedure']}::{entry['case']}: {status}"
-    message = entry["message"]
+    line = f"- {record.procedure}::{record.case}: {_case_status(record.outcome)}"
+    message = record.message
     if message:
         first = message.strip().splitlines()[0]
         line += f" | {_clip(first, feedback_limit) if feedback_limit else first}"

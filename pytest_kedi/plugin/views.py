@@ -7,14 +7,14 @@ report. The Markdown summary goes to ``--kedi-markdown`` (overwritten) or is app
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from pytest_kedi.evals.results import write_text_atomic
 from pytest_kedi.plugin.options import KediSettings
+from pytest_kedi.plugin.records import RunRecord
 
 __all__ = ["ViewOutcome", "write_views"]
 
@@ -27,14 +27,14 @@ class ViewOutcome:
 
 def write_views(
     settings: KediSettings,
-    document: Mapping[str, Any],
+    run: RunRecord,
     *,
     xfailed: Iterable[str],
     exitstatus: int,
     started: datetime,
 ) -> ViewOutcome:
     outcome = ViewOutcome()
-    ran = bool(document.get("suites") or document.get("tests"))
+    ran = bool(run.suites or run.tests)
     want_markdown = settings.markdown_path is not None and (ran or not settings.markdown_append)
     if settings.html_path is None and not want_markdown:
         return outcome
@@ -43,7 +43,7 @@ def write_views(
 
     label = str(settings.report_path) if settings.report_path is not None else "this pytest run"
     view = run_view(
-        document,
+        run.to_json(),
         label=label,
         when=format_time(started),
         exitstatus=exitstatus,

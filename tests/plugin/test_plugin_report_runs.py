@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from kedi_plugin_helpers import DEMO, Kedi
 
-from pytest_kedi.plugin.entries import SUITE_KEYS, TEST_KEYS
+from pytest_kedi.plugin.records import SUITE_KEYS, TEST_KEYS
 
 #: Suites deliberately not in name order: bad, good_after, good_before in source order
 #: good_before, bad, good_after.

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from kedi_plugin_helpers import DEMO, Kedi
 
-from pytest_kedi.plugin.entries import ROW_KEYS, SUITE_KEYS, TEST_KEYS
+from pytest_kedi.plugin.records import ROW_KEYS, SUITE_KEYS, TEST_KEYS
 
 SECRET = "sk-test-0123456789abcdef"
 

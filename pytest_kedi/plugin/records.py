@@ -1,0 +1,285 @@
+"""Typed records of what the plugin reports: one frozen dataclass per reported thing.
+
+* `SuiteRecord`: one ``@eval:`` suite -- the evals `SuiteResult` (its rows are the evals
+  `RowResult` records) plus the item's node id, ``.kedi`` line, threshold and outcome;
+* `CaseRecord`: one ``> case:`` of a ``@test:`` suite;
+* `RunRecord`: the whole run (the JSON report document).
+
+Each has one ``to_json``/``from_json`` pair, used for the JSON report (schema version 2),
+the rows JSONL (`SuiteRecord.row_lines`), the xdist transport (records cross to the
+controller as ``to_json`` builtins on the report) and the views. Everything that formats
+or judges a result (the verdict, failure text, row sub-results, JUnit properties, the
+terminal summary) takes these records, never their JSON form.
+
+Every JSON form carries every key of its schema, even when a suite errored before scoring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pytest_kedi.evals import RowResult, SuiteResult
+from pytest_kedi.lang import nodes
+
+__all__ = [
+    "REPORT_VERSION",
+    "ROW_KEYS",
+    "SUITE_KEYS",
+    "TEST_KEYS",
+    "CaseRecord",
+    "Json",
+    "RunRecord",
+    "SuiteRecord",
+    "node_path",
+    "source_order",
+]
+
+#: A record's JSON form: builtins only (what ``json.dumps`` and xdist's execnet carry).
+Json = dict[str, Any]
+
+#: 2: the document gained ``interrupted``, ``exitstatus`` and ``model_calls``.
+REPORT_VERSION = 2
+SUITE_KEYS = (
+    "nodeid", "path", "line", "procedure", "metric", "dataset", "split", "score", "rows_total",
+    "rows_errored", "errors_by_class", "feedback", "threshold", "outcome", "error", "duration_s",
+    "rows",
+)  # fmt: skip
+ROW_KEYS = (
+    "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
+)  # fmt: skip
+TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message")
+
+
+def node_path(nodeid: str) -> str:
+    """The rootdir-relative ``.kedi`` path of a node id (``/``-separated on every OS)."""
+    return nodeid.split("::", 1)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteRecord:
+    """One ``@eval:`` suite as reported: ``result`` is what `run_suite` returned (or an
+    unscored stand-in when the suite was skipped or failed before scoring)."""
+
+    nodeid: str
+    line: int  # the suite's ``.kedi`` header line
+    result: SuiteResult
+    threshold: float | None
+    outcome: str  # "passed", "failed" or "skipped"
+
+    @property
+    def path(self) -> str:
+        return node_path(self.nodeid)
+
+    @property
+    def procedure(self) -> str:
+        return self.result.suite
+
+    @property
+    def rows(self) -> list[RowResult]:
+        return self.result.rows
+
+    @classmethod
+    def scored(
+        cls,
+        nodeid: str,
+        suite: nodes.EvalSuite,
+        result: SuiteResult,
+        *,
+        threshold: float | None,
+        outcome: str,
+    ) -> SuiteRecord:
+        return cls(nodeid, suite.span.start_line, result, threshold, outcome)
+
+    @classmethod
+    def unscored(
+        cls,
+        nodeid: str,
+        *,
+        line: int,
+        procedure: str,
+        metric: str | None,
+        dataset: str | None,
+        threshold: float | None,
+        outcome: str,
+        error: str | None,
+        duration_s: float = 0.0,
+    ) -> SuiteRecord:
+        """A suite that was not scored (skipped, or failed before scoring): score 0.0."""
+        result = SuiteResult(
+            suite=procedure,
+            metric=metric,
+            dataset=dataset,
+            split=None,
+            score=0.0,
+            rows=[],
+            rows_total=0,
+            rows_errored=0,
+            errors_by_class={},
+            feedback=None,
+            error=error,
+            duration_s=duration_s,
+        )
+        return cls(nodeid, line, result, threshold, outcome)
+
+    @classmethod
+    def placeholder(
+        cls,
+        nodeid: str,
+        suite: nodes.EvalSuite,
+        *,
+        threshold: float | None,
+        outcome: str,
+        error: str | None,
+        duration_s: float = 0.0,
+    ) -> SuiteRecord:
+        """`unscored` for a parsed suite."""
+        metric = suite.metric
+        return cls.unscored(
+            nodeid,
+            line=suite.span.start_line,
+            procedure=suite.name,
+            metric=metric.name if metric is not None else None,
+            dataset=metric.dataset if metric is not None else None,
+            threshold=threshold,
+            outcome=outcome,
+            error=error,
+            duration_s=duration_s,
+        )
+
+    def to_json(self) -> Json:
+        result = self.result
+        return {
+            "nodeid": self.nodeid,
+            "path": self.path,
+            "line": self.line,
+            "procedure": result.suite,
+            "metric": result.metric,
+            "dataset": result.dataset,
+            "split": result.split,
+            "score": result.score,
+            "rows_total": result.rows_total,
+            "rows_errored": result.rows_errored,
+            "errors_by_class": dict(result.errors_by_class),
+            "feedback": result.feedback,
+            "threshold": self.threshold,
+            "outcome": self.outcome,
+            "error": result.error,
+            "duration_s": result.duration_s,
+            "rows": [row.to_json() for row in result.rows],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SuiteRecord:
+        result = SuiteResult.from_json({**data, "suite": data["procedure"]})
+        threshold = data["threshold"]
+        return cls(
+            nodeid=str(data["nodeid"]),
+            line=int(data["line"]),
+            result=result,
+            threshold=None if threshold is None else float(threshold),
+            outcome=str(data["outcome"]),
+        )
+
+    def row_lines(self) -> Iterator[Json]:
+        """The rows JSONL's objects: each row with its suite's node id, procedure, metric
+        and split."""
+        context = {
+            "nodeid": self.nodeid,
+            "procedure": self.result.suite,
+            "metric": self.result.metric,
+            "split": self.result.split,
+        }
+        for row in self.result.rows:
+            yield {**context, **row.to_json()}
+
+
+@dataclass(frozen=True, slots=True)
+class CaseRecord:
+    """One ``> case:`` as reported; ``message`` is the failure's message, when it failed."""
+
+    nodeid: str
+    line: int  # the case's ``.kedi`` line
+    procedure: str  # the ``@test:`` suite's name
+    case: str
+    outcome: str  # "passed", "failed", "skipped" or "xfailed"
+    message: str | None
+
+    @property
+    def path(self) -> str:
+        return node_path(self.nodeid)
+
+    @classmethod
+    def of(
+        cls,
+        nodeid: str,
+        suite: nodes.TestSuite,
+        case: nodes.Case,
+        *,
+        outcome: str,
+        message: str | None,
+    ) -> CaseRecord:
+        return cls(nodeid, case.span.start_line, suite.name, case.name, outcome, message)
+
+    def to_json(self) -> Json:
+        return {
+            "nodeid": self.nodeid,
+            "path": self.path,
+            "line": self.line,
+            "procedure": self.procedure,
+            "case": self.case,
+            "outcome": self.outcome,
+            "message": self.message,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CaseRecord:
+        message = data["message"]
+        return cls(
+            nodeid=str(data["nodeid"]),
+            line=int(data["line"]),
+            procedure=str(data["procedure"]),
+            case=str(data["case"]),
+            outcome=str(data["outcome"]),
+            message=None if message is None else str(message),
+        )
+
+
+R = TypeVar("R", SuiteRecord, CaseRecord)
+
+
+def source_order(records: Iterable[R]) -> list[R]:
+    """Records sorted by file path, then ``.kedi`` line, then node id."""
+    return sorted(records, key=lambda r: (r.path, r.line, r.nodeid))
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """The whole run: the JSON report document (schema version 2), in source order."""
+
+    exitstatus: int
+    interrupted: bool  # ended by Ctrl-C or SIGTERM
+    model_calls: tuple[tuple[str, int], ...] = ()  # (resolved model name, calls), by name
+    suites: tuple[SuiteRecord, ...] = field(default=())
+    tests: tuple[CaseRecord, ...] = field(default=())
+
+    def to_json(self) -> Json:
+        return {
+            "version": REPORT_VERSION,
+            "interrupted": self.interrupted,
+            "exitstatus": self.exitstatus,
+            "model_calls": dict(self.model_calls),
+            "suites": [suite.to_json() for suite in source_order(self.suites)],
+            "tests": [test.to_json() for test in source_order(self.tests)],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunRecord:
+        return cls(
+            exitstatus=int(data["exitstatus"]),
+            interrupted=bool(data["interrupted"]),
+            model_calls=tuple(sorted((str(k), int(v)) for k, v in data["model_calls"].items())),
+            suites=tuple(SuiteRecord.from_json(suite) for suite in data["suites"]),
+            tests=tuple(CaseRecord.from_json(test) for test in data["tests"]),
+        )

@@ -1,0 +1,333 @@
+"""`KediSession`: the plugin's one state object per pytest process.
+
+It owns the resolved settings, the per-file program cache, the records and the
+process's role: an xdist **worker** runs items and hands its records to the controller
+on their reports (as ``to_json`` builtins, see `transport`) and its model call counts and
+usage errors through ``workeroutput``; the **controller** (or the only process, without
+xdist) collects the records from every report and writes the reports and the terminal
+section. The hook functions in `pytest_kedi.plugin` each delegate to one method here.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_kedi.evals.safetext import clean_text
+from pytest_kedi.plugin import options, transport
+from pytest_kedi.plugin.collect import EVAL_SKIP_REASON, KediFile, is_kedi_program
+from pytest_kedi.plugin.crashes import crash_record
+from pytest_kedi.plugin.gating import UnmatchedGates
+from pytest_kedi.plugin.items import KediEvalItem
+from pytest_kedi.plugin.options import KediSettings
+from pytest_kedi.plugin.outputs import check_report_paths
+from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord
+from pytest_kedi.plugin.reporting import Output, Summary, write_reports, write_summary
+from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE, rows_html
+from pytest_kedi.plugin.state import SESSION_KEY, TEST_MODEL, ProgramCache
+
+__all__ = ["MARKERS", "MODEL_CALLS_KEY", "USAGE_ERRORS_KEY", "KediSession", "ReportListener"]
+
+MARKERS = (
+    "kedi: a Kedi item (an @eval: suite or a @test: case) collected from a .kedi file",
+    "kedi_eval: a Kedi @eval: suite (runs with --kedi-eval or KEDI_EVAL=1)",
+    "kedi_test: a Kedi @test: case",
+)
+#: ``workeroutput`` keys: an xdist worker's model call counts and usage errors.
+MODEL_CALLS_KEY = "kedi_model_calls"
+USAGE_ERRORS_KEY = "kedi_usage_errors"
+
+
+class KediSession:
+    """Settings, programs, records and role of one pytest process (see the module doc)."""
+
+    def __init__(self, config: pytest.Config, settings: KediSettings) -> None:
+        self.config = config
+        self.settings = settings
+        self.worker = hasattr(config, "workerinput")  # an xdist worker, not the controller
+        self.programs = ProgramCache(config, settings.model)
+        self.parse_errors: list[str] = []  # node ids of unparsable or unreadable files
+        self.remote_usage_errors: list[str] = []  # reported by xdist workers
+        gated = not self.worker and settings.collect and bool(settings.min_scores)
+        self.gates = UnmatchedGates(config, settings) if gated else None
+        # what this process's items published while running (by node id)
+        self._published: dict[str, SuiteRecord | CaseRecord] = {}
+        self._models: dict[str, str] = {}
+        # the run's records (controller, or the only process)
+        self.suites: dict[str, SuiteRecord] = {}
+        self.tests: dict[str, CaseRecord] = {}
+        self.xfailed: set[str] = set()
+        self.default_models: set[str] = set()
+        self.model_calls: Counter[str] = Counter()
+        self.output = Output()
+        self.untouched: tuple[Path, ...] = ()
+        self.started = datetime.now(UTC)
+
+    # ------------------------------------------------------------------ configuration
+
+    @classmethod
+    def start(cls, config: pytest.Config) -> KediSession:
+        """``pytest_configure``: resolve the settings and check them (controller)."""
+        for marker in MARKERS:
+            config.addinivalue_line("markers", marker)
+        # Row sub-results need pytest's built-in `subtests` plugin (not `-p no:subtests`).
+        subtests = SUBTESTS_AVAILABLE and config.pluginmanager.hasplugin("subtests")
+        session = cls(config, options.resolve(config, subtests_available=subtests))
+        config.stash[SESSION_KEY] = session
+        if not session.worker:
+            if not session.settings.collect:
+                _refuse_uncollected_kedi_args(config.args)
+            check_report_paths(session.settings.report_path, session.settings.rows_jsonl_path)
+            config.pluginmanager.register(ReportListener(session), "kedi-reporter")
+        _stop_on_sigterm(config)
+        return session
+
+    @staticmethod
+    def of(config: pytest.Config) -> KediSession | None:
+        return config.stash.get(SESSION_KEY, None)
+
+    def close(self) -> None:
+        """``pytest_unconfigure``: model requests end with the session (no leak at exit)."""
+        self.programs.model_loop.close()
+
+    def header(self) -> str | None:
+        settings = self.settings
+        if not settings.collect:
+            return None
+        evals = "on" if settings.eval_enabled else "off (pass --kedi-eval)"
+        rows = settings.rows_mode + (f" ({settings.rows_reason})" if settings.rows_reason else "")
+        return f"kedi: evals {evals}, rows {rows}, default model {settings.model or TEST_MODEL}"
+
+    # ------------------------------------------------------------------ collection
+
+    def collect_file(self, file_path: Path, parent: pytest.Collector) -> KediFile | None:
+        if not self.settings.collect or not is_kedi_program(file_path):
+            return None
+        return KediFile.from_parent(parent, path=file_path)
+
+    def collected(self, nodeids: Iterable[str]) -> None:
+        """The collected node ids (the only process's, or an xdist worker's)."""
+        if self.gates is not None:
+            self.gates.check(nodeids)
+
+    @contextmanager
+    def parse_errors_held(self, session: pytest.Session) -> Iterator[None]:
+        """Let the other files run when ``.kedi`` files failed to parse.
+
+        pytest interrupts the run on any collection error; a Kedi parse error stays one
+        collection error (and fails the run) but no longer stops the other items.
+        """
+        held = min(len(self.parse_errors), session.testsfailed)
+        session.testsfailed -= held
+        try:
+            yield
+        finally:
+            session.testsfailed += held
+
+    # ------------------------------------------------------------------ running items
+
+    def note_model(self, nodeid: str, label: str) -> None:
+        """The label of the default model of the item's file (called by the item)."""
+        self._models[nodeid] = label
+
+    def publish(self, record: SuiteRecord | CaseRecord) -> None:
+        """An item's record, once its run decided it (called by the item)."""
+        self._published[record.nodeid] = record
+
+    def make_report(self, item: pytest.Item, when: str, report: pytest.TestReport) -> None:
+        """Put the item's record on its report (and pytest-html's rows table)."""
+        nodeid = item.nodeid
+        published = self._published.get(nodeid)
+        threshold = self.settings.threshold_for(nodeid) if isinstance(item, KediEvalItem) else None
+        model = self._models.get(nodeid)
+        transport.attach(item, when, report, published=published, model=model, threshold=threshold)
+        if when == "call" and isinstance(published, SuiteRecord):
+            self._add_html_rows(published, report)
+        if when == "teardown":  # a rerun (pytest-rerunfailures) starts afresh
+            self._published.pop(nodeid, None)
+            self._models.pop(nodeid, None)
+
+    def _add_html_rows(self, record: SuiteRecord, report: pytest.TestReport) -> None:
+        """pytest-html (``--html``) in summary mode: the rows table in the item's extras."""
+        if self.settings.rows_mode != "summary" or not record.rows:
+            return
+        if not getattr(self.config.option, "htmlpath", None):
+            return
+        try:
+            from pytest_html import extras
+        except ImportError:  # pragma: no cover - --html without pytest-html is not an option
+            return
+        previous = list(getattr(report, "extras", []))
+        report.extras = [*previous, extras.html(rows_html(record.rows))]  # type: ignore[attr-defined]
+
+    # ------------------------------------------------------------------ controller
+
+    def log_report(self, report: pytest.TestReport) -> None:
+        """Collect the record a report carries (controller, or the only process)."""
+        if self.worker or isinstance(report, getattr(pytest, "SubtestReport", ())):
+            return
+        suite = transport.suite_of(report)
+        case = transport.case_of(report)
+        if suite is None and case is None and report.failed and report.when == "???":
+            self._crashed(report)  # an xdist worker died while running the item
+        if suite is not None:
+            self.suites[report.nodeid] = suite
+            if hasattr(report, "wasxfail"):
+                self.xfailed.add(report.nodeid)
+        if case is not None:
+            self.tests[report.nodeid] = case
+        model = transport.model_of(report)
+        if model is not None:
+            self.default_models.add(model)
+
+    def _crashed(self, report: pytest.TestReport) -> None:
+        message = clean_text(" ".join(str(report.longrepr).split()))
+        record = crash_record(
+            self.config.rootpath, report.nodeid, message, self.settings.threshold_for
+        )
+        if isinstance(record, SuiteRecord):
+            self.suites.setdefault(report.nodeid, record)
+        elif isinstance(record, CaseRecord):
+            self.tests.setdefault(report.nodeid, record)
+
+    def node_down(self, node: Any) -> None:
+        """xdist: a finished worker's model call counts and usage errors."""
+        output = getattr(node, "workeroutput", None) or {}
+        self.model_calls.update(output.get(MODEL_CALLS_KEY, {}))
+        self.remote_usage_errors.extend(output.get(USAGE_ERRORS_KEY, ()))
+
+    def finish(self, session: pytest.Session, exitstatus: int) -> None:
+        """A worker hands its counts and usage errors to the controller; the controller
+        writes the reports. A configuration mistake found while running (a hook returned
+        no model) exits 4."""
+        own_calls = self.programs.model_calls()
+        own_errors = self.programs.usage_errors
+        workeroutput = getattr(self.config, "workeroutput", None)
+        if workeroutput is not None:  # the controller decides the exit status
+            workeroutput[MODEL_CALLS_KEY] = own_calls
+            if own_errors:
+                workeroutput[USAGE_ERRORS_KEY] = list(own_errors)
+            return
+        self.model_calls.update(own_calls)
+        self._write(session, exitstatus)
+        ended = session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+        if ended and (own_errors or self.remote_usage_errors):
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+    def _write(self, session: pytest.Session, exitstatus: int) -> None:
+        """Reports are written only when at least one Kedi item reported (ran, failed,
+        was skipped or crashed): a run that executed nothing (``--collect-only``, every
+        Kedi item deselected) leaves existing report files untouched."""
+        settings = self.settings
+        if not (self.suites or self.tests):
+            paths = (settings.report_path, settings.rows_jsonl_path)
+            self.untouched = tuple(path for path in paths if path is not None)
+            return
+        run = RunRecord(
+            exitstatus=int(exitstatus),
+            interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
+            model_calls=tuple(sorted(self.model_calls.items())),
+            suites=tuple(self.suites.values()),
+            tests=tuple(self.tests.values()),
+        )
+        self.output = write_reports(
+            settings,
+            run,
+            xfailed=self.xfailed,
+            exitstatus=int(session.exitstatus),
+            started=self.started,
+        )
+        if self.output.errors and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def terminal_summary(self, tr: pytest.TerminalReporter) -> None:
+        """The ``kedi`` section (controller, or the only process)."""
+        summary = Summary(
+            suites=list(self.suites.values()),
+            tests=list(self.tests.values()),
+            xfailed=self.xfailed,
+            model_calls=self.model_calls,
+            default_models=self.default_models or {self.settings.model or TEST_MODEL},
+            written=self.output.written,
+            untouched=self.untouched,
+            errors=self.output.errors,
+        )
+        write_summary(tr, summary, verbose=self.config.get_verbosity() > 0)
+
+    @staticmethod
+    def explain_skips(tr: pytest.TerminalReporter) -> None:
+        """Say once why eval suites were skipped (``kedi_collect = true`` without
+        ``--kedi-eval``): test explorers such as VS Code's show a skip without its reason,
+        and their run output is where users look next."""
+        skipped = tr.stats.get("skipped", [])
+        count = sum(1 for report in skipped if _skipped_by_eval_gate(report))
+        if count:
+            suites = "suite" if count == 1 else "suites"
+            tr.write_line(f"kedi: {count} @eval: {suites} skipped: {EVAL_SKIP_REASON}")
+
+
+class ReportListener:
+    """The controller's listener for the two hooks that need its session but get no
+    ``config`` (``pytest_runtest_logreport``) or must print before the plugin's own
+    terminal lines: each delegates to the session. Registered in `KediSession.start`."""
+
+    def __init__(self, session: KediSession) -> None:
+        self.session = session
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.session.log_report(report)
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        self.session.terminal_summary(terminalreporter)
+
+
+def _skipped_by_eval_gate(report: pytest.TestReport) -> bool:
+    longrepr = report.longrepr  # (path, line, "Skipped: <reason>"); a list under xdist
+    return (
+        report.when == "setup"
+        and isinstance(longrepr, tuple | list)
+        and len(longrepr) == 3
+        and str(longrepr[2]).endswith(EVAL_SKIP_REASON)
+    )
+
+
+def _refuse_uncollected_kedi_args(args: list[str]) -> None:
+    """A ``.kedi`` path given explicitly while collection is off: say how to enable it.
+
+    (pytest alone would only report "not found: ... (no match in any of ...)".)
+    """
+    for arg in args:
+        path = Path(arg.split("::", 1)[0])
+        if is_kedi_program(path) and path.is_file():
+            raise pytest.UsageError(
+                f"{arg}: .kedi files are collected only with --kedi-eval "
+                "(or KEDI_EVAL=1), or with ini kedi_collect = true"
+            )
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"terminated by signal {signum}")
+
+
+def _stop_on_sigterm(config: pytest.Config) -> None:
+    """SIGTERM ends the run like Ctrl-C: pytest finishes the session, so the reports are
+    written for what finished and say ``"interrupted": true``. Only when nobody else
+    handles SIGTERM, from the main thread; the previous handler returns at unconfigure."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    config.add_cleanup(restore)
