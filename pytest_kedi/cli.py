@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from pytest_kedi import __version__
+from pytest_kedi.constants import ENV_ADAPTER
+from pytest_kedi.errors import KediError, KediUsageError
 from pytest_kedi.evals.safetext import clean_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,10 +60,10 @@ OK, FAILED, USAGE_ERROR = 0, 1, 2
 _OWNED_FLAGS = frozenset({"--test", "--eval", "--help", "--version"})
 _MODEL_OPTIONS = ("--model", "--adapter-model")
 SUPPORTED_ADAPTER = "pydantic"
-ADAPTER_ENV = "KEDI_ADAPTER"
+ADAPTER_ENV = ENV_ADAPTER
 
 
-class CliUsageError(Exception):
+class CliUsageError(KediUsageError):
     """Command-line misuse (exit status 2)."""
 
 
@@ -220,13 +222,7 @@ def _render_error(exc: BaseException) -> str:
 
 def _is_kedi_error(exc: BaseException) -> bool:
     """Parse, execution and model-boundary errors (reported as Kedi diagnostics)."""
-    from pytest_kedi.lang import KediParseError
-    from pytest_kedi.runtime.errors import KediExecutionError
-
-    if isinstance(exc, KediParseError | KediExecutionError):
-        return True
-    model = sys.modules.get("pytest_kedi.runtime.model")  # never import pydantic-ai here
-    return model is not None and isinstance(exc, model.ModelError | model.UnsupportedFeature)
+    return isinstance(exc, KediError)
 
 
 # --------------------------------------------------------------------------- commands

@@ -14,11 +14,11 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from pytest_kedi.errors import KediSuiteError
 from pytest_kedi.evals.classify import classify_exception, describe_exception, exception_location
 from pytest_kedi.evals.datasets import (
     NO_EXPECTED,
     Row,
-    SuiteError,
     locate,
     materialize_rows,
     select_dataset,
@@ -79,13 +79,13 @@ def run_suite(
         return _scored(suite, metric, None, None, rows_result, started)
     try:
         dataset = select_dataset(suite, metric, options.split)
-    except SuiteError as exc:
+    except KediSuiteError as exc:
         return _failed(suite, metric.name, metric.dataset, None, exc.message, started)
     try:
         rows = call_with_deadline(
             lambda: _load_rows(program, suite, dataset, options), options.timeout
         )
-    except SuiteError as exc:
+    except KediSuiteError as exc:
         return _failed(
             suite, metric.name, dataset.name, dataset.kind, exc.message, started, exc.cause
         )
@@ -108,13 +108,13 @@ def _at(dataset: Dataset) -> str:
 def _load_rows(
     program: EvalProgram, suite: EvalSuite, dataset: Dataset, options: EvalOptions
 ) -> list[Row]:
-    """Run the dataset body and materialize its rows; failures are `SuiteError`s."""
+    """Run the dataset body and materialize its rows; failures are `KediSuiteError`s."""
     try:
         value = program.load_dataset(suite, dataset)
     except USER_ERRORS as exc:  # a pytest outcome (skip, ...) propagates: it is the item's
         where = exception_location(exc) or locate(dataset.span)
         at = f" at {where}" if where else ""
-        raise SuiteError(
+        raise KediSuiteError(
             f"data-loading failed for {dataset.kind} {dataset.name!r}{at}: "
             f"{describe_exception(exc)}",
             cause=exc,

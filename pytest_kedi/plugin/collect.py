@@ -107,8 +107,9 @@ class KediFile(pytest.File):
         return super().repr_failure(excinfo)
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
-        from pytest_kedi.evals.classify import display_path, relative_locations
+        from pytest_kedi.evals.classify import relative_locations
         from pytest_kedi.lang import KediParseError, check_python, parse_file
+        from pytest_kedi.text import display_path
 
         # Paths are shown relative to the directory pytest runs in, as the CLI shows them.
         try:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_kedi.constants import TEST_MODEL
 from pytest_kedi.plugin.options import KediSettings
 from pytest_kedi.plugin.summary import HOOK_NOTE
 from pytest_kedi.runtime.model.loop import ModelLoop
@@ -32,7 +33,6 @@ __all__ = [
     "model_label",
 ]
 
-TEST_MODEL = "test"
 #: ``config.workeroutput`` key: an xdist worker's model call counts, summed on the controller.
 MODEL_CALLS_KEY = "kedi_model_calls"
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
+from pytest_kedi.constants import TEST_MODEL
 from pytest_kedi.plugin.gating import score_digits, threshold_text
 
 __all__ = ["case_line", "models_line", "source_order", "suite_line"]
 
-TEST_MODEL = "test"
 HOOK_NOTE = "pytest_kedi_model hook"
 _OFFLINE = "offline default: synthetic output, not a real model"
 _CASE_STATUS = {"passed": "OK", "skipped": "SKIPPED", "xfailed": "XFAIL"}

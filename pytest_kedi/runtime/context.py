@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pytest_kedi.errors import KediExecutionError, KediTraceFrame
 from pytest_kedi.lang import nodes
-from pytest_kedi.runtime.errors import KediExecutionError, KediTraceFrame
 from pytest_kedi.runtime.pyinterop import CompiledUnit, Transform, compile_unit
 from pytest_kedi.runtime.scope import Scope
 from pytest_kedi.runtime.source import SourceFile

@@ -7,15 +7,15 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from pytest_kedi.lang import nodes
-from pytest_kedi.runtime.context import Ctx, Ret
-from pytest_kedi.runtime.errors import (
+from pytest_kedi.errors import (
     KediExecutionError,
     KediNameError,
     KediTypeExecutionError,
     KediValueExecutionError,
     LoopIterationLimitError,
 )
+from pytest_kedi.lang import nodes
+from pytest_kedi.runtime.context import Ctx, Ret
 from pytest_kedi.runtime.evaluate import eval_code, eval_rhs, render, type_violation, where
 from pytest_kedi.runtime.interpreter import exec_body, register
 from pytest_kedi.runtime.pyerrors import USER_ERRORS, python_error

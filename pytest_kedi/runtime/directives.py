@@ -7,15 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pytest_kedi.lang import nodes
-from pytest_kedi.runtime.context import Ctx
-from pytest_kedi.runtime.errors import (
+from pytest_kedi.errors import (
     KediExecutionError,
     KediModelError,
     KediTypeExecutionError,
     KediUnsupportedError,
     KediValueExecutionError,
 )
+from pytest_kedi.lang import nodes
+from pytest_kedi.runtime.context import Ctx
 from pytest_kedi.runtime.evaluate import eval_code, render_text, where
 from pytest_kedi.runtime.interpreter import register
 from pytest_kedi.runtime.types import describe_value

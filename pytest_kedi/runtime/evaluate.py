@@ -6,13 +6,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pytest_kedi.lang import nodes
-from pytest_kedi.runtime.context import Ctx
-from pytest_kedi.runtime.errors import (
+from pytest_kedi.errors import (
     KediExecutionError,
     KediNameError,
     KediTypeExecutionError,
 )
+from pytest_kedi.lang import nodes
+from pytest_kedi.runtime.context import Ctx
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
 from pytest_kedi.runtime.pyinterop import (
     build_globals,

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pytest_kedi.errors import KediExecutionError, KediValueExecutionError
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.cancel import STATE as CANCEL
 from pytest_kedi.runtime.cancel import check_current
 from pytest_kedi.runtime.context import Ctx, Ret
-from pytest_kedi.runtime.errors import KediExecutionError, KediValueExecutionError
 from pytest_kedi.runtime.evaluate import eval_rhs, resolve_type, run_fence, type_violation, where
 from pytest_kedi.runtime.types import validator_for
 

@@ -7,10 +7,10 @@ import copy
 import threading
 from typing import Any
 
+from pytest_kedi.errors import KediExecutionError, KediNameError, KediUnsupportedError
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.context import Ctx, ModuleUnit
 from pytest_kedi.runtime.directives import STATEMENT_DIRECTIVES
-from pytest_kedi.runtime.errors import KediExecutionError, KediNameError, KediUnsupportedError
 from pytest_kedi.runtime.interpreter import exec_stmt
 from pytest_kedi.runtime.pyglobals import same_binding
 from pytest_kedi.runtime.scope import MISSING, KediState, LazyBinding, Scope

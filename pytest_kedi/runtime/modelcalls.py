@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_kedi.lang import nodes
-from pytest_kedi.runtime.cancel import checkpoint
-from pytest_kedi.runtime.context import Ctx
-from pytest_kedi.runtime.errors import (
+from pytest_kedi.errors import (
     KediModelError,
     KediTypeExecutionError,
     KediUnsupportedError,
 )
+from pytest_kedi.lang import nodes
+from pytest_kedi.runtime.cancel import checkpoint
+from pytest_kedi.runtime.context import Ctx
 from pytest_kedi.runtime.evaluate import render_text, resolve_type, type_violation, where
 from pytest_kedi.runtime.interpreter import check_assignable, register
 from pytest_kedi.runtime.scope import KediState

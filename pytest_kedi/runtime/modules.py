@@ -7,14 +7,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pytest_kedi.lang import nodes, parse, parse_file
-from pytest_kedi.runtime.context import Ctx, ModuleUnit, Runtime
-from pytest_kedi.runtime.errors import (
+from pytest_kedi.constants import ENV_HOME
+from pytest_kedi.errors import (
     KediExecutionError,
     KediImportError,
     KediModelError,
     KediUnsupportedError,
 )
+from pytest_kedi.lang import nodes, parse, parse_file
+from pytest_kedi.runtime.context import Ctx, ModuleUnit, Runtime
 from pytest_kedi.runtime.evaluate import where
 from pytest_kedi.runtime.interpreter import exec_body
 from pytest_kedi.runtime.pyinterop import compile_unit, run_prelude
@@ -127,7 +128,7 @@ def run_import(stmt: nodes.Directive, ctx: Ctx) -> None:
     if candidate.is_file():
         module = _load_module(runtime, candidate, ctx, stmt)
     else:
-        home = os.environ.get("KEDI_HOME")
+        home = os.environ.get(ENV_HOME)
         registry = Path(home, "registry", *segments).with_suffix(".kedi") if home else None
         if segments[0] in BUNDLED_MODULES or (registry is not None and registry.is_file()):
             raise KediUnsupportedError(f"> import: {target}", stmt.span.start_line)

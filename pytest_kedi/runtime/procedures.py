@@ -7,13 +7,13 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from pytest_kedi.errors import KediExecutionError, KediTraceFrame, KediTypeExecutionError
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.autocache import cached_procedure, has_auto
 from pytest_kedi.runtime.cancel import STATE as CANCEL
 from pytest_kedi.runtime.cancel import check_current
 from pytest_kedi.runtime.context import Ctx, ModuleUnit
 from pytest_kedi.runtime.customtypes import make_custom_type
-from pytest_kedi.runtime.errors import KediExecutionError, KediTraceFrame, KediTypeExecutionError
 from pytest_kedi.runtime.evaluate import eval_code, resolve_type
 from pytest_kedi.runtime.interpreter import exec_body, register, stmt_frame
 from pytest_kedi.runtime.pyerrors import USER_ERRORS

@@ -7,10 +7,10 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
+from pytest_kedi.errors import KediExecutionError
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime import control, directives, modelcalls, procedures  # noqa: F401
 from pytest_kedi.runtime.context import Ctx, ModuleUnit, Runtime
-from pytest_kedi.runtime.errors import KediExecutionError
 from pytest_kedi.runtime.interpreter import exec_body, exec_stmt
 from pytest_kedi.runtime.lazy import declare_all
 from pytest_kedi.runtime.modules import load_unit
@@ -119,7 +119,7 @@ class Program:
 
     def get(self, name: str) -> Any:
         """Read a top-level name (forcing a lazy binding, §10.4)."""
-        from pytest_kedi.runtime.errors import KediNameError
+        from pytest_kedi.errors import KediNameError
         from pytest_kedi.runtime.scope import MISSING
 
         value = self._unit.scope.get(name)

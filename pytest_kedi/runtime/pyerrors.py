@@ -5,9 +5,7 @@ from __future__ import annotations
 import types
 from dataclasses import dataclass
 
-from pytest_kedi.lang.nodes import PyCode
-from pytest_kedi.lang.pycheck import locate_syntax_error
-from pytest_kedi.runtime.errors import (
+from pytest_kedi.errors import (
     KediExecutionError,
     KediKeyExecutionError,
     KediNameError,
@@ -16,6 +14,8 @@ from pytest_kedi.runtime.errors import (
     KediTypeExecutionError,
     KediValueExecutionError,
 )
+from pytest_kedi.lang.nodes import PyCode
+from pytest_kedi.lang.pycheck import locate_syntax_error
 from pytest_kedi.runtime.source import SourceFile
 
 __all__ = ["REGISTRY", "USER_ERRORS", "UnitInfo", "python_error", "syntax_error"]

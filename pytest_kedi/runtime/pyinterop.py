@@ -11,8 +11,8 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from pytest_kedi.errors import KediValueExecutionError
 from pytest_kedi.lang.nodes import PyCode
-from pytest_kedi.runtime.errors import KediValueExecutionError
 from pytest_kedi.runtime.pyerrors import REGISTRY, USER_ERRORS, UnitInfo, python_error, syntax_error
 from pytest_kedi.runtime.pyglobals import (
     build_globals,

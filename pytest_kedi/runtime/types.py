@@ -26,7 +26,7 @@ from pydantic import (
     WithJsonSchema,
 )
 
-from pytest_kedi.runtime.errors import KediTypeExecutionError
+from pytest_kedi.errors import KediTypeExecutionError
 
 __all__ = [
     "EMAIL",

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from pydantic_ai import Agent
 from pydantic_ai.models import Model
 
-from pytest_kedi.runtime.model.errors import ModelError, one_line
+from pytest_kedi.errors import ModelError
 from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.names import describe_model
 from pytest_kedi.runtime.model.providers import resolve_model
@@ -21,6 +21,7 @@ from pytest_kedi.runtime.model.schema import (
     normalize_schema,
     read_output,
 )
+from pytest_kedi.text import one_line
 
 __all__ = ["Adapter", "AdapterCapabilities", "PydanticAIAdapter"]
 

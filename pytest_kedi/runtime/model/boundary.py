@@ -8,8 +8,9 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from pytest_kedi.constants import ENV_MODEL
+from pytest_kedi.errors import ModelError, UnsupportedFeature
 from pytest_kedi.runtime.model.adapter import Adapter, PydanticAIAdapter
-from pytest_kedi.runtime.model.errors import ModelError, UnsupportedFeature
 from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.names import TEST_MODEL, describe_model, normalize_model_name
 from pytest_kedi.runtime.model.settings import validate_settings
@@ -20,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["MODEL_ENV", "SYNTHETIC_NOTICE", "ModelBoundary", "ModelSource"]
 
-MODEL_ENV = "KEDI_ADAPTER_MODEL"
+MODEL_ENV = ENV_MODEL
 SYNTHETIC_NOTICE = (
     "model: test (synthetic output) — set KEDI_ADAPTER_MODEL (or pytest --kedi-model, CLI --model)"
     " for a real model"

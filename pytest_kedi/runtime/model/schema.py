@@ -9,7 +9,8 @@ from typing import Annotated, Any, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from pytest_kedi.runtime.model.errors import ModelError, one_line
+from pytest_kedi.errors import ModelError
+from pytest_kedi.text import one_line
 
 __all__ = ["OutputSpec", "build_output_model", "field_names", "normalize_schema"]
 
