@@ -9,10 +9,11 @@ from typing import Any, Literal
 
 from pytest_kedi.errors import KediExecutionError
 from pytest_kedi.lang import nodes
-from pytest_kedi.runtime import control, directives, modelcalls, procedures  # noqa: F401
-from pytest_kedi.runtime.context import Ctx, ModuleUnit, Runtime
+from pytest_kedi.runtime import control, directives, procedures  # noqa: F401
+from pytest_kedi.runtime.context import Frame, ModuleUnit, Runtime
 from pytest_kedi.runtime.interpreter import exec_body, exec_stmt
 from pytest_kedi.runtime.lazy import declare_all
+from pytest_kedi.runtime.model import calls  # noqa: F401
 from pytest_kedi.runtime.modules import load_unit
 from pytest_kedi.runtime.procedures import KediProcedure
 from pytest_kedi.runtime.pyinterop import Transform, run_block
@@ -134,17 +135,17 @@ class Program:
         ``returned`` tells afterwards whether a top-level return ran (so a program that
         explicitly returns ``None`` can be told from one with no return).
         """
-        ctx = Ctx(self._unit.scope, self._unit, "<program>")
+        ctx = Frame(self._unit.scope, self._unit, "<program>")
         result = exec_body(self.module.body, ctx)
         self.returned = result is not None
         return None if result is None else result.value
 
     def _frame_ctx(
         self, label: str, directives_: tuple[nodes.Directive, ...], bindings: Mapping[str, Any]
-    ) -> Ctx:
+    ) -> Frame:
         module_scope = self._unit.scope
         scope = Scope(dict(bindings), module_scope, "frame", module_scope.state)
-        ctx = Ctx(scope, self._unit, label)
+        ctx = Frame(scope, self._unit, label)
         for directive in directives_:
             exec_stmt(directive, ctx)
         return ctx

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pytest_kedi.constants import ENV_MODEL
 from pytest_kedi.errors import ModelError, UnsupportedFeature
+from pytest_kedi.runtime.caches import OnceNotice
 from pytest_kedi.runtime.model.adapter import Adapter, PydanticAIAdapter
 from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.names import TEST_MODEL, describe_model, normalize_model_name
@@ -29,17 +30,13 @@ SYNTHETIC_NOTICE = (
 #: Where the model for a call came from, in precedence order.
 ModelSource = Literal["injected", "source", "default", "builtin"]
 
-_notice_lock = threading.Lock()
-_notice_printed = False
+#: Whether `SYNTHETIC_NOTICE` was printed in this process. Owner: this module.
+NOTICE_ONCE = OnceNotice("synthetic-output notice", "pytest_kedi.runtime.model.boundary")
 
 
 def _print_synthetic_notice() -> None:
-    global _notice_printed
-    with _notice_lock:
-        if _notice_printed:
-            return
-        _notice_printed = True
-    print(SYNTHETIC_NOTICE, file=sys.stderr, flush=True)
+    if NOTICE_ONCE.claim():
+        print(SYNTHETIC_NOTICE, file=sys.stderr, flush=True)
 
 
 class ModelBoundary:
