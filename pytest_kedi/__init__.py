@@ -10,50 +10,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pytest_kedi.errors import (
-    InvalidScoreError,
-    KediError,
-    KediExecutionError,
-    KediImportError,
-    KediKeyExecutionError,
-    KediModelError,
-    KediNameError,
-    KediSuiteError,
-    KediTypeExecutionError,
-    KediUnsupportedError,
-    KediUsageError,
-    KediValueExecutionError,
-    LoopIterationLimitError,
-    ModelError,
-    UnsupportedFeature,
-)
+from pytest_kedi import errors
+from pytest_kedi.errors import *  # noqa: F403 (the whole public error vocabulary)
 from pytest_kedi.lang import KediParseError, parse, parse_file
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "InvalidScoreError",
-    "KediError",
-    "KediExecutionError",
-    "KediImportError",
-    "KediKeyExecutionError",
-    "KediModelError",
-    "KediNameError",
     "KediParseError",
-    "KediSuiteError",
-    "KediTypeExecutionError",
-    "KediUnsupportedError",
-    "KediUsageError",
-    "KediValueExecutionError",
-    "LoopIterationLimitError",
-    "ModelError",
     "Program",
-    "UnsupportedFeature",
     "__version__",
     "load",
     "parse",
     "parse_file",
 ]
+__all__ += errors.__all__
 
 _RUNTIME_EXPORTS = {
     "load": "pytest_kedi.runtime",

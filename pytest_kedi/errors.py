@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import chain
 from typing import TYPE_CHECKING
 
 from pytest_kedi.text import one_line
@@ -153,19 +154,18 @@ class KediExecutionError(KediError):
     @property
     def span(self) -> Span | None:
         """The innermost located span (the failing line)."""
-        for trace in reversed(self.python_traces):
-            if trace.kedi_span is not None:
-                return trace.kedi_span
-        for frame in reversed(self.frames):
-            if frame.span is not None:
-                return frame.span
-        return None
+        spans = chain(
+            (trace.kedi_span for trace in reversed(self.python_traces)),
+            (frame.span for frame in reversed(self.frames)),
+        )
+        return next((span for span in spans if span is not None), None)
 
     @property
     def line(self) -> int | None:
-        for trace in reversed(self.python_traces):
-            if trace.kedi_line is not None:
-                return trace.kedi_line
+        lines = (trace.kedi_line for trace in reversed(self.python_traces))
+        found = next((line for line in lines if line is not None), None)
+        if found is not None:
+            return found
         span = self.span
         return span.start_line if span is not None else None
 

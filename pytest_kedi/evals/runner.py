@@ -143,6 +143,7 @@ def _score_rows(
         else:
             bindings = {name: value, "expected": expected}
         start = perf_counter()
+        failure: BaseException
         try:
             raw = run_metric(suite, metric, bindings)
             if raw is True:
@@ -152,42 +153,27 @@ def _score_rows(
             else:
                 score, feedback = normalize_score(raw)
         except InvalidScoreError as exc:
-            text = f"invalid score: {exc.score!r}"
-            return _row(
-                index,
-                name,
-                value,
-                expected,
-                f"error: {text}",
-                text,
-                "invalid_score",
-                perf_counter() - start,
-                exc,
-            )
+            text = error = f"invalid score: {exc.score!r}"
+            error_class, failure = "invalid_score", exc
         except _row_errors() as exc:
             text = describe_exception(exc)
             where = exception_location(exc)
             error = f"{text} (at {where})" if where else text
-            return _row(
+            error_class, failure = classify_exception(exc), exc
+        else:
+            return RowResult(
                 index,
-                name,
-                value,
-                expected,
-                f"error: {text}",
-                error,
-                classify_exception(exc),
+                None if name is None else short_repr(value),
+                None if expected is NO_EXPECTED else short_repr(expected),
+                score,
+                feedback,
+                None,
+                None,
                 perf_counter() - start,
-                exc,
             )
-        return RowResult(
-            index,
-            None if name is None else short_repr(value),
-            None if expected is NO_EXPECTED else short_repr(expected),
-            score,
-            feedback,
-            None,
-            None,
-            perf_counter() - start,
+        elapsed = perf_counter() - start
+        return _row(
+            index, name, value, expected, f"error: {text}", error, error_class, elapsed, failure
         )
 
     def on_timeout(index: int, elapsed: float) -> RowResult:

@@ -2,32 +2,8 @@
 
 from __future__ import annotations
 
-from pytest_kedi.errors import (
-    FRAME_KINDS,
-    KediExecutionError,
-    KediImportError,
-    KediKeyExecutionError,
-    KediModelError,
-    KediNameError,
-    KediPythonTrace,
-    KediTraceFrame,
-    KediTypeExecutionError,
-    KediUnsupportedError,
-    KediValueExecutionError,
-    LoopIterationLimitError,
-)
+from pytest_kedi import errors
+from pytest_kedi.errors import *  # noqa: F403
 
-__all__ = [
-    "FRAME_KINDS",
-    "KediExecutionError",
-    "KediImportError",
-    "KediKeyExecutionError",
-    "KediModelError",
-    "KediNameError",
-    "KediPythonTrace",
-    "KediTraceFrame",
-    "KediTypeExecutionError",
-    "KediUnsupportedError",
-    "KediValueExecutionError",
-    "LoopIterationLimitError",
-]
+__all__ = []
+__all__ += errors.__all__

@@ -156,23 +156,27 @@ class Program:
     def load_dataset(self, suite: nodes.EvalSuite, dataset: nodes.Dataset) -> Any:
         """Run a ``> data:``/``> test_data:`` body in a fresh frame; its raw value."""
         label = f"{dataset.kind} {dataset.name}"
-        ctx = self._frame_ctx(label, suite.directives, {})
-        try:
-            result = exec_body(dataset.body, ctx)
-        except KediExecutionError as err:
-            raise err.with_outer_frame(ctx.frame("dataset", self._span(dataset)))
-        return None if result is None else result.value
+        return self._run_suite_body(suite, dataset, "dataset", label, {})
 
     def run_metric(
         self, suite: nodes.EvalSuite, metric: nodes.Metric, bindings: dict[str, Any]
     ) -> Any:
         """Run the metric body in a fresh frame binding exactly ``bindings``; raw value."""
-        label = f"metric {metric.name}"
+        return self._run_suite_body(suite, metric, "metric", f"metric {metric.name}", bindings)
+
+    def _run_suite_body(
+        self,
+        suite: nodes.EvalSuite,
+        part: nodes.Dataset | nodes.Metric,
+        kind: str,
+        label: str,
+        bindings: dict[str, Any],
+    ) -> Any:
         ctx = self._frame_ctx(label, suite.directives, bindings)
         try:
-            result = exec_body(metric.body, ctx)
+            result = exec_body(part.body, ctx)
         except KediExecutionError as err:
-            raise err.with_outer_frame(ctx.frame("metric", self._span(metric)))
+            raise err.with_outer_frame(ctx.frame(kind, self._span(part)))
         return None if result is None else result.value
 
     def run_case(
