@@ -24,6 +24,7 @@ from pytest_kedi import __version__
 from pytest_kedi.constants import ENV_ADAPTER
 from pytest_kedi.errors import KediError, KediUsageError
 from pytest_kedi.evals.safetext import clean_text
+from pytest_kedi.text import is_kedi_program
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang import nodes
@@ -240,9 +241,7 @@ def _expand_paths(paths: Sequence[str], console: _Console) -> tuple[list[str], b
                 os.path.join(root, file)
                 for root, _dirs, names in os.walk(name)
                 for file in names
-                if file.endswith(".kedi")
-                and not file.endswith(".cache.kedi")
-                and file != "package.kedi"
+                if is_kedi_program(file)
             ]
             if not found:
                 console.error(f"{name}: no .kedi files in this directory")

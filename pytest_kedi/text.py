@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["clip", "display_path", "one_line"]
+__all__ = ["clip", "display_path", "is_kedi_program", "one_line"]
 
 
 def one_line(text: object) -> str:
@@ -27,6 +27,13 @@ def clip(text: str, limit: int | None) -> str:
     if limit is None or len(folded) <= limit:
         return folded
     return folded[: limit - 3] + "..."
+
+
+def is_kedi_program(path: str | os.PathLike[str]) -> bool:
+    """``*.kedi`` files except optimizer caches (``*.cache.kedi``) and ``package.kedi``
+    manifests, which are not programs."""
+    name = os.path.basename(path)
+    return name.endswith(".kedi") and name != "package.kedi" and not name.endswith(".cache.kedi")
 
 
 def display_path(path: str) -> str:

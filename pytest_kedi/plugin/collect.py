@@ -22,6 +22,7 @@ import pytest
 from pytest_kedi.lang import nodes
 from pytest_kedi.plugin.items import KediCaseItem, KediEvalItem
 from pytest_kedi.plugin.state import get_state
+from pytest_kedi.text import is_kedi_program
 
 if TYPE_CHECKING:  # pragma: no cover
     from _pytest._code.code import TerminalRepr
@@ -65,12 +66,6 @@ class _CollectErrorRepr:
 
     def __str__(self) -> str:
         return self.text
-
-
-def is_kedi_program(path: Path) -> bool:
-    """``*.kedi`` files except optimizer caches (``*.cache.kedi``) and ``package.kedi``."""
-    name = path.name
-    return path.suffix == ".kedi" and name != "package.kedi" and not name.endswith(".cache.kedi")
 
 
 def _safe(name: str) -> str:
