@@ -23,8 +23,8 @@ from pytest_kedi.evals.datasets import (
     materialize_rows,
     select_dataset,
 )
+from pytest_kedi.evals.evaloptions import EvalOptions
 from pytest_kedi.evals.executor import DeadlineExceeded, call_with_deadline, run_rows
-from pytest_kedi.evals.options import EvalOptions
 from pytest_kedi.evals.results import RowResult, SuiteResult, join_feedback, short_repr
 from pytest_kedi.evals.scoring import InvalidScoreError, mean, normalize_score
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric

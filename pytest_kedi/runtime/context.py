@@ -11,7 +11,7 @@ from pytest_kedi.errors import KediExecutionError, KediTraceFrame
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.pyinterop import CompiledUnit, Transform, compile_unit
 from pytest_kedi.runtime.scope import Scope
-from pytest_kedi.runtime.source import SourceFile
+from pytest_kedi.runtime.sourcefile import SourceFile
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.runtime.procedures import KediProcedure

@@ -21,7 +21,7 @@ from pytest_kedi.runtime.interpreter import exec_body
 from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.pyinterop import compile_unit, run_prelude
 from pytest_kedi.runtime.scope import EPOCHS, KediArgs, Scope
-from pytest_kedi.runtime.source import SourceFile
+from pytest_kedi.runtime.sourcefile import SourceFile
 
 __all__ = ["BUNDLED_MODULES", "load_unit", "run_export", "run_import"]
 

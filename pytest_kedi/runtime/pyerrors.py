@@ -18,7 +18,7 @@ from pytest_kedi.errors import (
 from pytest_kedi.lang.nodes import PyCode
 from pytest_kedi.lang.pycheck import locate_syntax_error
 from pytest_kedi.runtime.caches import register
-from pytest_kedi.runtime.source import SourceFile
+from pytest_kedi.runtime.sourcefile import SourceFile
 
 __all__ = ["PYTHON_UNITS", "USER_ERRORS", "PythonUnits", "UnitInfo", "python_error", "syntax_error"]
 

@@ -27,7 +27,7 @@ from pytest_kedi.runtime.pyglobals import (
     split_scope,
 )
 from pytest_kedi.runtime.scope import MISSING, Scope
-from pytest_kedi.runtime.source import SourceFile
+from pytest_kedi.runtime.sourcefile import SourceFile
 
 __all__ = [
     "CompiledUnit",
