@@ -31,7 +31,9 @@ from pytest_kedi.cliargs import (
     parse_program_args,
     program_name,
 )
+from pytest_kedi.errors import KediError
 from pytest_kedi.evals.safetext import clean_text
+from pytest_kedi.text import is_kedi_program
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang import nodes
@@ -85,13 +87,7 @@ def _render_error(exc: BaseException) -> str:
 
 def _is_kedi_error(exc: BaseException) -> bool:
     """Parse, execution and model-boundary errors (reported as Kedi diagnostics)."""
-    from pytest_kedi.lang import KediParseError
-    from pytest_kedi.runtime.errors import KediExecutionError
-
-    if isinstance(exc, KediParseError | KediExecutionError):
-        return True
-    model = sys.modules.get("pytest_kedi.runtime.model")  # never import pydantic-ai here
-    return model is not None and isinstance(exc, model.ModelError | model.UnsupportedFeature)
+    return isinstance(exc, KediError)
 
 
 # --------------------------------------------------------------------------- commands
@@ -109,9 +105,7 @@ def _expand_paths(paths: Sequence[str], console: _Console) -> tuple[list[str], b
                 os.path.join(root, file)
                 for root, _dirs, names in os.walk(name)
                 for file in names
-                if file.endswith(".kedi")
-                and not file.endswith(".cache.kedi")
-                and file != "package.kedi"
+                if is_kedi_program(file)
             ]
             if not found:
                 console.error(f"{name}: no .kedi files in this directory")

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+from pytest_kedi.constants import ENV_ADAPTER
+from pytest_kedi.errors import KediUsageError
+
 __all__ = [
     "PROG",
     "SCRIPT",
@@ -39,7 +42,7 @@ Other options after FILE fill the program's `args`: `--key value` sets args.key 
 "value", a bare `--flag` sets args.flag to True."""
 
 SUPPORTED_ADAPTER = "pydantic"
-ADAPTER_ENV = "KEDI_ADAPTER"
+ADAPTER_ENV = ENV_ADAPTER
 _VALUE_NEEDED = {
     "--model": "--model needs a model name, e.g. --model openai:gpt-4o",
     "--adapter-model": "--adapter-model needs a model name, e.g. --adapter-model openai:gpt-4o",
@@ -47,7 +50,7 @@ _VALUE_NEEDED = {
 }
 
 
-class CliUsageError(Exception):
+class CliUsageError(KediUsageError):
     """Command-line misuse (exit status 2)."""
 
 

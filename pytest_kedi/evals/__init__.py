@@ -14,9 +14,10 @@ Row error classes (first match wins; details in `pytest_kedi.evals.classify`):
 
 from __future__ import annotations
 
+from pytest_kedi.errors import KediSuiteError
 from pytest_kedi.evals.classify import ERROR_CLASSES, classify_exception, describe_exception
-from pytest_kedi.evals.datasets import NO_EXPECTED, SuiteError, materialize_rows, select_dataset
-from pytest_kedi.evals.options import SPLITS, EvalOptions, Split
+from pytest_kedi.evals.datasets import NO_EXPECTED, materialize_rows, select_dataset
+from pytest_kedi.evals.evaloptions import SPLITS, EvalOptions, Split
 from pytest_kedi.evals.results import (
     RowResult,
     SuiteResult,
@@ -38,7 +39,7 @@ __all__ = [
     "RowCallback",
     "RowResult",
     "Split",
-    "SuiteError",
+    "KediSuiteError",
     "SuiteResult",
     "classify_exception",
     "describe_exception",

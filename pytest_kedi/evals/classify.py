@@ -21,34 +21,25 @@ one line.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 
-from pytest_kedi.runtime.errors import (
+from pytest_kedi.errors import (
     KediExecutionError,
     KediModelError,
     KediTypeExecutionError,
 )
+from pytest_kedi.text import display_path, one_line
 
 __all__ = [
     "ERROR_CLASSES",
     "classify_exception",
     "describe_exception",
-    "display_path",
     "exception_location",
-    "one_line",
     "relative_locations",
 ]
 
 ERROR_CLASSES = ("metric", "procedure", "type", "model", "timeout", "invalid_score")
-
-
-def one_line(text: str) -> str:
-    """Collapse a (possibly multi-line) message onto one line."""
-    if "\n" not in text and "\r" not in text:
-        return text.strip()
-    return " ".join(part.strip() for part in text.splitlines() if part.strip())
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -103,17 +94,6 @@ def _text(exc: BaseException) -> str:
         return str(exc)
     except Exception:
         return ""
-
-
-def display_path(path: str) -> str:
-    """`path` relative to the working directory when it lies inside it, else unchanged."""
-    if not os.path.isabs(path):
-        return path
-    try:
-        relative = os.path.relpath(path)
-    except ValueError:  # another drive (Windows)
-        return path
-    return path if relative.startswith(os.pardir) else relative
 
 
 _ABSOLUTE_KEDI_PATH = re.compile(

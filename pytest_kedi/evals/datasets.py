@@ -18,13 +18,15 @@ from collections.abc import ItemsView, Mapping
 from itertools import islice
 from typing import Any, Final
 
-from pytest_kedi.evals.classify import describe_exception, display_path, exception_location
+from pytest_kedi.errors import KediSuiteError
+from pytest_kedi.evals.classify import describe_exception, exception_location
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric, Span
 from pytest_kedi.runtime.cancel import STATE as CANCEL
 from pytest_kedi.runtime.cancel import check_current
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
+from pytest_kedi.text import display_path
 
-__all__ = ["NO_EXPECTED", "Row", "SuiteError", "locate", "materialize_rows", "select_dataset"]
+__all__ = ["NO_EXPECTED", "Row", "locate", "materialize_rows", "select_dataset"]
 
 
 class _NoExpected:
@@ -38,15 +40,6 @@ NO_EXPECTED: Final = _NoExpected()
 """Marks a row that creates no ``expected`` binding."""
 
 Row = tuple[Any, Any]  # (input, expected | NO_EXPECTED)
-
-
-class SuiteError(Exception):
-    """A suite-level failure (no score): its message is user-facing and located."""
-
-    def __init__(self, message: str, *, cause: BaseException | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.cause = cause
 
 
 def locate(span: Span | None) -> str | None:
@@ -69,7 +62,7 @@ def select_dataset(suite: EvalSuite, metric: Metric, split: str) -> Dataset:
         if dataset.name == name and dataset.kind not in found:
             found[dataset.kind] = dataset
     if not found:
-        raise SuiteError(
+        raise KediSuiteError(
             f"missing dataset reference{_at(metric.span)}: metric {metric.name!r} names "
             f"dataset {name!r}, which this suite does not define"
         )
@@ -78,7 +71,7 @@ def select_dataset(suite: EvalSuite, metric: Metric, split: str) -> Dataset:
     chosen = found.get(split)
     if chosen is None:
         (other,) = found.values()
-        raise SuiteError(
+        raise KediSuiteError(
             f"split {split!r} requested{_at(metric.span)}: suite {suite.name!r} defines no "
             f"'{split}: {name}' dataset (only '{other.kind}: {name}')"
         )
@@ -92,17 +85,17 @@ def _describe(dataset: Dataset) -> str:
 def materialize_rows(value: Any, dataset: Dataset, max_rows: int | None = None) -> list[Row]:
     """Materialize a dataset value into ``(input, expected | NO_EXPECTED)`` rows.
 
-    With ``max_rows``, a dataset yielding more rows is a `SuiteError` (iteration stops
+    With ``max_rows``, a dataset yielding more rows is a `KediSuiteError` (iteration stops
     one row past the limit).
     """
     if value is None:
-        raise SuiteError(
+        raise KediSuiteError(
             f"data-loading failed for {_describe(dataset)}{_at(dataset.span)}: the dataset is "
             "None; its body must return a non-string iterable (does a fenced block `return` "
             "the rows?)"
         )
     if isinstance(value, str | bytes):
-        raise SuiteError(
+        raise KediSuiteError(
             f"data-loading failed for {_describe(dataset)}{_at(dataset.span)}: the dataset is "
             f"{type(value).__name__}; it must be a non-string iterable (list, tuple, generator, "
             "set, dict, ...)"
@@ -116,7 +109,7 @@ def materialize_rows(value: Any, dataset: Dataset, max_rows: int | None = None) 
     try:
         iterator = iter(source)
     except TypeError:
-        raise SuiteError(
+        raise KediSuiteError(
             f"data-loading failed for {_describe(dataset)}{_at(dataset.span)}: the dataset is "
             f"{type(value).__name__}, which is not iterable"
         ) from None
@@ -125,12 +118,12 @@ def materialize_rows(value: Any, dataset: Dataset, max_rows: int | None = None) 
     except USER_ERRORS as exc:
         where = exception_location(exc) or locate(dataset.span)
         at = f" at {where}" if where else ""
-        raise SuiteError(
+        raise KediSuiteError(
             f"data-loading failed for {_describe(dataset)}{at}: {describe_exception(exc)}",
             cause=exc,
         ) from exc
     if max_rows is not None and len(items) > max_rows:
-        raise SuiteError(
+        raise KediSuiteError(
             f"data-loading failed for {_describe(dataset)}{_at(dataset.span)}: the dataset has "
             f"more than {max_rows} rows, the row limit (--kedi-max-rows / KEDI_MAX_ROWS)"
         )

@@ -14,17 +14,17 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from pytest_kedi.errors import KediSuiteError
 from pytest_kedi.evals.classify import classify_exception, describe_exception, exception_location
 from pytest_kedi.evals.datasets import (
     NO_EXPECTED,
     Row,
-    SuiteError,
     locate,
     materialize_rows,
     select_dataset,
 )
+from pytest_kedi.evals.evaloptions import EvalOptions
 from pytest_kedi.evals.executor import DeadlineExceeded, call_with_deadline, run_rows
-from pytest_kedi.evals.options import EvalOptions
 from pytest_kedi.evals.results import RowResult, SuiteResult, join_feedback, short_repr
 from pytest_kedi.evals.scoring import InvalidScoreError, mean, normalize_score
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric
@@ -79,13 +79,13 @@ def run_suite(
         return _scored(suite, metric, None, None, rows_result, started)
     try:
         dataset = select_dataset(suite, metric, options.split)
-    except SuiteError as exc:
+    except KediSuiteError as exc:
         return _failed(suite, metric.name, metric.dataset, None, exc.message, started)
     try:
         rows = call_with_deadline(
             lambda: _load_rows(program, suite, dataset, options), options.timeout
         )
-    except SuiteError as exc:
+    except KediSuiteError as exc:
         return _failed(
             suite, metric.name, dataset.name, dataset.kind, exc.message, started, exc.cause
         )
@@ -108,13 +108,13 @@ def _at(dataset: Dataset) -> str:
 def _load_rows(
     program: EvalProgram, suite: EvalSuite, dataset: Dataset, options: EvalOptions
 ) -> list[Row]:
-    """Run the dataset body and materialize its rows; failures are `SuiteError`s."""
+    """Run the dataset body and materialize its rows; failures are `KediSuiteError`s."""
     try:
         value = program.load_dataset(suite, dataset)
     except USER_ERRORS as exc:  # a pytest outcome (skip, ...) propagates: it is the item's
         where = exception_location(exc) or locate(dataset.span)
         at = f" at {where}" if where else ""
-        raise SuiteError(
+        raise KediSuiteError(
             f"data-loading failed for {dataset.kind} {dataset.name!r}{at}: "
             f"{describe_exception(exc)}",
             cause=exc,
@@ -143,6 +143,7 @@ def _score_rows(
         else:
             bindings = {name: value, "expected": expected}
         start = perf_counter()
+        failure: BaseException
         try:
             raw = run_metric(suite, metric, bindings)
             if raw is True:
@@ -152,42 +153,27 @@ def _score_rows(
             else:
                 score, feedback = normalize_score(raw)
         except InvalidScoreError as exc:
-            text = f"invalid score: {exc.score!r}"
-            return _row(
-                index,
-                name,
-                value,
-                expected,
-                f"error: {text}",
-                text,
-                "invalid_score",
-                perf_counter() - start,
-                exc,
-            )
+            text = error = f"invalid score: {exc.score!r}"
+            error_class, failure = "invalid_score", exc
         except _row_errors() as exc:
             text = describe_exception(exc)
             where = exception_location(exc)
             error = f"{text} (at {where})" if where else text
-            return _row(
+            error_class, failure = classify_exception(exc), exc
+        else:
+            return RowResult(
                 index,
-                name,
-                value,
-                expected,
-                f"error: {text}",
-                error,
-                classify_exception(exc),
+                None if name is None else short_repr(value),
+                None if expected is NO_EXPECTED else short_repr(expected),
+                score,
+                feedback,
+                None,
+                None,
                 perf_counter() - start,
-                exc,
             )
-        return RowResult(
-            index,
-            None if name is None else short_repr(value),
-            None if expected is NO_EXPECTED else short_repr(expected),
-            score,
-            feedback,
-            None,
-            None,
-            perf_counter() - start,
+        elapsed = perf_counter() - start
+        return _row(
+            index, name, value, expected, f"error: {text}", error, error_class, elapsed, failure
         )
 
     def on_timeout(index: int, elapsed: float) -> RowResult:

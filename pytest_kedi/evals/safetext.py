@@ -18,11 +18,12 @@ import os
 from collections.abc import Mapping
 from typing import TypeVar
 
+from pytest_kedi.constants import SECRET_ENV_SUFFIX
+
 __all__ = ["MIN_SECRET_LENGTH", "clean_data", "clean_text", "clean_with", "secrets"]
 
 #: Shorter values are not redacted (they would match ordinary text); real keys are longer.
 MIN_SECRET_LENGTH = 8
-_SECRET_SUFFIX = "_API_KEY"
 
 T = TypeVar("T")
 
@@ -33,7 +34,7 @@ def secrets(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
     found = [
         (name, value.strip())
         for name, value in env.items()
-        if name.upper().endswith(_SECRET_SUFFIX) and len(value.strip()) >= MIN_SECRET_LENGTH
+        if name.upper().endswith(SECRET_ENV_SUFFIX) and len(value.strip()) >= MIN_SECRET_LENGTH
     ]
     return sorted(found, key=lambda item: -len(item[1]))
 

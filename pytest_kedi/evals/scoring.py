@@ -15,15 +15,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from pytest_kedi.errors import InvalidScoreError
+
 __all__ = ["InvalidScoreError", "mean", "normalize_score"]
-
-
-class InvalidScoreError(ValueError):
-    """The metric returned NaN or an infinite score."""
-
-    def __init__(self, score: float) -> None:
-        self.score = score
-        super().__init__(f"invalid score: {score!r}")
 
 
 def normalize_score(value: Any) -> tuple[float, str | None]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pytest_kedi.errors import KediError
+
 __all__ = ["Diagnostic", "KediParseError"]
 
 
@@ -32,7 +34,7 @@ class Diagnostic:
         return "\n".join(out)
 
 
-class KediParseError(Exception):
+class KediParseError(KediError):
     """Raised for malformed Kedi source; carries one or more diagnostics."""
 
     def __init__(self, diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> None:

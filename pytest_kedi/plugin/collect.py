@@ -22,6 +22,7 @@ import pytest
 from pytest_kedi.lang import nodes
 from pytest_kedi.plugin.items import KediCaseItem, KediEvalItem
 from pytest_kedi.plugin.state import kedi_session
+from pytest_kedi.text import is_kedi_program
 
 if TYPE_CHECKING:  # pragma: no cover
     from _pytest._code.code import TerminalRepr
@@ -67,12 +68,6 @@ class _CollectErrorRepr:
         return self.text
 
 
-def is_kedi_program(path: Path) -> bool:
-    """``*.kedi`` files except optimizer caches (``*.cache.kedi``) and ``package.kedi``."""
-    name = path.name
-    return path.suffix == ".kedi" and name != "package.kedi" and not name.endswith(".cache.kedi")
-
-
 def _safe(name: str) -> str:
     return _UNSAFE.sub("_", name) or "_"
 
@@ -107,8 +102,9 @@ class KediFile(pytest.File):
         return super().repr_failure(excinfo)
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
-        from pytest_kedi.evals.classify import display_path, relative_locations
+        from pytest_kedi.evals.classify import relative_locations
         from pytest_kedi.lang import KediParseError, check_python, parse_file
+        from pytest_kedi.text import display_path
 
         # Paths are shown relative to the directory pytest runs in, as the CLI shows them.
         try:

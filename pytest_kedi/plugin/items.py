@@ -130,7 +130,7 @@ class _KediItem(pytest.Item):
             (n.kedi_source for n in self.listchain() if hasattr(n, "kedi_source")), None
         )
         if collected is not None and loaded.program.module.source != collected:
-            from pytest_kedi.evals.classify import display_path
+            from pytest_kedi.text import display_path
 
             text = f"{display_path(str(self.path))} changed since collection; run pytest again"
             raise ProgramLoadError(text, f"KediImportError: {text}")

@@ -25,6 +25,14 @@ from typing import Any, Literal
 
 import pytest
 
+from pytest_kedi.constants import (
+    DEFAULT_MAX_ROWS,
+    ENV_EVAL,
+    ENV_MODEL,
+    ENV_STEP_SUMMARY,
+    SPLITS,
+)
+
 __all__ = [
     "ENV_EVAL",
     "ENV_MODEL",
@@ -38,13 +46,8 @@ __all__ = [
     "resolve",
 ]
 
-ENV_EVAL = "KEDI_EVAL"
-ENV_MODEL = "KEDI_ADAPTER_MODEL"
-ENV_STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
-DEFAULT_MAX_ROWS = 1_000_000
 
 ROWS_MODES = ("auto", "subtests", "summary")
-SPLITS = ("auto", "data", "test_data")
 
 #: The longest row timeout a thread (and so the row pool) can wait for.
 TIMEOUT_MAX = threading.TIMEOUT_MAX

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_kedi.constants import TEST_MODEL
 from pytest_kedi.plugin.summary import HOOK_NOTE
 from pytest_kedi.runtime.model.loop import ModelLoop
 
@@ -30,8 +31,6 @@ __all__ = [
     "kedi_session",
     "model_label",
 ]
-
-TEST_MODEL = "test"
 
 
 class ProgramLoadError(Exception):

@@ -9,13 +9,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection, Mapping
 
+from pytest_kedi.constants import TEST_MODEL
 from pytest_kedi.evals import format_suite_line
 from pytest_kedi.plugin.gating import score_digits, threshold_text
 from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
 
 __all__ = ["case_line", "models_line", "suite_line"]
 
-TEST_MODEL = "test"
 HOOK_NOTE = "pytest_kedi_model hook"
 _OFFLINE = "offline default: synthetic output, not a real model"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pytest_kedi.lang import nodes, parse_file
 from pytest_kedi.runtime.context import ModuleUnit
-from pytest_kedi.runtime.source import SourceFile
+from pytest_kedi.runtime.sourcefile import SourceFile
 
 __all__ = ["cache_path", "cached_procedure", "has_auto"]
 

@@ -1,21 +1,22 @@
 """Runtime-wide objects: the root `Runtime`, one `ModuleUnit` per `.kedi` file, and the
-execution context `Ctx` threaded through statement execution."""
+execution frame `Frame` (scope, module, procedure, return type) threaded through statement
+execution."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pytest_kedi.errors import KediExecutionError, KediTraceFrame
 from pytest_kedi.lang import nodes
-from pytest_kedi.runtime.errors import KediExecutionError, KediTraceFrame
 from pytest_kedi.runtime.pyinterop import CompiledUnit, Transform, compile_unit
 from pytest_kedi.runtime.scope import Scope
-from pytest_kedi.runtime.source import SourceFile
+from pytest_kedi.runtime.sourcefile import SourceFile
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.runtime.procedures import KediProcedure
 
-__all__ = ["LOOP_LIMIT", "Ctx", "ModuleUnit", "Ret", "Runtime"]
+__all__ = ["LOOP_LIMIT", "Frame", "ModuleUnit", "Ret", "Runtime"]
 
 #: Default iteration limit of a conditional ``> loop:`` (§9.4).
 LOOP_LIMIT = 10_000
@@ -117,7 +118,7 @@ class Ret:
         self.value = value
 
 
-class Ctx:
+class Frame:
     """Where a statement executes: scope, file, label and the return contract."""
 
     __slots__ = ("label", "proc", "returns", "scope", "unit")
@@ -136,8 +137,8 @@ class Ctx:
         self.proc = proc
         self.returns = returns
 
-    def child(self, scope: Scope) -> Ctx:
-        return Ctx(scope, self.unit, self.label, self.proc, self.returns)
+    def child(self, scope: Scope) -> Frame:
+        return Frame(scope, self.unit, self.label, self.proc, self.returns)
 
     @property
     def procedure_name(self) -> str | None:

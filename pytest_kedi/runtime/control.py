@@ -7,15 +7,15 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from pytest_kedi.lang import nodes
-from pytest_kedi.runtime.context import Ctx, Ret
-from pytest_kedi.runtime.errors import (
+from pytest_kedi.errors import (
     KediExecutionError,
     KediNameError,
     KediTypeExecutionError,
     KediValueExecutionError,
     LoopIterationLimitError,
 )
+from pytest_kedi.lang import nodes
+from pytest_kedi.runtime.context import Frame, Ret
 from pytest_kedi.runtime.evaluate import eval_code, eval_rhs, render, type_violation, where
 from pytest_kedi.runtime.interpreter import exec_body, register
 from pytest_kedi.runtime.pyerrors import USER_ERRORS, python_error
@@ -25,7 +25,7 @@ from pytest_kedi.runtime.types import describe_value, is_kedi_type, validator_fo
 __all__ = ["condition_holds"]
 
 
-def condition_holds(cond: nodes.Condition, ctx: Ctx) -> bool:
+def condition_holds(cond: nodes.Condition, ctx: Frame) -> bool:
     if cond.code is not None:
         value = eval_code(cond.code, ctx)
         if type(value) is not bool:
@@ -34,7 +34,7 @@ def condition_holds(cond: nodes.Condition, ctx: Ctx) -> bool:
             )
         return value
     assert cond.claim is not None
-    from pytest_kedi.runtime.modelcalls import ask_claim
+    from pytest_kedi.runtime.model.calls import ask_claim
 
     try:
         return ask_claim(cond.claim, ctx, cond)
@@ -43,7 +43,7 @@ def condition_holds(cond: nodes.Condition, ctx: Ctx) -> bool:
 
 
 @register(nodes.If)
-def _if(stmt: nodes.If, ctx: Ctx) -> Ret | None:
+def _if(stmt: nodes.If, ctx: Frame) -> Ret | None:
     if condition_holds(stmt.condition, ctx):
         return exec_body(stmt.body, ctx.child(ctx.scope.child()))
     if stmt.orelse is not None:
@@ -52,18 +52,18 @@ def _if(stmt: nodes.If, ctx: Ctx) -> Ret | None:
 
 
 @register(nodes.Loop)
-def _loop(stmt: nodes.Loop, ctx: Ctx) -> Ret | None:
+def _loop(stmt: nodes.Loop, ctx: Frame) -> Ret | None:
     if stmt.condition is not None:
         return _conditional_loop(stmt, stmt.condition, ctx)
     return _iterable_loop(stmt, ctx)
 
 
-def _iteration_frame(ctx: Ctx, stmt: nodes.Loop, index: int) -> Any:
+def _iteration_frame(ctx: Frame, stmt: nodes.Loop, index: int) -> Any:
     span = ctx.unit.source_file.line_span(stmt.span.start_line)
     return ctx.frame("loop", span, f"{ctx.label} (iteration {index})")
 
 
-def _conditional_loop(stmt: nodes.Loop, cond: nodes.Condition, ctx: Ctx) -> Ret | None:
+def _conditional_loop(stmt: nodes.Loop, cond: nodes.Condition, ctx: Frame) -> Ret | None:
     completed = 0
     limit = ctx.unit.runtime.loop_limit
     while condition_holds(cond, ctx):
@@ -79,7 +79,7 @@ def _conditional_loop(stmt: nodes.Loop, cond: nodes.Condition, ctx: Ctx) -> Ret 
     return None
 
 
-def _iterable_loop(stmt: nodes.Loop, ctx: Ctx) -> Ret | None:
+def _iterable_loop(stmt: nodes.Loop, ctx: Frame) -> Ret | None:
     assert stmt.iterable is not None and stmt.binder is not None
     source = eval_code(stmt.iterable, ctx)
     try:
@@ -88,7 +88,7 @@ def _iterable_loop(stmt: nodes.Loop, ctx: Ctx) -> Ret | None:
         raise KediTypeExecutionError(
             f"{where(ctx, stmt)}: loop value is not iterable: {describe_value(source)}"
         )
-    kept: list[Ctx] = []
+    kept: list[Frame] = []
     result: Ret | None = None
     index = 0
     try:
@@ -129,7 +129,7 @@ def _guarded(iterator: Iterator[Any]) -> Iterator[Any]:
 
 
 def _run_map(
-    stmt: nodes.Loop, body: tuple[nodes.Stmt, ...], kept: list[Ctx], ctx: Ctx
+    stmt: nodes.Loop, body: tuple[nodes.Stmt, ...], kept: list[Frame], ctx: Frame
 ) -> Ret | None:
     first: KediExecutionError | None = None
     span = stmt.map_span or stmt.span
@@ -154,14 +154,14 @@ def _run_map(
 
 
 @register(nodes.Show)
-def _show(stmt: nodes.Show, ctx: Ctx) -> None:
+def _show(stmt: nodes.Show, ctx: Frame) -> None:
     value = eval_rhs(stmt.value, ctx)
     sys.stdout.write(render(value) + "\n")
     return None
 
 
 @register(nodes.Reassign)
-def _reassign(stmt: nodes.Reassign, ctx: Ctx) -> None:
+def _reassign(stmt: nodes.Reassign, ctx: Frame) -> None:
     name = stmt.target
     owner = ctx.scope.find_owner(name)
     if owner is None or owner.kind == "prelude":

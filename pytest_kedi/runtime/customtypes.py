@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from pytest_kedi.runtime.errors import KediTypeExecutionError
+from pytest_kedi.errors import KediTypeExecutionError
 from pytest_kedi.runtime.scope import MISSING
 from pytest_kedi.runtime.types import (
     describe_type,

@@ -7,15 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pytest_kedi.lang import nodes
-from pytest_kedi.runtime.context import Ctx
-from pytest_kedi.runtime.errors import (
+from pytest_kedi.errors import (
     KediExecutionError,
     KediModelError,
     KediTypeExecutionError,
     KediUnsupportedError,
     KediValueExecutionError,
 )
+from pytest_kedi.lang import nodes
+from pytest_kedi.runtime.context import Frame
 from pytest_kedi.runtime.evaluate import eval_code, render_text, where
 from pytest_kedi.runtime.interpreter import register
 from pytest_kedi.runtime.types import describe_value
@@ -48,7 +48,7 @@ MODEL_DIRECTIVES = frozenset({"model", "instructions", "system", "settings", "ad
 _ADVERTISED = frozenset({"structured_output", "model_override", "settings"})
 
 
-def _inline(stmt: nodes.Directive, ctx: Ctx) -> Any:
+def _inline(stmt: nodes.Directive, ctx: Frame) -> Any:
     if stmt.code is not None:
         return eval_code(stmt.code, ctx)
     if stmt.text is not None:
@@ -56,7 +56,7 @@ def _inline(stmt: nodes.Directive, ctx: Ctx) -> Any:
     return stmt.value
 
 
-def _set_model(stmt: nodes.Directive, ctx: Ctx) -> None:
+def _set_model(stmt: nodes.Directive, ctx: Frame) -> None:
     from pytest_kedi.runtime.model import ModelError, normalize_model_name
 
     value = _inline(stmt, ctx)
@@ -71,7 +71,7 @@ def _set_model(stmt: nodes.Directive, ctx: Ctx) -> None:
     ctx.scope.state = ctx.scope.state.replace(model=name)
 
 
-def _set_instructions(stmt: nodes.Directive, ctx: Ctx) -> None:
+def _set_instructions(stmt: nodes.Directive, ctx: Frame) -> None:
     captured = ctx  # rendered at each model call, in the directive's environment (§4.3)
     if stmt.rows:
         rows = stmt.rows
@@ -97,7 +97,7 @@ def _set_instructions(stmt: nodes.Directive, ctx: Ctx) -> None:
     ctx.scope.state = ctx.scope.state.replace(instructions=thunk)
 
 
-def _set_settings(stmt: nodes.Directive, ctx: Ctx) -> None:
+def _set_settings(stmt: nodes.Directive, ctx: Frame) -> None:
     from pytest_kedi.runtime.model import (
         DROPPED_SETTING_KEYS,
         ModelError,
@@ -123,7 +123,7 @@ def _set_settings(stmt: nodes.Directive, ctx: Ctx) -> None:
     ctx.scope.state = ctx.scope.state.replace(settings=merged)
 
 
-def _set_adapter(stmt: nodes.Directive, ctx: Ctx) -> None:
+def _set_adapter(stmt: nodes.Directive, ctx: Frame) -> None:
     value = _inline(stmt, ctx)
     name = str(value).strip() if value is not None else ""
     if name == "pydantic":
@@ -139,7 +139,7 @@ def _set_adapter(stmt: nodes.Directive, ctx: Ctx) -> None:
     )
 
 
-def _set_requires(stmt: nodes.Directive, ctx: Ctx) -> None:
+def _set_requires(stmt: nodes.Directive, ctx: Frame) -> None:
     names = set(stmt.names)
     value = _inline(stmt, ctx) if stmt.value or stmt.code else None
     if isinstance(value, str) and value.strip():
@@ -148,7 +148,7 @@ def _set_requires(stmt: nodes.Directive, ctx: Ctx) -> None:
     ctx.scope.state = state.replace(requires=state.requires | frozenset(names))
 
 
-def _marker(stmt: nodes.Directive, ctx: Ctx) -> None:
+def _marker(stmt: nodes.Directive, ctx: Frame) -> None:
     value = (stmt.value or "").strip()
     if stmt.body_kind == "none" and value in _OFF_VALUES:
         return
@@ -159,7 +159,7 @@ def _marker(stmt: nodes.Directive, ctx: Ctx) -> None:
     ctx.scope.state = state.replace(unsupported=(*state.unsupported, marker))
 
 
-def _modules(stmt: nodes.Directive, ctx: Ctx) -> None:
+def _modules(stmt: nodes.Directive, ctx: Frame) -> None:
     from pytest_kedi.runtime.modules import run_export, run_import
 
     if stmt.name == "import":
@@ -168,13 +168,13 @@ def _modules(stmt: nodes.Directive, ctx: Ctx) -> None:
         run_export(stmt, ctx)
 
 
-def _optimize(stmt: nodes.Directive, ctx: Ctx) -> None:
-    from pytest_kedi.runtime.modelcalls import run_optimize
+def _optimize(stmt: nodes.Directive, ctx: Frame) -> None:
+    from pytest_kedi.runtime.model.calls import run_optimize
 
     run_optimize(stmt, ctx)
 
 
-_ACTIONS: dict[str, Callable[[nodes.Directive, Ctx], None]] = {
+_ACTIONS: dict[str, Callable[[nodes.Directive, Frame], None]] = {
     "model": _set_model,
     "instructions": _set_instructions,
     "system": _set_instructions,
@@ -188,7 +188,7 @@ _ACTIONS: dict[str, Callable[[nodes.Directive, Ctx], None]] = {
 
 
 @register(nodes.Directive)
-def run_directive(stmt: nodes.Directive, ctx: Ctx) -> None:
+def run_directive(stmt: nodes.Directive, ctx: Frame) -> None:
     name = stmt.name
     action = _ACTIONS.get(name)
     if action is not None:

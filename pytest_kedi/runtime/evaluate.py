@@ -6,13 +6,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pytest_kedi.lang import nodes
-from pytest_kedi.runtime.context import Ctx
-from pytest_kedi.runtime.errors import (
+from pytest_kedi.errors import (
     KediExecutionError,
     KediNameError,
     KediTypeExecutionError,
 )
+from pytest_kedi.lang import nodes
+from pytest_kedi.runtime.context import Frame
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
 from pytest_kedi.runtime.pyinterop import (
     build_globals,
@@ -44,7 +44,7 @@ __all__ = [
 _NATIVE_ARG = (nodes.InlinePython, nodes.Subst, nodes.CallSubst, nodes.ExprSubst)
 
 
-def where(ctx: Ctx, node: nodes.Node | nodes.Span | None) -> str:
+def where(ctx: Frame, node: nodes.Node | nodes.Span | None) -> str:
     span = node.span if isinstance(node, nodes.Node) else node
     if span is None:
         return ctx.unit.path
@@ -52,14 +52,14 @@ def where(ctx: Ctx, node: nodes.Node | nodes.Span | None) -> str:
 
 
 def type_violation(
-    ctx: Ctx, node: nodes.Node | nodes.Span | None, what: str, tp: Any, value: Any
+    ctx: Frame, node: nodes.Node | nodes.Span | None, what: str, tp: Any, value: Any
 ) -> KediTypeExecutionError:
     return KediTypeExecutionError(
         f"{where(ctx, node)}: {what} expects {describe_type(tp)}, got {describe_value(value)}"
     )
 
 
-def lookup(name: str, ctx: Ctx, node: nodes.Node) -> Any:
+def lookup(name: str, ctx: Frame, node: nodes.Node) -> Any:
     value = ctx.scope.get(name)
     if value is MISSING:
         if ctx.unit.import_failures:
@@ -68,12 +68,12 @@ def lookup(name: str, ctx: Ctx, node: nodes.Node) -> Any:
     return value
 
 
-def eval_code(code: nodes.PyCode, ctx: Ctx) -> Any:
+def eval_code(code: nodes.PyCode, ctx: Frame) -> Any:
     """Evaluate one backtick expression (native result)."""
     return run_expr(ctx.compiled(code), ctx.scope)
 
 
-def run_fence(code: nodes.PyCode, ctx: Ctx) -> Any:
+def run_fence(code: nodes.PyCode, ctx: Frame) -> Any:
     """Run a fenced block; its ``return`` value (or None)."""
     return run_block(ctx.compiled(code), ctx.scope)
 
@@ -87,7 +87,7 @@ def render(value: Any) -> str:
         raise python_error(exc) from exc
 
 
-def render_text(text: nodes.Text, ctx: Ctx) -> str:
+def render_text(text: nodes.Text, ctx: Frame) -> str:
     """Render text left to right; every substitution becomes ``str(value)``."""
     out: list[str] = []
     for part in text.parts:
@@ -100,7 +100,7 @@ def render_text(text: nodes.Text, ctx: Ctx) -> str:
     return "".join(out)
 
 
-def eval_part(part: nodes.TextPart, ctx: Ctx) -> Any:
+def eval_part(part: nodes.TextPart, ctx: Frame) -> Any:
     if isinstance(part, nodes.Subst):
         return lookup(part.name, ctx, part)
     if isinstance(part, (nodes.InlinePython, nodes.ExprSubst)):
@@ -112,7 +112,7 @@ def eval_part(part: nodes.TextPart, ctx: Ctx) -> Any:
     return f"[{part.name}]"
 
 
-def eval_arg(arg: nodes.Arg, ctx: Ctx) -> Any:
+def eval_arg(arg: nodes.Arg, ctx: Frame) -> Any:
     """Native when the argument is exactly one substitution/backtick; else rendered."""
     parts = arg.parts
     if len(parts) == 1 and isinstance(parts[0], _NATIVE_ARG):
@@ -126,7 +126,7 @@ def eval_arg(arg: nodes.Arg, ctx: Ctx) -> Any:
     return "".join(out)
 
 
-def call_value(call: nodes.CallSubst, ctx: Ctx) -> Any:
+def call_value(call: nodes.CallSubst, ctx: Frame) -> Any:
     """``<proc(a, b)>``: positional arguments, evaluated left to right; native result."""
     from pytest_kedi.runtime.procedures import KediProcedure
 
@@ -146,7 +146,7 @@ def call_value(call: nodes.CallSubst, ctx: Ctx) -> Any:
         raise python_error(exc, None) from exc
 
 
-def eval_rhs(rhs: nodes.Rhs, ctx: Ctx) -> Any:
+def eval_rhs(rhs: nodes.Rhs, ctx: Frame) -> Any:
     mode = rhs.mode
     if mode == "expr":
         assert rhs.code is not None
@@ -164,7 +164,7 @@ def eval_rhs(rhs: nodes.Rhs, ctx: Ctx) -> Any:
 # ----------------------------------------------------------------------------- types
 
 
-def resolve_type(ref: nodes.TypeRef | None, ctx: Ctx) -> Any:
+def resolve_type(ref: nodes.TypeRef | None, ctx: Frame) -> Any:
     """Resolve an annotation in the current scope; ``None`` (no annotation) is ``str``."""
     if ref is None:
         return str
@@ -197,7 +197,7 @@ def resolve_type(ref: nodes.TypeRef | None, ctx: Ctx) -> Any:
     return tp
 
 
-def _backtick_type(ref: nodes.TypeRef, ctx: Ctx) -> Any:
+def _backtick_type(ref: nodes.TypeRef, ctx: Frame) -> Any:
     """A backtick annotation, evaluated (on each use) in the full Python namespace."""
     units = ctx.unit.runtime.type_units
     entry = units.get(id(ref))

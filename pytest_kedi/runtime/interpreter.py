@@ -6,17 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pytest_kedi.errors import KediExecutionError, KediValueExecutionError
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.cancel import STATE as CANCEL
 from pytest_kedi.runtime.cancel import check_current
-from pytest_kedi.runtime.context import Ctx, Ret
-from pytest_kedi.runtime.errors import KediExecutionError, KediValueExecutionError
+from pytest_kedi.runtime.context import Frame, Ret
 from pytest_kedi.runtime.evaluate import eval_rhs, resolve_type, run_fence, type_violation, where
 from pytest_kedi.runtime.types import validator_for
 
 __all__ = ["Handler", "exec_body", "exec_stmt", "register", "stmt_frame"]
 
-Handler = Callable[[Any, Ctx], "Ret | None"]
+Handler = Callable[[Any, Frame], "Ret | None"]
 
 HANDLERS: dict[type, Handler] = {}
 
@@ -45,7 +45,7 @@ def register(node_type: type) -> Callable[[Handler], Handler]:
     return deco
 
 
-def stmt_frame(stmt: nodes.Node, ctx: Ctx) -> Any:
+def stmt_frame(stmt: nodes.Node, ctx: Frame) -> Any:
     kind = _KINDS.get(type(stmt), "program")
     if isinstance(stmt, nodes.Directive) and stmt.name == "optimize":
         kind = "template"
@@ -55,7 +55,7 @@ def stmt_frame(stmt: nodes.Node, ctx: Ctx) -> Any:
     return ctx.frame(kind, span)
 
 
-def exec_stmt(stmt: nodes.Node, ctx: Ctx) -> Ret | None:
+def exec_stmt(stmt: nodes.Node, ctx: Frame) -> Ret | None:
     if CANCEL.pending:  # a timed-out row stops at its next statement
         check_current()
     try:
@@ -64,7 +64,7 @@ def exec_stmt(stmt: nodes.Node, ctx: Ctx) -> Ret | None:
         raise err.with_outer_frame(stmt_frame(stmt, ctx))
 
 
-def exec_body(body: tuple[nodes.Node, ...], ctx: Ctx) -> Ret | None:
+def exec_body(body: tuple[nodes.Node, ...], ctx: Frame) -> Ret | None:
     """Run statements in order; the first taken return ends the body."""
     for stmt in body:
         if CANCEL.pending:  # a timed-out row stops at its next statement
@@ -84,7 +84,7 @@ def exec_body(body: tuple[nodes.Node, ...], ctx: Ctx) -> Ret | None:
 # ----------------------------------------------------------------------------- statements
 
 
-def check_assignable(target: str, ctx: Ctx, node: nodes.Node) -> None:
+def check_assignable(target: str, ctx: Frame, node: nodes.Node) -> None:
     scope = ctx.scope
     if target in scope.params:
         raise KediValueExecutionError(
@@ -97,7 +97,7 @@ def check_assignable(target: str, ctx: Ctx, node: nodes.Node) -> None:
 
 
 @register(nodes.Assign)
-def _assign(stmt: nodes.Assign, ctx: Ctx) -> None:
+def _assign(stmt: nodes.Assign, ctx: Frame) -> None:
     check_assignable(stmt.target, ctx, stmt)
     tp = resolve_type(stmt.type, ctx)
     value = eval_rhs(stmt.value, ctx)
@@ -108,7 +108,7 @@ def _assign(stmt: nodes.Assign, ctx: Ctx) -> None:
 
 
 @register(nodes.Return)
-def _return(stmt: nodes.Return, ctx: Ctx) -> Ret:
+def _return(stmt: nodes.Return, ctx: Frame) -> Ret:
     value = eval_rhs(stmt.value, ctx)
     if ctx.returns is not None:
         ctx.returns(value, stmt)
@@ -116,22 +116,22 @@ def _return(stmt: nodes.Return, ctx: Ctx) -> Ret:
 
 
 @register(nodes.PythonStmt)
-def _python_stmt(stmt: nodes.PythonStmt, ctx: Ctx) -> None:
+def _python_stmt(stmt: nodes.PythonStmt, ctx: Frame) -> None:
     run_fence(stmt.code, ctx)
     return None
 
 
 @register(nodes.PythonBlock)
-def _python_block(stmt: nodes.PythonBlock, ctx: Ctx) -> None:
+def _python_block(stmt: nodes.PythonBlock, ctx: Frame) -> None:
     run_fence(stmt.code, ctx)
     return None
 
 
 @register(nodes.TestSuite)
-def _test_suite(stmt: nodes.TestSuite, ctx: Ctx) -> None:
+def _test_suite(stmt: nodes.TestSuite, ctx: Frame) -> None:
     return None  # suites never run as part of a program (§5)
 
 
 @register(nodes.EvalSuite)
-def _eval_suite(stmt: nodes.EvalSuite, ctx: Ctx) -> None:
+def _eval_suite(stmt: nodes.EvalSuite, ctx: Frame) -> None:
     return None

@@ -7,13 +7,14 @@ import copy
 import threading
 from typing import Any
 
+from pytest_kedi.errors import KediExecutionError, KediNameError, KediUnsupportedError
 from pytest_kedi.lang import nodes
-from pytest_kedi.runtime.context import Ctx, ModuleUnit
+from pytest_kedi.runtime.context import Frame, ModuleUnit
 from pytest_kedi.runtime.directives import STATEMENT_DIRECTIVES
-from pytest_kedi.runtime.errors import KediExecutionError, KediNameError, KediUnsupportedError
 from pytest_kedi.runtime.interpreter import exec_stmt
+from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.pyglobals import same_binding
-from pytest_kedi.runtime.scope import MISSING, KediState, LazyBinding, Scope
+from pytest_kedi.runtime.scope import MISSING, LazyBinding, Scope
 
 __all__ = ["declare_all"]
 
@@ -36,7 +37,7 @@ def declare_all(unit: ModuleUnit) -> None:
     """
     scope = unit.scope
     scope.forcer = _force
-    ctx = Ctx(scope, unit, "<program>")
+    ctx = Frame(scope, unit, "<program>")
     history = _History(scope)
     for index, stmt in enumerate(unit.module.body):
         touched: dict[str, Any] = {}
@@ -64,7 +65,7 @@ def declare_all(unit: ModuleUnit) -> None:
                 history.declared(name, index, value)
 
 
-def _declare_import(stmt: nodes.Directive, ctx: Ctx) -> None:
+def _declare_import(stmt: nodes.Directive, ctx: Frame) -> None:
     """An import of an unsupported (bundled/registry) module does not fail the file: its
     listed names raise the error when read; for a whole-module import, unknown names
     report it (§8: clear errors only on the code path that needs them)."""
@@ -116,7 +117,7 @@ class _Position:
         self.index = index
         self.history = history
 
-    def scope(self, module: Scope, state: KediState) -> tuple[Scope, dict[str, Any]]:
+    def scope(self, module: Scope, state: AgentState) -> tuple[Scope, dict[str, Any]]:
         """A scope standing for the module at this position, and the names read live."""
         env: dict[str, Any] = {}
         live: dict[str, Any] = {}
@@ -140,11 +141,11 @@ class _Position:
         return overlay, live
 
 
-def _runner(stmt: nodes.Node, ctx: Ctx, state: KediState, position: _Position) -> Any:
+def _runner(stmt: nodes.Node, ctx: Frame, state: AgentState, position: _Position) -> Any:
     def run(lazy: LazyBinding) -> dict[str, Any]:
         module = ctx.scope
         overlay, live = position.scope(module, state)
-        exec_stmt(stmt, Ctx(overlay, ctx.unit, ctx.label))
+        exec_stmt(stmt, Frame(overlay, ctx.unit, ctx.label))
         # Python write-back to a top-level name still owned by its declaration (§3.4).
         for name, before in live.items():
             after = overlay.vars.get(name, MISSING)

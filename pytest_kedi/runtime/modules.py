@@ -7,19 +7,21 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pytest_kedi.lang import nodes, parse, parse_file
-from pytest_kedi.runtime.context import Ctx, ModuleUnit, Runtime
-from pytest_kedi.runtime.errors import (
+from pytest_kedi.constants import ENV_HOME
+from pytest_kedi.errors import (
     KediExecutionError,
     KediImportError,
     KediModelError,
     KediUnsupportedError,
 )
+from pytest_kedi.lang import nodes, parse, parse_file
+from pytest_kedi.runtime.context import Frame, ModuleUnit, Runtime
 from pytest_kedi.runtime.evaluate import where
 from pytest_kedi.runtime.interpreter import exec_body
+from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.pyinterop import compile_unit, run_prelude
-from pytest_kedi.runtime.scope import EPOCH, PRELUDE_EPOCH, KediArgs, KediState, Scope
-from pytest_kedi.runtime.source import SourceFile
+from pytest_kedi.runtime.scope import EPOCHS, KediArgs, Scope
+from pytest_kedi.runtime.sourcefile import SourceFile
 
 __all__ = ["BUNDLED_MODULES", "load_unit", "run_export", "run_import"]
 
@@ -41,21 +43,20 @@ def load_unit(
             raise KediImportError(f"cannot read {text_path}: {_reason(exc)}") from exc
     source_file = SourceFile(text_path, module.source)
     prelude_vars: dict[str, Any] = {"__name__": "__kedi_prelude__"}
-    prelude_scope = Scope(prelude_vars, None, "prelude", KediState())
+    prelude_scope = Scope(prelude_vars, None, "prelude", AgentState())
     if module.prelude is not None and re.search(r"\bglobal\b", module.prelude.code.source):
         prelude_scope.volatile = True  # prelude functions may rebind prelude globals
-    scope = Scope({"args": KediArgs()}, prelude_scope, "module", KediState())
+    scope = Scope({"args": KediArgs()}, prelude_scope, "module", AgentState())
     scope.volatile = prelude_scope.volatile
     optimized = _optimized(text_path, module)
     unit = ModuleUnit(runtime, module, source_file, prelude_scope, scope, optimized)
     if module.prelude is not None:
         block = module.prelude
-        ctx = Ctx(scope, unit, "<prelude>")
+        ctx = Frame(scope, unit, "<prelude>")
         try:
             compiled = compile_unit(block.code, source_file, "<prelude>", mode="prelude")
             run_prelude(compiled, prelude_vars)
-            EPOCH[0] += 1
-            PRELUDE_EPOCH[0] += 1
+            EPOCHS.bump(prelude=True)
         except KediExecutionError as err:
             span = source_file.line_span(block.span.start_line)
             raise err.with_outer_frame(ctx.frame("prelude", span))
@@ -105,7 +106,7 @@ def _target(stmt: nodes.Directive) -> str:
     return (stmt.arg or stmt.value or "").strip()
 
 
-def _check_path(target: str, ctx: Ctx, stmt: nodes.Directive) -> list[str]:
+def _check_path(target: str, ctx: Frame, stmt: nodes.Directive) -> list[str]:
     segments = target.split("/")
     if (
         not target
@@ -118,7 +119,7 @@ def _check_path(target: str, ctx: Ctx, stmt: nodes.Directive) -> list[str]:
     return segments
 
 
-def run_import(stmt: nodes.Directive, ctx: Ctx) -> None:
+def run_import(stmt: nodes.Directive, ctx: Frame) -> None:
     target = _target(stmt)
     segments = _check_path(target, ctx, stmt)
     base = Path(ctx.unit.path).parent
@@ -127,7 +128,7 @@ def run_import(stmt: nodes.Directive, ctx: Ctx) -> None:
     if candidate.is_file():
         module = _load_module(runtime, candidate, ctx, stmt)
     else:
-        home = os.environ.get("KEDI_HOME")
+        home = os.environ.get(ENV_HOME)
         registry = Path(home, "registry", *segments).with_suffix(".kedi") if home else None
         if segments[0] in BUNDLED_MODULES or (registry is not None and registry.is_file()):
             raise KediUnsupportedError(f"> import: {target}", stmt.span.start_line)
@@ -149,7 +150,7 @@ def run_import(stmt: nodes.Directive, ctx: Ctx) -> None:
         ctx.scope.bind(name, exports[name])
 
 
-def _load_module(runtime: Runtime, path: Path, ctx: Ctx, stmt: nodes.Directive) -> ModuleUnit:
+def _load_module(runtime: Runtime, path: Path, ctx: Frame, stmt: nodes.Directive) -> ModuleUnit:
     key = str(path.resolve())
     if key in runtime.loading:
         chain = [*runtime.loading[runtime.loading.index(key) :], key]
@@ -162,7 +163,7 @@ def _load_module(runtime: Runtime, path: Path, ctx: Ctx, stmt: nodes.Directive) 
     try:
         unit = load_unit(runtime, str(path))
         unit.exports = {}
-        exec_body(unit.module.body, Ctx(unit.scope, unit, "<module>"))
+        exec_body(unit.module.body, Frame(unit.scope, unit, "<module>"))
         unit.exports = _collect_exports(unit, ctx, stmt)
     finally:
         runtime.loading.pop()
@@ -170,7 +171,7 @@ def _load_module(runtime: Runtime, path: Path, ctx: Ctx, stmt: nodes.Directive) 
     return unit
 
 
-def _collect_exports(unit: ModuleUnit, ctx: Ctx, stmt: nodes.Directive) -> dict[str, Any]:
+def _collect_exports(unit: ModuleUnit, ctx: Frame, stmt: nodes.Directive) -> dict[str, Any]:
     spec = unit.export_spec
     if spec is None:
         return {}
@@ -187,7 +188,7 @@ def _collect_exports(unit: ModuleUnit, ctx: Ctx, stmt: nodes.Directive) -> dict[
     return out
 
 
-def run_export(stmt: nodes.Directive, ctx: Ctx) -> None:
+def run_export(stmt: nodes.Directive, ctx: Frame) -> None:
     unit = ctx.unit
     value = (stmt.value or "").strip()
     if value == "*":

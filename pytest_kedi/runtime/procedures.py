@@ -7,15 +7,16 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from pytest_kedi.errors import KediExecutionError, KediTraceFrame, KediTypeExecutionError
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.autocache import cached_procedure, has_auto
 from pytest_kedi.runtime.cancel import STATE as CANCEL
 from pytest_kedi.runtime.cancel import check_current
-from pytest_kedi.runtime.context import Ctx, ModuleUnit
+from pytest_kedi.runtime.context import Frame, ModuleUnit
 from pytest_kedi.runtime.customtypes import make_custom_type
-from pytest_kedi.runtime.errors import KediExecutionError, KediTraceFrame, KediTypeExecutionError
 from pytest_kedi.runtime.evaluate import eval_code, resolve_type
 from pytest_kedi.runtime.interpreter import exec_body, register, stmt_frame
+from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
 from pytest_kedi.runtime.pyinterop import (
     CompiledUnit,
@@ -23,7 +24,7 @@ from pytest_kedi.runtime.pyinterop import (
     module_globals,
     python_error,
 )
-from pytest_kedi.runtime.scope import EPOCH, MISSING, KediState, Scope
+from pytest_kedi.runtime.scope import EPOCHS, MISSING, Scope
 from pytest_kedi.runtime.types import describe_type, describe_value, validator_for
 
 __all__ = ["KediProcedure", "define_procedure", "define_type"]
@@ -45,7 +46,7 @@ class KediProcedure:
         node: nodes.Procedure,
         closure: Scope,
         unit: ModuleUnit,
-        state: KediState,
+        state: AgentState,
         param_types: tuple[Any, ...],
         defaults: tuple[Any, ...],
         return_type: Any,
@@ -124,7 +125,7 @@ class KediProcedure:
     def _fast_function(self) -> Callable[..., Any]:
         """The fast body bound to the current module globals (rebuilt when they change)."""
         closure = self.closure
-        epoch = EPOCH[0]
+        epoch = EPOCHS.module
         cached = self._fn_cache
         if cached is not None and cached[0] == epoch and not closure.volatile:
             return cached[1]
@@ -145,7 +146,7 @@ class KediProcedure:
             if exact is not None and tuple(map(type, args)) == exact:
                 # Hot path: exact-type arguments, one-expression body, cached globals.
                 cached = self._fn_cache
-                if cached is not None and cached[0] == EPOCH[0] and not self.closure.volatile:
+                if cached is not None and cached[0] == EPOCHS.module and not self.closure.volatile:
                     fn = cached[1]
                 else:
                     fn = self._fast_function()
@@ -221,7 +222,7 @@ class KediProcedure:
             dict(zip(self.names, values, strict=False)), self.closure, "frame", self.state
         )
         frame.params = self.param_set
-        ctx = Ctx(frame, self.unit, self.name, self, self._check_return)
+        ctx = Frame(frame, self.unit, self.name, self, self._check_return)
         try:
             result = exec_body(self._body, ctx)
             if result is not None:
@@ -238,7 +239,7 @@ class KediProcedure:
         frame = Scope(
             dict(zip(self.names, values, strict=False)), self.closure, "frame", self.state
         )
-        ctx = Ctx(frame, self.unit, self.name, self, self._check_return)
+        ctx = Frame(frame, self.unit, self.name, self, self._check_return)
         err.with_outer_frame(stmt_frame(self._body[0], ctx))
         return err.with_outer_frame(self._frame)
 
@@ -271,17 +272,17 @@ def _violation(proc: KediProcedure, node: nodes.Node, value: Any) -> KediTypeExe
 # ----------------------------------------------------------------------------- definitions
 
 
-def _default(code: nodes.PyCode | None, ctx: Ctx) -> Any:
+def _default(code: nodes.PyCode | None, ctx: Frame) -> Any:
     return MISSING if code is None else eval_code(code, ctx)
 
 
 @register(nodes.Procedure)
-def define_procedure(stmt: nodes.Procedure, ctx: Ctx) -> None:
+def define_procedure(stmt: nodes.Procedure, ctx: Frame) -> None:
     if has_auto(stmt):
         cached = cached_procedure(ctx.unit, stmt.name)
         if cached is not None:
             node, cache_unit = cached
-            ctx = Ctx(ctx.scope, cache_unit, ctx.label, ctx.proc, ctx.returns)
+            ctx = Frame(ctx.scope, cache_unit, ctx.label, ctx.proc, ctx.returns)
             stmt = node
     param_types = tuple(resolve_type(p.type, ctx) for p in stmt.params)
     defaults = tuple(_default(p.default, ctx) for p in stmt.params)
@@ -294,7 +295,7 @@ def define_procedure(stmt: nodes.Procedure, ctx: Ctx) -> None:
 
 
 @register(nodes.TypeDecl)
-def define_type(stmt: nodes.TypeDecl, ctx: Ctx) -> None:
+def define_type(stmt: nodes.TypeDecl, ctx: Frame) -> None:
     fields = [(f.name, resolve_type(f.type, ctx), _default(f.default, ctx)) for f in stmt.fields]
     model = make_custom_type(stmt.name, fields, module=f"kedi:{ctx.unit.path}")
     ctx.scope.bind(stmt.name, model)

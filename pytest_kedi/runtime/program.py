@@ -7,12 +7,13 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
+from pytest_kedi.errors import KediExecutionError
 from pytest_kedi.lang import nodes
-from pytest_kedi.runtime import control, directives, modelcalls, procedures  # noqa: F401
-from pytest_kedi.runtime.context import Ctx, ModuleUnit, Runtime
-from pytest_kedi.runtime.errors import KediExecutionError
+from pytest_kedi.runtime import control, directives, procedures  # noqa: F401
+from pytest_kedi.runtime.context import Frame, ModuleUnit, Runtime
 from pytest_kedi.runtime.interpreter import exec_body, exec_stmt
 from pytest_kedi.runtime.lazy import declare_all
+from pytest_kedi.runtime.model import calls  # noqa: F401
 from pytest_kedi.runtime.modules import load_unit
 from pytest_kedi.runtime.procedures import KediProcedure
 from pytest_kedi.runtime.pyinterop import Transform, run_block
@@ -119,7 +120,7 @@ class Program:
 
     def get(self, name: str) -> Any:
         """Read a top-level name (forcing a lazy binding, §10.4)."""
-        from pytest_kedi.runtime.errors import KediNameError
+        from pytest_kedi.errors import KediNameError
         from pytest_kedi.runtime.scope import MISSING
 
         value = self._unit.scope.get(name)
@@ -134,17 +135,17 @@ class Program:
         ``returned`` tells afterwards whether a top-level return ran (so a program that
         explicitly returns ``None`` can be told from one with no return).
         """
-        ctx = Ctx(self._unit.scope, self._unit, "<program>")
+        ctx = Frame(self._unit.scope, self._unit, "<program>")
         result = exec_body(self.module.body, ctx)
         self.returned = result is not None
         return None if result is None else result.value
 
     def _frame_ctx(
         self, label: str, directives_: tuple[nodes.Directive, ...], bindings: Mapping[str, Any]
-    ) -> Ctx:
+    ) -> Frame:
         module_scope = self._unit.scope
         scope = Scope(dict(bindings), module_scope, "frame", module_scope.state)
-        ctx = Ctx(scope, self._unit, label)
+        ctx = Frame(scope, self._unit, label)
         for directive in directives_:
             exec_stmt(directive, ctx)
         return ctx
@@ -155,23 +156,27 @@ class Program:
     def load_dataset(self, suite: nodes.EvalSuite, dataset: nodes.Dataset) -> Any:
         """Run a ``> data:``/``> test_data:`` body in a fresh frame; its raw value."""
         label = f"{dataset.kind} {dataset.name}"
-        ctx = self._frame_ctx(label, suite.directives, {})
-        try:
-            result = exec_body(dataset.body, ctx)
-        except KediExecutionError as err:
-            raise err.with_outer_frame(ctx.frame("dataset", self._span(dataset)))
-        return None if result is None else result.value
+        return self._run_suite_body(suite, dataset, "dataset", label, {})
 
     def run_metric(
         self, suite: nodes.EvalSuite, metric: nodes.Metric, bindings: dict[str, Any]
     ) -> Any:
         """Run the metric body in a fresh frame binding exactly ``bindings``; raw value."""
-        label = f"metric {metric.name}"
+        return self._run_suite_body(suite, metric, "metric", f"metric {metric.name}", bindings)
+
+    def _run_suite_body(
+        self,
+        suite: nodes.EvalSuite,
+        part: nodes.Dataset | nodes.Metric,
+        kind: str,
+        label: str,
+        bindings: dict[str, Any],
+    ) -> Any:
         ctx = self._frame_ctx(label, suite.directives, bindings)
         try:
-            result = exec_body(metric.body, ctx)
+            result = exec_body(part.body, ctx)
         except KediExecutionError as err:
-            raise err.with_outer_frame(ctx.frame("metric", self._span(metric)))
+            raise err.with_outer_frame(ctx.frame(kind, self._span(part)))
         return None if result is None else result.value
 
     def run_case(

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import linecache
 import types
 from dataclasses import dataclass
 
-from pytest_kedi.lang.nodes import PyCode
-from pytest_kedi.lang.pycheck import locate_syntax_error
-from pytest_kedi.runtime.errors import (
+from pytest_kedi.errors import (
     KediExecutionError,
     KediKeyExecutionError,
     KediNameError,
@@ -16,9 +15,12 @@ from pytest_kedi.runtime.errors import (
     KediTypeExecutionError,
     KediValueExecutionError,
 )
-from pytest_kedi.runtime.source import SourceFile
+from pytest_kedi.lang.nodes import PyCode
+from pytest_kedi.lang.pycheck import locate_syntax_error
+from pytest_kedi.runtime.caches import register
+from pytest_kedi.runtime.sourcefile import SourceFile
 
-__all__ = ["REGISTRY", "USER_ERRORS", "UnitInfo", "python_error", "syntax_error"]
+__all__ = ["PYTHON_UNITS", "USER_ERRORS", "PythonUnits", "UnitInfo", "python_error", "syntax_error"]
 
 #: What user code may raise that is that code's own error: every `Exception`, and
 #: `SystemExit` / `GeneratorExit` too (a `sys.exit()` in a case, a row or a dataset fails
@@ -34,10 +36,51 @@ class UnitInfo:
     procedure: str | None
 
 
-#: id(code object) -> (code object, origin of its unit): maps traceback frames of
-#: embedded Python (compiled under the `.kedi` path, with `.kedi` line numbers) back to
-#: their unit
-REGISTRY: dict[int, tuple[types.CodeType, UnitInfo]] = {}
+class PythonUnits:
+    """Where embedded Python came from. Owner: ``pytest_kedi.runtime.pyinterop``, which
+    records each compiled unit here; `python_error` reads it.
+
+    * ``codes``: id(code object) -> (code object, origin of its unit): maps traceback
+      frames of embedded Python (compiled under the `.kedi` path, with `.kedi` line
+      numbers) back to their unit;
+    * the `.kedi` sources put in `linecache` (so Python's tracebacks and warnings show
+      `.kedi` lines). ``reset`` forgets both and removes those `linecache` entries.
+    """
+
+    def __init__(self) -> None:
+        self.name = "python units"
+        self.owner = "pytest_kedi.runtime.pyinterop"
+        self.codes: dict[int, tuple[types.CodeType, UnitInfo]] = {}
+        self._shown: dict[str, str] = {}
+
+    def track(self, code: types.CodeType, info: UnitInfo) -> None:
+        """Record ``code`` and every code object nested in it as belonging to ``info``."""
+        stack = [code]
+        while stack:
+            current = stack.pop()
+            self.codes[id(current)] = (current, info)
+            stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+
+    def show(self, path: str, source: str) -> None:
+        """Make ``source`` what `linecache` answers for ``path``."""
+        if self._shown.get(path) is source and path in linecache.cache:
+            return
+        lines = [line + "\n" for line in source.splitlines()]
+        # No modification time: `linecache.checkcache` keeps the entry, so tracebacks
+        # show the source that ran even if the file changes on disk afterwards.
+        linecache.cache[path] = (len(source), None, lines, path)
+        self._shown[path] = source
+
+    def reset(self) -> None:
+        for path in self._shown:
+            entry = linecache.cache.get(path)
+            if entry is not None and len(entry) == 4 and entry[1] is None:
+                del linecache.cache[path]
+        self._shown.clear()
+        self.codes.clear()
+
+
+PYTHON_UNITS = register(PythonUnits())
 
 
 def syntax_error(
@@ -86,7 +129,7 @@ def _traces(exc: BaseException) -> list[KediPythonTrace]:
     tb = exc.__traceback__
     while tb is not None:
         f_code = tb.tb_frame.f_code
-        entry = REGISTRY.get(id(f_code))
+        entry = PYTHON_UNITS.codes.get(id(f_code))
         if entry is not None and entry[0] is f_code:
             info = entry[1]
             kedi_line = tb.tb_lineno

@@ -14,7 +14,7 @@ import builtins
 from collections.abc import Callable, Iterator, KeysView
 from typing import Any
 
-from pytest_kedi.runtime.scope import MISSING, PRELUDE_EPOCH, LazyBinding, Scope
+from pytest_kedi.runtime.scope import EPOCHS, MISSING, LazyBinding, Scope
 
 __all__ = [
     "LazyGlobals",
@@ -199,10 +199,10 @@ def module_globals(scope: Scope) -> dict[str, Any]:
     (so building it once per module keeps loading linear): callers must not mutate it.
     """
     cached = scope._gcache
-    if cached is not None and cached[0] == PRELUDE_EPOCH[0] and not scope.volatile:
+    if cached is not None and cached[0] == EPOCHS.prelude and not scope.volatile:
         return cached[1]
     chain = scope.chain()
-    key = PRELUDE_EPOCH[0]
+    key = EPOCHS.prelude
     forcer = None
     for s in chain:
         if s.forcer is not None:

@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import ast
 import itertools
-import linecache
 import types
 from collections.abc import Callable
 from typing import Any
 
+from pytest_kedi.errors import KediValueExecutionError
 from pytest_kedi.lang.nodes import PyCode
-from pytest_kedi.runtime.errors import KediValueExecutionError
-from pytest_kedi.runtime.pyerrors import REGISTRY, USER_ERRORS, UnitInfo, python_error, syntax_error
+from pytest_kedi.runtime.pyerrors import (
+    PYTHON_UNITS,
+    USER_ERRORS,
+    UnitInfo,
+    python_error,
+    syntax_error,
+)
 from pytest_kedi.runtime.pyglobals import (
     build_globals,
     module_globals,
@@ -22,7 +27,7 @@ from pytest_kedi.runtime.pyglobals import (
     split_scope,
 )
 from pytest_kedi.runtime.scope import MISSING, Scope
-from pytest_kedi.runtime.source import SourceFile
+from pytest_kedi.runtime.sourcefile import SourceFile
 
 __all__ = [
     "CompiledUnit",
@@ -40,8 +45,6 @@ __all__ = [
 Transform = Callable[[ast.Module, str], None]
 
 _COUNTER = itertools.count(1)
-#: path -> the source text registered for it in `linecache`
-_SHOWN: dict[str, str] = {}
 _BLOCK_NAME = "__kedi_block__"
 
 
@@ -127,12 +130,7 @@ def _register(info: UnitInfo, kind: str) -> str:
     virtual name is kept only in `KediPythonTrace.virtual_filename`."""
     source_file = info.source_file
     path = source_file.path
-    if _SHOWN.get(path) is not source_file.source or path not in linecache.cache:
-        lines = [line + "\n" for line in source_file.source.splitlines()]
-        # No modification time: `linecache.checkcache` keeps the entry, so tracebacks
-        # show the source that ran even if the file changes on disk afterwards.
-        linecache.cache[path] = (len(source_file.source), None, lines, path)
-        _SHOWN[path] = source_file.source
+    PYTHON_UNITS.show(path, source_file.source)
     base = path.replace("\\", "/").rsplit("/", 1)[-1]
     return f"<kedi {kind} {base}:{info.code.line} #{next(_COUNTER)}>"
 
@@ -230,11 +228,7 @@ def compile_unit(
 
 def _track(code: types.CodeType, info: UnitInfo) -> types.CodeType:
     """Record ``code`` and every code object nested in it as belonging to ``info``."""
-    stack = [code]
-    while stack:
-        current = stack.pop()
-        REGISTRY[id(current)] = (current, info)
-        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    PYTHON_UNITS.track(code, info)
     return code
 
 

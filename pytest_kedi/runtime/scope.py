@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pytest_kedi.runtime.caches import Epochs
+from pytest_kedi.runtime.model.state import AgentState
+
 __all__ = [
-    "EPOCH",
+    "EPOCHS",
     "MISSING",
-    "PRELUDE_EPOCH",
     "KediArgs",
-    "KediState",
     "LazyBinding",
     "Scope",
 ]
@@ -26,26 +26,9 @@ class _Missing:
 
 MISSING: Any = _Missing()
 
-#: Bumped whenever a module-level or prelude binding changes (cache invalidation).
-EPOCH = [0]
-#: Bumped whenever prelude bindings change (the module-level Python globals are rebuilt).
-PRELUDE_EPOCH = [0]
-
-
-@dataclass(frozen=True, slots=True)
-class KediState:
-    """Agent state in force at a point of the program (§6.1); converted to the model
-    boundary's ``AgentState`` at each model call."""
-
-    adapter: str = "pydantic"
-    model: str | None = None
-    instructions: Callable[[], str] | None = None
-    settings: Mapping[str, Any] = field(default_factory=dict)
-    unsupported: tuple[tuple[str, int], ...] = ()
-    requires: frozenset[str] = frozenset()
-
-    def replace(self, **changes: Any) -> KediState:
-        return replace(self, **changes)
+#: ``module`` is bumped whenever a module-level or prelude binding changes, ``prelude``
+#: whenever a prelude binding changes (the module-level Python globals are rebuilt).
+EPOCHS = Epochs("binding epochs", "pytest_kedi.runtime.scope")
 
 
 class KediArgs:
@@ -121,7 +104,7 @@ class Scope:
         vars: dict[str, Any],
         parent: Scope | None,
         kind: str,
-        state: KediState,
+        state: AgentState,
     ) -> None:
         self.vars = vars
         self.parent = parent
@@ -188,7 +171,7 @@ class Scope:
     def _changed(self, name: str, value: Any) -> None:
         self.version += 1
         if self.kind == "module":
-            EPOCH[0] += 1
+            EPOCHS.bump()
             cached = self._gcache
             if cached is not None:
                 # Keep the module's Python globals in step (no rebuild per statement).
@@ -198,8 +181,7 @@ class Scope:
                 else:
                     g.assign(name, value)
         elif self.kind == "prelude":
-            EPOCH[0] += 1
-            PRELUDE_EPOCH[0] += 1
+            EPOCHS.bump(prelude=True)
 
     def chain(self) -> list[Scope]:
         out: list[Scope] = []

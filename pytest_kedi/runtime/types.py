@@ -26,7 +26,8 @@ from pydantic import (
     WithJsonSchema,
 )
 
-from pytest_kedi.runtime.errors import KediTypeExecutionError
+from pytest_kedi.errors import KediTypeExecutionError
+from pytest_kedi.runtime.caches import ProcessCache
 
 __all__ = [
     "EMAIL",
@@ -349,15 +350,16 @@ def _hashable(tp: Any) -> bool:
     return True
 
 
-_CACHE: dict[Any, Checker] = {}
+#: Strict checkers by (hashable) type. Owner: this module (`validator_for`).
+CHECKERS: ProcessCache[Any, Checker] = ProcessCache("type checkers", "pytest_kedi.runtime.types")
 
 
 def validator_for(tp: Any) -> Checker:
     """A cached strict checker for ``tp`` (``checker(value) -> bool``)."""
     if _hashable(tp):
-        found = _CACHE.get(tp)
+        found = CHECKERS.get(tp)
         if found is None:
-            found = _CACHE[tp] = _build(tp)
+            found = CHECKERS[tp] = _build(tp)
         return found
     return _build(tp)
 

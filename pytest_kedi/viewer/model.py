@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pytest_kedi.constants import TEST_MODEL
+
 __all__ = [
     "SUPPORTED_VERSIONS",
     "ModelCall",
@@ -305,7 +307,9 @@ def _models(value: object) -> tuple[ModelCount, ...]:
             continue
         details = _map(info)
         calls = _int(info) if not details else _int(_first(details, "calls", "count", "requests"))
-        found.append(ModelCount(name, calls, details.get("synthetic") is True or name == "test"))
+        found.append(
+            ModelCount(name, calls, details.get("synthetic") is True or name == TEST_MODEL)
+        )
     return tuple(sorted(found, key=lambda m: m.name))
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from pytest_kedi.errors import ModelError, UnsupportedFeature
 from pytest_kedi.runtime.model.claims import CLAIM_FIELD, CLAIM_SCHEMA, claim_prompt
-from pytest_kedi.runtime.model.errors import ModelError, UnsupportedFeature
 from pytest_kedi.runtime.model.names import TEST_MODEL, describe_model, normalize_model_name
 from pytest_kedi.runtime.model.optimized import (
     apply_optimized_prefix,

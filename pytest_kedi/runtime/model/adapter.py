@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from pydantic_ai import Agent
 from pydantic_ai.models import Model
 
-from pytest_kedi.runtime.model.errors import ModelError, one_line
+from pytest_kedi.errors import ModelError
 from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.names import describe_model
 from pytest_kedi.runtime.model.providers import resolve_model
@@ -21,6 +21,7 @@ from pytest_kedi.runtime.model.schema import (
     normalize_schema,
     read_output,
 )
+from pytest_kedi.text import one_line
 
 __all__ = ["Adapter", "AdapterCapabilities", "PydanticAIAdapter"]
 
@@ -170,6 +171,18 @@ class PydanticAIAdapter:
         except Exception as error:
             raise self._failure(spec, error, key) from error
 
+    def _start(
+        self,
+        spec: Model | str,
+        output_schema: Mapping[str, Any] | None,
+        prompt: str,
+        instructions: str | None,
+        settings: Mapping[str, Any] | None,
+    ) -> Coroutine[Any, Any, Any]:
+        """Prepare a call in the calling thread; the returned coroutine makes it."""
+        key, agent = self._prepare(spec, output_schema)
+        return self._run(spec, agent, key, prompt, instructions, settings)
+
     async def _run(
         self,
         spec: Model | str,
@@ -199,10 +212,8 @@ class PydanticAIAdapter:
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        key, agent = self._prepare(model, output_schema)
-        output: dict[str, Any] = self.loop.run(
-            self._run(model, agent, key, template, instructions, settings)
-        )
+        call = self._start(model, output_schema, template, instructions, settings)
+        output: dict[str, Any] = self.loop.run(call)
         return output
 
     async def produce(
@@ -214,10 +225,8 @@ class PydanticAIAdapter:
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        key, agent = self._prepare(model, output_schema)
-        output: dict[str, Any] = await self._run(
-            model, agent, key, template, instructions, settings
-        )
+        call = self._start(model, output_schema, template, instructions, settings)
+        output: dict[str, Any] = await call
         return output
 
     def invoke_sync(
@@ -228,8 +237,7 @@ class PydanticAIAdapter:
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> str:
-        key, agent = self._prepare(model, None)
-        text: str = self.loop.run(self._run(model, agent, key, prompt, instructions, settings))
+        text: str = self.loop.run(self._start(model, None, prompt, instructions, settings))
         return text
 
     async def invoke(
@@ -240,8 +248,7 @@ class PydanticAIAdapter:
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> str:
-        key, agent = self._prepare(model, None)
-        text: str = await self._run(model, agent, key, prompt, instructions, settings)
+        text: str = await self._start(model, None, prompt, instructions, settings)
         return text
 
 

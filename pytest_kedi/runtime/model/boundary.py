@@ -8,8 +8,10 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from pytest_kedi.constants import ENV_MODEL
+from pytest_kedi.errors import ModelError, UnsupportedFeature
+from pytest_kedi.runtime.caches import OnceNotice
 from pytest_kedi.runtime.model.adapter import Adapter, PydanticAIAdapter
-from pytest_kedi.runtime.model.errors import ModelError, UnsupportedFeature
 from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.names import TEST_MODEL, describe_model, normalize_model_name
 from pytest_kedi.runtime.model.settings import validate_settings
@@ -20,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["MODEL_ENV", "SYNTHETIC_NOTICE", "ModelBoundary", "ModelSource"]
 
-MODEL_ENV = "KEDI_ADAPTER_MODEL"
+MODEL_ENV = ENV_MODEL
 SYNTHETIC_NOTICE = (
     "model: test (synthetic output) — set KEDI_ADAPTER_MODEL (or pytest --kedi-model, CLI --model)"
     " for a real model"
@@ -28,17 +30,13 @@ SYNTHETIC_NOTICE = (
 #: Where the model for a call came from, in precedence order.
 ModelSource = Literal["injected", "source", "default", "builtin"]
 
-_notice_lock = threading.Lock()
-_notice_printed = False
+#: Whether `SYNTHETIC_NOTICE` was printed in this process. Owner: this module.
+NOTICE_ONCE = OnceNotice("synthetic-output notice", "pytest_kedi.runtime.model.boundary")
 
 
 def _print_synthetic_notice() -> None:
-    global _notice_printed
-    with _notice_lock:
-        if _notice_printed:
-            return
-        _notice_printed = True
-    print(SYNTHETIC_NOTICE, file=sys.stderr, flush=True)
+    if NOTICE_ONCE.claim():
+        print(SYNTHETIC_NOTICE, file=sys.stderr, flush=True)
 
 
 class ModelBoundary:

@@ -26,8 +26,8 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
+from pytest_kedi.errors import ModelError
 from pytest_kedi.runtime.cancel import Cancelled, checkpoint, current
-from pytest_kedi.runtime.model.errors import ModelError
 
 __all__ = ["ModelLoop"]
 

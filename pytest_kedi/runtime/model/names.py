@@ -7,10 +7,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     from pydantic_ai.models import Model
 
-__all__ = ["TEST_MODEL", "describe_model", "normalize_model_name"]
+from pytest_kedi.constants import TEST_MODEL
 
-#: The offline default: pydantic-ai's `TestModel`.
-TEST_MODEL = "test"
+__all__ = ["TEST_MODEL", "describe_model", "normalize_model_name"]
 
 
 def normalize_model_name(name: str) -> str:

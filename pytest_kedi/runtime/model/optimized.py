@@ -9,7 +9,9 @@ import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from pytest_kedi.runtime.model.errors import ModelError, one_line
+from pytest_kedi.constants import ENV_DEBUG_OPTIMIZED
+from pytest_kedi.errors import ModelError
+from pytest_kedi.text import one_line
 
 __all__ = ["apply_optimized_prefix", "load_optimized", "optimized_path"]
 
@@ -21,7 +23,7 @@ def optimized_path(kedi_path: str | os.PathLike[str]) -> Path:
 
 
 def _debug(message: str) -> None:
-    if os.environ.get("KEDI_DEBUG_OPTIMIZED") == "1":
+    if os.environ.get(ENV_DEBUG_OPTIMIZED) == "1":
         print(f"kedi optimized: {message}", file=sys.stderr)
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pytest_kedi.runtime.model.errors import ModelError, one_line
+from pytest_kedi.errors import ModelError
 from pytest_kedi.runtime.model.names import TEST_MODEL, normalize_model_name
+from pytest_kedi.text import one_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from pydantic_ai.models import Model

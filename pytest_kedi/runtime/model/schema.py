@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import threading
 import warnings
 from collections.abc import Mapping
 from typing import Annotated, Any, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from pytest_kedi.runtime.model.errors import ModelError, one_line
+from pytest_kedi.errors import ModelError
+from pytest_kedi.runtime.caches import ProcessCache
+from pytest_kedi.text import one_line
 
 __all__ = ["OutputSpec", "build_output_model", "field_names", "normalize_schema"]
 
@@ -19,8 +20,10 @@ SchemaKey = tuple[tuple[str, Any, str | None], ...]
 
 _CONFIG = ConfigDict(protected_namespaces=(), arbitrary_types_allowed=False)
 _BASE_ATTRS = frozenset(dir(BaseModel))
-_cache: dict[SchemaKey, type[BaseModel]] = {}
-_lock = threading.Lock()
+#: Output models by schema. Owner: this module (`build_output_model`).
+OUTPUT_MODELS: ProcessCache[SchemaKey, type[BaseModel]] = ProcessCache(
+    "output models", "pytest_kedi.runtime.model.schema"
+)
 
 
 def _description_of(tp: Any) -> str | None:
@@ -73,17 +76,10 @@ def _create(key: SchemaKey) -> type[BaseModel]:
 def build_output_model(key: SchemaKey) -> type[BaseModel]:
     """The cached ``KediOutput`` model for ``key`` (built once per distinct schema)."""
     try:
-        cached = _cache.get(key)
+        hash(key)
     except TypeError:  # an unhashable type inside the schema: build without caching
         return _create(key)
-    if cached is not None:
-        return cached
-    with _lock:
-        cached = _cache.get(key)
-        if cached is None:
-            cached = _create(key)
-            _cache[key] = cached
-    return cached
+    return OUTPUT_MODELS.get_or_build(key, _create)
 
 
 def read_output(output: BaseModel, key: SchemaKey) -> dict[str, Any]:

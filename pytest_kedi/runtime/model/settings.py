@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from pytest_kedi.runtime.model.errors import ModelError
+from pytest_kedi.errors import ModelError
 
 __all__ = [
     "DROPPED_SETTING_KEYS",

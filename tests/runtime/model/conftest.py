@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -19,9 +19,12 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def fresh_notice(monkeypatch: pytest.MonkeyPatch) -> None:
+def fresh_notice() -> Iterator[None]:
     """Pretend the once-per-process synthetic notice has not been printed yet."""
-    monkeypatch.setattr(boundary, "_notice_printed", False)
+    shown = boundary.NOTICE_ONCE.shown
+    boundary.NOTICE_ONCE.reset()
+    yield
+    boundary.NOTICE_ONCE.shown = shown
 
 
 class Recorder:

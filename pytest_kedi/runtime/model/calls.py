@@ -5,17 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_kedi.lang import nodes
-from pytest_kedi.runtime.cancel import checkpoint
-from pytest_kedi.runtime.context import Ctx
-from pytest_kedi.runtime.errors import (
+from pytest_kedi.errors import (
     KediModelError,
     KediTypeExecutionError,
     KediUnsupportedError,
 )
+from pytest_kedi.lang import nodes
+from pytest_kedi.runtime.cancel import checkpoint
+from pytest_kedi.runtime.context import Frame
 from pytest_kedi.runtime.evaluate import render_text, resolve_type, type_violation, where
 from pytest_kedi.runtime.interpreter import check_assignable, register
-from pytest_kedi.runtime.scope import KediState
 from pytest_kedi.runtime.types import (
     EMAIL,
     describe_type,
@@ -27,26 +26,13 @@ from pytest_kedi.runtime.types import (
 __all__ = ["ask_claim", "run_template"]
 
 
-def _agent_state(state: KediState) -> Any:
-    from pytest_kedi.runtime.model import AgentState
-
-    return AgentState(
-        adapter=state.adapter,
-        model=state.model,
-        instructions=state.instructions,
-        settings=dict(state.settings),
-        unsupported=state.unsupported,
-        requires=state.requires,
-    )
-
-
-def _call(ctx: Ctx, node: nodes.Node, method: str, *args: Any) -> Any:
+def _call(ctx: Frame, node: nodes.Node, method: str, *args: Any) -> Any:
     from pytest_kedi.runtime.model import ModelError, UnsupportedFeature
 
     checkpoint()  # a timed-out row stops before its next model call
     boundary = ctx.unit.runtime.boundary
     try:
-        return getattr(boundary, method)(_agent_state(ctx.scope.state), *args)
+        return getattr(boundary, method)(ctx.scope.state, *args)
     except UnsupportedFeature as exc:
         line = exc.line if exc.line is not None else node.span.start_line
         raise KediUnsupportedError(exc.construct, line) from exc
@@ -62,14 +48,14 @@ def _schema_entry(tp: Any) -> tuple[Any, str | None]:
     return base, description
 
 
-def _prompt(template: nodes.Template, ctx: Ctx, prefix: str | None) -> str:
+def _prompt(template: nodes.Template, ctx: Frame, prefix: str | None) -> str:
     text = "\n".join(render_text(row, ctx) for row in template.rows)
     if prefix:
         return prefix.rstrip() + "\n\n" + text
     return text
 
 
-def run_template(template: nodes.Template, ctx: Ctx, prefix: str | None = None) -> None:
+def run_template(template: nodes.Template, ctx: Frame, prefix: str | None = None) -> None:
     """One model call; outputs are strictly validated and bound together."""
     outputs = template.outputs
     # Field types resolve (and fail) before the model is contacted (§6.2).
@@ -93,13 +79,13 @@ def run_template(template: nodes.Template, ctx: Ctx, prefix: str | None = None) 
 
 
 @register(nodes.Template)
-def _template(stmt: nodes.Template, ctx: Ctx) -> None:
+def _template(stmt: nodes.Template, ctx: Frame) -> None:
     run_template(stmt, ctx)
     return None
 
 
 @register(nodes.RawCapture)
-def _raw_capture(stmt: nodes.RawCapture, ctx: Ctx) -> None:
+def _raw_capture(stmt: nodes.RawCapture, ctx: Frame) -> None:
     check_assignable(stmt.target, ctx, stmt)
     tp = resolve_type(stmt.type, ctx)
     if tp is not str:
@@ -114,7 +100,7 @@ def _raw_capture(stmt: nodes.RawCapture, ctx: Ctx) -> None:
     return None
 
 
-def ask_claim(claim: nodes.Text, ctx: Ctx, node: nodes.Node) -> bool:
+def ask_claim(claim: nodes.Text, ctx: Frame, node: nodes.Node) -> bool:
     """One structured ``holds: bool`` call quoting the rendered claim (§9.3)."""
     from pytest_kedi.runtime.model import CLAIM_FIELD, CLAIM_SCHEMA, claim_prompt
 
@@ -126,7 +112,7 @@ def ask_claim(claim: nodes.Text, ctx: Ctx, node: nodes.Node) -> bool:
     return holds
 
 
-def run_optimize(stmt: nodes.Directive, ctx: Ctx) -> None:
+def run_optimize(stmt: nodes.Directive, ctx: Frame) -> None:
     """``> optimize: span:``: the body's one template, prefixed by the stored prompt."""
     proc = ctx.procedure_name
     prefix = None

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+
+from pytest_kedi.constants import DEFAULT_MAX_ROWS, SPLITS, Split
 
 __all__ = ["DEFAULT_MAX_ROWS", "SPLITS", "EvalOptions", "Split"]
-
-Split = Literal["auto", "data", "test_data"]
-SPLITS: tuple[Split, ...] = ("auto", "data", "test_data")
-DEFAULT_MAX_ROWS = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,50 @@
+"""Names and values every layer agrees on (standard library only).
+
+The per-option environment variables of the pytest plugin (``KEDI_ROWS``, ``KEDI_SPLIT``,
+...) are declared with their option in ``pytest_kedi.plugin.options.OPTIONS``; the ones
+here are read by more than one layer or outside that table.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+__all__ = [
+    "DEFAULT_MAX_ROWS",
+    "ENV_ADAPTER",
+    "ENV_DEBUG_OPTIMIZED",
+    "ENV_EVAL",
+    "ENV_HOME",
+    "ENV_MODEL",
+    "ENV_STEP_SUMMARY",
+    "SECRET_ENV_SUFFIX",
+    "SPLITS",
+    "TEST_MODEL",
+    "Split",
+]
+
+#: The offline default model: pydantic-ai's `TestModel`, which answers without a network.
+TEST_MODEL: Final = "test"
+
+#: Which dataset an eval suite scores: ``auto`` (``test_data: N`` when the suite defines
+#: it, else ``data: N``), or one kind forced.
+Split = Literal["auto", "data", "test_data"]
+SPLITS: Final[tuple[Split, ...]] = ("auto", "data", "test_data")
+
+#: The most rows a dataset may have unless configured otherwise.
+DEFAULT_MAX_ROWS: Final = 1_000_000
+
+#: The default model (``provider:model``) when neither a flag nor a `> model:` names one.
+ENV_MODEL: Final = "KEDI_ADAPTER_MODEL"
+#: The adapter the CLI runs programs with (only ``pydantic`` exists).
+ENV_ADAPTER: Final = "KEDI_ADAPTER"
+#: Set to run the eval suites (the plugin's ``--kedi-eval``).
+ENV_EVAL: Final = "KEDI_EVAL"
+#: The Kedi home directory (its ``registry/`` holds installable modules).
+ENV_HOME: Final = "KEDI_HOME"
+#: ``1`` prints why a ``.kedi.optimized.json`` artifact was or was not applied.
+ENV_DEBUG_OPTIMIZED: Final = "KEDI_DEBUG_OPTIMIZED"
+#: GitHub Actions' job summary file (the Markdown report goes there when set).
+ENV_STEP_SUMMARY: Final = "GITHUB_STEP_SUMMARY"
+#: Environment variables ending so hold credentials (redacted from reports).
+SECRET_ENV_SUFFIX: Final = "_API_KEY"

@@ -1,0 +1,353 @@
+"""The Kedi exception hierarchy: every error pytest-kedi raises for a user derives from
+`KediError`.
+
+Dependency-free (standard library only): the parser, the runtime, the model layer, the
+eval engine, the plugin and the CLI all raise from here, and ``except KediError``
+recognises any of them without importing the runtime.
+
+::
+
+    KediError
+    ├── KediParseError            malformed `.kedi` source (defined in pytest_kedi.lang)
+    ├── KediExecutionError        executing Kedi code failed, located at `.kedi` frames
+    │   ├── KediTypeExecutionError    a value violated a Kedi type (also a TypeError)
+    │   ├── KediValueExecutionError   an invalid value (also a ValueError)
+    │   ├── KediKeyExecutionError     a missing key (also a KeyError)
+    │   ├── KediNameError             an unknown Kedi name (also a NameError)
+    │   ├── KediUnsupportedError      a construct pytest-kedi does not execute
+    │   ├── LoopIterationLimitError   a `> loop` ran past its limit
+    │   ├── KediModelError            a model call failed (located)
+    │   └── KediImportError           `> import:` failed
+    ├── ModelError                a model call, configuration or adapter failure (unlocated)
+    ├── UnsupportedFeature        an unsupported construct met at the model boundary (unlocated)
+    ├── KediSuiteError            an eval suite could not be scored (its data, its setup)
+    ├── InvalidScoreError         a metric returned NaN or an infinite score (also a ValueError)
+    └── KediUsageError            the command line or configuration was misused
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from itertools import chain
+from typing import TYPE_CHECKING
+
+from pytest_kedi.text import one_line
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.lang.nodes import Span
+
+__all__ = [
+    "FRAME_KINDS",
+    "InvalidScoreError",
+    "KediError",
+    "KediExecutionError",
+    "KediImportError",
+    "KediKeyExecutionError",
+    "KediModelError",
+    "KediNameError",
+    "KediPythonTrace",
+    "KediSuiteError",
+    "KediTraceFrame",
+    "KediTypeExecutionError",
+    "KediUnsupportedError",
+    "KediUsageError",
+    "KediValueExecutionError",
+    "LoopIterationLimitError",
+    "ModelError",
+    "UnsupportedFeature",
+]
+
+
+class KediError(Exception):
+    """Base class of every error pytest-kedi reports to a user."""
+
+
+FRAME_KINDS = frozenset(
+    {
+        "program",
+        "procedure",
+        "template",
+        "assignment",
+        "return",
+        "python",
+        "prelude",
+        "type",
+        "branch",
+        "loop",
+        "map",
+        "show",
+        "claim",
+        "metric",
+        "dataset",
+        "case",
+        "directive",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class KediTraceFrame:
+    """One Kedi-level frame: what was executing (kind/label) and where (span)."""
+
+    kind: str
+    label: str
+    span: Span | None
+    procedure_name: str | None = None
+    source_snippet: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class KediPythonTrace:
+    """One embedded-Python traceback entry mapped back to its `.kedi` line."""
+
+    code: str
+    virtual_filename: str
+    python_line: int
+    python_column: int | None
+    kedi_span: Span | None
+    kedi_line: int | None
+    snippet: str
+    procedure_name: str | None = None
+
+
+#: Frames rendered at each end of a very deep stack.
+_FRAME_LIMIT = 25
+
+
+class KediExecutionError(KediError):
+    """A failure while executing Kedi code, located at `.kedi` frames."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        frames: Iterable[KediTraceFrame] = (),
+        python_traces: Iterable[KediPythonTrace] = (),
+        original: BaseException | None = None,
+    ) -> None:
+        self.message: str = one_line(message)
+        self.frames: tuple[KediTraceFrame, ...] = tuple(frames)
+        self.python_traces: tuple[KediPythonTrace, ...] = tuple(python_traces)
+        self.original: BaseException | None = original
+        super().__init__(self.message)
+        if original is not None:
+            self.__cause__ = original
+
+    # -- structure -------------------------------------------------------------------------
+    @property
+    def kind_name(self) -> str:
+        if self.original is not None:
+            return type(self.original).__name__
+        return type(self).__name__
+
+    def with_outer_frame(self, frame: KediTraceFrame) -> KediExecutionError:
+        """Prepend an outer frame (frames are stored outermost first). Returns self."""
+        self.frames = (frame, *self.frames)
+        return self
+
+    def with_inner_frame(self, frame: KediTraceFrame) -> KediExecutionError:
+        """Append an innermost frame. Returns self."""
+        self.frames = (*self.frames, frame)
+        return self
+
+    @property
+    def span(self) -> Span | None:
+        """The innermost located span (the failing line)."""
+        spans = chain(
+            (trace.kedi_span for trace in reversed(self.python_traces)),
+            (frame.span for frame in reversed(self.frames)),
+        )
+        return next((span for span in spans if span is not None), None)
+
+    @property
+    def line(self) -> int | None:
+        lines = (trace.kedi_line for trace in reversed(self.python_traces))
+        found = next((line for line in lines if line is not None), None)
+        if found is not None:
+            return found
+        span = self.span
+        return span.start_line if span is not None else None
+
+    # -- rendering -------------------------------------------------------------------------
+    def render(self, use_color: bool = False) -> str:
+        bold, dim, red, reset = (
+            ("\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[0m") if use_color else ("",) * 4
+        )
+        out = [f"{bold}Kedi stack trace:{reset}"]
+        last: tuple[str, int] | None = None
+        frames = self.frames
+        omitted = 0
+        if len(frames) > 2 * _FRAME_LIMIT:  # deep recursion: keep both ends
+            omitted = len(frames) - 2 * _FRAME_LIMIT
+            frames = (*frames[:_FRAME_LIMIT], *frames[-_FRAME_LIMIT:])
+        for index, frame in enumerate(frames):
+            if omitted and index == _FRAME_LIMIT:
+                out.append(f"  ... {omitted} more frames ...")
+                last = None
+            if frame.span is None:
+                out.append(f"  in {frame.label}")
+                continue
+            key = (frame.span.path, frame.span.start_line)
+            if key == last:
+                continue  # the same line seen from an inner layer (e.g. its Python unit)
+            last = key
+            out.append(f'  File "{key[0]}", line {key[1]}, in {frame.label}')
+            if frame.source_snippet:
+                out.append(f"    {dim}{frame.source_snippet.strip()}{reset}")
+        for trace in self.python_traces:
+            where = trace.kedi_span.path if trace.kedi_span is not None else "<python>"
+            line = trace.kedi_line if trace.kedi_line is not None else trace.python_line
+            if (where, line) == last:
+                continue
+            last = (where, line)
+            owner = trace.procedure_name or "<program>"
+            out.append(f'  File "{where}", line {line}, in {owner} (Python)')
+            if trace.snippet:
+                out.append(f"    {trace.snippet.strip()}")
+        final = self._final_message()
+        out.append(
+            f"{red}{self.kind_name}: {final}{reset}" if final else f"{red}{self.kind_name}{reset}"
+        )
+        return "\n".join(out)
+
+    def _final_message(self) -> str:
+        if self.original is not None and not isinstance(self.original, KediExecutionError):
+            if isinstance(self.original, SyntaxError) and self.original.msg:
+                return self.original.msg
+            text = one_line(str(self.original))
+            if isinstance(self.original, KeyError) and self.original.args:
+                text = repr(self.original.args[0])
+            return text  # empty for e.g. a bare `assert`: the line is then the class alone
+        return self.message
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def __repr__(self) -> str:
+        return self.render()
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (
+            _rebuild,
+            (type(self), self.message, self.frames, self.python_traces, self.original),
+        )
+
+
+def _rebuild(
+    cls: type[KediExecutionError],
+    message: str,
+    frames: tuple[KediTraceFrame, ...],
+    traces: tuple[KediPythonTrace, ...],
+    original: BaseException | None,
+) -> KediExecutionError:
+    err = cls.__new__(cls)
+    KediExecutionError.__init__(
+        err, message, frames=frames, python_traces=traces, original=original
+    )
+    return err
+
+
+class KediTypeExecutionError(KediExecutionError, TypeError):
+    """A value violated a Kedi type (parameter, return, typed assignment, model output)."""
+
+
+class KediValueExecutionError(KediExecutionError, ValueError):
+    """A value was invalid for its use."""
+
+
+class KediKeyExecutionError(KediExecutionError, KeyError):
+    """A missing key."""
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class KediNameError(KediExecutionError, NameError):
+    """An unknown Kedi name (e.g. calling a procedure above its declaration in a run)."""
+
+
+class KediUnsupportedError(KediExecutionError):
+    """A construct pytest-kedi parses but does not execute was reached (see
+    docs/language.md#unsupported-directives)."""
+
+    def __init__(self, construct: str, line: int | None = None, **kwargs: object) -> None:
+        self.construct = construct
+        self.construct_line = line
+        where = f" (line {line})" if line is not None else ""
+        super().__init__(f"`{construct}` is not supported by pytest-kedi{where}", **kwargs)  # type: ignore[arg-type]
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (
+            _rebuild_unsupported,
+            (self.construct, self.construct_line, self.frames, self.python_traces),
+        )
+
+
+def _rebuild_unsupported(
+    construct: str,
+    line: int | None,
+    frames: tuple[KediTraceFrame, ...],
+    traces: tuple[KediPythonTrace, ...],
+) -> KediUnsupportedError:
+    return KediUnsupportedError(construct, line, frames=frames, python_traces=traces)
+
+
+class LoopIterationLimitError(KediExecutionError):
+    """A `> loop` exceeded its iteration limit."""
+
+
+class KediModelError(KediExecutionError):
+    """The adapter, provider or model output failed (reported at the model-facing statement)."""
+
+
+class KediImportError(KediExecutionError):
+    """`> import:` failed: missing module, cycle, or unsupported source."""
+
+
+class ModelError(KediError):
+    """A model call, model configuration or adapter failure, with a one-line message
+    (the interpreter wraps it in Kedi frames as a `KediModelError`)."""
+
+    def __init__(self, message: str) -> None:
+        self.message = one_line(message)
+        super().__init__(self.message)
+
+
+class UnsupportedFeature(KediError):
+    """A construct pytest-kedi parses but does not execute, met at the model boundary
+    (see docs/language.md#unsupported-directives).
+
+    ``construct`` is the construct's source spelling (e.g. ``> mcp:``); ``line`` is the
+    1-based `.kedi` line that introduced it, when known.
+    """
+
+    def __init__(self, construct: str, line: int | None = None) -> None:
+        self.construct = construct
+        self.line = line
+        message = f"`{construct}` is not supported by pytest-kedi"
+        if line is not None:
+            message += f" (line {line})"
+        self.message = message
+        super().__init__(message)
+
+
+class KediSuiteError(KediError):
+    """A suite-level failure (no score): its message is user-facing and located."""
+
+    def __init__(self, message: str, *, cause: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.cause = cause
+
+
+class InvalidScoreError(KediError, ValueError):
+    """A metric returned NaN or an infinite score (the row's error class ``invalid_score``)."""
+
+    def __init__(self, score: float) -> None:
+        self.score = score
+        super().__init__(f"invalid score: {score!r}")
+
+
+class KediUsageError(KediError):
+    """The command line or the configuration was misused (the CLI exits with status 2)."""

@@ -1,0 +1,47 @@
+"""Text helpers shared by every layer: one-line messages, clipping and path display.
+
+Dependency-free (standard library only), so the error hierarchy, the runtime, the
+eval engine, the plugin and the CLI can all use the same rules.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["clip", "display_path", "is_kedi_program", "one_line"]
+
+
+def one_line(text: object) -> str:
+    """``text`` on a single line: each non-blank line stripped, joined by one space
+    (provider messages and tracebacks are often multi-line)."""
+    value = str(text)
+    if "\n" not in value and "\r" not in value:
+        return value.strip()
+    return " ".join(part.strip() for part in value.splitlines() if part.strip())
+
+
+def clip(text: str, limit: int | None) -> str:
+    """``text`` with its whitespace folded to single spaces, cut to at most ``limit``
+    characters (ending in ``...`` when cut); ``None`` means no limit."""
+    folded = " ".join(text.split())
+    if limit is None or len(folded) <= limit:
+        return folded
+    return folded[: limit - 3] + "..."
+
+
+def is_kedi_program(path: str | os.PathLike[str]) -> bool:
+    """``*.kedi`` files except optimizer caches (``*.cache.kedi``) and ``package.kedi``
+    manifests, which are not programs."""
+    name = os.path.basename(path)
+    return name.endswith(".kedi") and name != "package.kedi" and not name.endswith(".cache.kedi")
+
+
+def display_path(path: str) -> str:
+    """``path`` relative to the working directory when it lies inside it, else unchanged."""
+    if not os.path.isabs(path):
+        return path
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if relative.startswith(os.pardir) else relative

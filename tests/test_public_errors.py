@@ -1,0 +1,79 @@
+"""The public error vocabulary: one `KediError` base, every name exported and listed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from types import FunctionType
+
+import pytest
+
+import pytest_kedi
+from pytest_kedi import KediError
+
+ERROR_NAMES = [
+    "InvalidScoreError",
+    "KediExecutionError",
+    "KediImportError",
+    "KediKeyExecutionError",
+    "KediModelError",
+    "KediNameError",
+    "KediParseError",
+    "KediSuiteError",
+    "KediTypeExecutionError",
+    "KediUnsupportedError",
+    "KediUsageError",
+    "KediValueExecutionError",
+    "LoopIterationLimitError",
+    "ModelError",
+    "UnsupportedFeature",
+]
+
+
+@pytest.mark.parametrize("name", ERROR_NAMES)
+def test_every_public_error_is_a_kedi_error_listed_in_all(name: str) -> None:
+    assert name in pytest_kedi.__all__
+    assert issubclass(getattr(pytest_kedi, name), KediError)
+
+
+def test_every_name_in_all_is_served() -> None:
+    for name in pytest_kedi.__all__:
+        assert getattr(pytest_kedi, name) is not None
+
+
+def test_every_served_name_is_in_all() -> None:
+    lazy = set(pytest_kedi._RUNTIME_EXPORTS)
+    eager = {
+        name
+        for name, value in vars(pytest_kedi).items()
+        if not name.startswith("_")
+        and isinstance(value, type | FunctionType)
+        and value.__module__.startswith("pytest_kedi.")
+    }
+    assert lazy | eager <= set(pytest_kedi.__all__)
+
+
+def test_the_runtime_error_modules_keep_serving_the_same_classes() -> None:
+    from pytest_kedi.runtime import errors as runtime_errors
+    from pytest_kedi.runtime.model import errors as model_errors
+
+    assert runtime_errors.KediExecutionError is pytest_kedi.KediExecutionError
+    assert model_errors.ModelError is pytest_kedi.ModelError
+
+
+def test_a_parse_error_is_caught_as_kedi_error() -> None:
+    with pytest.raises(KediError) as info:
+        pytest_kedi.parse("x = \n@@@", "bad.kedi")
+    assert isinstance(info.value, pytest_kedi.KediParseError)
+
+
+def test_importing_the_errors_does_not_import_the_runtime() -> None:
+    code = (
+        "import sys, pytest_kedi\n"
+        "from pytest_kedi import KediError, ModelError\n"
+        "print(any(m.startswith(('pytest_kedi.runtime', 'pydantic_ai')) for m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "False"
