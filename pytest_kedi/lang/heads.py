@@ -141,8 +141,6 @@ def _parse(text: str, base: int, start: str) -> Tree:
         return parse_head(text, start)
     except UnexpectedInput as exc:
         raise _fail(text, base, start, exc) from None
-    except LarkError as exc:  # pragma: no cover - defensive
-        raise KediSyntaxError(base, f"malformed {_KIND_WORDS.get(start, 'header')}") from exc
 
 
 # Shapes are cached per header text with offsets relative to the text, then

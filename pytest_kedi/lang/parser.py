@@ -61,9 +61,13 @@ def parse(source: str, path: str | None = None) -> n.Module:
         where = _diagnostic(src, src.reached, "the program is nested too deeply")
         raise KediParseError([where]) from None
     except Exception as exc:
-        raise KediParseError(
-            [_diagnostic(src, 0, f"internal error in the Kedi parser ({type(exc).__name__})")]
-        ) from None
+        # A parser bug: keep the original exception chained, so that `render(debug=True)`
+        # (``--kedi-debug`` / ``KEDI_DEBUG=1``) can show where it happened.
+        message = (
+            f"internal error in the Kedi parser ({type(exc).__name__}); "
+            "run with --kedi-debug or KEDI_DEBUG=1 to see its traceback"
+        )
+        raise KediParseError([_diagnostic(src, 0, message)], internal=exc) from exc
     finally:
         if collecting:
             gc.enable()

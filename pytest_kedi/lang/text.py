@@ -12,7 +12,7 @@ from functools import lru_cache
 from keyword import iskeyword
 
 from lark import Token, Tree
-from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.grammars import check_type, text_parser
@@ -301,8 +301,6 @@ def parse_text(
             pos = len(raw)
         where, message = _explain(raw, pos, at_end)
         raise KediSyntaxError(start + min(where, max(len(raw) - 1, 0)), message) from None
-    except LarkError as exc:  # pragma: no cover - defensive
-        raise KediSyntaxError(start, f"malformed text: {type(exc).__name__}") from None
     return n.Text(src.span(start, end), tuple(builder.parts(tree.children, False)))
 
 

@@ -116,7 +116,7 @@ class KediFile(pytest.File):
         except KediParseError as exc:
             get_state(self.config).parse_errors.append(self.nodeid)
             where = f"{display_path(exc.path)}:{exc.line}:{exc.column}"
-            text = relative_locations(exc.render())
+            text = relative_locations(exc.render(debug=get_state(self.config).settings.debug))
             raise KediCollectError(text, f"{where}: {exc.message}") from None
         except (OSError, UnicodeDecodeError) as exc:
             get_state(self.config).parse_errors.append(self.nodeid)

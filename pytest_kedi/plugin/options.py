@@ -95,6 +95,7 @@ class KediSettings:
     rows_reason: str | None = None  # why rows_mode is what it is, when not chosen explicitly
     rootdir: Path | None = None
     ini_dir: Path | None = None  # the directory of the ini file (kedi_min_scores patterns)
+    debug: bool = False  # show the traceback of an internal parser error
 
     def suite_ids(self, nodeid: str) -> tuple[str, ...]:
         """``nodeid`` (rootdir-relative) and, if different, relative to the ini file's directory.
@@ -356,6 +357,12 @@ OPTIONS: tuple[Option, ...] = (
         "set; 'off' disables both.",
         env="KEDI_MARKDOWN", ini_type="string",
         ini_help="path of the Markdown summary, or 'off'.", metavar="PATH",
+    ),
+    Option(
+        "debug", "kedi_debug", _parse_bool, False,
+        "show the traceback of an internal error in the Kedi parser, for a bug report "
+        "(env KEDI_DEBUG=1 does the same).",
+        env="KEDI_DEBUG", flag_is_switch=True,
     ),
 )  # fmt: skip
 

@@ -142,7 +142,9 @@ class KediState:
         except KediParseError as exc:
             where = f"{display_path(exc.path)}:{exc.line}"
             return ProgramLoadError(
-                relative_locations(exc.render()), f"KediParseError: {exc.message}", where
+                relative_locations(exc.render(debug=self.settings.debug)),
+                f"KediParseError: {exc.message}",
+                where,
             )
         except errors.KediExecutionError as exc:
             located = exc.frames or exc.python_traces
