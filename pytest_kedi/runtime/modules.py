@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_kedi.lang import nodes, parse, parse_file
+from pytest_kedi.lang.syntax import is_identifier
 from pytest_kedi.runtime.context import Ctx, ModuleUnit, Runtime
 from pytest_kedi.runtime.errors import (
     KediExecutionError,
@@ -24,7 +25,6 @@ from pytest_kedi.runtime.source import SourceFile
 __all__ = ["BUNDLED_MODULES", "load_unit", "run_export", "run_import"]
 
 BUNDLED_MODULES = frozenset({"errors", "require", "filesystem", "sandbox", "helpers", "this"})
-_SEGMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def load_unit(
@@ -112,7 +112,7 @@ def _check_path(target: str, ctx: Ctx, stmt: nodes.Directive) -> list[str]:
         or target.endswith(".kedi")
         or "\\" in target
         or target.startswith("/")
-        or not all(_SEGMENT.match(s) for s in segments)
+        or not all(map(is_identifier, segments))
     ):
         raise KediImportError(f"{where(ctx, stmt)}: invalid module path {target!r}")
     return segments
