@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.checks import check_scope
-from pytest_kedi.lang.context import Ctx, classify, stop_of
+from pytest_kedi.lang.context import BuildContext, classify, stop_of
 from pytest_kedi.lang.heads import check_name, parse_metric_head
 from pytest_kedi.lang.scanner import Item
 from pytest_kedi.lang.source import KediSyntaxError
@@ -70,7 +70,7 @@ class BodyReader:
         binder: str | None,
         value: str,
         rel: int,
-        ctx: Ctx,
+        ctx: BuildContext,
         span: n.Span,
     ) -> n.Directive:
         kids = item.children
@@ -210,7 +210,7 @@ class BodyReader:
 
     def profile(self, item: Item, arg: str | None, span: n.Span) -> n.Directive:
         members: list[n.Directive] = []
-        ctx = Ctx("profile")
+        ctx = BuildContext("profile")
         seen: set[str] = set()
         out: list[n.Stmt] = []
         for kid in item.children:
@@ -235,7 +235,7 @@ class BodyReader:
 
     def suite(self, item: Item, kind: str, name: str) -> n.Stmt:
         span = self.b.span(item.start, stop_of(item))
-        ctx = Ctx(kind)
+        ctx = BuildContext(kind)
         directives: list[n.Directive] = []
         cases: list[n.Case] = []
         datasets: list[n.Dataset] = []
@@ -302,7 +302,7 @@ class BodyReader:
                 raise KediSyntaxError(
                     k.start, "a '> case:' body holds only Python: backtick lines and ``` fences"
                 )
-            stmt = self.b.statement(k, kind, Ctx("block"))
+            stmt = self.b.statement(k, kind, BuildContext("block"))
             assert isinstance(stmt, n.PythonStmt | n.PythonBlock)
             body.append(stmt)
         return n.Case(self.b.span(kid.start, stop_of(kid)), name, tuple(body))
@@ -312,7 +312,7 @@ class BodyReader:
         check_name(name, at, "dataset name", binds=True)
         if not kid.children:
             raise KediSyntaxError(kid.start, f"'> {kind}:' needs an indented body")
-        body = self.b.body(kid.children, Ctx("data"))
+        body = self.b.body(kid.children, BuildContext("data"))
         return n.Dataset(self.b.span(kid.start, stop_of(kid)), kind, name, body)  # type: ignore[arg-type]
 
     def metric(self, kid: Item) -> n.Metric:
@@ -329,5 +329,5 @@ class BodyReader:
         name, dataset = parse_metric_head(head, base)
         if not kid.children:
             raise KediSyntaxError(kid.start, "'> metric:' needs an indented body")
-        body = self.b.body(kid.children, Ctx("metric"))
+        body = self.b.body(kid.children, BuildContext("metric"))
         return n.Metric(self.b.span(kid.start, stop_of(kid)), name, dataset, body)

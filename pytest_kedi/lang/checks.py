@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 
 from pytest_kedi.lang import nodes as n
-from pytest_kedi.lang.context import Ctx
+from pytest_kedi.lang.context import BuildContext
 from pytest_kedi.lang.grammars import check_type
 from pytest_kedi.lang.scanner import Item
 from pytest_kedi.lang.source import KediSyntaxError
@@ -147,7 +147,7 @@ def check_scope(body: Sequence[n.Node]) -> None:
             spans.add(stmt.arg)
 
 
-def check_body(body: list[n.Stmt], ctx: Ctx) -> None:
+def check_body(body: list[n.Stmt], ctx: BuildContext) -> None:
     check_scope(body)
     terminal: n.Stmt | None = None
     tool_seen = False

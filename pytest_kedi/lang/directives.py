@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.bodies import BodyReader
 from pytest_kedi.lang.checks import check_directive
-from pytest_kedi.lang.context import Ctx, stop_of
+from pytest_kedi.lang.context import BuildContext, stop_of
 from pytest_kedi.lang.heads import check_name
 from pytest_kedi.lang.scanner import Item
 from pytest_kedi.lang.source import KediSyntaxError
@@ -40,7 +40,7 @@ class DirectiveBuilder:
         if m is not None and m.group(1) not in DIRECTIVES:
             raise KediSyntaxError(item.start + m.start(1), f"unknown directive '> {m.group(1)}:'")
 
-    def add(self, item: Item, ctx: Ctx, out: list[n.Stmt]) -> None:
+    def add(self, item: Item, ctx: BuildContext, out: list[n.Stmt]) -> None:
         m = _HEAD.match(item.text)
         if m is None:
             raise KediSyntaxError(item.start, "malformed directive: expected '> name: ...'")
@@ -85,7 +85,7 @@ class DirectiveBuilder:
             return
         out.append(self.directive(item, name, binder, rel, ctx))
 
-    def place(self, item: Item, ctx: Ctx, name: str) -> None:
+    def place(self, item: Item, ctx: BuildContext, name: str) -> None:
         kind = ctx.kind
         spec = DIRECTIVES[name]
         where = spec.place
@@ -157,13 +157,13 @@ class DirectiveBuilder:
         if not item.children:
             raise KediSyntaxError(item.start, f"{what} needs an indented body")
 
-    def if_(self, item: Item, rel: int, ctx: Ctx) -> n.If:
+    def if_(self, item: Item, rel: int, ctx: BuildContext) -> n.If:
         cond, _ = self.condition(item, rel, "if")
         self.require_body(item, "'> if:'")
         body = self.b.body(item.children, ctx.child("block"))
         return n.If(self.b.span(item.start, stop_of(item)), cond, body, None)
 
-    def pair_else(self, item: Item, rel: int, ctx: Ctx, out: list[n.Stmt]) -> None:
+    def pair_else(self, item: Item, rel: int, ctx: BuildContext, out: list[n.Stmt]) -> None:
         if item.text[rel:].strip():
             raise KediSyntaxError(item.start + rel, "'> else:' takes nothing after its ':'")
         prev = out[-1] if out else None
@@ -182,7 +182,7 @@ class DirectiveBuilder:
             self.b.span(item.start, stop_of(item)),
         )
 
-    def loop(self, item: Item, rel: int, binder: str | None, ctx: Ctx) -> n.Loop:
+    def loop(self, item: Item, rel: int, binder: str | None, ctx: BuildContext) -> n.Loop:
         self.require_body(item, "'> loop:'")
         span = self.b.span(item.start, stop_of(item))
         if binder is not None:
@@ -207,7 +207,7 @@ class DirectiveBuilder:
         body = self.b.body(item.children, ctx.child("block"))
         return n.Loop(span, cond, None, None, body)
 
-    def pair_map(self, item: Item, rel: int, ctx: Ctx, out: list[n.Stmt]) -> None:
+    def pair_map(self, item: Item, rel: int, ctx: BuildContext, out: list[n.Stmt]) -> None:
         if item.text[rel:].strip():
             raise KediSyntaxError(item.start + rel, "'> map:' takes nothing after its ':'")
         prev = out[-1] if out else None
@@ -232,7 +232,7 @@ class DirectiveBuilder:
     # ------------------------------------------------------------------ generic directives
 
     def directive(
-        self, item: Item, name: str, binder: str | None, rel: int, ctx: Ctx
+        self, item: Item, name: str, binder: str | None, rel: int, ctx: BuildContext
     ) -> n.Directive:
         rest = item.text[rel:]
         value = rest.strip()

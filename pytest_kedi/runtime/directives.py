@@ -18,7 +18,8 @@ from pytest_kedi.runtime.errors import (
     KediValueExecutionError,
 )
 from pytest_kedi.runtime.evaluate import eval_code, render_text, where
-from pytest_kedi.runtime.interpreter import register
+from pytest_kedi.runtime.modelcalls import run_optimize
+from pytest_kedi.runtime.modules import run_export, run_import
 from pytest_kedi.runtime.types import describe_value
 
 __all__ = ["MODEL_DIRECTIVES", "STATEMENT_DIRECTIVES", "run_directive"]
@@ -145,8 +146,6 @@ def _marker(stmt: nodes.Directive, ctx: Ctx) -> None:
 
 
 def _modules(stmt: nodes.Directive, ctx: Ctx) -> None:
-    from pytest_kedi.runtime.modules import run_export, run_import
-
     if stmt.name == "import":
         run_import(stmt, ctx)
     else:
@@ -154,8 +153,6 @@ def _modules(stmt: nodes.Directive, ctx: Ctx) -> None:
 
 
 def _optimize(stmt: nodes.Directive, ctx: Ctx) -> None:
-    from pytest_kedi.runtime.modelcalls import run_optimize
-
     run_optimize(stmt, ctx)
 
 
@@ -198,7 +195,6 @@ ACTIONS: dict[str, Action] = {
 }
 
 
-@register(nodes.Directive)
 def run_directive(stmt: nodes.Directive, ctx: Ctx) -> None:
     action = ACTIONS.get(stmt.name)
     if action is None:

@@ -14,7 +14,7 @@ from pytest_kedi.runtime.errors import (
     KediUnsupportedError,
 )
 from pytest_kedi.runtime.evaluate import render_text, resolve_type, type_violation, where
-from pytest_kedi.runtime.interpreter import check_assignable, register
+from pytest_kedi.runtime.interpreter import check_assignable, exec_stmt
 from pytest_kedi.runtime.scope import KediState
 from pytest_kedi.runtime.types import (
     EMAIL,
@@ -92,14 +92,7 @@ def run_template(template: nodes.Template, ctx: Ctx, prefix: str | None = None) 
         ctx.scope.bind(field.name, value, tp)
 
 
-@register(nodes.Template)
-def _template(stmt: nodes.Template, ctx: Ctx) -> None:
-    run_template(stmt, ctx)
-    return None
-
-
-@register(nodes.RawCapture)
-def _raw_capture(stmt: nodes.RawCapture, ctx: Ctx) -> None:
+def run_raw_capture(stmt: nodes.RawCapture, ctx: Ctx) -> None:
     check_assignable(stmt.target, ctx, stmt)
     tp = resolve_type(stmt.type, ctx)
     if tp is not str:
@@ -136,6 +129,4 @@ def run_optimize(stmt: nodes.Directive, ctx: Ctx) -> None:
         if isinstance(inner, nodes.Template):
             run_template(inner, ctx, prefix)
         else:
-            from pytest_kedi.runtime.interpreter import exec_stmt
-
             exec_stmt(inner, ctx)

@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from pytest_kedi.lang import nodes
-from pytest_kedi.runtime import control, directives, modelcalls, procedures  # noqa: F401
 from pytest_kedi.runtime.context import Ctx, ModuleUnit, Runtime
+from pytest_kedi.runtime.dispatch import install as install_dispatch
 from pytest_kedi.runtime.errors import KediExecutionError
 from pytest_kedi.runtime.interpreter import exec_body, exec_stmt
 from pytest_kedi.runtime.lazy import declare_all
@@ -41,6 +41,7 @@ def load(
     its owner closes it. Without one, the program owns a private loop, closed when the
     program is garbage-collected or at interpreter exit.
     """
+    install_dispatch()
     if mode not in ("run", "validate"):
         raise ValueError(f"mode must be 'run' or 'validate', not {mode!r}")
     runtime = Runtime(model=model, default_model=default_model, model_loop=model_loop)
