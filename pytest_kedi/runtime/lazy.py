@@ -8,8 +8,8 @@ import threading
 from typing import Any
 
 from pytest_kedi.lang import nodes
+from pytest_kedi.lang.syntax import Runtime, names
 from pytest_kedi.runtime.context import Ctx, ModuleUnit
-from pytest_kedi.runtime.directives import STATEMENT_DIRECTIVES
 from pytest_kedi.runtime.errors import KediExecutionError, KediNameError, KediUnsupportedError
 from pytest_kedi.runtime.interpreter import exec_stmt
 from pytest_kedi.runtime.pyglobals import same_binding
@@ -18,7 +18,8 @@ from pytest_kedi.runtime.scope import MISSING, KediState, LazyBinding, Scope
 __all__ = ["declare_all"]
 
 _DECLARATIONS = (nodes.Procedure, nodes.TypeDecl)
-_SKIPPED_DIRECTIVES = STATEMENT_DIRECTIVES | {"auto", "optimize"}
+#: Statements that are not run while declaring (unsupported ones, model calls).
+_SKIPPED_DIRECTIVES = names(lambda d: d.runtime in (Runtime.UNSUPPORTED, Runtime.OPTIMIZE))
 
 
 def _binding_names(stmt: nodes.Node) -> tuple[str, ...]:
