@@ -78,6 +78,10 @@ def _render_error(exc: BaseException) -> str:
     """A located Kedi rendering when the error has one, else ``Type: message``."""
     if isinstance(exc.__cause__, OSError) and not getattr(exc, "frames", True):
         return str(getattr(exc, "message", exc))  # the file itself: "cannot read F: reason"
+    from pytest_kedi.lang.diagnostics import KediParseError, debug_from_env
+
+    if isinstance(exc, KediParseError):  # KEDI_DEBUG=1: an internal error's traceback too
+        return exc.render(debug=debug_from_env())
     render = getattr(exc, "render", None)
     if callable(render):
         return str(render())
@@ -127,7 +131,7 @@ def _parse_command(files: Sequence[str], console: _Console) -> int:
         try:
             module = check_python(parse_file(name))
         except KediParseError as exc:
-            console.error(exc.render())
+            console.error(_render_error(exc))
             status = FAILED
             continue
         except OSError as exc:

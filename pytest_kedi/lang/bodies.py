@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING
 
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.checks import check_scope
-from pytest_kedi.lang.context import Ctx, classify, stop_of
+from pytest_kedi.lang.context import BuildContext, classify, stop_of
 from pytest_kedi.lang.heads import check_name, parse_metric_head
 from pytest_kedi.lang.scanner import Item
 from pytest_kedi.lang.source import KediSyntaxError
+from pytest_kedi.lang.syntax import DIRECTIVES, IDENT, Body, names
 from pytest_kedi.lang.text import ESCAPES
 
 if TYPE_CHECKING:
@@ -19,42 +20,19 @@ if TYPE_CHECKING:
 
 __all__ = ["BodyReader"]
 
-_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?![=:])")
+_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?![=:])")  # setting keys may hold '-'
 _SOLE_CODE = re.compile(r"`[^`]*`")
 _ESCAPE = re.compile(r"\\(.)|~~")
-_HEAD = re.compile(r">[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*(:?)")
+_HEAD = re.compile(rf">[ \t]*({IDENT})[ \t]*(:?)")
 
-#: Directives whose body is ``key: value`` lines (§4.1).
-SETTINGS_BODY = frozenset(
-    [
-        "settings",
-        "mcp",
-        "history",
-        "artifacts",
-        "skills",
-        "codemode",
-        "agent",
-        "hooks",
-        "budget",
-        "tool",
-        "package",
-    ]
-)
-# Profile members that hold one value: a second one is a duplicate (§4.1).
-_PROFILE_SINGLETONS = frozenset(
-    ["output", "workflow", "max_agents", "model", "adapter", "agent", "effort", "approval"]
-)
-_NEEDS_BODY = frozenset(
-    {"profile", "optimize", "task", "send", "interrupt", "package", "task_group", "process"}
-)
-_STATEMENTS = {
-    "optimize": "optimize",
-    "task": "task",
-    "send": "send",
-    "interrupt": "send",
-    "task_group": "task_group",
-    "process": "process",
-}
+_SETTINGS_BODY = names(lambda d: d.body is Body.SETTINGS)
+_TEXT_BODY = names(lambda d: d.body is Body.TEXT)
+_NAMES_BODY = names(lambda d: d.body is Body.NAMES)
+# Profile members that hold one value: a second one is a duplicate.
+_PROFILE_SINGLETONS = names(lambda d: d.singleton)
+_NEEDS_BODY = names(lambda d: d.needs_body)
+#: Statement-bodied directives -> the block context their body is built in.
+_STATEMENTS = {d.name: d.context for d in DIRECTIVES.values() if d.context is not None}
 
 
 def _plain(value: str, offset: int) -> str:
@@ -92,7 +70,7 @@ class BodyReader:
         binder: str | None,
         value: str,
         rel: int,
-        ctx: Ctx,
+        ctx: BuildContext,
         span: n.Span,
     ) -> n.Directive:
         kids = item.children
@@ -107,7 +85,7 @@ class BodyReader:
             at = item.start + rel + lead
             if _SOLE_CODE.fullmatch(value):
                 code = self.code(at, value)
-            elif name in ("instructions", "system", "auto"):
+            elif name in _TEXT_BODY:
                 text = self.b.text(
                     item, rel, message=f"output fields are not allowed in '> {name}:'"
                 )
@@ -121,23 +99,23 @@ class BodyReader:
         if not kids:
             if name in ("export", "use", "requires", "import", "profile", "task_group", "budget"):
                 raise KediSyntaxError(item.start, f"'> {name}:' needs a value or an indented body")
-            if name in ("instructions", "system", "auto") or name in _STATEMENTS:
+            if name in _TEXT_BODY or name in _STATEMENTS:
                 raise KediSyntaxError(item.start, f"'> {name}:' needs an indented body")
             if name in ("case", "data", "test_data"):
                 raise KediSyntaxError(item.start, f"'> {name}:' needs an indented body")
-            if name not in SETTINGS_BODY:
+            if name not in _SETTINGS_BODY:
                 raise KediSyntaxError(item.start, f"'> {name}:' needs a value")
             return n.Directive(span, name, arg, binder, None, body_kind="settings")
-        if name in SETTINGS_BODY:
+        if name in _SETTINGS_BODY:
             entries = tuple(self.setting(k) for k in kids)
             return n.Directive(span, name, arg, binder, body_kind="settings", settings=entries)
         if name == "auto" and classify(kids[0]) == "template":
             body = self.b.body(kids, ctx.child("optimize"))
             return n.Directive(span, name, arg, binder, body_kind="statements", body=body)
-        if name in ("instructions", "system", "auto"):
+        if name in _TEXT_BODY:
             rows = tuple(self.text_row(k, name) for k in kids)
             return n.Directive(span, name, arg, binder, body_kind="text", rows=rows)
-        if name in ("use", "export", "import", "requires"):
+        if name in _NAMES_BODY:
             names = tuple(self.name_row(k, name) for k in kids)
             return n.Directive(span, name, arg, binder, body_kind="names", names=names)
         if name == "profile":
@@ -232,7 +210,7 @@ class BodyReader:
 
     def profile(self, item: Item, arg: str | None, span: n.Span) -> n.Directive:
         members: list[n.Directive] = []
-        ctx = Ctx("profile")
+        ctx = BuildContext("profile")
         seen: set[str] = set()
         out: list[n.Stmt] = []
         for kid in item.children:
@@ -257,7 +235,7 @@ class BodyReader:
 
     def suite(self, item: Item, kind: str, name: str) -> n.Stmt:
         span = self.b.span(item.start, stop_of(item))
-        ctx = Ctx(kind)
+        ctx = BuildContext(kind)
         directives: list[n.Directive] = []
         cases: list[n.Case] = []
         datasets: list[n.Dataset] = []
@@ -324,7 +302,7 @@ class BodyReader:
                 raise KediSyntaxError(
                     k.start, "a '> case:' body holds only Python: backtick lines and ``` fences"
                 )
-            stmt = self.b.statement(k, kind, Ctx("block"))
+            stmt = self.b.statement(k, kind, BuildContext("block"))
             assert isinstance(stmt, n.PythonStmt | n.PythonBlock)
             body.append(stmt)
         return n.Case(self.b.span(kid.start, stop_of(kid)), name, tuple(body))
@@ -334,7 +312,7 @@ class BodyReader:
         check_name(name, at, "dataset name", binds=True)
         if not kid.children:
             raise KediSyntaxError(kid.start, f"'> {kind}:' needs an indented body")
-        body = self.b.body(kid.children, Ctx("data"))
+        body = self.b.body(kid.children, BuildContext("data"))
         return n.Dataset(self.b.span(kid.start, stop_of(kid)), kind, name, body)  # type: ignore[arg-type]
 
     def metric(self, kid: Item) -> n.Metric:
@@ -351,5 +329,5 @@ class BodyReader:
         name, dataset = parse_metric_head(head, base)
         if not kid.children:
             raise KediSyntaxError(kid.start, "'> metric:' needs an indented body")
-        body = self.b.body(kid.children, Ctx("metric"))
+        body = self.b.body(kid.children, BuildContext("metric"))
         return n.Metric(self.b.span(kid.start, stop_of(kid)), name, dataset, body)

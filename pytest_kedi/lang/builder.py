@@ -6,7 +6,7 @@ import re
 
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.checks import check_body
-from pytest_kedi.lang.context import Ctx, classify, split_target, stop_of
+from pytest_kedi.lang.context import BuildContext, classify, split_target, stop_of
 from pytest_kedi.lang.directives import DirectiveBuilder
 from pytest_kedi.lang.heads import check_name, parse_signature, parse_target
 from pytest_kedi.lang.scanner import Item
@@ -20,7 +20,7 @@ _SUITE = re.compile(r"@[ \t]*(test|eval)[ \t]*(:?)(.*)", re.S)
 _FIELD_IN_RHS = "output fields ([name]) are only allowed in '>>' template rows"
 
 
-def _readonly(ctx: Ctx) -> frozenset[str]:
+def _readonly(ctx: BuildContext) -> frozenset[str]:
     """Parameters a statement in ``ctx`` may not bind (they are read-only, §2.1)."""
     if ctx.in_proc and ctx.kind in ("proc", "block", "optimize"):
         return ctx.params
@@ -130,7 +130,7 @@ class Builder:
 
     # ------------------------------------------------------------------ bodies
 
-    def body(self, items: list[Item], ctx: Ctx) -> tuple[n.Stmt, ...]:
+    def body(self, items: list[Item], ctx: BuildContext) -> tuple[n.Stmt, ...]:
         out: list[n.Stmt] = []
         i = 0
         while i < len(items):
@@ -153,7 +153,7 @@ class Builder:
         check_body(out, ctx)
         return tuple(out)
 
-    def statement(self, item: Item, kind: str, ctx: Ctx) -> n.Stmt:
+    def statement(self, item: Item, kind: str, ctx: BuildContext) -> n.Stmt:
         if kind == "procedure":
             self.place(item, ctx, "a procedure")
             return self.procedure(item, ctx)
@@ -190,7 +190,7 @@ class Builder:
         code = self.fence_code(item)
         return n.PythonBlock(code.span, code)
 
-    def place(self, item: Item, ctx: Ctx, what: str) -> None:
+    def place(self, item: Item, ctx: BuildContext, what: str) -> None:
         if ctx.executable:
             return
         where = {
@@ -207,12 +207,12 @@ class Builder:
         }.get(ctx.kind, f"{what} is not allowed here")
         raise KediSyntaxError(item.start, where)
 
-    def procedure(self, item: Item, ctx: Ctx) -> n.Procedure:
+    def procedure(self, item: Item, ctx: BuildContext) -> n.Procedure:
         head = item.text
         name, _, params, ret = parse_signature(
             self.src, head, item.start, "proc_header", "parameter"
         )
-        inner = Ctx("proc", True, frozenset(p.name for p in params))
+        inner = BuildContext("proc", True, frozenset(p.name for p in params))
         body = self.body(item.children, inner)
         doc = item.doc.text if item.doc is not None else None
         end = max(stop_of(item), item.doc.end if item.doc is not None else 0)
@@ -221,7 +221,7 @@ class Builder:
             self.span(item.start, end), name, tuple(params), ret, body, doc, item.line
         )
 
-    def target(self, item: Item, ctx: Ctx) -> n.Stmt:
+    def target(self, item: Item, ctx: BuildContext) -> n.Stmt:
         split = split_target(item.text)
         assert split is not None
         close, op, after = split
@@ -298,7 +298,7 @@ class Builder:
             raise KediSyntaxError(item.end - 3, "a fence cannot open inside template text")
         return self.text(item, rel, fields=True)
 
-    def suite(self, item: Item, ctx: Ctx) -> n.Stmt:
+    def suite(self, item: Item, ctx: BuildContext) -> n.Stmt:
         m = _SUITE.fullmatch(item.text)
         assert m is not None
         kind = m.group(1)

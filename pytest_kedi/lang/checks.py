@@ -7,10 +7,11 @@ import re
 from collections.abc import Sequence
 
 from pytest_kedi.lang import nodes as n
-from pytest_kedi.lang.context import Ctx
+from pytest_kedi.lang.context import BuildContext
 from pytest_kedi.lang.grammars import check_type
 from pytest_kedi.lang.scanner import Item
 from pytest_kedi.lang.source import KediSyntaxError
+from pytest_kedi.lang.syntax import Place, Runtime, is_identifier, names
 
 __all__ = ["check_body", "check_directive", "check_package", "check_scope"]
 
@@ -26,8 +27,8 @@ EXECUTABLE = (
     n.Loop,
     n.Show,
 )
-_TASKS = frozenset({"task", "await", "send", "interrupt", "task_group"})
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Task statements: parsed and checked like statements (never run by pytest-kedi).
+_TASKS = names(lambda d: d.place is Place.EXECUTABLE and d.runtime is Runtime.UNSUPPORTED)
 _INT = re.compile(r"[0-9]+")
 _NUMBER = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
 
@@ -146,7 +147,7 @@ def check_scope(body: Sequence[n.Node]) -> None:
             spans.add(stmt.arg)
 
 
-def check_body(body: list[n.Stmt], ctx: Ctx) -> None:
+def check_body(body: list[n.Stmt], ctx: BuildContext) -> None:
     check_scope(body)
     terminal: n.Stmt | None = None
     tool_seen = False
@@ -262,7 +263,7 @@ def _setting_checks(d: n.Directive) -> None:
 
 def _tool_value(kv: n.KeyValue, at: int) -> None:
     value = kv.value or ""
-    if kv.key == "name" and not _IDENT.fullmatch(value):
+    if kv.key == "name" and not is_identifier(value):
         raise _fail(at, f"tool name {value!r} must be an identifier")
     if kv.key == "risk" and value not in ("read_only", "mutating", "sensitive"):
         raise _fail(at, f"invalid tool risk {value!r}; expected read_only, mutating or sensitive")
@@ -318,12 +319,12 @@ def check_directive(d: n.Directive, item: Item) -> None:
     if d.name == "output" and d.code is None:
         check_type(d.value or "", at + max(item.text.rfind(d.value or ""), 0))
     named = d.name in ("use", "subagent") and d.code is None and d.value is not None
-    if named and not _IDENT.fullmatch(d.value or ""):
+    if named and not is_identifier(d.value or ""):
         raise _fail(
             _value_at(item, d.value),
             f"'> {d.name}:' takes a name; {d.value!r} is not an identifier",
         )
-    if d.name == "await" and d.value is not None and not _IDENT.fullmatch(d.value):
+    if d.name == "await" and d.value is not None and not is_identifier(d.value):
         raise _fail(
             _value_at(item, d.value),
             f"'> await:' names a task handle; {d.value!r} is not an identifier",
@@ -336,7 +337,7 @@ def _check_import_path(path: str, at: int) -> None:
     if path.startswith("/") or "\\" in path:
         raise _fail(at, f"import path {path!r} must be relative and use '/'")
     for segment in path.split("/"):
-        if not _IDENT.fullmatch(segment):
+        if not is_identifier(segment):
             raise _fail(at, f"invalid import path {path!r}: segments must be identifiers")
 
 

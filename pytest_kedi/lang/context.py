@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from pytest_kedi.lang.scanner import Item
 
-__all__ = ["Ctx", "classify", "split_target", "stop_of"]
+__all__ = ["BuildContext", "classify", "split_target", "stop_of"]
 
 # Contexts: top, proc, block (if/loop bodies), map, test, eval, case, data, metric,
 # profile, optimize, auto, task, send, task_group, process.
@@ -16,13 +16,15 @@ EXECUTABLE_CONTEXTS = frozenset({"top", "proc", "block", "map", "data", "metric"
 
 
 @dataclass(frozen=True, slots=True)
-class Ctx:
+class BuildContext:
+    """The block a body is being parsed in (for placement rules), and procedure facts."""
+
     kind: str
     in_proc: bool = False
     params: frozenset[str] = frozenset()
 
-    def child(self, kind: str, **changes: object) -> Ctx:
-        return Ctx(
+    def child(self, kind: str, **changes: object) -> BuildContext:
+        return BuildContext(
             kind,
             bool(changes.get("in_proc", self.in_proc)),
             changes.get("params", self.params),  # type: ignore[arg-type]

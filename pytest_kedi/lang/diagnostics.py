@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import traceback
 from dataclasses import dataclass
 
 from pytest_kedi.errors import KediError
 
-__all__ = ["Diagnostic", "KediParseError"]
+__all__ = ["DEBUG_ENV", "Diagnostic", "KediParseError", "debug_from_env"]
+
+#: Set to a true value (1, true, yes, on) to show the traceback of an internal parser error.
+DEBUG_ENV = "KEDI_DEBUG"
+
+
+def debug_from_env() -> bool:
+    """Whether ``KEDI_DEBUG`` asks for internal tracebacks."""
+    return os.environ.get(DEBUG_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +47,15 @@ class Diagnostic:
 class KediParseError(KediError):
     """Raised for malformed Kedi source; carries one or more diagnostics."""
 
-    def __init__(self, diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> None:
+    def __init__(
+        self,
+        diagnostics: list[Diagnostic] | tuple[Diagnostic, ...],
+        *,
+        internal: BaseException | None = None,
+    ) -> None:
         self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
+        #: The parser bug behind an "internal error in the Kedi parser" (also `__cause__`).
+        self.internal = internal
         super().__init__(self.render())
 
     @property
@@ -57,8 +74,13 @@ class KediParseError(KediError):
     def message(self) -> str:
         return self.diagnostics[0].message
 
-    def render(self) -> str:
+    def render(self, *, debug: bool = False) -> str:
+        """The located diagnostics; with ``debug``, an internal error's traceback follows."""
         blocks = ["Kedi parse error:\n\n" + d.render() for d in self.diagnostics]
+        cause = self.internal
+        if debug and cause is not None:
+            trace = "".join(traceback.format_exception(cause)).rstrip("\n")
+            blocks.append("Traceback of the internal error (--kedi-debug):\n" + trace)
         return "\n\n".join(blocks)
 
     def __str__(self) -> str:

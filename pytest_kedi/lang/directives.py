@@ -7,99 +7,23 @@ import re
 from typing import TYPE_CHECKING
 
 from pytest_kedi.lang import nodes as n
-from pytest_kedi.lang.bodies import SETTINGS_BODY, BodyReader
+from pytest_kedi.lang.bodies import BodyReader
 from pytest_kedi.lang.checks import check_directive
-from pytest_kedi.lang.context import Ctx, stop_of
+from pytest_kedi.lang.context import BuildContext, stop_of
 from pytest_kedi.lang.heads import check_name
 from pytest_kedi.lang.scanner import Item
 from pytest_kedi.lang.source import KediSyntaxError
+from pytest_kedi.lang.syntax import AGENT, DIRECTIVES, IDENT, Place
 
 if TYPE_CHECKING:
     from pytest_kedi.lang.builder import Builder
 
-__all__ = ["DIRECTIVES", "DirectiveBuilder"]
+__all__ = ["DirectiveBuilder"]
 
-_HEAD = re.compile(r">[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:\[([^\]]*)\])?[ \t]*(:?)")
+_HEAD = re.compile(rf">[ \t]*({IDENT})[ \t]*(?:\[([^\]]*)\])?[ \t]*(:?)")
 _SOLE_CODE_COLON = re.compile(r"[ \t]*(`[^`]*`)[ \t]*:[ \t]*")
 
-AGENT = frozenset(
-    [
-        "adapter",
-        "agent",
-        "model",
-        "effort",
-        "instructions",
-        "system",
-        "settings",
-        "history",
-        "artifacts",
-        "approval",
-        "mcp",
-        "use",
-        "skills",
-        "codemode",
-        "hooks",
-        "budget",
-        "requires",
-    ]
-)
-TEXT_BODY = frozenset({"instructions", "system", "auto"})
-NAMES_BODY = frozenset({"use", "export", "import", "requires"})
-STATEMENT_BODY = frozenset(
-    [
-        "case",
-        "data",
-        "test_data",
-        "metric",
-        "optimize",
-        "task",
-        "send",
-        "interrupt",
-        "task_group",
-        "process",
-    ]
-)
-INLINE_ONLY = frozenset(
-    [
-        "model",
-        "adapter",
-        "effort",
-        "approval",
-        "subagent",
-        "max_agents",
-        "workflow",
-        "output",
-        "await",
-    ]
-)
-DIRECTIVES = (
-    AGENT
-    | SETTINGS_BODY
-    | TEXT_BODY
-    | NAMES_BODY
-    | STATEMENT_BODY
-    | INLINE_ONLY
-    | frozenset({"profile", "if", "else", "loop", "map", "show"})
-)
-PROFILE_ONLY = frozenset({"subagent", "max_agents", "workflow", "output"})
-TOP_ONLY = frozenset({"profile", "import", "export", "package"})
-TASKS = frozenset({"task", "await", "send", "interrupt", "task_group"})
-_WITH_ARG = frozenset(
-    [
-        "profile",
-        "import",
-        "case",
-        "data",
-        "test_data",
-        "metric",
-        "optimize",
-        "task",
-        "send",
-        "interrupt",
-        "package",
-        "agent",
-    ]
-)
+_SUITE_PLACES = frozenset({Place.TEST_SUITE, Place.EVAL_SUITE})
 
 
 class DirectiveBuilder:
@@ -116,7 +40,7 @@ class DirectiveBuilder:
         if m is not None and m.group(1) not in DIRECTIVES:
             raise KediSyntaxError(item.start + m.start(1), f"unknown directive '> {m.group(1)}:'")
 
-    def add(self, item: Item, ctx: Ctx, out: list[n.Stmt]) -> None:
+    def add(self, item: Item, ctx: BuildContext, out: list[n.Stmt]) -> None:
         m = _HEAD.match(item.text)
         if m is None:
             raise KediSyntaxError(item.start, "malformed directive: expected '> name: ...'")
@@ -130,7 +54,7 @@ class DirectiveBuilder:
         binder = m.group(2)
         if binder is not None:
             binder = binder.strip()
-            if name not in ("loop", "task", "await"):
+            if not DIRECTIVES[name].binder:
                 raise KediSyntaxError(item.start + m.start(2) - 1, f"'> {name}:' takes no [binder]")
             if name == "loop" and ("," in binder or ":" in binder):
                 raise KediSyntaxError(
@@ -161,33 +85,30 @@ class DirectiveBuilder:
             return
         out.append(self.directive(item, name, binder, rel, ctx))
 
-    def place(self, item: Item, ctx: Ctx, name: str) -> None:
+    def place(self, item: Item, ctx: BuildContext, name: str) -> None:
         kind = ctx.kind
+        spec = DIRECTIVES[name]
+        where = spec.place
         msg = None
-        if name in TOP_ONLY and name != "package" and kind != "top":
+        if where is Place.TOP and kind != "top":
             msg = f"'> {name}:' is allowed only at top level"
-        elif name == "case" and kind != "test":
-            msg = "'> case:' belongs directly inside an '@test:' suite"
-        elif name in ("data", "test_data", "metric") and kind != "eval":
+        elif where is Place.TEST_SUITE and kind != "test":
+            msg = f"'> {name}:' belongs directly inside an '@test:' suite"
+        elif where is Place.EVAL_SUITE and kind != "eval":
             msg = f"'> {name}:' belongs directly inside an '@eval:' suite"
-        elif name in PROFILE_ONLY and kind != "profile":
+        elif where is Place.PROFILE and kind != "profile":
             msg = f"'> {name}:' is allowed only as a '> profile:' member"
-        elif name in ("optimize", "auto") and kind != "proc":
-            msg = f"'> {name}:' is allowed only directly in a procedure body"
-        elif name == "tool" and kind != "proc":
-            msg = "'> tool:' is allowed only in a procedure body"
-        elif name == "process" and kind != "task_group":
-            msg = "'> process:' is allowed only inside '> task_group:', after '> await'"
-        elif kind == "profile" and name not in AGENT and name not in PROFILE_ONLY:
+        elif where is Place.PROCEDURE and kind != "proc":
+            directly = "" if name == "tool" else "directly "
+            msg = f"'> {name}:' is allowed only {directly}in a procedure body"
+        elif where is Place.TASK_GROUP and kind != "task_group":
+            msg = f"'> {name}:' is allowed only inside '> task_group:', after '> await'"
+        elif kind == "profile" and name not in AGENT and where is not Place.PROFILE:
             msg = (
                 f"'> {name}:' is not allowed in a profile (members are agent directives, "
                 "subagent, max_agents, workflow and output)"
             )
-        elif (
-            kind in ("test", "eval")
-            and name not in AGENT
-            and name not in ("case", "data", "test_data", "metric")
-        ):
+        elif kind in ("test", "eval") and name not in AGENT and where not in _SUITE_PLACES:
             msg = f"'> {name}:' is not allowed directly in a suite"
         elif kind == "case":
             msg = "a '> case:' body holds only Python: backtick lines and ``` fences"
@@ -201,7 +122,7 @@ class DirectiveBuilder:
                 "followed by '> process:'"
             )
         elif (
-            (name in ("if", "else", "loop", "map", "show") or name in TASKS)
+            where is Place.EXECUTABLE
             and not ctx.executable
             and not (kind == "task_group" and name == "await")
         ):
@@ -236,13 +157,13 @@ class DirectiveBuilder:
         if not item.children:
             raise KediSyntaxError(item.start, f"{what} needs an indented body")
 
-    def if_(self, item: Item, rel: int, ctx: Ctx) -> n.If:
+    def if_(self, item: Item, rel: int, ctx: BuildContext) -> n.If:
         cond, _ = self.condition(item, rel, "if")
         self.require_body(item, "'> if:'")
         body = self.b.body(item.children, ctx.child("block"))
         return n.If(self.b.span(item.start, stop_of(item)), cond, body, None)
 
-    def pair_else(self, item: Item, rel: int, ctx: Ctx, out: list[n.Stmt]) -> None:
+    def pair_else(self, item: Item, rel: int, ctx: BuildContext, out: list[n.Stmt]) -> None:
         if item.text[rel:].strip():
             raise KediSyntaxError(item.start + rel, "'> else:' takes nothing after its ':'")
         prev = out[-1] if out else None
@@ -261,7 +182,7 @@ class DirectiveBuilder:
             self.b.span(item.start, stop_of(item)),
         )
 
-    def loop(self, item: Item, rel: int, binder: str | None, ctx: Ctx) -> n.Loop:
+    def loop(self, item: Item, rel: int, binder: str | None, ctx: BuildContext) -> n.Loop:
         self.require_body(item, "'> loop:'")
         span = self.b.span(item.start, stop_of(item))
         if binder is not None:
@@ -286,7 +207,7 @@ class DirectiveBuilder:
         body = self.b.body(item.children, ctx.child("block"))
         return n.Loop(span, cond, None, None, body)
 
-    def pair_map(self, item: Item, rel: int, ctx: Ctx, out: list[n.Stmt]) -> None:
+    def pair_map(self, item: Item, rel: int, ctx: BuildContext, out: list[n.Stmt]) -> None:
         if item.text[rel:].strip():
             raise KediSyntaxError(item.start + rel, "'> map:' takes nothing after its ':'")
         prev = out[-1] if out else None
@@ -311,7 +232,7 @@ class DirectiveBuilder:
     # ------------------------------------------------------------------ generic directives
 
     def directive(
-        self, item: Item, name: str, binder: str | None, rel: int, ctx: Ctx
+        self, item: Item, name: str, binder: str | None, rel: int, ctx: BuildContext
     ) -> n.Directive:
         rest = item.text[rel:]
         value = rest.strip()
@@ -319,7 +240,7 @@ class DirectiveBuilder:
         span = self.b.span(item.start, stop_of(item))
         if item.fence is not None:
             raise KediSyntaxError(item.end - 3, f"'> {name}:' does not take a fence")
-        if value.endswith(":") and name in _WITH_ARG:
+        if value.endswith(":") and DIRECTIVES[name].arg:
             arg = value[:-1].strip()
             value = ""
             if name not in ("import", "package", "agent"):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from pytest_kedi.lang.syntax import IDENT
+
 __all__ = ["RawParam", "TypeShape", "fast_signature", "fast_target"]
 
 # (source, start, end, backtick): ``source`` is "" for direct types (sliced later)
@@ -18,7 +20,7 @@ TypeShape = tuple[str, int, int, bool]
 RawParam = tuple[str, int, int, int, "TypeShape | None", "tuple[str, int, int] | None"]
 
 _WS = r"[ \t\r\n]*"
-_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_NAME = IDENT
 _SIMPLE = r"[A-Za-z_][A-Za-z0-9_.]*(?:\[[A-Za-z0-9_., |]*\])?"
 _TYPE = rf"{_SIMPLE}(?:[ \t]*\|[ \t]*{_SIMPLE})*"
 _ANNOT = rf"(?:(?P<type>{_TYPE})|(?P<code>`[^`\n]*`))"

@@ -9,6 +9,7 @@ from lark import Lark, Tree
 from lark.exceptions import LarkError
 
 from pytest_kedi.lang.source import KediSyntaxError
+from pytest_kedi.lang.syntax import IDENT
 
 __all__ = ["HEADER_STARTS", "check_type", "header_parser", "text_parser"]
 
@@ -16,10 +17,16 @@ _GRAMMAR_DIR = Path(__file__).with_name("grammar")
 HEADER_STARTS = ["proc_header", "type_header", "target", "metric_head", "annot"]
 
 
+def _grammar(name: str) -> str:
+    """A grammar file with the identifier terminal ``NAME`` appended (one rule, in `syntax`)."""
+    text = (_GRAMMAR_DIR / name).read_text(encoding="utf-8")
+    return f"{text}\nNAME: /{IDENT}/\n"
+
+
 @cache
 def header_parser() -> Lark:
     return Lark(
-        (_GRAMMAR_DIR / "header.lark").read_text(encoding="utf-8"),
+        _grammar("header.lark"),
         parser="lalr",
         start=HEADER_STARTS,
         propagate_positions=True,
@@ -30,7 +37,7 @@ def header_parser() -> Lark:
 @cache
 def text_parser() -> Lark:
     return Lark(
-        (_GRAMMAR_DIR / "text.lark").read_text(encoding="utf-8"),
+        _grammar("text.lark"),
         parser="lalr",
         propagate_positions=True,
         maybe_placeholders=False,

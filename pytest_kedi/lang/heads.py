@@ -15,10 +15,11 @@ from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.fastheads import RawParam, TypeShape, fast_signature, fast_target
 from pytest_kedi.lang.grammars import header_parser, parse_head
 from pytest_kedi.lang.source import KediSyntaxError, Source
+from pytest_kedi.lang.syntax import IDENT, is_identifier
 
 __all__ = ["check_name", "parse_metric_head", "parse_signature", "parse_target"]
 
-IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME_RULE = f"names must match {IDENT}"
 _TERMINAL_WORDS = {
     "NAME": "a name",
     "CODE": "a backtick expression",
@@ -43,10 +44,8 @@ def check_name(name: str, offset: int, what: str, *, binds: bool = False) -> Non
     with ``binds`` (the name is bound in a Kedi scope) also the runtime-owned ``args``."""
     if not name:
         raise KediSyntaxError(offset, f"missing {what}: expected a name here")
-    if IDENT.fullmatch(name) is None:
-        raise KediSyntaxError(
-            offset, f"invalid {what} {name!r}: names must match [A-Za-z_][A-Za-z0-9_]*"
-        )
+    if not is_identifier(name):
+        raise KediSyntaxError(offset, f"invalid {what} {name!r}: {_NAME_RULE}")
     if keyword.iskeyword(name):
         raise KediSyntaxError(
             offset, f"invalid {what} {name!r}: it is a Python keyword and cannot be used as a name"
@@ -117,16 +116,14 @@ def _fail(text: str, base: int, start: str, exc: UnexpectedInput) -> KediSyntaxE
         start_at, bad = glued
         return KediSyntaxError(
             base + start_at,
-            f"invalid name {bad!r} in {kind}: names must match [A-Za-z_][A-Za-z0-9_]*",
+            f"invalid name {bad!r} in {kind}: {_NAME_RULE}",
         )
     if "NAME" in expected and (before.endswith(("@", "~", "(", ",", "[")) or not before):
         word = re.match(r"[^\s(),:\[\]=]*", text[pos:])
         bad = word.group() if word else text[pos:]
         if not bad:
             return KediSyntaxError(base + pos, f"missing name in {kind}: expected a name here")
-        return KediSyntaxError(
-            where, f"invalid name {bad!r} in {kind}: names must match [A-Za-z_][A-Za-z0-9_]*"
-        )
+        return KediSyntaxError(where, f"invalid name {bad!r} in {kind}: {_NAME_RULE}")
     if expected <= {"$END", "<END-OF-FILE>"}:
         return KediSyntaxError(where, f"unexpected text after the {kind}")
     shown = text[pos] if pos < len(text) else "end of line"
@@ -141,8 +138,6 @@ def _parse(text: str, base: int, start: str) -> Tree:
         return parse_head(text, start)
     except UnexpectedInput as exc:
         raise _fail(text, base, start, exc) from None
-    except LarkError as exc:  # pragma: no cover - defensive
-        raise KediSyntaxError(base, f"malformed {_KIND_WORDS.get(start, 'header')}") from exc
 
 
 # Shapes are cached per header text with offsets relative to the text, then

@@ -10,7 +10,7 @@ from pytest_kedi.lang.blocks import build_tree
 from pytest_kedi.lang.builder import Builder
 from pytest_kedi.lang.cache import ModuleCache
 from pytest_kedi.lang.checks import check_package
-from pytest_kedi.lang.context import Ctx
+from pytest_kedi.lang.context import BuildContext
 from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
 from pytest_kedi.lang.scanner import scan
 from pytest_kedi.lang.source import KediSyntaxError, Source
@@ -33,10 +33,10 @@ def _build(src: Source) -> n.Module:
     builder = Builder(src)
     if root and root[0].kind == "fence":
         first = root.pop(0)
-        stmt = builder.statement(first, "fence", Ctx("top"))
+        stmt = builder.statement(first, "fence", BuildContext("top"))
         assert isinstance(stmt, n.PythonBlock)
         prelude = stmt
-    body = builder.body(root, Ctx("top"))
+    body = builder.body(root, BuildContext("top"))
     check_package(body, prelude)
     return n.Module(
         src.span(0, len(src.text.rstrip())), src.path, src.text, prelude, body, src.lines
@@ -61,9 +61,13 @@ def parse(source: str, path: str | None = None) -> n.Module:
         where = _diagnostic(src, src.reached, "the program is nested too deeply")
         raise KediParseError([where]) from None
     except Exception as exc:
-        raise KediParseError(
-            [_diagnostic(src, 0, f"internal error in the Kedi parser ({type(exc).__name__})")]
-        ) from None
+        # A parser bug: keep the original exception chained, so that `render(debug=True)`
+        # (``--kedi-debug`` / ``KEDI_DEBUG=1``) can show where it happened.
+        message = (
+            f"internal error in the Kedi parser ({type(exc).__name__}); "
+            "run with --kedi-debug or KEDI_DEBUG=1 to see its traceback"
+        )
+        raise KediParseError([_diagnostic(src, 0, message)], internal=exc) from exc
     finally:
         if collecting:
             gc.enable()

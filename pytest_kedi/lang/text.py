@@ -12,12 +12,13 @@ from functools import lru_cache
 from keyword import iskeyword
 
 from lark import Token, Tree
-from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.grammars import check_type, text_parser
 from pytest_kedi.lang.heads import check_name
 from pytest_kedi.lang.source import KediSyntaxError, Source
+from pytest_kedi.lang.syntax import IDENT
 
 __all__ = ["ESCAPES", "parse_text", "parse_text_with_grammar"]
 
@@ -30,9 +31,9 @@ _PIECE = re.compile(
     r"(?P<lit>[^<\[`\\]+)"
     r"|(?P<esc>\\[^\r\n])"
     r"|(?P<code>`[^`\r\n]*`)"
-    r"|<(?P<name>[A-Za-z_][A-Za-z0-9_]*)>"
+    rf"|<(?P<name>{IDENT})>"
     r"|<(?P<ecode>`[^`\r\n]*`)>"
-    r"|\[[ \t]*(?P<field>[A-Za-z_][A-Za-z0-9_]*)[ \t]*"
+    rf"|\[[ \t]*(?P<field>{IDENT})[ \t]*"
     r"(?::[ \t]*(?:(?P<type>[A-Za-z_][A-Za-z0-9_. |]*(?:\[[A-Za-z0-9_. |,]*\])?)"
     r"|(?P<ctype>`[^`\r\n]*`))[ \t]*)?\]"
 )
@@ -301,8 +302,6 @@ def parse_text(
             pos = len(raw)
         where, message = _explain(raw, pos, at_end)
         raise KediSyntaxError(start + min(where, max(len(raw) - 1, 0)), message) from None
-    except LarkError as exc:  # pragma: no cover - defensive
-        raise KediSyntaxError(start, f"malformed text: {type(exc).__name__}") from None
     return n.Text(src.span(start, end), tuple(builder.parts(tree.children, False)))
 
 

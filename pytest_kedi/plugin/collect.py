@@ -112,7 +112,7 @@ class KediFile(pytest.File):
         except KediParseError as exc:
             kedi_session(self.config).parse_errors.append(self.nodeid)
             where = f"{display_path(exc.path)}:{exc.line}:{exc.column}"
-            text = relative_locations(exc.render())
+            text = relative_locations(exc.render(debug=kedi_session(self.config).settings.debug))
             raise KediCollectError(text, f"{where}: {exc.message}") from None
         except (OSError, UnicodeDecodeError) as exc:
             kedi_session(self.config).parse_errors.append(self.nodeid)

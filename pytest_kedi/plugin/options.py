@@ -100,6 +100,7 @@ class KediSettings:
     rows_reason: str | None = None  # why rows_mode is what it is, when not chosen explicitly
     rootdir: Path | None = None
     ini_dir: Path | None = None  # the directory of the ini file (kedi_min_scores patterns)
+    debug: bool = False  # show the traceback of an internal parser error
 
     def suite_ids(self, nodeid: str) -> tuple[str, ...]:
         """``nodeid`` (rootdir-relative) and, if different, relative to the ini file's directory.
@@ -387,6 +388,13 @@ OPTIONS: tuple[Option, ...] = (
         ini_help="path of the Markdown summary, or 'off'.", metavar="PATH",
         meaning="write a Markdown summary of the eval suites; without it, the summary is appended "
         "to `$GITHUB_STEP_SUMMARY` when set; `off` disables both",
+    ),
+    Option(
+        "debug", "kedi_debug", _parse_bool, False,
+        "show the traceback of an internal error in the Kedi parser, for a bug report "
+        "(env KEDI_DEBUG=1 does the same).",
+        env="KEDI_DEBUG", flag_is_switch=True,
+        meaning="show the traceback of an internal error in the Kedi parser (for a bug report)",
     ),
 )  # fmt: skip
 

@@ -53,7 +53,7 @@ class KediSession:
         self.config = config
         self.settings = settings
         self.worker = hasattr(config, "workerinput")  # an xdist worker, not the controller
-        self.programs = ProgramCache(config, settings.model)
+        self.programs = ProgramCache(config, settings.model, settings.debug)
         self.parse_errors: list[str] = []  # node ids of unparsable or unreadable files
         self.remote_usage_errors: list[str] = []  # reported by xdist workers
         gated = not self.worker and settings.collect and bool(settings.min_scores)

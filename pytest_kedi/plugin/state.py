@@ -74,6 +74,7 @@ class ProgramCache:
 
     config: pytest.Config
     default_model: str | None  # the configured ``--kedi-model`` (None: the offline model)
+    debug: bool = False  # ``--kedi-debug``: show the traceback of an internal parser error
     #: the one event loop every model request of this process runs on; closed with the
     #: session (``pytest_unconfigure``)
     model_loop: ModelLoop = field(default_factory=ModelLoop)
@@ -137,7 +138,9 @@ class ProgramCache:
         except KediParseError as exc:
             where = f"{display_path(exc.path)}:{exc.line}"
             return ProgramLoadError(
-                relative_locations(exc.render()), f"KediParseError: {exc.message}", where
+                relative_locations(exc.render(debug=self.debug)),
+                f"KediParseError: {exc.message}",
+                where,
             )
         except errors.KediExecutionError as exc:
             located = exc.frames or exc.python_traces

@@ -17,7 +17,9 @@ from pytest_kedi.errors import (
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.context import Frame, Ret
 from pytest_kedi.runtime.evaluate import eval_code, eval_rhs, render, type_violation, where
-from pytest_kedi.runtime.interpreter import exec_body, register
+from pytest_kedi.runtime.interpreter import exec_body
+from pytest_kedi.runtime.model.calls import ask_claim
+from pytest_kedi.runtime.procedures import KediProcedure
 from pytest_kedi.runtime.pyerrors import USER_ERRORS, python_error
 from pytest_kedi.runtime.scope import LazyBinding
 from pytest_kedi.runtime.types import describe_value, is_kedi_type, validator_for
@@ -34,16 +36,13 @@ def condition_holds(cond: nodes.Condition, ctx: Frame) -> bool:
             )
         return value
     assert cond.claim is not None
-    from pytest_kedi.runtime.model.calls import ask_claim
-
     try:
         return ask_claim(cond.claim, ctx, cond)
     except KediExecutionError as err:
         raise err.with_outer_frame(ctx.frame("claim", cond.span))
 
 
-@register(nodes.If)
-def _if(stmt: nodes.If, ctx: Frame) -> Ret | None:
+def run_if(stmt: nodes.If, ctx: Frame) -> Ret | None:
     if condition_holds(stmt.condition, ctx):
         return exec_body(stmt.body, ctx.child(ctx.scope.child()))
     if stmt.orelse is not None:
@@ -51,8 +50,7 @@ def _if(stmt: nodes.If, ctx: Frame) -> Ret | None:
     return None
 
 
-@register(nodes.Loop)
-def _loop(stmt: nodes.Loop, ctx: Frame) -> Ret | None:
+def run_loop(stmt: nodes.Loop, ctx: Frame) -> Ret | None:
     if stmt.condition is not None:
         return _conditional_loop(stmt, stmt.condition, ctx)
     return _iterable_loop(stmt, ctx)
@@ -153,15 +151,13 @@ def _run_map(
     return None
 
 
-@register(nodes.Show)
-def _show(stmt: nodes.Show, ctx: Frame) -> None:
+def run_show(stmt: nodes.Show, ctx: Frame) -> None:
     value = eval_rhs(stmt.value, ctx)
     sys.stdout.write(render(value) + "\n")
     return None
 
 
-@register(nodes.Reassign)
-def _reassign(stmt: nodes.Reassign, ctx: Frame) -> None:
+def run_reassign(stmt: nodes.Reassign, ctx: Frame) -> None:
     name = stmt.target
     owner = ctx.scope.find_owner(name)
     if owner is None or owner.kind == "prelude":
@@ -173,8 +169,6 @@ def _reassign(stmt: nodes.Reassign, ctx: Frame) -> None:
     current = owner.vars[name]
     if type(current) is LazyBinding:
         current = ctx.scope.get(name)
-    from pytest_kedi.runtime.procedures import KediProcedure
-
     if isinstance(current, KediProcedure) or is_kedi_type(current):
         raise KediValueExecutionError(
             f"{where(ctx, stmt)}: {name!r} is a procedure or type, not a value binding"

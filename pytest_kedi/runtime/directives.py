@@ -7,44 +7,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pytest_kedi.errors import (
+from pytest_kedi.lang import nodes
+from pytest_kedi.lang.syntax import DIRECTIVES, Place, Runtime, names
+from pytest_kedi.runtime.context import Frame
+from pytest_kedi.runtime.errors import (
     KediExecutionError,
     KediModelError,
     KediTypeExecutionError,
     KediUnsupportedError,
     KediValueExecutionError,
 )
-from pytest_kedi.lang import nodes
-from pytest_kedi.runtime.context import Frame
 from pytest_kedi.runtime.evaluate import eval_code, render_text, where
-from pytest_kedi.runtime.interpreter import register
+from pytest_kedi.runtime.model.calls import run_optimize
+from pytest_kedi.runtime.modules import run_export, run_import
 from pytest_kedi.runtime.types import describe_value
 
 __all__ = ["MODEL_DIRECTIVES", "STATEMENT_DIRECTIVES", "run_directive"]
 
 #: Directives that are statements of pytest-kedi-unsupported features (§9.10).
-STATEMENT_DIRECTIVES = frozenset({"task", "await", "send", "interrupt", "task_group", "process"})
-#: Group (b): recorded in agent state, raised at the next model call in scope (§4.5).
-_MARKERS = frozenset(
-    {
-        "agent",
-        "effort",
-        "history",
-        "artifacts",
-        "approval",
-        "mcp",
-        "use",
-        "skills",
-        "codemode",
-        "budget",
-        "hooks",
-    }
+STATEMENT_DIRECTIVES = names(
+    lambda d: d.runtime is Runtime.UNSUPPORTED and d.place in (Place.EXECUTABLE, Place.TASK_GROUP)
 )
 _OFF_VALUES = frozenset({"disabled"})
 _NOOP_WHEN_TOGGLE = frozenset({"hooks"})
-#: Inert declarations (validated by the parser, stored nowhere at run time).
-_INERT = frozenset({"profile", "subagent", "max_agents", "workflow", "tool", "output", "package"})
-MODEL_DIRECTIVES = frozenset({"model", "instructions", "system", "settings", "adapter", "requires"})
+MODEL_DIRECTIVES = names(lambda d: d.runtime is Runtime.STATE)
 _ADVERTISED = frozenset({"structured_output", "model_override", "settings"})
 
 
@@ -160,8 +146,6 @@ def _marker(stmt: nodes.Directive, ctx: Frame) -> None:
 
 
 def _modules(stmt: nodes.Directive, ctx: Frame) -> None:
-    from pytest_kedi.runtime.modules import run_export, run_import
-
     if stmt.name == "import":
         run_import(stmt, ctx)
     else:
@@ -169,38 +153,51 @@ def _modules(stmt: nodes.Directive, ctx: Frame) -> None:
 
 
 def _optimize(stmt: nodes.Directive, ctx: Frame) -> None:
-    from pytest_kedi.runtime.model.calls import run_optimize
-
     run_optimize(stmt, ctx)
 
 
-_ACTIONS: dict[str, Callable[[nodes.Directive, Frame], None]] = {
+def _inert(stmt: nodes.Directive, ctx: Frame) -> None:
+    return None
+
+
+def _unsupported(stmt: nodes.Directive, ctx: Frame) -> None:
+    # `> auto:` (a procedure's body) is named with its colon, task statements without.
+    head = "> auto:" if stmt.name == "auto" else f"> {stmt.name}"
+    raise KediUnsupportedError(head, stmt.span.start_line)
+
+
+Action = Callable[[nodes.Directive, Frame], None]
+
+#: The agent-state directives, one action each.
+_STATE_ACTIONS: dict[str, Action] = {
     "model": _set_model,
     "instructions": _set_instructions,
     "system": _set_instructions,
     "settings": _set_settings,
     "adapter": _set_adapter,
     "requires": _set_requires,
-    "import": _modules,
-    "export": _modules,
-    "optimize": _optimize,
+}
+#: What each `Runtime` kind of directive does (`NODE` directives never reach the runtime).
+_BY_KIND: dict[Runtime, Action] = {
+    Runtime.MARKER: _marker,
+    Runtime.INERT: _inert,
+    Runtime.UNSUPPORTED: _unsupported,
+    Runtime.MODULES: _modules,
+    Runtime.OPTIMIZE: _optimize,
+}
+#: Directive name -> action, built from the directive table.
+ACTIONS: dict[str, Action] = {
+    spec.name: _STATE_ACTIONS[spec.name]
+    if spec.runtime is Runtime.STATE
+    else _BY_KIND[spec.runtime]
+    for spec in DIRECTIVES.values()
+    if spec.runtime is not Runtime.NODE
 }
 
 
-@register(nodes.Directive)
 def run_directive(stmt: nodes.Directive, ctx: Frame) -> None:
-    name = stmt.name
-    action = _ACTIONS.get(name)
-    if action is not None:
-        action(stmt, ctx)
-    elif name in _MARKERS:
-        _marker(stmt, ctx)
-    elif name in _INERT:
-        pass
-    elif name in STATEMENT_DIRECTIVES:
-        raise KediUnsupportedError(f"> {name}", stmt.span.start_line)
-    elif name == "auto":
-        raise KediUnsupportedError("> auto:", stmt.span.start_line)
-    else:
-        raise KediExecutionError(f"{where(ctx, stmt)}: unknown directive `> {name}:`")
+    action = ACTIONS.get(stmt.name)
+    if action is None:
+        raise KediExecutionError(f"{where(ctx, stmt)}: unknown directive `> {stmt.name}:`")
+    action(stmt, ctx)
     return None

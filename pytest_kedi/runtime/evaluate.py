@@ -30,6 +30,7 @@ from pytest_kedi.runtime.types import (
 )
 
 __all__ = [
+    "PositionalCallee",
     "call_value",
     "eval_arg",
     "eval_code",
@@ -42,6 +43,18 @@ __all__ = [
 ]
 
 _NATIVE_ARG = (nodes.InlinePython, nodes.Subst, nodes.CallSubst, nodes.ExprSubst)
+
+
+class PositionalCallee:
+    """A callee that takes ``<proc(a, b)>`` arguments itself (Kedi procedures).
+
+    Defined here, below `procedures`, so that evaluating a call needs no import of it.
+    """
+
+    __slots__ = ()
+
+    def invoke_positional(self, args: list[Any]) -> Any:
+        raise NotImplementedError
 
 
 def where(ctx: Frame, node: nodes.Node | nodes.Span | None) -> str:
@@ -128,11 +141,9 @@ def eval_arg(arg: nodes.Arg, ctx: Frame) -> Any:
 
 def call_value(call: nodes.CallSubst, ctx: Frame) -> Any:
     """``<proc(a, b)>``: positional arguments, evaluated left to right; native result."""
-    from pytest_kedi.runtime.procedures import KediProcedure
-
     callee = lookup(call.callee, ctx, call)
     args = [eval_arg(arg, ctx) for arg in call.args]
-    if isinstance(callee, KediProcedure):
+    if isinstance(callee, PositionalCallee):
         return callee.invoke_positional(args)
     if not callable(callee):
         raise KediTypeExecutionError(

@@ -14,10 +14,13 @@ from pytest_kedi.runtime.context import Frame, Ret
 from pytest_kedi.runtime.evaluate import eval_rhs, resolve_type, run_fence, type_violation, where
 from pytest_kedi.runtime.types import validator_for
 
-__all__ = ["Handler", "exec_body", "exec_stmt", "register", "stmt_frame"]
+__all__ = ["HANDLERS", "Handler", "exec_body", "exec_stmt", "stmt_frame"]
 
 Handler = Callable[[Any, Frame], "Ret | None"]
 
+#: Statement node type -> handler. Filled by `runtime.dispatch.install()` (called by
+#: `runtime.load`), which lists every handler explicitly; the handler modules need
+#: `exec_body`, so this module cannot import them.
 HANDLERS: dict[type, Handler] = {}
 
 _KINDS: dict[type, str] = {
@@ -35,14 +38,6 @@ _KINDS: dict[type, str] = {
     nodes.TypeDecl: "type",
     nodes.Directive: "directive",
 }
-
-
-def register(node_type: type) -> Callable[[Handler], Handler]:
-    def deco(func: Handler) -> Handler:
-        HANDLERS[node_type] = func
-        return func
-
-    return deco
 
 
 def stmt_frame(stmt: nodes.Node, ctx: Frame) -> Any:
@@ -96,8 +91,7 @@ def check_assignable(target: str, ctx: Frame, node: nodes.Node) -> None:
         )
 
 
-@register(nodes.Assign)
-def _assign(stmt: nodes.Assign, ctx: Frame) -> None:
+def run_assign(stmt: nodes.Assign, ctx: Frame) -> None:
     check_assignable(stmt.target, ctx, stmt)
     tp = resolve_type(stmt.type, ctx)
     value = eval_rhs(stmt.value, ctx)
@@ -107,31 +101,17 @@ def _assign(stmt: nodes.Assign, ctx: Frame) -> None:
     return None
 
 
-@register(nodes.Return)
-def _return(stmt: nodes.Return, ctx: Frame) -> Ret:
+def run_return(stmt: nodes.Return, ctx: Frame) -> Ret:
     value = eval_rhs(stmt.value, ctx)
     if ctx.returns is not None:
         ctx.returns(value, stmt)
     return Ret(value)
 
 
-@register(nodes.PythonStmt)
-def _python_stmt(stmt: nodes.PythonStmt, ctx: Frame) -> None:
+def run_python(stmt: nodes.PythonStmt | nodes.PythonBlock, ctx: Frame) -> None:
     run_fence(stmt.code, ctx)
     return None
 
 
-@register(nodes.PythonBlock)
-def _python_block(stmt: nodes.PythonBlock, ctx: Frame) -> None:
-    run_fence(stmt.code, ctx)
-    return None
-
-
-@register(nodes.TestSuite)
-def _test_suite(stmt: nodes.TestSuite, ctx: Frame) -> None:
-    return None  # suites never run as part of a program (§5)
-
-
-@register(nodes.EvalSuite)
-def _eval_suite(stmt: nodes.EvalSuite, ctx: Frame) -> None:
-    return None
+def skip_suite(stmt: nodes.TestSuite | nodes.EvalSuite, ctx: Frame) -> None:
+    return None  # suites never run as part of a program

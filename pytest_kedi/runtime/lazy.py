@@ -9,8 +9,8 @@ from typing import Any
 
 from pytest_kedi.errors import KediExecutionError, KediNameError, KediUnsupportedError
 from pytest_kedi.lang import nodes
+from pytest_kedi.lang.syntax import Runtime, names
 from pytest_kedi.runtime.context import Frame, ModuleUnit
-from pytest_kedi.runtime.directives import STATEMENT_DIRECTIVES
 from pytest_kedi.runtime.interpreter import exec_stmt
 from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.pyglobals import same_binding
@@ -19,7 +19,8 @@ from pytest_kedi.runtime.scope import MISSING, LazyBinding, Scope
 __all__ = ["declare_all"]
 
 _DECLARATIONS = (nodes.Procedure, nodes.TypeDecl)
-_SKIPPED_DIRECTIVES = STATEMENT_DIRECTIVES | {"auto", "optimize"}
+#: Statements that are not run while declaring (unsupported ones, model calls).
+_SKIPPED_DIRECTIVES = names(lambda d: d.runtime in (Runtime.UNSUPPORTED, Runtime.OPTIMIZE))
 
 
 def _binding_names(stmt: nodes.Node) -> tuple[str, ...]:

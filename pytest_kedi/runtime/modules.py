@@ -8,14 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from pytest_kedi.constants import ENV_HOME
-from pytest_kedi.errors import (
+from pytest_kedi.lang import nodes, parse, parse_file
+from pytest_kedi.lang.syntax import is_identifier
+from pytest_kedi.runtime.context import Frame, ModuleUnit, Runtime
+from pytest_kedi.runtime.errors import (
     KediExecutionError,
     KediImportError,
     KediModelError,
     KediUnsupportedError,
 )
-from pytest_kedi.lang import nodes, parse, parse_file
-from pytest_kedi.runtime.context import Frame, ModuleUnit, Runtime
 from pytest_kedi.runtime.evaluate import where
 from pytest_kedi.runtime.interpreter import exec_body
 from pytest_kedi.runtime.model.state import AgentState
@@ -26,7 +27,6 @@ from pytest_kedi.runtime.sourcefile import SourceFile
 __all__ = ["BUNDLED_MODULES", "load_unit", "run_export", "run_import"]
 
 BUNDLED_MODULES = frozenset({"errors", "require", "filesystem", "sandbox", "helpers", "this"})
-_SEGMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def load_unit(
@@ -113,7 +113,7 @@ def _check_path(target: str, ctx: Frame, stmt: nodes.Directive) -> list[str]:
         or target.endswith(".kedi")
         or "\\" in target
         or target.startswith("/")
-        or not all(_SEGMENT.match(s) for s in segments)
+        or not all(map(is_identifier, segments))
     ):
         raise KediImportError(f"{where(ctx, stmt)}: invalid module path {target!r}")
     return segments

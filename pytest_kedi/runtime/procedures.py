@@ -14,8 +14,8 @@ from pytest_kedi.runtime.cancel import STATE as CANCEL
 from pytest_kedi.runtime.cancel import check_current
 from pytest_kedi.runtime.context import Frame, ModuleUnit
 from pytest_kedi.runtime.customtypes import make_custom_type
-from pytest_kedi.runtime.evaluate import eval_code, resolve_type
-from pytest_kedi.runtime.interpreter import exec_body, register, stmt_frame
+from pytest_kedi.runtime.evaluate import PositionalCallee, eval_code, resolve_type
+from pytest_kedi.runtime.interpreter import exec_body, stmt_frame
 from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
 from pytest_kedi.runtime.pyinterop import (
@@ -38,7 +38,7 @@ class _NoType:
 _EXACT = (str, int, float, bool, bytes)
 
 
-class KediProcedure:
+class KediProcedure(PositionalCallee):
     """A compiled Kedi procedure: a real ``inspect.Signature``, native results."""
 
     def __init__(
@@ -276,7 +276,6 @@ def _default(code: nodes.PyCode | None, ctx: Frame) -> Any:
     return MISSING if code is None else eval_code(code, ctx)
 
 
-@register(nodes.Procedure)
 def define_procedure(stmt: nodes.Procedure, ctx: Frame) -> None:
     if has_auto(stmt):
         cached = cached_procedure(ctx.unit, stmt.name)
@@ -294,7 +293,6 @@ def define_procedure(stmt: nodes.Procedure, ctx: Frame) -> None:
     return None
 
 
-@register(nodes.TypeDecl)
 def define_type(stmt: nodes.TypeDecl, ctx: Frame) -> None:
     fields = [(f.name, resolve_type(f.type, ctx), _default(f.default, ctx)) for f in stmt.fields]
     model = make_custom_type(stmt.name, fields, module=f"kedi:{ctx.unit.path}")

@@ -9,11 +9,10 @@ from typing import Any, Literal
 
 from pytest_kedi.errors import KediExecutionError
 from pytest_kedi.lang import nodes
-from pytest_kedi.runtime import control, directives, procedures  # noqa: F401
 from pytest_kedi.runtime.context import Frame, ModuleUnit, Runtime
+from pytest_kedi.runtime.dispatch import install as install_dispatch
 from pytest_kedi.runtime.interpreter import exec_body, exec_stmt
 from pytest_kedi.runtime.lazy import declare_all
-from pytest_kedi.runtime.model import calls  # noqa: F401
 from pytest_kedi.runtime.modules import load_unit
 from pytest_kedi.runtime.procedures import KediProcedure
 from pytest_kedi.runtime.pyinterop import Transform, run_block
@@ -42,6 +41,7 @@ def load(
     its owner closes it. Without one, the program owns a private loop, closed when the
     program is garbage-collected or at interpreter exit.
     """
+    install_dispatch()
     if mode not in ("run", "validate"):
         raise ValueError(f"mode must be 'run' or 'validate', not {mode!r}")
     runtime = Runtime(model=model, default_model=default_model, model_loop=model_loop)

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 _SCRUBBED = (
     "KEDI_ADAPTER_MODEL",
     "KEDI_DEBUG_OPTIMIZED",
+    "KEDI_DEBUG",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "KEDI_ADAPTER",

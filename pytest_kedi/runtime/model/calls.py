@@ -14,7 +14,7 @@ from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.cancel import checkpoint
 from pytest_kedi.runtime.context import Frame
 from pytest_kedi.runtime.evaluate import render_text, resolve_type, type_violation, where
-from pytest_kedi.runtime.interpreter import check_assignable, register
+from pytest_kedi.runtime.interpreter import check_assignable, exec_stmt
 from pytest_kedi.runtime.types import (
     EMAIL,
     describe_type,
@@ -78,14 +78,7 @@ def run_template(template: nodes.Template, ctx: Frame, prefix: str | None = None
         ctx.scope.bind(field.name, value, tp)
 
 
-@register(nodes.Template)
-def _template(stmt: nodes.Template, ctx: Frame) -> None:
-    run_template(stmt, ctx)
-    return None
-
-
-@register(nodes.RawCapture)
-def _raw_capture(stmt: nodes.RawCapture, ctx: Frame) -> None:
+def run_raw_capture(stmt: nodes.RawCapture, ctx: Frame) -> None:
     check_assignable(stmt.target, ctx, stmt)
     tp = resolve_type(stmt.type, ctx)
     if tp is not str:
@@ -122,6 +115,4 @@ def run_optimize(stmt: nodes.Directive, ctx: Frame) -> None:
         if isinstance(inner, nodes.Template):
             run_template(inner, ctx, prefix)
         else:
-            from pytest_kedi.runtime.interpreter import exec_stmt
-
             exec_stmt(inner, ctx)
