@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
@@ -45,18 +44,12 @@ def load(
     if mode not in ("run", "validate"):
         raise ValueError(f"mode must be 'run' or 'validate', not {mode!r}")
     runtime = Runtime(model=model, default_model=default_model, model_loop=model_loop)
-    # Loading allocates the whole program's long-lived objects at once: cyclic GC
-    # passes meanwhile would scan the growing heap again and again (superlinear time).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        unit = load_unit(runtime, path, source)
-        program = Program(unit, mode)
-        if mode == "validate":
-            declare_all(unit)
-    finally:
-        if collecting:
-            gc.enable()
+    # Cyclic GC stays on: loading runs user code (preludes, imported modules), and
+    # compiling a statement leaves no cyclic garbage behind, so loading stays linear.
+    unit = load_unit(runtime, path, source)
+    program = Program(unit, mode)
+    if mode == "validate":
+        declare_all(unit)
     return program
 
 
