@@ -260,7 +260,8 @@ def _run_evals(invocation: Invocation, console: _Console) -> int:
 
 
 def _run(invocation: Invocation, console: _Console) -> int:
-    # KEDI.md §5.1: given with --eval, --test runs and returns first (evals do not run).
+    # docs/language.md#test-suites: given with --eval, --test runs and returns first (evals do not
+    # run).
     if invocation.test:
         return _run_tests(invocation, console)
     if invocation.eval:

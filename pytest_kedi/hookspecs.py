@@ -21,7 +21,8 @@ def pytest_kedi_model(config: pytest.Config) -> Any:
     The result may be a pydantic-ai ``Model`` instance (for example a ``FunctionModel``
     answering from rules, as tests and CI do) or a model name such as
     ``"openai:gpt-4o"``. It overrides ``> model:`` directives in the source and the
-    ``--kedi-model`` default (KEDI.md §10.3). Return ``None`` to keep the default.
+    ``--kedi-model`` default (docs/language.md#model-selection). Return ``None`` to keep the
+    default.
     Called once per ``.kedi`` file and process, before the file's program is loaded.
     """
 

@@ -1,4 +1,4 @@
-"""Dataset selection and row shapes (KEDI.md §5.3-§5.4).
+"""Dataset selection and row shapes (docs/language.md#dataset-selection, #datasets).
 
 Selection: with split ``auto`` the metric's dataset ``N`` is ``test_data: N`` when the
 suite defines it, else ``data: N``; a forced split uses that kind only. A name matching

@@ -1,4 +1,5 @@
-"""`run_suite`: select and load the dataset, score every row, aggregate (KEDI.md §5.3-§5.6).
+"""`run_suite`: select and load the dataset, score every row, aggregate
+(docs/language.md#dataset-selection, #aggregation).
 
 A suite-level failure (no metric, a missing dataset reference, a forced split the suite
 lacks, a data-loading failure or a dataset that is not a non-string iterable) never

@@ -1,4 +1,5 @@
-"""Metric result normalization (KEDI.md §5.5) and suite aggregation (§5.6).
+"""Metric result normalization (docs/language.md#scoring) and suite aggregation
+(docs/language.md#aggregation).
 
 * ``bool`` -> 1.0 / 0.0 (checked before ``int``);
 * a number (anything with ``__float__`` except ``str``/``bytes``) -> ``float``, no clamping;

@@ -1,4 +1,4 @@
-"""Indentation structure (KEDI.md §1.2): a flat item list -> a tree of bodies.
+"""Indentation structure (docs/language.md#indentation): a flat item list -> a tree of bodies.
 
 A body is the run of following items indented deeper than its header; a dedent
 must return to an enclosing level. Blank lines never close a block. A ``###``

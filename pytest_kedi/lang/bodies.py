@@ -1,5 +1,6 @@
-"""Directive body shapes (KEDI.md §4.1): settings, text rows, name lists, profile
-members, statement bodies, and the `@test:`/`@eval:` suites (§5)."""
+"""Directive body shapes (docs/language.md#directive-shape): settings, text rows, name lists,
+profile
+members, statement bodies, and the `@test:`/`@eval:` suites (docs/language.md#tests-and-evals)."""
 
 from __future__ import annotations
 

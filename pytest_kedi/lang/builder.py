@@ -1,4 +1,5 @@
-"""AST construction for statement bodies (KEDI.md §2, §9): one `Builder` per parse."""
+"""AST construction for statement bodies (docs/language.md#statements, #newer-syntax): one `Builder`
+per parse."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ _FIELD_IN_RHS = "output fields ([name]) are only allowed in '>>' template rows"
 
 
 def _readonly(ctx: BuildContext) -> frozenset[str]:
-    """Parameters a statement in ``ctx`` may not bind (they are read-only, §2.1)."""
+    """Parameters a statement in ``ctx`` may not bind (they are read-only,
+    docs/language.md#procedures)."""
     if ctx.in_proc and ctx.kind in ("proc", "block", "optimize"):
         return ctx.params
     return frozenset()
@@ -63,7 +65,8 @@ class Builder:
         )
 
     def rhs(self, item: Item, rel: int, what: str = "right-hand side") -> n.Rhs:
-        """Right-hand side starting at ``item.text[rel:]`` (§2.3, §2.6)."""
+        """Right-hand side starting at ``item.text[rel:]`` (docs/language.md#assignment,
+        #returns)."""
         if item.fence is not None:
             if item.text[rel:].strip() != "```":
                 raise KediSyntaxError(
@@ -87,7 +90,7 @@ class Builder:
         return n.Rhs(text.span, "text", text=text)
 
     def continued(self, item: Item, rel: int) -> n.Rhs:
-        """A rendered return continued with a trailing '\\' (§2.6)."""
+        """A rendered return continued with a trailing '\\' (docs/language.md#returns)."""
         parts: list[n.TextPart] = []
         offset = item.start + rel
         segments = item.text[rel:].split("\n")

@@ -1,5 +1,6 @@
-"""Static checks on built nodes: dead code (KEDI.md §9.9), `> tool:` placement and
-the literal/vocabulary checks of §4.5 and §9.11."""
+"""Static checks on built nodes: dead code (docs/language.md#dead-code), `> tool:` placement and
+the literal/vocabulary checks of docs/language.md#unsupported-directives and
+docs/language.md#newer-directives."""
 
 from __future__ import annotations
 
@@ -124,8 +125,9 @@ def _executable(stmt: n.Stmt) -> bool:
 
 
 def check_scope(body: Sequence[n.Node]) -> None:
-    """Directive conflicts within one scope: `> adapter:` with `> agent:` (§4.3),
-    duplicate `> optimize:` span names (§4.3)."""
+    """Directive conflicts within one scope: `> adapter:` with `> agent:`
+    (docs/language.md#model-directives),
+    duplicate `> optimize:` span names (docs/language.md#model-directives)."""
     kinds: set[str] = set()
     spans: set[str] = set()
     for stmt in body:
@@ -342,7 +344,8 @@ def _check_import_path(path: str, at: int) -> None:
 
 
 def check_package(module_body: tuple[n.Stmt, ...], prelude: n.PythonBlock | None) -> None:
-    """A `> package:` manifest lives alone in its package.kedi (§4.2)."""
+    """A `> package:` manifest lives alone in its package.kedi
+    (docs/language.md#directive-inventory)."""
     if not any(isinstance(s, n.Directive) and s.name == "package" for s in module_body):
         return
     others: list[n.Node] = [

@@ -1,5 +1,5 @@
-"""Line classification (KEDI.md §1.6) and the block context a body is built in
-(for the placement rules of §4.2)."""
+"""Line classification (docs/language.md#line-kinds) and the block context a body is built in
+(for the placement rules of docs/language.md#directive-inventory)."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def split_target(text: str) -> tuple[int, str, int] | None:
 
 
 def classify(item: Item) -> str:
-    """KEDI.md §1.6 line classification (first match wins)."""
+    """docs/language.md#line-kinds line classification (first match wins)."""
     if item.kind == "fence":
         return "fence"
     text = item.text

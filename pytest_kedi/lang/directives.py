@@ -1,4 +1,5 @@
-"""Directives (KEDI.md §4, §5, §9): heads, body shapes, placement, suites and the
+"""Directives (docs/language.md#directives, #tests-and-evals, #newer-syntax): heads, body shapes,
+placement, suites and the
 dedicated control-flow nodes (if/else, loop/map, show)."""
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ class DirectiveBuilder:
     # ------------------------------------------------------------------ entry
 
     def check_known(self, item: Item) -> None:
-        """Raise when ``item`` is a ``> name:`` line naming no directive (§1.5)."""
+        """Raise when ``item`` is a ``> name:`` line naming no directive
+        (docs/language.md#names)."""
         m = _HEAD.match(item.text)
         if m is not None and m.group(1) not in DIRECTIVES:
             raise KediSyntaxError(item.start + m.start(1), f"unknown directive '> {m.group(1)}:'")

@@ -86,7 +86,7 @@ def parse_file(path: str | os.PathLike[str]) -> n.Module:
 
 
 def _undecodable(path: str, data: bytes, exc: UnicodeDecodeError) -> Diagnostic:
-    """Locate the first byte that is not UTF-8 (Kedi source is UTF-8, §1.1)."""
+    """Locate the first byte that is not UTF-8 (Kedi source is UTF-8, docs/language.md#lines)."""
     line_start = data.rfind(b"\n", 0, exc.start) + 1
     line_end = data.find(b"\n", exc.start)
     raw = data[line_start : line_end if line_end >= 0 else len(data)]

@@ -1,4 +1,4 @@
-"""The line pre-pass (KEDI.md §1): physical lines -> logical items.
+"""The line pre-pass (docs/language.md#lexical-structure): physical lines -> logical items.
 
 It measures indentation (a tab is width 4), strips comments, recognises fences
 and ``###`` blocks, and joins the few constructs that span physical lines:

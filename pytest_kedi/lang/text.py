@@ -1,4 +1,5 @@
-"""The text sub-grammar (KEDI.md §1.4, §2.8): literals, escapes, substitutions,
+"""The text sub-grammar (docs/language.md#text-and-escapes, #substitutions): literals, escapes,
+substitutions,
 calls, inline Python and output fields. Grammar: ``grammar/text.lark``.
 
 Plain text and simple ``<name>``/``[name]``/``[name: T]`` rows take a regex fast

@@ -1,4 +1,5 @@
-"""``> auto:`` procedures supplied by the sibling ``prog.cache.kedi`` (§4.5).
+"""``> auto:`` procedures supplied by the sibling ``prog.cache.kedi``
+(docs/language.md#unsupported-directives).
 
 pytest-kedi never generates code. When a procedure whose body holds ``> auto:`` is
 defined and the cache file defines a procedure of the same name, that definition is used

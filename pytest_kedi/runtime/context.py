@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["LOOP_LIMIT", "Frame", "ModuleUnit", "Ret", "Runtime"]
 
-#: Default iteration limit of a conditional ``> loop:`` (§9.4).
+#: Default iteration limit of a conditional ``> loop:`` (docs/language.md#loops).
 LOOP_LIMIT = 10_000
 
 
@@ -39,7 +39,7 @@ class Runtime:
         self.type_cache: dict[int, tuple[nodes.TypeRef, Any]] = {}
         self.type_units: dict[int, tuple[nodes.TypeRef, CompiledUnit]] = {}
         self.function_units: dict[int, tuple[nodes.PyCode, CompiledUnit | None]] = {}
-        #: completed iterations after which a conditional loop fails (§9.4)
+        #: completed iterations after which a conditional loop fails (docs/language.md#loops)
         self.loop_limit = LOOP_LIMIT
 
     @property

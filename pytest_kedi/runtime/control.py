@@ -1,4 +1,5 @@
-"""Control flow (§9): ``> if:``/``> else:``, ``> loop``, ``> map:``, ``> show:`` and
+"""Control flow (docs/language.md#newer-syntax): ``> if:``/``> else:``, ``> loop``, ``> map:``, ``>
+show:`` and
 ``[x] := rhs``."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Custom ``~Types`` as pydantic models (§2.2): positional and keyword construction,
+"""Custom ``~Types`` as pydantic models (docs/language.md#custom-types): positional and keyword
+construction,
 strict field checks, per-instance deep copies of mutable defaults."""
 
 from __future__ import annotations

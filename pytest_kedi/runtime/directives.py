@@ -1,6 +1,7 @@
 """Directives: agent state (``model``, ``instructions``/``system``, ``settings``,
 ``adapter``, ``requires``), group-(b) unsupported markers, inert declarations and
-statements pytest-kedi refuses to run (§4.3, §4.5, §9.10, §9.11)."""
+statements pytest-kedi refuses to run (docs/language.md#model-directives,
+#unsupported-directives, #tasks, #newer-directives)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from pytest_kedi.runtime.types import describe_value
 
 __all__ = ["MODEL_DIRECTIVES", "STATEMENT_DIRECTIVES", "run_directive"]
 
-#: Directives that are statements of pytest-kedi-unsupported features (§9.10).
+#: Directives that are statements of pytest-kedi-unsupported features (docs/language.md#tasks).
 STATEMENT_DIRECTIVES = names(
     lambda d: d.runtime is Runtime.UNSUPPORTED and d.place in (Place.EXECUTABLE, Place.TASK_GROUP)
 )
@@ -58,7 +59,9 @@ def _set_model(stmt: nodes.Directive, ctx: Frame) -> None:
 
 
 def _set_instructions(stmt: nodes.Directive, ctx: Frame) -> None:
-    captured = ctx  # rendered at each model call, in the directive's environment (§4.3)
+    # rendered at each model call, in the directive's environment
+    # (docs/language.md#model-directives)
+    captured = ctx
     if stmt.rows:
         rows = stmt.rows
 
@@ -94,7 +97,9 @@ def _set_settings(stmt: nodes.Directive, ctx: Frame) -> None:
     new: dict[str, Any] = {}
     for kv in stmt.settings:
         if kv.key in DROPPED_SETTING_KEYS:
-            continue  # documented only for other backends: dropped unevaluated (§4.3)
+            # documented only for other backends: dropped unevaluated
+            # (docs/language.md#model-directives)
+            continue
         if kv.code is not None:
             new[kv.key] = eval_code(kv.code, ctx)
         elif kv.items:

@@ -1,5 +1,6 @@
 """Evaluating values: embedded expressions, text rendering, right-hand sides, calls
-(§2.3, §2.6, §2.8) and type annotations (§3.6)."""
+(docs/language.md#assignment, #returns, #substitutions) and type annotations
+(docs/language.md#types)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Statement execution: the dispatch table, bodies, and the simple statements
-(assignments, returns, Python lines and fences) (§2.3, §2.6, §2.7, §3.3)."""
+(assignments, returns, Python lines and fences) (docs/language.md#assignment, #returns,
+#python, #environments)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Validation mode (§3.2, §9.1, §10.4): every root declaration in source order, with
+"""Validation mode (docs/language.md#validation-mode, #block-scopes, #lazy-bindings): every root
+declaration in source order, with
 top-level bindings made lazy; side-effect statements and the top-level return never run."""
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ def declare_all(unit: ModuleUnit) -> None:
 def _declare_import(stmt: nodes.Directive, ctx: Frame) -> None:
     """An import of an unsupported (bundled/registry) module does not fail the file: its
     listed names raise the error when read; for a whole-module import, unknown names
-    report it (§8: clear errors only on the code path that needs them)."""
+    report it (docs/language.md#support-matrix: clear errors only on the code path that needs
+    them)."""
     try:
         exec_stmt(stmt, ctx)
     except KediUnsupportedError as err:
@@ -105,7 +107,8 @@ class _History:
 
 
 class _Position:
-    """The module environment at a lazy binding's source position (§3.2).
+    """The module environment at a lazy binding's source position
+    (docs/language.md#validation-mode).
 
     A name still bound by the same declaration reads its live value (so write-backs and
     ``:=`` are seen); a name rebound by a later declaration reads the value it had at
@@ -147,7 +150,8 @@ def _runner(stmt: nodes.Node, ctx: Frame, state: AgentState, position: _Position
         module = ctx.scope
         overlay, live = position.scope(module, state)
         exec_stmt(stmt, Frame(overlay, ctx.unit, ctx.label))
-        # Python write-back to a top-level name still owned by its declaration (§3.4).
+        # Python write-back to a top-level name still owned by its declaration
+        # (docs/language.md#python-interop).
         for name, before in live.items():
             after = overlay.vars.get(name, MISSING)
             current = module.vars.get(name, MISSING)

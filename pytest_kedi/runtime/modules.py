@@ -1,4 +1,5 @@
-"""Loading `.kedi` files and ``> import:`` / ``> export:`` of relative modules (§4.4)."""
+"""Loading `.kedi` files and ``> import:`` / ``> export:`` of relative modules
+(docs/language.md#modules)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Procedures as Python callables (§2.1, §3.5) and custom type declarations (§2.2)."""
+"""Procedures as Python callables (docs/language.md#procedures, #procedures-from-python) and custom
+type declarations (docs/language.md#custom-types)."""
 
 from __future__ import annotations
 
@@ -246,7 +247,7 @@ class KediProcedure(PositionalCallee):
     def _argument_error(self, values: tuple[Any, ...], passed: list[bool] | None) -> None:
         for index, value in enumerate(values):
             if passed is not None and not passed[index]:
-                continue  # a used default is not validated (§2.1)
+                continue  # a used default is not validated (docs/language.md#procedures)
             if not self.checks[index](value):
                 param = self.node.params[index]
                 raise KediTypeExecutionError(

@@ -32,10 +32,12 @@ def load(
     model_loop: Any = None,
 ) -> Program:
     """Parse ``path`` (or ``source``), run its prelude and, in ``validate`` mode, process
-    every declaration in source order with lazy top-level bindings (§3.2).
+    every declaration in source order with lazy top-level bindings
+    (docs/language.md#validation-mode).
 
     ``model`` (a pydantic-ai ``Model`` or model string) forces every model call;
-    ``default_model`` is the configured default (§10.3). ``model_loop`` (a
+    ``default_model`` is the configured default (docs/language.md#model-selection). ``model_loop``
+    (a
     `pytest_kedi.runtime.model.loop.ModelLoop`) is the event loop model requests run on;
     its owner closes it. Without one, the program owns a private loop, closed when the
     program is garbage-collected or at interpreter exit.
@@ -112,7 +114,7 @@ class Program:
         self._unit.scope.set_existing("args", value)
 
     def get(self, name: str) -> Any:
-        """Read a top-level name (forcing a lazy binding, §10.4)."""
+        """Read a top-level name (forcing a lazy binding, docs/language.md#lazy-bindings)."""
         from pytest_kedi.errors import KediNameError
         from pytest_kedi.runtime.scope import MISSING
 
@@ -123,7 +125,8 @@ class Program:
 
     # -- running ---------------------------------------------------------------------------
     def run(self) -> Any:
-        """Execute the program top to bottom (no hoisting, §10.1); the top-level return.
+        """Execute the program top to bottom (no hoisting, docs/language.md#program-runs); the
+        top-level return.
 
         ``returned`` tells afterwards whether a top-level return ran (so a program that
         explicitly returns ``None`` can be told from one with no return).
@@ -183,7 +186,7 @@ class Program:
 
         The case body (its statement lines and fences, in order) is one Python unit,
         so a name bound on one line is visible on the next; like every Python block,
-        names it creates do not become Kedi variables (§3.4).
+        names it creates do not become Kedi variables (docs/language.md#python-interop).
         """
         label = f"case {case.name}"
         ctx = self._frame_ctx(label, suite.directives, {})

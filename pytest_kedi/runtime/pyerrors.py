@@ -1,4 +1,5 @@
-"""Mapping Python exceptions from embedded units to `.kedi` lines (§7, §10.2)."""
+"""Mapping Python exceptions from embedded units to `.kedi` lines (docs/language.md#errors,
+#diagnostics)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Python globals for embedded units: the visible Kedi environment, with lazy top-level
-bindings forced only when read (§3.4, §10.4), and a live module-level view.
+bindings forced only when read (docs/language.md#python-interop, #lazy-bindings), and a live
+module-level view.
 
 A validation-mode module keeps its unforced bindings out of the globals table: every
 way Python can read a global (a function's global lookup, a class body or ``exec``
@@ -50,7 +51,8 @@ class _LazyBuiltins(dict[str, Any]):
 
 
 class LazyGlobals(dict[str, Any]):
-    """Globals whose lazy top-level bindings are forced only when read (§10.4).
+    """Globals whose lazy top-level bindings are forced only when read
+    (docs/language.md#lazy-bindings).
 
     The table holds every value already known; ``_pending`` maps the names of unforced
     bindings to their lazy binding (an entry shadowed by the table is stale and unused).

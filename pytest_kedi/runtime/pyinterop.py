@@ -1,4 +1,5 @@
-"""Embedded Python (§3.4, §7): compile once per unit under a unique virtual filename,
+"""Embedded Python (docs/language.md#python-interop, #errors): compile once per unit under a unique
+virtual filename,
 run against a globals mapping of the visible Kedi environment, write back rebound
 Kedi names; errors are mapped to `.kedi` lines by `pyerrors`."""
 
@@ -383,7 +384,7 @@ def _write_back(
             continue
         owner = scope.find_owner(name)
         if owner is None:
-            continue  # a new name: it vanishes (§3.4)
+            continue  # a new name: it vanishes (docs/language.md#python-interop)
         where = f"{unit.info.source_file.path}:{unit.info.code.line}"
         if name in owner.params:
             raise KediValueExecutionError(

@@ -1,4 +1,5 @@
-"""Lexical environments: module, procedure-frame and block scopes (§3.3, §9.1)."""
+"""Lexical environments: module, procedure-frame and block scopes (docs/language.md#environments,
+#block-scopes)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ EPOCHS = Epochs("binding epochs", "pytest_kedi.runtime.scope")
 
 
 class KediArgs:
-    """The reserved ``args`` namespace (§10.1): a missing attribute reads ``None``."""
+    """The reserved ``args`` namespace (docs/language.md#program-runs): a missing attribute reads
+    ``None``."""
 
     def __init__(self, values: Mapping[str, Any] | None = None) -> None:
         self.__dict__.update(dict(values or {}))
@@ -53,7 +55,8 @@ class KediArgs:
 
 
 class LazyBinding:
-    """A validation-mode top-level binding that runs on first read (§3.2, §10.4).
+    """A validation-mode top-level binding that runs on first read
+    (docs/language.md#validation-mode, #lazy-bindings).
 
     ``runner`` evaluates the binding in its own source-position environment, replaces
     the binding in the module scope (unless a later declaration did) and returns the

@@ -1,4 +1,4 @@
-"""The Kedi type environment and strict validation (§3.6, §3.7).
+"""The Kedi type environment and strict validation (docs/language.md#types, #strict-validation).
 
 Validation never coerces: ``"5"`` is not an ``int``, ``1`` is not a ``bool``, a tuple is
 not a list and a ``dict`` is not a custom type. A successful check binds the original
@@ -74,7 +74,8 @@ Email = _Annotated[
 
 
 class _KediAnnotated:
-    """``Annotated[T, "desc"]``; ``Annotated[T]`` alone means ``T`` (§2.2)."""
+    """``Annotated[T, "desc"]``; ``Annotated[T]`` alone means ``T``
+    (docs/language.md#custom-types)."""
 
     def __getitem__(self, params: Any) -> Any:
         if not isinstance(params, tuple):

@@ -1,4 +1,5 @@
-"""``--test`` and ``--eval``: Kedi's report blocks and exit codes (`KEDI.md` §5.1, §5.6, §5.7)."""
+"""``--test`` and ``--eval``: Kedi's report blocks and exit codes (docs/language.md#test-suites,
+docs/language.md#aggregation, docs/language.md#exit-status)."""
 
 from __future__ import annotations
 
@@ -73,7 +74,7 @@ def test_evals_block_exits_0_whatever_the_score(kedi_file, cli) -> None:
 
 
 def test_with_both_flags_tests_run_and_return_first(kedi_file, cli) -> None:
-    # KEDI.md §5.1: "When given with --eval, --test runs and returns first."
+    # docs/language.md#test-suites: "When given with --eval, --test runs and returns first."
     for flags in (("--eval", "--test"), ("--test", "--eval")):
         result = cli(kedi_file(PROGRAM), *flags)
         assert (result.out, result.err, result.code) == (TESTS_BLOCK, "", 1)

@@ -1,4 +1,4 @@
-"""Iterable rules and row shapes (KEDI.md §5.4) and per-row bindings (§5.5)."""
+"""Iterable rules and row shapes (docs/language.md#datasets) and per-row bindings (§5.5)."""
 
 from __future__ import annotations
 

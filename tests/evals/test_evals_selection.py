@@ -1,4 +1,5 @@
-"""Dataset selection (KEDI.md §5.3) and suite-level errors, as a user sees them."""
+"""Dataset selection (docs/language.md#dataset-selection) and suite-level errors, as a user sees
+them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Acceptance checks of the front end against KEDI.md (§1, §2, §4, §5.1-5.2, §7, §9,
+"""Acceptance checks of the front end against docs/language.md (§1, §2, §4, §5.1-5.2, §7, §9,
 §10.2): located errors (caret under the offending token), the §7 rendering, and
 input encodings (CRLF, tabs, UTF-8, BOM)."""
 

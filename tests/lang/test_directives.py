@@ -1,4 +1,5 @@
-"""Directive shapes (KEDI.md §4, §9): inline values, settings, text, names, members,
+"""Directive shapes (docs/language.md#directives, docs/language.md#newer-syntax): inline values,
+settings, text, names, members,
 statement bodies, control flow and tasks."""
 
 from __future__ import annotations

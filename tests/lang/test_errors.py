@@ -1,4 +1,4 @@
-"""Every static error (KEDI.md parse errors): its own message, line and column."""
+"""Every static error (docs/language.md parse errors): its own message, line and column."""
 
 from __future__ import annotations
 

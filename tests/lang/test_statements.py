@@ -1,4 +1,5 @@
-"""One test per statement form (KEDI.md §1-§2): the AST the parser builds."""
+"""One test per statement form (docs/language.md#lexical-structure-§2): the AST the parser
+builds."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The text sub-grammar (KEDI.md §1.4, §2.8)."""
+"""The text sub-grammar (docs/language.md#text-and-escapes, docs/language.md#substitutions)."""
 
 from __future__ import annotations
 

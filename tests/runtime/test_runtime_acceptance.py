@@ -1,4 +1,4 @@
-"""Acceptance checks written rule by rule from KEDI.md (§2, §3, §9, §10): regressions for
+"""Acceptance checks written rule by rule from docs/language.md (§2, §3, §9, §10): regressions for
 deviations found when the runtime was exercised as an outside tester would."""
 
 from __future__ import annotations

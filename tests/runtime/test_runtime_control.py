@@ -1,4 +1,4 @@
-"""Control flow (KEDI.md §9): branches, loops, map, show, `:=`."""
+"""Control flow (docs/language.md#newer-syntax): branches, loops, map, show, `:=`."""
 
 from __future__ import annotations
 

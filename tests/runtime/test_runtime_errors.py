@@ -1,4 +1,4 @@
-"""The error model (KEDI.md §7, §10.2)."""
+"""The error model (docs/language.md#errors, docs/language.md#diagnostics)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Model-facing statements and directives (KEDI.md §2.4, §2.5, §4, §6, §9.3, §10.3)."""
+"""Model-facing statements and directives (docs/language.md#templates, docs/language.md#raw-capture,
+docs/language.md#directives, docs/language.md#models, docs/language.md#branches,
+docs/language.md#model-selection)."""
 
 from __future__ import annotations
 

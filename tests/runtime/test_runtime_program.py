@@ -1,4 +1,5 @@
-"""Loading, validation mode, suites entry points and modules (KEDI.md §3.2, §4.4, §5, §10)."""
+"""Loading, validation mode, suites entry points and modules (docs/language.md#validation-mode,
+docs/language.md#modules, docs/language.md#tests-and-evals, docs/language.md#pytest-mapping)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Python <-> Kedi interop (KEDI.md §2.7, §3.4) and Python error mapping (§7, §10.2)."""
+"""Python <-> Kedi interop (docs/language.md#python, docs/language.md#python-interop) and Python
+error mapping (§7, §10.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Core semantics (KEDI.md §2, §3): scopes, source order, rendering, returns, recursion."""
+"""Core semantics (docs/language.md#statements, docs/language.md#scoping): scopes, source order,
+rendering, returns, recursion."""
 
 from __future__ import annotations
 

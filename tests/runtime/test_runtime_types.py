@@ -1,4 +1,5 @@
-"""Type environment and strict validation (KEDI.md §2.2, §3.6, §3.7)."""
+"""Type environment and strict validation (docs/language.md#custom-types, docs/language.md#types,
+docs/language.md#strict-validation)."""
 
 from __future__ import annotations
 

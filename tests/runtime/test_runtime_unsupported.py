@@ -1,4 +1,5 @@
-"""Group-(b) constructs (KEDI.md §4.5, §8, §9.10, §9.11): files containing them load and
+"""Group-(b) constructs (docs/language.md#unsupported-directives, docs/language.md#support-matrix,
+docs/language.md#tasks, docs/language.md#newer-directives): files containing them load and
 run; the clear error is raised only when a model call (or the statement) needs them."""
 
 from __future__ import annotations

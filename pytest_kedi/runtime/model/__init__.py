@@ -1,4 +1,4 @@
-"""The model boundary: agent state, model selection and pydantic-ai calls (`KEDI.md` §6).
+"""The model boundary: agent state, model selection and pydantic-ai calls (docs/language.md#models).
 
 The interpreter builds an `AgentState` per call site and asks a `ModelBoundary` to
 `produce` (structured outputs) or `invoke` (text). Failures are `ModelError` (one line)

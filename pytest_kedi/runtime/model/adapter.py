@@ -1,4 +1,5 @@
-"""The adapter contract (Kedi's `AgentAdapter`, `KEDI.md` §6.4) and the pydantic-ai adapter."""
+"""The adapter contract (Kedi's `AgentAdapter`, docs/language.md#adapter) and the pydantic-ai
+adapter."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ from pytest_kedi.text import one_line
 
 __all__ = ["Adapter", "AdapterCapabilities", "PydanticAIAdapter"]
 
-#: Capabilities the built-in adapter advertises to `> requires:` (§9.11 reading).
+#: Capabilities the built-in adapter advertises to `> requires:` (docs/language.md#newer-directives
+#: reading).
 PYDANTIC_CAPABILITIES = frozenset({"structured_output", "model_override", "settings"})
 
 
@@ -88,7 +90,7 @@ class Adapter(Protocol):
 
 
 class PydanticAIAdapter:
-    """Runs each call as one pydantic-ai `Agent` run (§6.2, §6.3).
+    """Runs each call as one pydantic-ai `Agent` run (docs/language.md#model-calls, #raw-invoke).
 
     The synchronous methods run the request on ``loop`` (a `ModelLoop`; without one the
     adapter owns a private loop, closed when the adapter is garbage-collected or at

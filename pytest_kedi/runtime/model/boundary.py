@@ -1,4 +1,5 @@
-"""`ModelBoundary`: state checks and model selection in front of the adapter (§6, §10.3)."""
+"""`ModelBoundary`: state checks and model selection in front of the adapter
+(docs/language.md#models, #model-selection)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ def _print_synthetic_notice() -> None:
 class ModelBoundary:
     """Every model call of one program goes through here.
 
-    Model precedence (`KEDI.md` §10.3): ``injected`` (forces every call) > the state's
+    Model precedence (docs/language.md#model-selection): ``injected`` (forces every call) > the
+    state's
     source ``> model:`` > ``default`` (the configured default; env ``KEDI_ADAPTER_MODEL``
     when ``default`` is ``None``) > pydantic-ai's offline ``test`` model. Nothing is
     resolved or contacted before the first call.

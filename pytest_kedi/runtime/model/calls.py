@@ -1,5 +1,6 @@
 """Model-facing statements: ``>>`` templates, ``<<`` raw captures, claims and
-``> optimize:`` bodies, all through the model boundary (§2.4, §2.5, §4.3, §6, §9.3)."""
+``> optimize:`` bodies, all through the model boundary (docs/language.md#templates,
+#raw-capture, #model-directives, #models, #branches)."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def _prompt(template: nodes.Template, ctx: Frame, prefix: str | None) -> str:
 def run_template(template: nodes.Template, ctx: Frame, prefix: str | None = None) -> None:
     """One model call; outputs are strictly validated and bound together."""
     outputs = template.outputs
-    # Field types resolve (and fail) before the model is contacted (§6.2).
+    # Field types resolve (and fail) before the model is contacted (docs/language.md#model-calls).
     types_ = [resolve_type(f.type, ctx) for f in outputs]
     prompt = _prompt(template, ctx, prefix)
     if not outputs:
@@ -94,7 +95,8 @@ def run_raw_capture(stmt: nodes.RawCapture, ctx: Frame) -> None:
 
 
 def ask_claim(claim: nodes.Text, ctx: Frame, node: nodes.Node) -> bool:
-    """One structured ``holds: bool`` call quoting the rendered claim (§9.3)."""
+    """One structured ``holds: bool`` call quoting the rendered claim
+    (docs/language.md#branches)."""
     from pytest_kedi.runtime.model import CLAIM_FIELD, CLAIM_SCHEMA, claim_prompt
 
     text = render_text(claim, ctx)

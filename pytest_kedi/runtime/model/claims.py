@@ -1,4 +1,4 @@
-"""Model-judged claims (`> if: TEXT`, `> loop: TEXT`; `KEDI.md` §9.3 reading)."""
+"""Model-judged claims (`> if: TEXT`, `> loop: TEXT`; docs/language.md#branches reading)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,8 @@ __all__ = ["TEST_MODEL", "describe_model", "normalize_model_name"]
 
 
 def normalize_model_name(name: str) -> str:
-    """``vendor/model`` without ``:`` becomes ``vendor:model`` (`KEDI.md` §4.3 reading)."""
+    """``vendor/model`` without ``:`` becomes ``vendor:model`` (docs/language.md#model-directives
+    reading)."""
     text = name.strip()
     if ":" not in text and "/" in text:
         vendor, _, rest = text.partition("/")

@@ -1,4 +1,5 @@
-"""`> optimize:` artifacts: ``<file>.kedi.optimized.json`` prefixes (`KEDI.md` §4.3)."""
+"""`> optimize:` artifacts: ``<file>.kedi.optimized.json`` prefixes
+(docs/language.md#model-directives)."""
 
 from __future__ import annotations
 
@@ -79,7 +80,8 @@ def load_optimized(
 
 
 def apply_optimized_prefix(prefix: str | None, template: str) -> str:
-    """Prepend an optimized prefix: ``prefix.rstrip() + "\\n\\n" + template`` (§4.3)."""
+    """Prepend an optimized prefix: ``prefix.rstrip() + "\\n\\n" + template``
+    (docs/language.md#model-directives)."""
     if not prefix or not prefix.strip():
         return template
     return prefix.rstrip() + "\n\n" + template

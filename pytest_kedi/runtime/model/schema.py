@@ -1,4 +1,5 @@
-"""Output schemas: Kedi output fields -> the pydantic model used as `output_type` (§6.2)."""
+"""Output schemas: Kedi output fields -> the pydantic model used as `output_type`
+(docs/language.md#model-calls)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`AgentState`: the agent configuration active at one model call (`KEDI.md` §6.1)."""
+"""`AgentState`: the agent configuration active at one model call (docs/language.md#agent-state)."""
 
 from __future__ import annotations
 

@@ -58,7 +58,7 @@ def recorder() -> Callable[..., Recorder]:
 
 
 class FakeAdapter:
-    """A fake adapter (`KEDI.md` §6.4) recording the model each call selected."""
+    """A fake adapter (docs/language.md#adapter) recording the model each call selected."""
 
     kind = "agent-framework"
     shortname = "pydantic"

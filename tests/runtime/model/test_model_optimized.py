@@ -1,4 +1,5 @@
-"""`<file>.kedi.optimized.json` prefixes (`KEDI.md` §4.3) and claim prompts (§9.3)."""
+"""`<file>.kedi.optimized.json` prefixes (docs/language.md#model-directives) and claim prompts
+(§9.3)."""
 
 from __future__ import annotations
 

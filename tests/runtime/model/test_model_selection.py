@@ -1,4 +1,4 @@
-"""Model precedence (`KEDI.md` §10.3) and the synthetic-output notice."""
+"""Model precedence (docs/language.md#model-selection) and the synthetic-output notice."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`> settings:` value parsing and key filtering (`KEDI.md` §4.3)."""
+"""`> settings:` value parsing and key filtering (docs/language.md#model-directives)."""
 
 from __future__ import annotations
 
