@@ -144,23 +144,20 @@ def test_toml_value_of_the_wrong_type_names_the_option(kedi: Kedi) -> None:
     )
 
 
-@pytest.mark.parametrize("workers", [None, 2])
 @pytest.mark.parametrize(
     ("returned", "shown"),
     [("42", "42 (int)"), ("''", "'' (str)"), ("object()", "<object object at *> (object)")],
 )
 def test_a_model_hook_returning_no_model_is_a_usage_error(
-    kedi: Kedi, workers: int | None, returned: str, shown: str
+    kedi: Kedi, returned: str, shown: str
 ) -> None:
-    if workers is not None:
-        pytest.importorskip("xdist")
     kedi.write("demo.kedi", DEMO)
     kedi.pytester.makeconftest(
         "import pytest\n\n"
         "@pytest.hookimpl(optionalhook=True)\n"
         f"def pytest_kedi_model(config):\n    return {returned}\n"
     )
-    result = kedi.subprocess("--kedi-eval", workers=workers)
+    result = kedi.subprocess("--kedi-eval")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stdout.fnmatch_lines(
         [
