@@ -82,6 +82,9 @@ def _given(
     return ["-o", f"{name}={value}"]
 
 
+# The table is checked single-process; the usage error under -n 2 is checked by
+# test_invalid_values_are_reported_without_kedi_collection (both ways).
+@pytest.mark.single_process("options are validated before any xdist worker starts")
 @pytest.mark.parametrize(("kind", "name", "value", "message"), INVALID)
 def test_invalid_option_values_are_one_line_usage_errors(
     kedi: Kedi, monkeypatch: pytest.MonkeyPatch, kind: str, name: str, value: str, message: str
