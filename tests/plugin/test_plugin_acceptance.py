@@ -11,7 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from kedi_plugin_helpers import DEMO, Kedi, patched_plugin, without_durations
+from kedi_marks import patched_plugin
+from kedi_plugin_helpers import DEMO, Kedi, without_durations
 
 from pytest_kedi.lang import KediParseError, parse_file
 

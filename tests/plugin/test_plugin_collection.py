@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kedi_plugin_helpers import DEMO, Kedi, patched_plugin, recorded_hooks
+from kedi_marks import patched_plugin, recorded_hooks
+from kedi_plugin_helpers import DEMO, Kedi
 
 from pytest_kedi.lang import KediParseError, parse_file
 

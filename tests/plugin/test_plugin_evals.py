@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from kedi_plugin_helpers import Kedi, recorded_hooks
+from kedi_marks import recorded_hooks
+from kedi_plugin_helpers import Kedi
 
 #: Score 0.5: rows 0 and 2 pass, row 1 is wrong, row 3 errors (None is not a str).
 SCORES = """\

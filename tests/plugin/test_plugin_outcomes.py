@@ -6,7 +6,8 @@ import builtins
 from pathlib import Path
 
 import pytest
-from kedi_plugin_helpers import Kedi, patched_plugin
+from kedi_marks import patched_plugin
+from kedi_plugin_helpers import Kedi
 
 NEEDS_MISSING = """\
 ```

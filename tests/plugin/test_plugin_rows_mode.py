@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from kedi_plugin_helpers import Kedi, recorded_hooks
+from kedi_marks import recorded_hooks
+from kedi_plugin_helpers import Kedi
 
 #: Score 0.5 over 4 rows; row 1 has feedback with characters HTML must escape.
 SCORES = """\
