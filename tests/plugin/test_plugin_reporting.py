@@ -8,13 +8,13 @@ import xml.etree.ElementTree as ET
 from dataclasses import replace
 
 import pytest
+from kedi_marks import patched_plugin
 from kedi_plugin_helpers import (
     DEMO,
     ROW_KEYS,
     SUITE_KEYS,
     TEST_KEYS,
     Kedi,
-    patched_plugin,
     without_durations,
 )
 
