@@ -6,7 +6,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -39,26 +38,38 @@ class InFlight:
 
 def test_concurrent_rows_report_in_dataset_order() -> None:
     gauge = InFlight()
-    count = 12
+    count, width = 12, 4
+    # The first `width` rows meet at a barrier, which they pass only with all of them in
+    # flight at once; a broken barrier (timeout) errors the rows instead of hanging.
+    barrier = threading.Barrier(width, timeout=30)
+    done = [threading.Event() for _ in range(count)]
+    finished: list[int] = []
 
     def metric(b: dict[str, Any]) -> float:
+        index = b["samples"]
         with gauge:
-            # later rows finish first
-            time.sleep(0.004 * (count - b["samples"]))
-            return b["samples"] / 10
+            if index < width:
+                barrier.wait()
+            # later rows finish first: each row of a group of `width` waits for the next one
+            if (index + 1) % width and not done[index + 1].wait(30):
+                raise TimeoutError(f"row {index + 1} never finished")
+            finished.append(index)
+            done[index].set()
+            return index / 10
 
     seen: list[int] = []
     program = FakeProgram({("data", "samples"): list(range(count))}, metric)
     result = run_suite(
         program,
         make_suite(),
-        EvalOptions(concurrency=4),
+        EvalOptions(concurrency=width),
         on_row=lambda row: seen.append(row.index),
     )
+    assert finished[:width] == [3, 2, 1, 0]  # the rows did complete out of order
     assert seen == list(range(count))
     assert [r.index for r in result.rows] == list(range(count))
     assert [r.score for r in result.rows] == [i / 10 for i in range(count)]
-    assert gauge.peak == 4
+    assert gauge.peak == width
 
 
 def test_concurrent_scores_equal_sequential_scores() -> None:
@@ -103,17 +114,19 @@ def test_concurrent_rows_run_in_worker_threads() -> None:
     assert threading.current_thread() not in program.threads
 
 
-def wait_until_cancelled() -> None:
-    """What a cancellable row does: block until its deadline cancels it."""
+def wait_until_cancelled() -> bool:
+    """What a cancellable row does: block until its deadline cancels it (True)."""
     token = cancel.current()
     assert token is not None
-    token.wait(60)
+    return token.wait(60)
 
 
-def blocking_metric(release: threading.Event, blocked: set[int]) -> Any:
+def blocking_metric(blocked: dict[int, threading.Event]) -> Any:
+    """Rows in `blocked` wait for their cancellation and then set their event."""
+
     def metric(b: dict[str, Any]) -> bool:
-        if b["samples"] in blocked:
-            wait_until_cancelled()
+        if b["samples"] in blocked and wait_until_cancelled():
+            blocked[b["samples"]].set()
         return True
 
     return metric
@@ -121,23 +134,20 @@ def blocking_metric(release: threading.Event, blocked: set[int]) -> Any:
 
 @pytest.mark.parametrize("concurrency", [1, 3])
 def test_overrunning_row_times_out_and_the_rest_still_run(concurrency: int) -> None:
-    release = threading.Event()
+    cancelled = {1: threading.Event(), 2: threading.Event()}
     program = FakeProgram(
         {("data", "samples"): [(0, "a"), (1, "b"), (2, "c"), (3, "d")]},
-        blocking_metric(release, {1, 2}),
+        blocking_metric(cancelled),
     )
     seen: list[RowResult] = []
-    started = time.monotonic()
-    try:
-        result = run_suite(
-            program,
-            make_suite(),
-            EvalOptions(concurrency=concurrency, timeout=0.2),
-            on_row=seen.append,
-        )
-    finally:
-        release.set()
-    assert time.monotonic() - started < 10
+    result = run_suite(
+        program,
+        make_suite(),
+        EvalOptions(concurrency=concurrency, timeout=0.2),
+        on_row=seen.append,
+    )
+    # the overrunning rows were stopped by their deadline, not left to wait out a minute
+    assert all(event.wait(30) for event in cancelled.values())
     assert [r.index for r in seen] == [0, 1, 2, 3]
     assert [r.score for r in result.rows] == [1.0, 0.0, 0.0, 1.0]
     timed_out = result.rows[1]
@@ -158,12 +168,8 @@ def test_fast_rows_are_not_timed_out() -> None:
 
 
 def test_legacy_metric_honours_the_timeout() -> None:
-    release = threading.Event()
     program = FakeProgram({}, lambda b: wait_until_cancelled())
-    try:
-        result = run_suite(program, make_suite([], metric=("m", None)), EvalOptions(timeout=0.1))
-    finally:
-        release.set()
+    result = run_suite(program, make_suite([], metric=("m", None)), EvalOptions(timeout=0.1))
     assert (result.score, result.feedback) == (0.0, "error: timeout: row exceeded 0.1s")
 
 

@@ -32,6 +32,18 @@ KEDI_ENV = (
     "PYTEST_XDIST_AUTO_NUM_WORKERS",
 )
 
+#: The JSON report's fields, in order (report version 2): what users' tools read, so the
+#: tests spell them out rather than import them from the plugin.
+SUITE_KEYS = (
+    "nodeid", "path", "line", "procedure", "metric", "dataset", "split", "score", "rows_total",
+    "rows_errored", "errors_by_class", "feedback", "threshold", "outcome", "error", "duration_s",
+    "rows",
+)  # fmt: skip
+ROW_KEYS = (
+    "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
+)  # fmt: skip
+TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message")
+
 #: A small program: a deterministic procedure, one @test: suite and one @eval: suite.
 #: Lines: @test: 4, case two_words 5, case padded 7, @eval: 12.
 DEMO = """\
@@ -62,9 +74,15 @@ def _plugin() -> ModuleType:
 
 @dataclass
 class Kedi:
-    """A pytester wrapper that always loads the plugin."""
+    """A pytester wrapper that always loads the plugin.
+
+    ``workers`` is set by the ``kedi`` fixture (``tests/plugin/conftest.py``): a test runs
+    once single-process (``None``) and once under pytest-xdist with that many workers,
+    unless it is marked ``single_process``.
+    """
 
     pytester: pytest.Pytester
+    workers: int | None = None
 
     def write(self, name: str, text: str) -> Path:
         path = self.pytester.path / name
@@ -76,22 +94,36 @@ class Kedi:
     # `-p` would re-mark the already imported module for assertion rewriting and warn.
 
     def run(self, *args: str) -> pytest.RunResult:
-        """In-process run (fast)."""
-        return self.pytester.runpytest(*args, plugins=[_plugin()])
+        """A run as the user makes it: in-process when single-process (fast), else under
+        xdist (``-n workers``) in a separate interpreter."""
+        if self.workers is None:
+            return self.pytester.runpytest(*args, plugins=[_plugin()])
+        return self.subprocess(*args)
+
+    def subprocess(self, *args: str) -> pytest.RunResult:
+        """Always a separate interpreter; under xdist (``-n workers``) when ``workers`` is set."""
+        extra: tuple[str, ...] = ()
+        if self.workers is not None:
+            extra = (*XDIST_ARGS, "-n", str(self.workers))
+        return self.pytester.runpytest_subprocess(*PLUGIN_ARGS, *extra, *args, timeout=300)
+
+    # Hook recorders see the hooks of this process only: tests using them are single-process.
 
     def inline(self, *args: str) -> pytest.HookRecorder:
+        self._in_process_only("inline")
         return self.pytester.inline_run(*args, plugins=[_plugin()])
 
     def genitems(self, *args: str) -> list[pytest.Item]:
+        self._in_process_only("genitems")
         reprec = self.pytester.inline_run("--collect-only", *args, plugins=[_plugin()])
         return [call.item for call in reprec.getcalls("pytest_itemcollected")]
 
-    def subprocess(self, *args: str, workers: int | None = None) -> pytest.RunResult:
-        """A separate interpreter; ``workers`` runs it under pytest-xdist (``-n``)."""
-        extra: tuple[str, ...] = ()
-        if workers is not None:
-            extra = (*XDIST_ARGS, "-n", str(workers))
-        return self.pytester.runpytest_subprocess(*PLUGIN_ARGS, *extra, *args, timeout=300)
+    def _in_process_only(self, what: str) -> None:
+        if self.workers is not None:
+            raise AssertionError(
+                f"Kedi.{what}() records hooks in this process only; mark the test "
+                "@pytest.mark.single_process(reason)"
+            )
 
     def json(self, name: str) -> Any:
         return json.loads((self.pytester.path / name).read_text(encoding="utf-8"))

@@ -7,9 +7,11 @@ single-process and under ``-n 2``; plus the diagnostics found by acceptance test
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from kedi_marks import patched_plugin
 from kedi_plugin_helpers import DEMO, Kedi, without_durations
 
 from pytest_kedi.lang import KediParseError, parse_file
@@ -126,10 +128,10 @@ def gen():
 """
 
 
-def _run(kedi: Kedi, workers: int | None) -> dict[str, dict[str, object]]:
+def _run(kedi: Kedi) -> dict[str, dict[str, object]]:
     kedi.write("semantics.kedi", SEMANTICS)
     args = ("--kedi-eval", "--kedi-report", "report.json", "-p", "no:cacheprovider")
-    result = kedi.subprocess(*args, workers=workers) if workers else kedi.run(*args)
+    result = kedi.run(*args)
     result.assert_outcomes(passed=9, failed=2)
     report = kedi.json("report.json")
     return {suite["procedure"]: suite for suite in report["suites"]}
@@ -142,11 +144,8 @@ def _rows(suite: dict[str, object]) -> list[tuple[object, ...]]:
     ]
 
 
-@pytest.mark.parametrize("workers", [None, 2])
-def test_row_shapes_and_scores_reach_the_report(kedi: Kedi, workers: int | None) -> None:
-    if workers:
-        pytest.importorskip("xdist")
-    suites = _run(kedi, workers)
+def test_row_shapes_and_scores_reach_the_report(kedi: Kedi) -> None:
+    suites = _run(kedi)
     assert _rows(suites["dict_rows"]) == [
         ("'k1'", "{'v': 1}", 1.0, "'k1' {'v': 1}", None),
         ("('k2', [1, 2])", None, 0.5, "raw ('k2', [1, 2])", None),
@@ -193,10 +192,10 @@ def test_row_shapes_and_scores_reach_the_report(kedi: Kedi, workers: int | None)
         assert failed["error"]
 
 
+@pytest.mark.single_process("compares a single-process run with an -n 2 run itself")
 def test_semantics_report_is_the_same_under_xdist(kedi: Kedi) -> None:
-    pytest.importorskip("xdist")
-    single = without_durations(_run(kedi, None))
-    assert without_durations(_run(kedi, 2)) == single
+    single = without_durations(_run(kedi))
+    assert without_durations(_run(replace(kedi, workers=2))) == single
 
 
 def test_explicit_kedi_path_without_collection_says_how_to_enable_it(kedi: Kedi) -> None:
@@ -211,13 +210,14 @@ def test_explicit_kedi_path_without_collection_says_how_to_enable_it(kedi: Kedi)
 
 def test_program_load_failure_is_one_located_line_in_reports(kedi: Kedi) -> None:
     kedi.write("broken.kedi", "```\nimport no_such_module_xyz\n```\n\n" + DEMO)
-    reprec = kedi.inline("--kedi-eval", "--kedi-report", "report.json")
-    (call,) = reprec.getcalls("pytest_kedi_suite_result")  # telemetry sees the failure too
-    assert (call.result.error, call.result.rows) == (
-        "the program failed to load at broken.kedi:2: "
-        "ModuleNotFoundError: No module named 'no_such_module_xyz'",
-        [],
-    )
+    if kedi.workers is None:  # hook calls are recorded in this process only
+        reprec = kedi.inline("--kedi-eval", "--kedi-report", "report.json")
+        (call,) = reprec.getcalls("pytest_kedi_suite_result")  # telemetry sees the failure too
+        assert (call.result.error, call.result.rows) == (
+            "the program failed to load at broken.kedi:2: "
+            "ModuleNotFoundError: No module named 'no_such_module_xyz'",
+            [],
+        )
     result = kedi.run("--kedi-eval", "--kedi-report", "report.json")
     result.assert_outcomes(failed=3)
     (suite,) = kedi.json("report.json")["suites"]
@@ -261,6 +261,9 @@ def test_zero_error_budget_is_a_count(kedi: Kedi) -> None:
     result.stdout.fnmatch_lines(["*1 of 3 rows errored; at most 0 errored rows allowed"])
 
 
+@pytest.mark.xdist_bug(
+    "under xdist a parse error's short summary says 'Kedi parse error:', not where"
+)
 def test_parse_error_is_exactly_the_diagnostic_and_its_summary_names_the_location(
     kedi: Kedi,
 ) -> None:
@@ -268,9 +271,10 @@ def test_parse_error_is_exactly_the_diagnostic_and_its_summary_names_the_locatio
     kedi.write("demo.kedi", DEMO)
     with pytest.raises(KediParseError) as excinfo:  # what the CLI shows, from the same directory
         parse_file(Path("broken.kedi"))
-    reprec = kedi.inline("--kedi-eval", "-p", "no:cacheprovider")
-    (failed,) = [r for r in reprec.getreports("pytest_collectreport") if r.failed]
-    assert str(failed.longrepr) == excinfo.value.render()
+    if kedi.workers is None:  # reports are recorded in this process only
+        reprec = kedi.inline("--kedi-eval", "-p", "no:cacheprovider")
+        (failed,) = [r for r in reprec.getreports("pytest_collectreport") if r.failed]
+        assert str(failed.longrepr) == excinfo.value.render()
     result = kedi.run("--kedi-eval", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3, errors=1)
     result.stdout.fnmatch_lines(
@@ -297,6 +301,7 @@ def test_a_raising_model_hook_shows_the_users_frames_only(kedi: Kedi) -> None:
     assert {test["message"] for test in report["tests"]} == {"RuntimeError: no model configured"}
 
 
+@patched_plugin
 def test_an_unreadable_kedi_file_does_not_stop_the_others(
     kedi: Kedi, monkeypatch: pytest.MonkeyPatch
 ) -> None:

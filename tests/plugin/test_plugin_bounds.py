@@ -53,11 +53,10 @@ def test_an_invalid_row_limit_is_a_usage_error(kedi: Kedi) -> None:
     )
 
 
-@pytest.mark.parametrize("workers", [None, 2])
-def test_a_loader_that_never_returns_fails_its_item(kedi: Kedi, workers: int | None) -> None:
+def test_a_loader_that_never_returns_fails_its_item(kedi: Kedi) -> None:
     kedi.write("stuck.kedi", STUCK)
     kedi.write("test_other.py", "def test_other():\n    pass\n")
-    result = kedi.subprocess("--kedi-eval", "--kedi-timeout", "0.5", workers=workers)
+    result = kedi.subprocess("--kedi-eval", "--kedi-timeout", "0.5")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(

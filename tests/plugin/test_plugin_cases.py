@@ -28,6 +28,7 @@ seen = []
 """
 
 
+@pytest.mark.single_process("a file's cases share one runtime only when one process runs them")
 def test_cases_run_in_order_on_the_shared_runtime(kedi: Kedi) -> None:
     kedi.write("cases.kedi", CASES)
     result = kedi.run("--kedi-eval", "-k", "first or shared_runtime")

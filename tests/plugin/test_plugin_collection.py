@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from kedi_marks import patched_plugin, recorded_hooks
 from kedi_plugin_helpers import DEMO, Kedi
 
 from pytest_kedi.lang import KediParseError, parse_file
@@ -21,6 +22,7 @@ def _collected(result: pytest.RunResult) -> list[str]:
     return [line for line in result.outlines if "::" in line and not line.startswith(" ")]
 
 
+@patched_plugin
 def test_plain_pytest_never_parses_kedi_files(kedi: Kedi, monkeypatch: pytest.MonkeyPatch) -> None:
     def no_parsing(path: object) -> None:
         raise AssertionError(f"parsed {path}")
@@ -123,16 +125,7 @@ def test_parse_error_is_one_collection_error_with_the_kedi_diagnostic(kedi: Kedi
     assert "pytest_kedi" not in result.stdout.str()
 
 
-def test_parse_error_does_not_stop_xdist_workers(kedi: Kedi) -> None:
-    pytest.importorskip("xdist")
-    kedi.write("broken.kedi", BROKEN)
-    kedi.write("demo.kedi", DEMO)
-    result = kedi.subprocess("--kedi-eval", workers=2)
-    result.assert_outcomes(passed=3, errors=1)
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*ERROR collecting broken.kedi*", "Kedi parse error:"])
-
-
+@recorded_hooks
 def test_reportinfo_points_at_the_header_lines(kedi: Kedi) -> None:
     kedi.write("demo.kedi", DEMO)
     items = kedi.genitems("--kedi-eval")
@@ -170,6 +163,7 @@ def test_absolute_node_id_as_ides_send_it(kedi: Kedi, tail: str) -> None:
     kedi.run("--kedi-eval", f"{path}::{tail}").assert_outcomes(passed=1)
 
 
+@pytest.mark.single_process("--stepwise does not support xdist")
 def test_last_failed_and_stepwise(kedi: Kedi) -> None:
     kedi.write("demo.kedi", DEMO.replace('== "GH"', '== "XX"'))
     kedi.run("--kedi-eval").assert_outcomes(passed=2, failed=1)
@@ -190,10 +184,10 @@ def test_markers_are_registered(kedi: Kedi) -> None:
     )
 
 
+@pytest.mark.xdist_only("compares the collections of the xdist workers")
 def test_collection_is_deterministic_across_xdist_workers(kedi: Kedi) -> None:
-    pytest.importorskip("xdist")
     kedi.write("demo.kedi", DEMO)
     kedi.write("sub/other.kedi", DEMO)
-    result = kedi.subprocess("--kedi-eval", workers=2)
+    result = kedi.run("--kedi-eval")
     result.assert_outcomes(passed=6)
     assert "Different tests were collected" not in result.stdout.str()

@@ -20,14 +20,11 @@ def pytest_runtest_setup(item):
 """
 
 
-@pytest.mark.parametrize("workers", [None, 2])
 @pytest.mark.parametrize("action", ["remove", "change"])
-def test_file_changed_after_collection_fails_its_items_naming_it(
-    kedi: Kedi, action: str, workers: int | None
-) -> None:
+def test_file_changed_after_collection_fails_its_items_naming_it(kedi: Kedi, action: str) -> None:
     kedi.write("demo.kedi", DEMO)
     kedi.write("conftest.py", f"ACTION = {action!r}\n" + CONFTEST)
-    result = kedi.subprocess("--kedi-eval", "-rf", workers=workers)
+    result = kedi.subprocess("--kedi-eval", "-rf")
     output = result.stdout.str() + result.stderr.str()
     assert result.ret == 1, output
     result.assert_outcomes(failed=3)

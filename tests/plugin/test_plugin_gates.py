@@ -31,7 +31,6 @@ def _layout(kedi: Kedi, patterns: str) -> None:
     kedi.write("examples/pytest.ini", f"[pytest]\nkedi_min_scores =\n{patterns}")
 
 
-@pytest.mark.parametrize("workers", [None, 2])
 @pytest.mark.parametrize(
     "args",
     [
@@ -41,12 +40,10 @@ def _layout(kedi: Kedi, patterns: str) -> None:
     ],
 )
 def test_gate_written_next_to_the_ini_file_applies_under_another_rootdir(
-    kedi: Kedi, workers: int | None, args: tuple[str, ...]
+    kedi: Kedi, args: tuple[str, ...]
 ) -> None:
-    if workers is not None:
-        pytest.importorskip("xdist")
     _layout(kedi, "    classifier.kedi::eval:classify = 0.9\n")
-    result = kedi.subprocess("--kedi-eval", "-W", "error", *args, workers=workers)
+    result = kedi.subprocess("--kedi-eval", "-W", "error", *args)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         ["*@eval: classify failed: score 0.5000 is below the min score 0.9000"]
@@ -60,17 +57,14 @@ def test_rootdir_relative_patterns_still_match(kedi: Kedi) -> None:
     result.assert_outcomes(failed=1)
 
 
-@pytest.mark.parametrize("workers", [None, 2])
-def test_patterns_matching_no_collected_suite_warn_once(kedi: Kedi, workers: int | None) -> None:
-    if workers is not None:
-        pytest.importorskip("xdist")
+def test_patterns_matching_no_collected_suite_warn_once(kedi: Kedi) -> None:
     _layout(
         kedi,
         "    classifier.kedi::eval:classify = 0.4\n"
         "    classifer.kedi::eval:* = 0.9\n"
         "    other/*.kedi::eval:x = 0.5\n",
     )
-    result = kedi.subprocess("--rootdir=.", "--kedi-eval", "examples", workers=workers)
+    result = kedi.subprocess("--rootdir=.", "--kedi-eval", "examples")
     result.assert_outcomes(passed=1, warnings=1)
     text = result.stdout.str()
     result.stdout.fnmatch_lines(

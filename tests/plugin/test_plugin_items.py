@@ -50,11 +50,10 @@ def _failures_section(output: str) -> list[str]:
     return [line for line in lines[start + 1 : end] if not line.startswith("[gw")]
 
 
-@pytest.mark.parametrize("workers", [None, 2])
-def test_tb_line_prints_one_located_line_per_failure(kedi: Kedi, workers: int | None) -> None:
+def test_tb_line_prints_one_located_line_per_failure(kedi: Kedi) -> None:
     kedi.write("failing.kedi", FAILING)
     args = ("--kedi-eval", *GATE, "--tb=line", "-p", "no:cacheprovider")
-    result = kedi.subprocess(*args, workers=workers) if workers else kedi.run(*args)
+    result = kedi.run(*args)
     result.assert_outcomes(passed=1, failed=3)
     assert sorted(_failures_section(result.stdout.str())) == sorted(FAILURE_LINES)
 
@@ -62,13 +61,12 @@ def test_tb_line_prints_one_located_line_per_failure(kedi: Kedi, workers: int | 
 def test_short_summary_shows_the_failure_message(kedi: Kedi) -> None:
     kedi.write("failing.kedi", FAILING)
     result = kedi.run("--kedi-eval", *GATE, "-p", "no:cacheprovider")
-    result.stdout.fnmatch_lines(
-        [
-            "FAILED failing.kedi::test:double::compare - AssertionError: a fairly*",
-            "FAILED failing.kedi::test:double::boom - KeyError: 'missing'",
-            "FAILED failing.kedi::eval:double - @eval: double failed: score 0.5000*",
-        ]
-    )
+    for line in (  # under xdist in completion order: one line at a time
+        "FAILED failing.kedi::test:double::compare - AssertionError: a fairly*",
+        "FAILED failing.kedi::test:double::boom - KeyError: 'missing'",
+        "FAILED failing.kedi::eval:double - @eval: double failed: score 0.5000*",
+    ):
+        result.stdout.fnmatch_lines([line])
 
 
 PDB_CLASS = """\
@@ -85,6 +83,7 @@ class RecordingPdb(pdb.Pdb):
 """
 
 
+@pytest.mark.single_process("xdist workers have no terminal to debug in")
 def test_pdb_lands_in_the_users_failing_frame(kedi: Kedi) -> None:
     kedi.write("failing.kedi", FAILING)
     kedi.write("recording_pdb.py", PDB_CLASS)
@@ -237,16 +236,13 @@ def test_after():
 """
 
 
-@pytest.mark.parametrize("workers", [None, 2])
-def test_autouse_and_usefixtures_fixtures_run_around_kedi_items(
-    kedi: Kedi, workers: int | None
-) -> None:
+def test_autouse_and_usefixtures_fixtures_run_around_kedi_items(kedi: Kedi) -> None:
     kedi.pytester.makeconftest(FIXTURE_CONFTEST)
     kedi.write("env.kedi", FIXTURE_KEDI)
     kedi.write("test_zz_after.py", FIXTURE_AFTER)
     args = ("--kedi-eval", "-o", "kedi_min_score=1", "-p", "no:cacheprovider")
-    if workers:
-        result = kedi.subprocess(*args, "--dist", "loadfile", workers=workers)
+    if kedi.workers:
+        result = kedi.run(*args, "--dist", "loadfile")
     else:
         result = kedi.run(*args, "--setup-show")
         result.stdout.fnmatch_lines(
@@ -261,7 +257,7 @@ def test_autouse_and_usefixtures_fixtures_run_around_kedi_items(
             ]
         )
     result.assert_outcomes(passed=3)
-    if workers:  # each worker has its own session fixtures; the run passing is the point
+    if kedi.workers:  # each worker has its own session fixtures; the run passing is the point
         return
     log = (kedi.pytester.path / "log.txt").read_text(encoding="utf-8").splitlines()
     assert log == [
@@ -293,6 +289,7 @@ def _cases(count: int) -> str:
     return f"@test: t:\n{cases}"
 
 
+@pytest.mark.single_process("--collect-only runs in one process, even with -n")
 def test_pytest_randomly_keeps_a_files_items_together(kedi: Kedi) -> None:
     pytest.importorskip("pytest_randomly")
     for name in ("a", "b", "c"):
@@ -314,6 +311,9 @@ def test_pytest_randomly_keeps_a_files_items_together(kedi: Kedi) -> None:
     assert len(orders) > 1  # pytest-randomly did shuffle
 
 
+@pytest.mark.xdist_bug(
+    "under xdist a parse error's short summary says 'Kedi parse error:', not where"
+)
 def test_parse_errors_show_paths_relative_to_the_invocation_directory(kedi: Kedi) -> None:
     kedi.write("sub/bad.kedi", "@eval: broken\n")
     kedi.write("sub/binary.kedi", "")
@@ -332,12 +332,11 @@ def test_parse_errors_show_paths_relative_to_the_invocation_directory(kedi: Kedi
     assert f"{sub}" not in inner.stdout.str()
 
 
-@pytest.mark.parametrize("workers", [None, 2])
-def test_the_run_output_says_why_eval_suites_were_skipped(kedi: Kedi, workers: int | None) -> None:
+def test_the_run_output_says_why_eval_suites_were_skipped(kedi: Kedi) -> None:
     kedi.write("demo.kedi", DEMO)
     kedi.write("other.kedi", DEMO)
     kedi.pytester.makeini("[pytest]\nkedi_collect = true\n")
-    result = kedi.subprocess(workers=workers) if workers else kedi.run()
+    result = kedi.run()
     result.assert_outcomes(passed=4, skipped=2)
     result.stdout.fnmatch_lines(
         [
@@ -360,6 +359,7 @@ class TracingPdb(pdb.Pdb):
 """
 
 
+@pytest.mark.single_process("xdist workers have no terminal to debug in")
 def test_trace_stops_at_the_first_line_of_the_cases_python(kedi: Kedi) -> None:
     kedi.write("failing.kedi", FAILING)
     kedi.write("tracing_pdb.py", TRACE_CLASS)

@@ -127,9 +127,8 @@ def _models_line(result: pytest.RunResult) -> str:
     return next(line for line in result.outlines if line.startswith("models:"))
 
 
-@pytest.mark.parametrize("workers", [None, 2])
 def test_summary_counts_calls_per_answering_model_and_redacts_provider_bodies(
-    kedi: Kedi, provider: str, workers: int | None
+    kedi: Kedi, provider: str
 ) -> None:
     kedi.write("tickets.kedi", PROGRAM)
     result = kedi.subprocess(
@@ -143,7 +142,6 @@ def test_summary_counts_calls_per_answering_model_and_redacts_provider_bodies(
         "-v",
         "--kedi-max-errors",
         "0",
-        workers=workers,
     )
     result.assert_outcomes(passed=2, failed=1)
     assert _models_line(result) == (

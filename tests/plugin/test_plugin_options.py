@@ -82,6 +82,9 @@ def _given(
     return ["-o", f"{name}={value}"]
 
 
+# The table is checked single-process; the usage error under -n 2 is checked by
+# test_invalid_values_are_reported_without_kedi_collection (both ways).
+@pytest.mark.single_process("options are validated before any xdist worker starts")
 @pytest.mark.parametrize(("kind", "name", "value", "message"), INVALID)
 def test_invalid_option_values_are_one_line_usage_errors(
     kedi: Kedi, monkeypatch: pytest.MonkeyPatch, kind: str, name: str, value: str, message: str
@@ -144,23 +147,20 @@ def test_toml_value_of_the_wrong_type_names_the_option(kedi: Kedi) -> None:
     )
 
 
-@pytest.mark.parametrize("workers", [None, 2])
 @pytest.mark.parametrize(
     ("returned", "shown"),
     [("42", "42 (int)"), ("''", "'' (str)"), ("object()", "<object object at *> (object)")],
 )
 def test_a_model_hook_returning_no_model_is_a_usage_error(
-    kedi: Kedi, workers: int | None, returned: str, shown: str
+    kedi: Kedi, returned: str, shown: str
 ) -> None:
-    if workers is not None:
-        pytest.importorskip("xdist")
     kedi.write("demo.kedi", DEMO)
     kedi.pytester.makeconftest(
         "import pytest\n\n"
         "@pytest.hookimpl(optionalhook=True)\n"
         f"def pytest_kedi_model(config):\n    return {returned}\n"
     )
-    result = kedi.subprocess("--kedi-eval", workers=workers)
+    result = kedi.subprocess("--kedi-eval")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stdout.fnmatch_lines(
         [

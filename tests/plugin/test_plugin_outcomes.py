@@ -6,6 +6,7 @@ import builtins
 from pathlib import Path
 
 import pytest
+from kedi_marks import patched_plugin
 from kedi_plugin_helpers import Kedi
 
 NEEDS_MISSING = """\
@@ -62,12 +63,11 @@ OUTCOMES = """\
 """
 
 
-@pytest.mark.parametrize("workers", [None, 2])
-def test_pytest_outcomes_and_exits_from_kedi_code(kedi: Kedi, workers: int | None) -> None:
+def test_pytest_outcomes_and_exits_from_kedi_code(kedi: Kedi) -> None:
     kedi.write("needs.kedi", NEEDS_MISSING)
     kedi.write("outcomes.kedi", OUTCOMES)
     args = ("--kedi-eval", "-rsx", "--kedi-report", "r.json", "-p", "no:cacheprovider")
-    result = kedi.subprocess(*args, workers=workers)
+    result = kedi.subprocess(*args)
     result.assert_outcomes(passed=1, failed=2, skipped=4, xfailed=1)
     out = result.stdout.str()
     assert "<kedi" not in out
@@ -135,6 +135,7 @@ def test_a_case_that_exits_shows_a_kedi_stack_trace(kedi: Kedi) -> None:
     )
 
 
+@patched_plugin
 def test_an_unreadable_file_says_cannot_read(kedi: Kedi, monkeypatch) -> None:
     from pytest_kedi.lang import parser
 

@@ -15,11 +15,10 @@ BROKEN = """\
 """
 
 
-@pytest.mark.parametrize("workers", [None, 2])
-def test_python_syntax_error_is_a_located_collection_error(kedi: Kedi, workers: int | None) -> None:
+def test_python_syntax_error_is_a_located_collection_error(kedi: Kedi) -> None:
     kedi.write("b.kedi", BROKEN)
     kedi.write("demo.kedi", DEMO)
-    result = kedi.subprocess("--kedi-eval", workers=workers)
+    result = kedi.subprocess("--kedi-eval")
     output = result.stdout.str()
     result.assert_outcomes(passed=3, errors=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED

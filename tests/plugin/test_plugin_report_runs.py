@@ -6,9 +6,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 import pytest
-from kedi_plugin_helpers import DEMO, Kedi
-
-from pytest_kedi.plugin.records import SUITE_KEYS, TEST_KEYS
+from kedi_plugin_helpers import DEMO, SUITE_KEYS, TEST_KEYS, Kedi
 
 #: Suites deliberately not in name order: bad, good_after, good_before in source order
 #: good_before, bad, good_after.
@@ -49,14 +47,11 @@ def _kedi_section(result: pytest.RunResult) -> list[str]:
     return lines[start + 1 : end]
 
 
-@pytest.mark.parametrize("workers", [None, 2])
 @pytest.mark.parametrize("verbosity", ["-q", "-v"])
-def test_summary_and_report_follow_the_source(
-    kedi: Kedi, workers: int | None, verbosity: str
-) -> None:
+def test_summary_and_report_follow_the_source(kedi: Kedi, verbosity: str) -> None:
     kedi.write("b.kedi", ORDERED)
     kedi.write("a.kedi", DEMO)
-    result = kedi.subprocess("--kedi-eval", verbosity, "--kedi-report", "r.json", workers=workers)
+    result = kedi.subprocess("--kedi-eval", verbosity, "--kedi-report", "r.json")
     names = [line[2:].split(": ", 1)[0] for line in _kedi_section(result) if line[:2] == "- "]
     assert names == [
         "initials::two_words",
@@ -122,11 +117,11 @@ CRASHING = """\
 """
 
 
+@pytest.mark.xdist_only("only an xdist worker can crash and leave the run going")
 def test_crashed_worker_items_appear_in_summary_and_report(kedi: Kedi) -> None:
-    pytest.importorskip("xdist")
     kedi.write("crash.kedi", CRASHING)
     kedi.write("demo.kedi", DEMO)
-    result = kedi.subprocess("--kedi-eval", "--kedi-report", "r.json", workers=2)
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json")
     result.assert_outcomes(passed=3, failed=2)
     report = kedi.json("r.json")
     suites = {s["nodeid"]: s for s in report["suites"]}
@@ -167,6 +162,7 @@ INTERRUPTING = """\
 """
 
 
+@pytest.mark.single_process("the signal would stop one xdist worker, not the run")
 @pytest.mark.parametrize("signal", ["SIGTERM", "SIGINT"])
 def test_interrupted_run_writes_what_finished_and_says_so(kedi: Kedi, signal: str) -> None:
     kedi.write("a_first.kedi", DEMO)

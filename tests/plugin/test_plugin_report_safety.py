@@ -6,9 +6,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
-from kedi_plugin_helpers import DEMO, Kedi
-
-from pytest_kedi.plugin.records import ROW_KEYS, SUITE_KEYS, TEST_KEYS
+from kedi_plugin_helpers import DEMO, ROW_KEYS, SUITE_KEYS, TEST_KEYS, Kedi
 
 SECRET = "sk-test-0123456789abcdef"
 
@@ -42,8 +40,7 @@ SURROGATES = """\
 """
 
 
-@pytest.mark.parametrize("workers", [None, 2])
-def test_lone_surrogates_never_break_a_run(kedi: Kedi, workers: int | None) -> None:
+def test_lone_surrogates_never_break_a_run(kedi: Kedi) -> None:
     kedi.write("odd.kedi", SURROGATES)
     result = kedi.subprocess(
         "--kedi-eval",
@@ -56,7 +53,6 @@ def test_lone_surrogates_never_break_a_run(kedi: Kedi, workers: int | None) -> N
         "-v",
         "--kedi-min-score",
         "0.9",
-        workers=workers,
     )
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     result.assert_outcomes(passed=0, failed=3)
@@ -98,9 +94,8 @@ LEAKY = """\
 """
 
 
-@pytest.mark.parametrize("workers", [None, 2])
 def test_credential_values_are_redacted_everywhere(
-    kedi: Kedi, workers: int | None, monkeypatch: pytest.MonkeyPatch
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     monkeypatch.setenv("MY_SERVICE_API_KEY", "other-secret-value")
@@ -116,7 +111,6 @@ def test_credential_values_are_redacted_everywhere(
         "-vv",
         "--kedi-min-score",
         "0.9",
-        workers=workers,
     )
     result.assert_outcomes(failed=2)
     printed = result.stdout.str() + result.stderr.str()
@@ -138,18 +132,15 @@ def pytest_kedi_suite_result(item, result):
 """
 
 
-@pytest.mark.parametrize("workers", [None, 2])
 def test_python_tracebacks_of_kedi_items_are_cleaned_too(
-    kedi: Kedi, workers: int | None, monkeypatch: pytest.MonkeyPatch
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A failure that is not Kedi's own (a conftest hook raised) keeps pytest's traceback
     representation, with the same cleaning applied to every line of it."""
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     kedi.write("demo.kedi", DEMO)
     kedi.write("conftest.py", HOOK_CONFTEST)
-    result = kedi.subprocess(
-        "--kedi-eval", "--kedi-report", "r.json", "--junitxml", "junit.xml", workers=workers
-    )
+    result = kedi.subprocess("--kedi-eval", "--kedi-report", "r.json", "--junitxml", "junit.xml")
     printed = result.stdout.str() + result.stderr.str()
     assert "INTERNALERROR" not in printed
     result.assert_outcomes(passed=2, failed=1)

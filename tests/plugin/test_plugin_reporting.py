@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 
 import pytest
-from kedi_plugin_helpers import DEMO, Kedi, without_durations
-
-from pytest_kedi.plugin.records import ROW_KEYS, SUITE_KEYS, TEST_KEYS
+from kedi_marks import patched_plugin
+from kedi_plugin_helpers import (
+    DEMO,
+    ROW_KEYS,
+    SUITE_KEYS,
+    TEST_KEYS,
+    Kedi,
+    without_durations,
+)
 
 SCORES = """\
 @wc(text: str) -> int:
@@ -283,6 +290,7 @@ def test_kedi_model_option_names_the_default_model(
     )
 
 
+@patched_plugin
 def test_model_configuration_reaches_the_loader(
     kedi: Kedi, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -320,15 +328,15 @@ def _junit_props(path: object) -> dict[str, dict[str, str]]:
     }
 
 
+@pytest.mark.single_process("compares a single-process run with an -n 2 run itself")
 def test_xdist_results_equal_single_process(kedi: Kedi) -> None:
-    pytest.importorskip("xdist")
     kedi.write("scores.kedi", SCORES)
     kedi.write("demo.kedi", DEMO.replace('== "GH"', '== "XX"'))
     kedi.write("models/model.kedi", MODEL_PROGRAM)
     kedi.write("models/conftest.py", MODEL_CONFTEST)
     runs = {}
     for workers in (0, 2):
-        result = kedi.subprocess(
+        result = replace(kedi, workers=workers or None).subprocess(
             "--kedi-eval",
             "--kedi-min-score",
             "0.6",
@@ -338,7 +346,6 @@ def test_xdist_results_equal_single_process(kedi: Kedi) -> None:
             f"rows-{workers}.jsonl",
             "--junitxml",
             f"junit-{workers}.xml",
-            workers=workers,
         )
         rows = (kedi.pytester.path / f"rows-{workers}.jsonl").read_text(encoding="utf-8")
         runs[workers] = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from kedi_marks import recorded_hooks
 from kedi_plugin_helpers import Kedi
 
 #: Score 0.5 over 4 rows; row 1 has feedback with characters HTML must escape.
@@ -27,6 +28,7 @@ def _subtests(reprec: pytest.HookRecorder) -> list[pytest.SubtestReport]:
     return [r for r in reports if isinstance(r, pytest.SubtestReport)]
 
 
+@recorded_hooks
 @pytest.mark.parametrize(
     ("module", "env", "args", "mode"),
     [
@@ -75,15 +77,10 @@ def test_report_header_names_why_auto_picked_summary(kedi: Kedi) -> None:
     assert [t["outcome"] for t in report["tests"]] == ["passed"]
 
 
-@pytest.mark.parametrize("workers", [None, 2])
-def test_pytest_html_shows_the_rows_table_in_summary_mode(kedi: Kedi, workers: int | None) -> None:
+def test_pytest_html_shows_the_rows_table_in_summary_mode(kedi: Kedi) -> None:
     pytest.importorskip("pytest_html")
-    if workers is not None:
-        pytest.importorskip("xdist")
     kedi.write("scores.kedi", SCORES)
-    result = kedi.subprocess(
-        "--kedi-eval", *HTML, "--html=report.html", "--self-contained-html", workers=workers
-    )
+    result = kedi.subprocess("--kedi-eval", *HTML, "--html=report.html", "--self-contained-html")
     result.assert_outcomes(passed=1)
     page = (kedi.pytester.path / "report.html").read_text(encoding="utf-8")
     # pytest-html embeds the results as HTML-escaped JSON: the table is escaped twice

@@ -37,12 +37,11 @@ def _summary_file(kedi: Kedi, monkeypatch: pytest.MonkeyPatch, text: str = "") -
     return path
 
 
-@pytest.mark.parametrize("workers", [None, 2])
-def test_html_report_is_written_by_the_controller(kedi: Kedi, workers: int | None) -> None:
+def test_html_report_is_written_by_the_controller(kedi: Kedi) -> None:
     kedi.write("demo.kedi", DEMO)
     kedi.write("inj.kedi", INJECTED)
     args = ("--kedi-eval", "--kedi-html", "out/report.html", "--kedi-min-score", "0.9")
-    result = kedi.subprocess(*args, workers=workers) if workers else kedi.run(*args)
+    result = kedi.run(*args)
     assert result.ret == 1
     result.stdout.fnmatch_lines(["kedi report written: *report.html"])
     page = (kedi.pytester.path / "out" / "report.html").read_text(encoding="utf-8")

@@ -75,6 +75,7 @@ def test_readme_names_its_sample_files() -> None:
     assert len(_samples()) >= 5
 
 
+@pytest.mark.single_process("the README's samples are runs without -n")
 @pytest.mark.parametrize("sample", _samples(), ids=lambda b: b.lines[0][2:])
 def test_readme_sample_output_is_real(kedi: Kedi, sample: Block) -> None:
     for name, text in _named_files().items():
