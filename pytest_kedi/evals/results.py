@@ -135,13 +135,14 @@ class SuiteResult:
         suite: str,
         metric: str | None,
         dataset: str | None,
-        error: str,
+        error: str | None,
         duration_s: float,
         *,
         split: str | None = None,
         exception: BaseException | None = None,
     ) -> SuiteResult:
-        """A suite that errored before it was scored (every key present, score 0.0)."""
+        """A suite that was not scored (every key present, score 0.0); ``error`` says why,
+        or is ``None`` for a skipped suite."""
         return cls(
             suite=suite,
             metric=metric,

@@ -107,20 +107,7 @@ class SuiteRecord:
         duration_s: float = 0.0,
     ) -> SuiteRecord:
         """A suite that was not scored (skipped, or failed before scoring): score 0.0."""
-        result = SuiteResult(
-            suite=procedure,
-            metric=metric,
-            dataset=dataset,
-            split=None,
-            score=0.0,
-            rows=[],
-            rows_total=0,
-            rows_errored=0,
-            errors_by_class={},
-            feedback=None,
-            error=error,
-            duration_s=duration_s,
-        )
+        result = SuiteResult.failed(procedure, metric, dataset, error, duration_s)
         return cls(nodeid, line, result, threshold, outcome)
 
     @classmethod
