@@ -3,11 +3,35 @@
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 
 from pytest_kedi.constants import DEFAULT_MAX_ROWS, SPLITS, Split
 
-__all__ = ["DEFAULT_MAX_ROWS", "SPLITS", "EvalOptions", "Split"]
+__all__ = [
+    "DEFAULT_MAX_ROWS",
+    "SPLITS",
+    "TIMEOUT_MAX",
+    "EvalOptions",
+    "Split",
+    "is_positive_int",
+    "is_timeout",
+]
+
+#: The longest time limit a thread (and so the row pool) can wait for.
+TIMEOUT_MAX: float = threading.TIMEOUT_MAX
+
+
+def is_positive_int(value: object) -> bool:
+    """A row count or concurrency: an ``int`` (not a ``bool``) of at least 1."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def is_timeout(value: object) -> bool:
+    """Seconds a row may take: a finite positive number a thread can wait for."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value) and 0 < value <= TIMEOUT_MAX
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,20 +55,12 @@ class EvalOptions:
     def __post_init__(self) -> None:
         if self.split not in SPLITS:
             raise ValueError(f"split must be one of {', '.join(SPLITS)}, not {self.split!r}")
-        if isinstance(self.concurrency, bool) or not isinstance(self.concurrency, int):
+        if not is_positive_int(self.concurrency):
             raise ValueError(f"concurrency must be a positive integer, not {self.concurrency!r}")
-        if self.concurrency < 1:
-            raise ValueError(f"concurrency must be a positive integer, not {self.concurrency!r}")
-        if self.timeout is not None:
-            if isinstance(self.timeout, bool) or not isinstance(self.timeout, int | float):
-                raise ValueError(
-                    f"timeout must be a positive number of seconds, not {self.timeout!r}"
-                )
-            if not math.isfinite(self.timeout) or self.timeout <= 0:
-                raise ValueError(
-                    f"timeout must be a positive number of seconds, not {self.timeout!r}"
-                )
-        if isinstance(self.max_rows, bool) or not isinstance(self.max_rows, int):
-            raise ValueError(f"max_rows must be a positive integer, not {self.max_rows!r}")
-        if self.max_rows < 1:
+        if self.timeout is not None and not is_timeout(self.timeout):
+            raise ValueError(
+                f"timeout must be a positive number of seconds up to {TIMEOUT_MAX:g}, "
+                f"not {self.timeout!r}"
+            )
+        if not is_positive_int(self.max_rows):
             raise ValueError(f"max_rows must be a positive integer, not {self.max_rows!r}")

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import pytest
 
 from pytest_kedi.evals import RowResult, SuiteResult
-from pytest_kedi.plugin.options import KediSettings, MaxErrors
+from pytest_kedi.plugin.optionvalues import MaxErrors
 from pytest_kedi.plugin.records import SuiteRecord
+from pytest_kedi.plugin.settings import KediSettings
 
 __all__ = [
     "WORST_ROWS",

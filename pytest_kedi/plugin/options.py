@@ -7,17 +7,15 @@ where it came from: ``kedi_min_score (ini file): expected a number, got 'abc'``.
 
 The ini entries are typed (``bool``/``float``/``int``/``linelist``/``string``) so pytest 9's
 native TOML table (``[tool.pytest]``) accepts ``kedi_min_score = 0.8`` and friends.
-Adding an option: one `Option` in `OPTIONS` (with its README ``meaning``) and the matching
-`KediSettings` field; then regenerate the README's options table with
+Adding an option: one `Option` in `OPTIONS` (with its README ``meaning``), the matching
+`KediSettings` field (`settings.py`) and, if new, its value parser (`optionvalues.py`);
+then regenerate the README's options table with
 ``python -m pytest_kedi.plugin.options_table --write README.md``.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import math
 import os
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +30,22 @@ from pytest_kedi.constants import (
     ENV_STEP_SUMMARY,
     SPLITS,
 )
+from pytest_kedi.plugin.optionvalues import (
+    OFF,
+    ROWS_MODES,
+    MaxErrors,
+    parse_bool,
+    parse_choice,
+    parse_float,
+    parse_markdown,
+    parse_max_errors,
+    parse_min_scores,
+    parse_model,
+    parse_path,
+    parse_positive_int,
+    parse_timeout,
+)
+from pytest_kedi.plugin.settings import KediSettings
 
 __all__ = [
     "ENV_EVAL",
@@ -47,198 +61,7 @@ __all__ = [
 ]
 
 
-ROWS_MODES = ("auto", "subtests", "summary")
-
-#: The longest row timeout a thread (and so the row pool) can wait for.
-TIMEOUT_MAX = threading.TIMEOUT_MAX
-
 IniType = Literal["string", "linelist", "bool", "int", "float"]
-
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"", "0", "false", "no", "off"})
-
-
-@dataclass(frozen=True, slots=True)
-class MaxErrors:
-    """An error budget: a row count (``3``) or a fraction of the rows (``0.1``)."""
-
-    count: int | None = None
-    fraction: float | None = None
-
-    def exceeded(self, errored: int, total: int) -> bool:
-        if self.count is not None:
-            return errored > self.count
-        assert self.fraction is not None
-        return total > 0 and errored / total > self.fraction
-
-    def describe(self) -> str:
-        if self.count is not None:
-            return f"at most {self.count} errored row{'s' if self.count != 1 else ''}"
-        return f"at most {self.fraction:g} of the rows errored"
-
-
-@dataclass(frozen=True, slots=True)
-class KediSettings:
-    """The plugin's resolved configuration (one per pytest process)."""
-
-    eval_enabled: bool
-    collect: bool
-    rows_mode: str  # "subtests" or "summary" ("auto" is resolved away)
-    min_score: float | None
-    min_scores: tuple[tuple[str, float], ...]
-    max_errors: MaxErrors | None
-    model: str | None
-    split: str
-    concurrency: int
-    timeout: float | None
-    report_path: Path | None
-    rows_jsonl_path: Path | None
-    max_rows: int = DEFAULT_MAX_ROWS
-    html_path: Path | None = None
-    markdown_path: Path | None = None
-    markdown_append: bool = False  # GITHUB_STEP_SUMMARY: append, and only when Kedi items ran
-    rows_reason: str | None = None  # why rows_mode is what it is, when not chosen explicitly
-    rootdir: Path | None = None
-    ini_dir: Path | None = None  # the directory of the ini file (kedi_min_scores patterns)
-    debug: bool = False  # show the traceback of an internal parser error
-
-    def suite_ids(self, nodeid: str) -> tuple[str, ...]:
-        """``nodeid`` (rootdir-relative) and, if different, relative to the ini file's directory.
-
-        IDEs pass their own ``--rootdir`` (VS Code: the workspace), so a pattern written next
-        to the ini file keeps matching whichever directory pytest reports node ids from.
-        """
-        if self.rootdir is None or self.ini_dir is None:
-            return (nodeid,)
-        file, sep, rest = nodeid.partition("::")
-        try:
-            relative = (self.rootdir / file).relative_to(self.ini_dir).as_posix()
-        except ValueError:  # the file is outside the ini file's directory
-            return (nodeid,)
-        return (nodeid,) if relative == file else (nodeid, relative + sep + rest)
-
-    def pattern_matches(self, pattern: str, nodeid: str) -> bool:
-        return any(fnmatch.fnmatchcase(name, pattern) for name in self.suite_ids(nodeid))
-
-    def threshold_for(self, nodeid: str) -> float | None:
-        """The first matching ``kedi_min_scores`` pattern wins over the global min score."""
-        for pattern, value in self.min_scores:
-            if self.pattern_matches(pattern, nodeid):
-                return value
-        return self.min_score
-
-
-# --------------------------------------------------------------------------- value parsers
-# Each takes the raw value (a string from the command line or environment, a typed value
-# from the ini file) and the source label, and returns the setting or raises a UsageError.
-
-
-def _bad(source: str, expected: str, value: object) -> pytest.UsageError:
-    shown = f"{value:g}" if isinstance(value, float) else repr(value)  # typed ini values
-    return pytest.UsageError(f"{source}: expected {expected}, got {shown}")
-
-
-def _parse_bool(value: object, source: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    lowered = str(value).strip().lower()
-    if lowered in _TRUE:
-        return True
-    if lowered in _FALSE:
-        return False
-    raise _bad(source, "a boolean (1/0, true/false)", value)
-
-
-def _parse_float(value: object, source: str) -> float:
-    if isinstance(value, bool):
-        raise _bad(source, "a number", value)
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise _bad(source, "a number", value) from None
-    if not math.isfinite(number):
-        raise _bad(source, "a finite number", value)
-    return number
-
-
-def _parse_max_errors(value: object, source: str) -> MaxErrors:
-    number = _parse_float(value, source)
-    if number < 0:
-        raise _bad(source, "a count or a fraction >= 0", value)
-    if 0 < number < 1:
-        return MaxErrors(fraction=number)
-    if number != int(number):
-        raise _bad(source, "a whole row count (or a fraction below 1)", value)
-    return MaxErrors(count=int(number))
-
-
-def _parse_positive_int(value: object, source: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise _bad(source, "a positive integer", value)
-    try:
-        number = value if isinstance(value, int) else int(value.strip())
-    except ValueError:
-        raise _bad(source, "a positive integer", value) from None
-    if number < 1:
-        raise _bad(source, "a positive integer", value)
-    return number
-
-
-def _parse_timeout(value: object, source: str) -> float:
-    number = _parse_float(value, source)
-    if not 0 < number <= TIMEOUT_MAX:
-        raise _bad(source, f"a positive number of seconds up to {TIMEOUT_MAX:g}", value)
-    return number
-
-
-def _parse_choice(choices: tuple[str, ...]) -> Callable[[object, str], str]:
-    def parse(value: object, source: str) -> str:
-        if not isinstance(value, str) or value.strip() not in choices:
-            raise _bad(source, f"one of {', '.join(choices)}", value)
-        return value.strip()
-
-    return parse
-
-
-def _parse_model(value: object, source: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise _bad(source, "a model name", value)
-    return value.strip()
-
-
-def _parse_path(value: object, source: str) -> Path:
-    """A path, relative to the invocation directory (joined in `resolve`)."""
-    if not isinstance(value, str) or not value.strip():
-        raise _bad(source, "a file path", value)
-    return Path(value)
-
-
-_OFF = "off"
-
-
-def _parse_markdown(value: object, source: str) -> Path | str:
-    """A path, or ``off`` (also an empty ``--kedi-markdown=``): no summary at all."""
-    if not isinstance(value, str):
-        raise _bad(source, "a file path or 'off'", value)
-    text = value.strip()
-    return _OFF if text.lower() in ("", _OFF) else Path(text)
-
-
-def _parse_min_scores(value: object, source: str) -> tuple[tuple[str, float], ...]:
-    lines = value.splitlines() if isinstance(value, str) else value
-    if not isinstance(lines, list):
-        raise _bad(source, "lines of 'NODEID-PATTERN = F'", value)
-    entries: list[tuple[str, float]] = []
-    for line in lines:
-        text = str(line).strip()
-        if not text or text.startswith("#"):
-            continue
-        pattern, sep, number = text.rpartition("=")
-        if not sep or not pattern.strip():
-            raise _bad(source, "'NODEID-PATTERN = F'", line)
-        entries.append((pattern.strip(), _parse_float(number.strip(), source)))
-    return tuple(entries)
-
 
 # --------------------------------------------------------------------------- declarations
 
@@ -267,14 +90,14 @@ class Option:
 
 OPTIONS: tuple[Option, ...] = (
     Option(
-        "eval_enabled", "kedi_eval", _parse_bool, False,
+        "eval_enabled", "kedi_eval", parse_bool, False,
         "collect .kedi files and run their @eval: suites (env KEDI_EVAL=1 does the same).",
         env=ENV_EVAL, flag_is_switch=True,
         meaning="collect `.kedi` files and run their test cases and eval suites",
         shown_default="off",
     ),
     Option(
-        "collect", "kedi_collect", _parse_bool, False, "",
+        "collect", "kedi_collect", parse_bool, False, "",
         ini_type="bool",
         ini_help="collect .kedi files (test cases run; eval suites are skipped without "
         "--kedi-eval).",
@@ -282,7 +105,7 @@ OPTIONS: tuple[Option, ...] = (
         shown_default="`false`",
     ),
     Option(
-        "rows_mode", "kedi_rows", _parse_choice(ROWS_MODES), "auto",
+        "rows_mode", "kedi_rows", parse_choice(ROWS_MODES), "auto",
         "how eval rows are reported: as sub-results (subtests), only in the summary "
         "(summary), or auto: summary under VS Code, PyCharm/TeamCity and report plugins "
         "that mishandle sub-results (--html, --json-report, --alluredir), else subtests. "
@@ -294,7 +117,7 @@ OPTIONS: tuple[Option, ...] = (
         "sub-results)",
     ),
     Option(
-        "min_score", "kedi_min_score", _parse_float, None,
+        "min_score", "kedi_min_score", parse_float, None,
         "fail an eval suite whose score is below F (env KEDI_MIN_SCORE, ini kedi_min_score; "
         "per-suite overrides in ini kedi_min_scores).",
         env="KEDI_MIN_SCORE", ini_type="float", ini_help="minimum score of every eval suite.",
@@ -302,7 +125,7 @@ OPTIONS: tuple[Option, ...] = (
         meaning="fail an eval suite whose score is below F",
     ),
     Option(
-        "min_scores", "kedi_min_scores", _parse_min_scores, (), "",
+        "min_scores", "kedi_min_scores", parse_min_scores, (), "",
         ini_type="linelist",
         ini_help="per-suite minimum scores, one 'NODEID-PATTERN = F' per line (fnmatch, node "
         "ids relative to the rootdir or to this file's directory); the first matching line "
@@ -311,7 +134,7 @@ OPTIONS: tuple[Option, ...] = (
         "`kedi_min_score`",
     ),
     Option(
-        "max_errors", "kedi_max_errors", _parse_max_errors, None,
+        "max_errors", "kedi_max_errors", parse_max_errors, None,
         "fail an eval suite with more than N errored rows; a value below 1 (e.g. 0.1) is a "
         "fraction of the rows (env KEDI_MAX_ERRORS, ini kedi_max_errors).",
         env="KEDI_MAX_ERRORS", ini_type="float",
@@ -320,7 +143,7 @@ OPTIONS: tuple[Option, ...] = (
         "fraction of the rows)",
     ),
     Option(
-        "model", "kedi_model", _parse_model, None,
+        "model", "kedi_model", parse_model, None,
         "default pydantic-ai model for templates, e.g. openai:gpt-4o "
         "(env KEDI_ADAPTER_MODEL, ini kedi_model; default: the offline 'test' model).",
         env=ENV_MODEL, ini_type="string", ini_help="default pydantic-ai model for templates.",
@@ -329,7 +152,7 @@ OPTIONS: tuple[Option, ...] = (
         shown_default="`test` (offline)",
     ),
     Option(
-        "split", "kedi_split", _parse_choice(SPLITS), "auto",
+        "split", "kedi_split", parse_choice(SPLITS), "auto",
         "dataset to score: auto (test_data when present, else data), data or test_data "
         "(env KEDI_SPLIT, ini kedi_split).",
         env="KEDI_SPLIT", ini_type="string", ini_help="dataset to score: auto, data or test_data.",
@@ -338,7 +161,7 @@ OPTIONS: tuple[Option, ...] = (
         "`test_data`",
     ),
     Option(
-        "concurrency", "kedi_concurrency", _parse_positive_int, 1,
+        "concurrency", "kedi_concurrency", parse_positive_int, 1,
         "run up to N rows of a suite at once (env KEDI_CONCURRENCY, ini kedi_concurrency; "
         "default 1 = sequential, Kedi's semantics).",
         env="KEDI_CONCURRENCY", ini_type="int", ini_help="rows run at once per suite.",
@@ -346,7 +169,7 @@ OPTIONS: tuple[Option, ...] = (
         meaning="rows of a suite run at once (`1`: sequential)",
     ),
     Option(
-        "timeout", "kedi_timeout", _parse_timeout, None,
+        "timeout", "kedi_timeout", parse_timeout, None,
         "time limit per row; an overrunning row scores 0.0 (env KEDI_TIMEOUT, "
         "ini kedi_timeout). Loading a suite's dataset gets the same number of seconds.",
         env="KEDI_TIMEOUT", ini_type="float", ini_help="time limit per row, in seconds.",
@@ -354,7 +177,7 @@ OPTIONS: tuple[Option, ...] = (
         meaning="seconds per row (an overrunning row scores 0.0) and for loading a dataset",
     ),
     Option(
-        "max_rows", "kedi_max_rows", _parse_positive_int, DEFAULT_MAX_ROWS,
+        "max_rows", "kedi_max_rows", parse_positive_int, DEFAULT_MAX_ROWS,
         "fail a suite whose dataset has more than N rows (env KEDI_MAX_ROWS, "
         "ini kedi_max_rows; default 1000000).",
         env="KEDI_MAX_ROWS", ini_type="int", ini_help="most rows a dataset may have.",
@@ -362,25 +185,25 @@ OPTIONS: tuple[Option, ...] = (
         meaning="fail a suite whose dataset has more rows",
     ),
     Option(
-        "report_path", "kedi_report", _parse_path, None,
+        "report_path", "kedi_report", parse_path, None,
         "write the eval and test results as one JSON document (schema version 2).",
         metavar="PATH",
         meaning="write the results as one JSON document (schema version 2)",
     ),
     Option(
-        "rows_jsonl_path", "kedi_rows_jsonl", _parse_path, None,
+        "rows_jsonl_path", "kedi_rows_jsonl", parse_path, None,
         "write one JSON object per eval row.", metavar="PATH",
         meaning="write one JSON object per eval row",
     ),
     Option(
-        "html_path", "kedi_html", _parse_path, None,
+        "html_path", "kedi_html", parse_path, None,
         "write a self-contained HTML report of the eval suites (env KEDI_HTML, "
         "ini kedi_html).",
         env="KEDI_HTML", ini_type="string", ini_help="path of the HTML report.", metavar="PATH",
         meaning="write a self-contained HTML report of the eval suites",
     ),
     Option(
-        "markdown_path", "kedi_markdown", _parse_markdown, None,
+        "markdown_path", "kedi_markdown", parse_markdown, None,
         "write a Markdown summary of the eval suites (env KEDI_MARKDOWN, ini "
         "kedi_markdown). Without it, the summary is appended to $GITHUB_STEP_SUMMARY when "
         "set; 'off' disables both.",
@@ -390,7 +213,7 @@ OPTIONS: tuple[Option, ...] = (
         "to `$GITHUB_STEP_SUMMARY` when set; `off` disables both",
     ),
     Option(
-        "debug", "kedi_debug", _parse_bool, False,
+        "debug", "kedi_debug", parse_bool, False,
         "show the traceback of an internal error in the Kedi parser, for a bug report "
         "(env KEDI_DEBUG=1 does the same).",
         env="KEDI_DEBUG", flag_is_switch=True,
@@ -487,7 +310,7 @@ def resolve(config: pytest.Config, *, subtests_available: bool = True) -> KediSe
             base = config.inipath.parent if in_ini and config.inipath else None
             value = Path(base or config.invocation_params.dir, value)
         values[option.field] = value
-    if values["markdown_path"] == _OFF:
+    if values["markdown_path"] == OFF:
         values["markdown_path"] = None
     elif values["markdown_path"] is None and os.environ.get(ENV_STEP_SUMMARY, "").strip():
         values["markdown_path"] = Path(os.environ[ENV_STEP_SUMMARY].strip())

@@ -17,9 +17,9 @@ from typing import Any
 
 from pytest_kedi.evals.files import write_text_atomic
 from pytest_kedi.evals.safetext import clean_text
-from pytest_kedi.plugin.options import KediSettings
 from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord, source_order
 from pytest_kedi.plugin.rows import row_label
+from pytest_kedi.plugin.settings import KediSettings
 from pytest_kedi.plugin.summary import case_line, models_line, suite_line
 from pytest_kedi.plugin.views import write_views
 

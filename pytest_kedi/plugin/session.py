@@ -27,11 +27,11 @@ from pytest_kedi.plugin.collect import EVAL_SKIP_REASON, KediFile, is_kedi_progr
 from pytest_kedi.plugin.crashes import crash_record
 from pytest_kedi.plugin.gating import UnmatchedGates
 from pytest_kedi.plugin.items import KediEvalItem
-from pytest_kedi.plugin.options import KediSettings
 from pytest_kedi.plugin.outputs import check_report_paths
 from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord
 from pytest_kedi.plugin.reporting import Output, Summary, write_reports, write_summary
 from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE, rows_html
+from pytest_kedi.plugin.settings import KediSettings
 from pytest_kedi.plugin.state import SESSION_KEY, TEST_MODEL, ProgramCache
 
 __all__ = ["MARKERS", "MODEL_CALLS_KEY", "USAGE_ERRORS_KEY", "KediSession", "ReportListener"]

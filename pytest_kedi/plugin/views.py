@@ -13,8 +13,8 @@ from datetime import datetime
 from pathlib import Path
 
 from pytest_kedi.evals.results import write_text_atomic
-from pytest_kedi.plugin.options import KediSettings
 from pytest_kedi.plugin.records import RunRecord
+from pytest_kedi.plugin.settings import KediSettings
 
 __all__ = ["ViewOutcome", "write_views"]
 

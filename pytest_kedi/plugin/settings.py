@@ -1,0 +1,63 @@
+"""`KediSettings`: the plugin's resolved configuration, one per pytest process."""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_kedi.constants import DEFAULT_MAX_ROWS
+from pytest_kedi.plugin.optionvalues import MaxErrors
+
+__all__ = ["KediSettings"]
+
+
+@dataclass(frozen=True, slots=True)
+class KediSettings:
+    """The plugin's resolved configuration (one per pytest process)."""
+
+    eval_enabled: bool
+    collect: bool
+    rows_mode: str  # "subtests" or "summary" ("auto" is resolved away)
+    min_score: float | None
+    min_scores: tuple[tuple[str, float], ...]
+    max_errors: MaxErrors | None
+    model: str | None
+    split: str
+    concurrency: int
+    timeout: float | None
+    report_path: Path | None
+    rows_jsonl_path: Path | None
+    max_rows: int = DEFAULT_MAX_ROWS
+    html_path: Path | None = None
+    markdown_path: Path | None = None
+    markdown_append: bool = False  # GITHUB_STEP_SUMMARY: append, and only when Kedi items ran
+    rows_reason: str | None = None  # why rows_mode is what it is, when not chosen explicitly
+    rootdir: Path | None = None
+    ini_dir: Path | None = None  # the directory of the ini file (kedi_min_scores patterns)
+    debug: bool = False  # show the traceback of an internal parser error
+
+    def suite_ids(self, nodeid: str) -> tuple[str, ...]:
+        """``nodeid`` (rootdir-relative) and, if different, relative to the ini file's directory.
+
+        IDEs pass their own ``--rootdir`` (VS Code: the workspace), so a pattern written next
+        to the ini file keeps matching whichever directory pytest reports node ids from.
+        """
+        if self.rootdir is None or self.ini_dir is None:
+            return (nodeid,)
+        file, sep, rest = nodeid.partition("::")
+        try:
+            relative = (self.rootdir / file).relative_to(self.ini_dir).as_posix()
+        except ValueError:  # the file is outside the ini file's directory
+            return (nodeid,)
+        return (nodeid,) if relative == file else (nodeid, relative + sep + rest)
+
+    def pattern_matches(self, pattern: str, nodeid: str) -> bool:
+        return any(fnmatch.fnmatchcase(name, pattern) for name in self.suite_ids(nodeid))
+
+    def threshold_for(self, nodeid: str) -> float | None:
+        """The first matching ``kedi_min_scores`` pattern wins over the global min score."""
+        for pattern, value in self.min_scores:
+            if self.pattern_matches(pattern, nodeid):
+                return value
+        return self.min_score
