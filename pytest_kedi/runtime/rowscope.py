@@ -1,0 +1,70 @@
+"""`RowScope`: what one eval row's execution collects, whoever runs it.
+
+The suite runner (`pytest_kedi.evals.runner`) enters a fresh scope around each row
+(`entered`); code below it reads the scope of the row it is running in with `current()`
+(``None`` outside a row: test cases, plain program runs, dataset loading). The scope is a
+context variable of the row's thread, so a model request submitted to the session's model
+loop must read it in the calling thread (in `ModelBoundary`) and carry it along.
+
+What lives here, and who writes it:
+
+* ``repeat``: which repetition of the row this is (0-based); part of every cassette key.
+* ``outputs``: short reprs of the suite procedure's return values during the row.
+* ``calls``: with tracing on, one `ModelCallTrace` per model call the row made.
+* ``retries``: transient model failures retried at the model boundary.
+* ``requests``/``input_tokens``/``output_tokens``: model usage summed over the row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+__all__ = ["ModelCallTrace", "RowScope", "current", "entered"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCallTrace:
+    """One model call made during a row (recorded with tracing on)."""
+
+    model: str
+    prompt: str
+    instructions: str | None
+    answer: str
+    input_tokens: int
+    output_tokens: int
+    duration_s: float
+
+
+@dataclass(slots=True)
+class RowScope:
+    """The mutable collector of one row (see the module docstring)."""
+
+    repeat: int = 0
+    trace: bool = False
+    outputs: list[str] = field(default_factory=list)
+    calls: list[ModelCallTrace] = field(default_factory=list)
+    retries: int = 0
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+_CURRENT: ContextVar[RowScope | None] = ContextVar("kedi_row_scope", default=None)
+
+
+def current() -> RowScope | None:
+    """The scope of the row running in this thread, or ``None`` outside a row."""
+    return _CURRENT.get()
+
+
+@contextmanager
+def entered(scope: RowScope) -> Iterator[RowScope]:
+    """Make ``scope`` the current row scope for the duration of the block."""
+    token = _CURRENT.set(scope)
+    try:
+        yield scope
+    finally:
+        _CURRENT.reset(token)
