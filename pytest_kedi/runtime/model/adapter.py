@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel
-from pydantic_ai import Agent
 from pydantic_ai.models import Model
 
 from pytest_kedi.errors import ModelError
+from pytest_kedi.runtime.model.direct import CallStats, OutputPlan, request_output
 from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.names import describe_model
 from pytest_kedi.runtime.model.providers import resolve_model
@@ -43,7 +43,9 @@ class Adapter(Protocol):
 
     ``model`` is the selected model: a pydantic-ai `Model` or a model name.
     ``output_schema`` maps names to a type or ``(type, description)``. ``produce``
-    returns every requested name; ``invoke`` returns plain text.
+    returns every requested name; ``invoke`` returns plain text. ``stats``, when given,
+    receives the call's usage and validated output (an adapter that cannot report them
+    leaves it untouched); the boundary passes it only for calls made inside an eval row.
     """
 
     kind: str
@@ -58,6 +60,7 @@ class Adapter(Protocol):
         model: Model | str,
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
+        stats: CallStats | None = None,
     ) -> dict[str, Any]: ...
 
     def produce_sync(
@@ -68,6 +71,7 @@ class Adapter(Protocol):
         model: Model | str,
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
+        stats: CallStats | None = None,
     ) -> dict[str, Any]: ...
 
     async def invoke(
@@ -77,6 +81,7 @@ class Adapter(Protocol):
         model: Model | str,
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
+        stats: CallStats | None = None,
     ) -> str: ...
 
     def invoke_sync(
@@ -86,18 +91,21 @@ class Adapter(Protocol):
         model: Model | str,
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
+        stats: CallStats | None = None,
     ) -> str: ...
 
 
 class PydanticAIAdapter:
-    """Runs each call as one pydantic-ai `Agent` run (docs/language.md#model-calls, #raw-invoke).
+    """Runs each call as pydantic-ai direct requests (docs/language.md#model-calls, #raw-invoke):
+    one request, plus one more when the answer fails output validation
+    (`pytest_kedi.runtime.model.direct`).
 
     The synchronous methods run the request on ``loop`` (a `ModelLoop`; without one the
     adapter owns a private loop, closed when the adapter is garbage-collected or at
-    exit). Agents are built in the calling thread (so the loop only does I/O). A model
-    built from a name is entered on the loop once per loop lifetime: its provider keeps
-    one HTTP client shared by every call, closed when the loop closes. Injected `Model`
-    instances are used as given.
+    exit). The model and the output plan are resolved in the calling thread (so the loop
+    only does I/O). A model built from a name is entered on the loop once per loop
+    lifetime: its provider keeps one HTTP client shared by every call, closed when the
+    loop closes. Injected `Model` instances are used as given.
     """
 
     kind = "agent-framework"
@@ -110,11 +118,13 @@ class PydanticAIAdapter:
             loop.close_at_exit(self)
         self.loop = loop
         self._models: dict[str, Model] = {}
-        self._agents: dict[tuple[Any, Any], tuple[Model, Agent[None, Any]]] = {}
+        self._plans: dict[type[BaseModel], OutputPlan] = {}
         self._entered: set[tuple[int, int]] = set()
 
     # ------------------------------------------------------------------ caches
     def _model(self, spec: Model | str) -> Model:
+        """The pydantic-ai `Model` for ``spec``: every request of a call goes through its
+        ``request`` (built once per name, on first use: no key or network before)."""
         if isinstance(spec, Model):
             return spec
         model = self._models.get(spec)
@@ -122,21 +132,16 @@ class PydanticAIAdapter:
             model = self._models.setdefault(spec, resolve_model(spec))
         return model
 
-    def _agent(self, spec: Model | str, output: type[BaseModel] | type[str]) -> Agent[None, Any]:
-        model = self._model(spec)
-        key = (spec if isinstance(spec, str) else id(spec), output)
-        hit = self._agents.get(key)
-        if hit is not None and hit[0] is model:
-            return hit[1]
-        agent: Agent[None, Any] = Agent(model, output_type=output, name="kedi")
-        self._agents[key] = (model, agent)
-        return agent
+    def _plan(self, output: type[BaseModel]) -> OutputPlan:
+        plan = self._plans.get(output)
+        if plan is None:
+            plan = self._plans.setdefault(output, OutputPlan.build(output))
+        return plan
 
-    async def _enter(self, spec: Model | str) -> None:
+    async def _enter(self, spec: Model | str, model: Model) -> None:
         """On the loop: enter a model built from a name once per loop lifetime."""
         if isinstance(spec, Model) or not self.loop.in_loop_thread():
             return
-        model = self._model(spec)
         key = (id(model), self.loop.generation)
         if key in self._entered:
             return
@@ -155,24 +160,6 @@ class PydanticAIAdapter:
             + (f"; {detail}" if detail else "")
         )
 
-    def _prepare(
-        self, spec: Model | str, output_schema: Mapping[str, Any] | None
-    ) -> tuple[SchemaKey, Agent[None, Any]]:
-        """The output key and agent of a call (``None`` schema: text output)."""
-        if output_schema is None:
-            try:
-                return (), self._agent(spec, str)
-            except Exception as error:
-                raise self._failure(spec, error) from error
-        key: SchemaKey = ()
-        try:
-            key = normalize_schema(output_schema)
-            if not key:
-                raise ModelError("a structured model call needs at least one output field")
-            return key, self._agent(spec, build_output_model(key))
-        except Exception as error:
-            raise self._failure(spec, error, key) from error
-
     def _start(
         self,
         spec: Model | str,
@@ -180,30 +167,44 @@ class PydanticAIAdapter:
         prompt: str,
         instructions: str | None,
         settings: Mapping[str, Any] | None,
+        stats: CallStats | None,
     ) -> Coroutine[Any, Any, Any]:
-        """Prepare a call in the calling thread; the returned coroutine makes it."""
-        key, agent = self._prepare(spec, output_schema)
-        return self._run(spec, agent, key, prompt, instructions, settings)
+        """Prepare a call in the calling thread (``None`` schema: text output); the returned
+        coroutine makes it."""
+        key: SchemaKey = ()
+        try:
+            model = self._model(spec)
+            plan = None
+            if output_schema is not None:
+                key = normalize_schema(output_schema)
+                if not key:
+                    raise ModelError("a structured model call needs at least one output field")
+                plan = self._plan(build_output_model(key))
+        except Exception as error:
+            raise self._failure(spec, error, key) from error
+        return self._run(spec, model, plan, key, prompt, instructions, settings, stats)
 
     async def _run(
         self,
         spec: Model | str,
-        agent: Agent[None, Any],
+        model: Model,
+        plan: OutputPlan | None,
         key: SchemaKey,
         prompt: str,
         instructions: str | None,
         settings: Mapping[str, Any] | None,
+        stats: CallStats | None,
     ) -> Any:
+        stats = stats if stats is not None else CallStats()
         try:
-            await self._enter(spec)
-            options: dict[str, Any] = {
-                "instructions": instructions or None,
-                "model_settings": dict(settings) if settings else None,
-            }
-            result = await agent.run(prompt, **options)
+            await self._enter(spec, model)
+            output = await request_output(model, plan, prompt, instructions, settings, stats)
         except Exception as error:
             raise self._failure(spec, error, key) from error
-        return read_output(result.output, key) if key else str(result.output)
+        if plan is None:
+            return output
+        stats.output = values = read_output(cast(BaseModel, output), key)
+        return values
 
     def produce_sync(
         self,
@@ -213,8 +214,9 @@ class PydanticAIAdapter:
         model: Model | str,
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
+        stats: CallStats | None = None,
     ) -> dict[str, Any]:
-        call = self._start(model, output_schema, template, instructions, settings)
+        call = self._start(model, output_schema, template, instructions, settings, stats)
         output: dict[str, Any] = self.loop.run(call)
         return output
 
@@ -226,8 +228,9 @@ class PydanticAIAdapter:
         model: Model | str,
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
+        stats: CallStats | None = None,
     ) -> dict[str, Any]:
-        call = self._start(model, output_schema, template, instructions, settings)
+        call = self._start(model, output_schema, template, instructions, settings, stats)
         output: dict[str, Any] = await call
         return output
 
@@ -238,8 +241,10 @@ class PydanticAIAdapter:
         model: Model | str,
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
+        stats: CallStats | None = None,
     ) -> str:
-        text: str = self.loop.run(self._start(model, None, prompt, instructions, settings))
+        call = self._start(model, None, prompt, instructions, settings, stats)
+        text: str = self.loop.run(call)
         return text
 
     async def invoke(
@@ -249,8 +254,9 @@ class PydanticAIAdapter:
         model: Model | str,
         instructions: str | None = None,
         settings: Mapping[str, Any] | None = None,
+        stats: CallStats | None = None,
     ) -> str:
-        text: str = await self._start(model, None, prompt, instructions, settings)
+        text: str = await self._start(model, None, prompt, instructions, settings, stats)
         return text
 
 

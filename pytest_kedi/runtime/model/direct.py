@@ -1,0 +1,220 @@
+"""One model call as pydantic-ai direct requests (`pydantic_ai.direct.model_request`).
+
+A call is one request, plus at most one more when the answer fails output validation: the
+second request carries the whole exchange and the validation error, so the model can
+correct itself (what an `Agent` run with its default single output retry does, without
+the agent machinery's per-call cost).
+
+Structured calls offer the output both ways and let the model's profile choose the mode
+(``output_mode="auto"``): an output tool (tool mode) and an output object definition
+(native mode, or prompted mode where the schema goes into the instructions). The answer
+is read from a call of the output tool when the response has one, else from its text as
+JSON (Markdown fences allowed).
+
+Every request goes through ``Model.request`` of the model the adapter resolved, so
+wrappers around that model (`pydantic_ai.models.wrapper.WrapperModel`) see every request.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from pydantic import BaseModel, ValidationError
+from pydantic_ai import messages as pai_messages
+from pydantic_ai.direct import model_request
+from pydantic_ai.exceptions import UnexpectedModelBehavior
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelRequestPart,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    UserPromptPart,
+)
+from pydantic_ai.models import Model, ModelRequestParameters
+from pydantic_ai.output import OutputObjectDefinition
+from pydantic_ai.settings import ModelSettings
+from pydantic_ai.tools import GenerateToolJsonSchema, ToolDefinition
+
+__all__ = ["MAX_OUTPUT_RETRIES", "CallStats", "OutputPlan", "request_output"]
+
+#: Requests after the first one that an invalid answer may cost (an `Agent`'s default).
+MAX_OUTPUT_RETRIES = 1
+OUTPUT_TOOL_NAME = "final_result"
+OUTPUT_TOOL_DESCRIPTION = "The final response which ends this conversation"
+_TEXT_PARAMS = ModelRequestParameters()
+_FENCED_JSON = re.compile(r"```(?:\w+)?\r?\n(\{.*?\})\s*(?:\r?\n?```|\Z)", flags=re.DOTALL)
+_ASK_FOR_TEXT = "Please return text."
+_ASK_FOR_TOOL = "Please include your response in a tool call."
+_ASK_FOR_OUTPUT = "Please return text or include your response in a tool call."
+#: pydantic-ai >= 2.6x splits the retry part in two; older releases have one `RetryPromptPart`.
+_SPLIT_RETRY_PARTS = hasattr(pai_messages, "RetryFeedbackPart")
+
+
+@dataclass(slots=True)
+class CallStats:
+    """What one call cost and answered, filled on the model loop, read by the caller after."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    #: the validated output: ``{name: value}`` for structured calls, the text otherwise
+    output: Any = None
+
+    def count(self, response: ModelResponse) -> None:
+        self.requests += 1
+        usage = response.usage
+        self.input_tokens += usage.input_tokens or 0
+        self.output_tokens += usage.output_tokens or 0
+
+
+@dataclass(frozen=True, slots=True)
+class OutputPlan:
+    """How a structured call asks for and reads its output model (built once per model)."""
+
+    output: type[BaseModel]
+    params: ModelRequestParameters = field(repr=False)
+
+    @classmethod
+    def build(cls, output: type[BaseModel]) -> OutputPlan:
+        schema = output.model_json_schema(schema_generator=GenerateToolJsonSchema)
+        name = schema.get("title") or output.__name__
+        description = schema.pop("description", None)
+        tool = ToolDefinition(
+            name=OUTPUT_TOOL_NAME,
+            description=description or OUTPUT_TOOL_DESCRIPTION,
+            parameters_json_schema=schema,
+            kind="output",
+        )
+        target = OutputObjectDefinition(json_schema=schema, name=name, description=description)
+        params = ModelRequestParameters(
+            output_mode="auto", output_tools=[tool], output_object=target, allow_text_output=True
+        )
+        return cls(output, params)
+
+
+class _Retry(Exception):
+    """An answer that cannot be used: ``part`` tells the model why."""
+
+    def __init__(self, part: ModelRequestPart, error: BaseException | None = None) -> None:
+        super().__init__()
+        self.part = part
+        self.error = error
+
+
+async def request_output(
+    model: Model,
+    plan: OutputPlan | None,
+    prompt: str,
+    instructions: str | None,
+    settings: Mapping[str, Any] | None,
+    stats: CallStats,
+) -> BaseModel | str:
+    """The validated output of one call (``plan`` None: text); usage goes to ``stats``."""
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart(prompt)], instructions=instructions)
+    ]
+    params = plan.params if plan is not None else _TEXT_PARAMS
+    model_settings = cast(ModelSettings, dict(settings)) if settings else None
+    retry: _Retry | None = None
+    for _ in range(MAX_OUTPUT_RETRIES + 1):
+        response = await model_request(
+            model, history, model_settings=model_settings, model_request_parameters=params
+        )
+        stats.count(response)
+        try:
+            output = _read(response, plan, model) if plan is not None else _read_text(response)
+        except _Retry as caught:
+            retry = caught
+            history.append(response)
+            history.append(ModelRequest(parts=[caught.part], instructions=instructions))
+            continue
+        stats.output = output
+        return output
+    assert retry is not None
+    raise UnexpectedModelBehavior(
+        f"Exceeded maximum output retries ({MAX_OUTPUT_RETRIES})"
+    ) from retry.error
+
+
+def _text(response: ModelResponse) -> str:
+    return "".join(part.content for part in response.parts if isinstance(part, TextPart))
+
+
+def _read_text(response: ModelResponse) -> str:
+    text = _text(response)
+    if not text:
+        raise _Retry(_feedback(_ASK_FOR_TEXT, "no_output"))
+    return text
+
+
+def _read(response: ModelResponse, plan: OutputPlan, model: Model) -> BaseModel:
+    calls = [part for part in response.parts if isinstance(part, ToolCallPart)]
+    call = next((part for part in calls if part.tool_name == OUTPUT_TOOL_NAME), None)
+    if call is not None:
+        try:
+            if isinstance(call.args, str):
+                return plan.output.model_validate_json(call.args or "{}")
+            return plan.output.model_validate(call.args or {})
+        except ValidationError as error:
+            raise _Retry(_tool_retry(error, call), error) from None
+    text = _text(response)
+    if not text:
+        raise _Retry(_feedback(_ASK_FOR_OUTPUT, "no_output"))
+    if not text.startswith("{"):
+        fenced = _FENCED_JSON.search(text)
+        if fenced is not None:
+            text = fenced.group(1)
+    try:
+        return plan.output.model_validate_json(text)
+    except ValidationError as error:
+        if _prefers_tools(model) and not text.lstrip().startswith("{"):
+            raise _Retry(_feedback(_ASK_FOR_TOOL, "no_output"), error) from None
+        raise _Retry(_feedback(_errors(error), "validation_error"), error) from None
+
+
+def _prefers_tools(model: Model) -> bool:
+    """Whether the model answers structured calls through the output tool."""
+    try:
+        profile = model.profile
+    except NotImplementedError:  # a router (FallbackModel) has no profile of its own
+        return True
+    return bool(profile.get("default_structured_output_mode", "tool") == "tool")
+
+
+def _errors(error: ValidationError) -> list[Any]:
+    return cast(list[Any], error.errors(include_url=False, include_context=False))
+
+
+def _tool_retry(error: ValidationError, call: ToolCallPart) -> ModelRequestPart:
+    """The answer to an output tool call whose arguments failed validation."""
+    if _SPLIT_RETRY_PARTS:
+        return pai_messages.ToolReturnPart(
+            tool_name=call.tool_name,
+            content=_errors(error),
+            tool_call_id=call.tool_call_id,
+            outcome="retried",  # type: ignore[arg-type,unused-ignore]
+            retry=pai_messages.RetryInfo(cause="validation_error"),  # type: ignore[attr-defined,call-arg,unused-ignore]
+        )
+    return pai_messages.RetryPromptPart(  # pragma: no cover - pydantic-ai < 2.6x
+        content=_errors(error), tool_name=call.tool_name, tool_call_id=call.tool_call_id
+    )
+
+
+def _feedback(
+    content: str | list[Any], cause: Literal["validation_error", "no_output"]
+) -> ModelRequestPart:
+    """Feedback on a response that answered no tool call."""
+    if _SPLIT_RETRY_PARTS:
+        return cast(
+            ModelRequestPart,
+            pai_messages.RetryFeedbackPart(  # type: ignore[attr-defined,unused-ignore]
+                content=content,
+                retry=pai_messages.RetryInfo(cause=cause),  # type: ignore[attr-defined,unused-ignore]
+            ),
+        )
+    return pai_messages.RetryPromptPart(content=content)  # pragma: no cover - pydantic-ai < 2.6x
