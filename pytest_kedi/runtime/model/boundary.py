@@ -6,17 +6,23 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from pydantic_core import to_json
 
 from pytest_kedi.constants import ENV_MODEL
 from pytest_kedi.errors import ModelError, UnsupportedFeature
+from pytest_kedi.runtime import rowscope
 from pytest_kedi.runtime.caches import OnceNotice
 from pytest_kedi.runtime.model.adapter import Adapter, PydanticAIAdapter
+from pytest_kedi.runtime.model.direct import CallStats
 from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.names import TEST_MODEL, describe_model, normalize_model_name
 from pytest_kedi.runtime.model.settings import validate_settings
 from pytest_kedi.runtime.model.state import AgentState
+from pytest_kedi.runtime.rowscope import ModelCallTrace, RowScope
 
 if TYPE_CHECKING:  # pragma: no cover
     from pydantic_ai.models import Model
@@ -28,6 +34,8 @@ SYNTHETIC_NOTICE = (
     "model: test (synthetic output) — set KEDI_ADAPTER_MODEL (or pytest --kedi-model, CLI --model)"
     " for a real model"
 )
+T = TypeVar("T")
+
 #: Where the model for a call came from, in precedence order.
 ModelSource = Literal["injected", "source", "default", "builtin"]
 
@@ -51,6 +59,10 @@ class ModelBoundary:
 
     Requests run on ``loop`` (the owner's `ModelLoop`, shared by every program of a
     session; without one the default adapter owns a private loop).
+
+    A call made inside an eval row (`pytest_kedi.runtime.rowscope.current()` in the calling
+    thread) adds its usage to the row's scope, summed over its requests (an output
+    validation retry included), and with ``scope.trace`` a `ModelCallTrace`.
     """
 
     def __init__(
@@ -116,7 +128,7 @@ class ModelBoundary:
         if missing:
             raise UnsupportedFeature(f"> requires: {missing[0]}")
 
-    def _prepare(self, state: AgentState) -> tuple[Model | str, str | None, dict[str, Any]]:
+    def _prepare(self, state: AgentState) -> tuple[Model | str, str | None, dict[str, Any], str]:
         self._check(state)
         model, source = self.select(state)
         settings = validate_settings(state.settings) if state.settings else {}
@@ -127,7 +139,45 @@ class ModelBoundary:
             self.synthetic_calls += synthetic
         if synthetic:
             _print_synthetic_notice()
-        return model, instructions, settings
+        return model, instructions, settings, label
+
+    @staticmethod
+    def _recorded(
+        scope: RowScope,
+        label: str,
+        prompt: str,
+        instructions: str | None,
+        call: Callable[[CallStats], T],
+    ) -> T:
+        """Run ``call`` and add what it cost (and, tracing, what it said) to ``scope``."""
+        stats = CallStats()
+        start = time.perf_counter()
+        try:
+            return call(stats)
+        finally:
+            scope.requests += stats.requests
+            scope.input_tokens += stats.input_tokens
+            scope.output_tokens += stats.output_tokens
+            if scope.trace:
+                output = stats.output
+                answer = (
+                    output
+                    if isinstance(output, str)
+                    else ""
+                    if output is None
+                    else to_json(output, fallback=repr).decode()
+                )
+                scope.calls.append(
+                    ModelCallTrace(
+                        model=label,
+                        prompt=prompt,
+                        instructions=instructions,
+                        answer=answer,
+                        input_tokens=stats.input_tokens,
+                        output_tokens=stats.output_tokens,
+                        duration_s=time.perf_counter() - start,
+                    )
+                )
 
     # ------------------------------------------------------------------ calls
     def produce(
@@ -139,14 +189,31 @@ class ModelBoundary:
                 f"adapter '{self.adapter.shortname}' has no structured output; "
                 "output fields need it"
             )
-        model, instructions, settings = self._prepare(state)
-        result = self.adapter.produce_sync(
-            template=template,
-            output_schema=schema,
-            model=model,
-            instructions=instructions,
-            settings=settings,
-        )
+        model, instructions, settings, label = self._prepare(state)
+        scope = rowscope.current()
+        if scope is None:
+            result = self.adapter.produce_sync(
+                template=template,
+                output_schema=schema,
+                model=model,
+                instructions=instructions,
+                settings=settings,
+            )
+        else:
+            result = self._recorded(
+                scope,
+                label,
+                template,
+                instructions,
+                lambda stats: self.adapter.produce_sync(
+                    template=template,
+                    output_schema=schema,
+                    model=model,
+                    instructions=instructions,
+                    settings=settings,
+                    stats=stats,
+                ),
+            )
         missing = [name for name in schema if name not in result]
         if missing:
             raise ModelError(f"model output is missing field(s): {', '.join(missing)}")
@@ -154,10 +221,26 @@ class ModelBoundary:
 
     def invoke(self, state: AgentState, prompt: str) -> str:
         """One text call (raw capture, output-less template)."""
-        model, instructions, settings = self._prepare(state)
-        text = self.adapter.invoke_sync(
-            prompt=prompt, model=model, instructions=instructions, settings=settings
-        )
+        model, instructions, settings, label = self._prepare(state)
+        scope = rowscope.current()
+        if scope is None:
+            text = self.adapter.invoke_sync(
+                prompt=prompt, model=model, instructions=instructions, settings=settings
+            )
+        else:
+            text = self._recorded(
+                scope,
+                label,
+                prompt,
+                instructions,
+                lambda stats: self.adapter.invoke_sync(
+                    prompt=prompt,
+                    model=model,
+                    instructions=instructions,
+                    settings=settings,
+                    stats=stats,
+                ),
+            )
         if not isinstance(text, str):
             raise ModelError(f"model returned {type(text).__name__}, expected text")
         return text
