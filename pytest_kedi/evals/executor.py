@@ -4,7 +4,8 @@
   thread, such as ``signal.signal``, behaves the same with and without a timeout). With
   a timeout, one watchdog thread per suite cancels a row that passes its deadline.
 * Otherwise ``concurrency`` daemon worker threads take rows in order. Workers persist for
-  the whole suite.
+  the whole suite; afterwards each thread waits, idle, for the next suite's rows for a few
+  seconds (`WorkerThreads`), so a session of suites does not start threads per suite.
 * A row running longer than ``timeout`` seconds is recorded through ``on_timeout`` and
   cancelled (`pytest_kedi.runtime.cancel`): it stops at its next Kedi statement,
   procedure call or model call, and its in-flight model request is cancelled. In the
@@ -29,12 +30,66 @@ from typing import Any, Generic, TypeVar
 
 from pytest_kedi.runtime.cancel import Cancelled, CancelToken, bound
 
-__all__ = ["DeadlineExceeded", "call_with_deadline", "run_rows"]
+__all__ = ["WORKERS", "DeadlineExceeded", "WorkerThreads", "call_with_deadline", "run_rows"]
 
 R = TypeVar("R")
 
 _START = 0
 _DONE = 1
+#: seconds an idle worker thread waits for more work before it ends
+IDLE_SECONDS = 5.0
+IDLE_NAME = "kedi-idle-worker"
+
+
+class WorkerThreads:
+    """Daemon threads that run jobs and then stay idle for ``idle`` seconds, ready for the next.
+
+    Starting a thread waits until the new thread runs, which under a contended GIL costs
+    milliseconds per thread: a suite at concurrency 100 would wait for its last workers
+    long after its first rows are done. `start` hands a job to an idle thread when there
+    is one. A thread carries the name of the job it runs and `IDLE_NAME` while idle.
+    """
+
+    def __init__(self, idle: float = IDLE_SECONDS) -> None:
+        self.idle_seconds = idle
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], object], str]] = queue.SimpleQueue()
+        self._idle = 0
+
+    def start(self, job: Callable[[], object], name: str) -> None:
+        """Run ``job()`` on an idle thread (renamed ``name``), or on a new one."""
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+                self._jobs.put((job, name))
+                return
+        threading.Thread(target=self._serve, args=(job,), name=name, daemon=True).start()
+
+    @property
+    def idle(self) -> int:
+        return self._idle
+
+    def _serve(self, job: Callable[[], object]) -> None:
+        me = threading.current_thread()
+        while True:
+            job()
+            me.name = IDLE_NAME
+            with self._lock:
+                self._idle += 1
+            try:
+                job, name = self._jobs.get(timeout=self.idle_seconds)
+            except queue.Empty:
+                with self._lock:  # a job handed over as the wait ended is still ours
+                    try:
+                        job, name = self._jobs.get_nowait()
+                    except queue.Empty:
+                        self._idle -= 1
+                        return
+            me.name = name
+
+
+#: The worker threads of every suite in the process. Owner: this module.
+WORKERS = WorkerThreads()
 
 
 def run_rows(
@@ -213,10 +268,7 @@ class _Pool(Generic[R]):
         state = _Worker()
         self.workers.append(state)
         self.spawned += 1
-        thread = threading.Thread(
-            target=self._work, args=(state,), name=f"kedi-eval-{self.spawned}", daemon=True
-        )
-        thread.start()
+        WORKERS.start(lambda: self._work(state), f"kedi-eval-{self.spawned}")
 
     def _work(self, state: _Worker) -> None:
         tasks, events, timed = self.tasks, self.events, self.timeout is not None

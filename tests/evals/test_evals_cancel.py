@@ -6,6 +6,7 @@ import asyncio
 import signal
 import textwrap
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +36,12 @@ def score(
 
 
 def row_threads_end(prefix: str = "kedi-eval-") -> None:
-    """Every row worker thread ends (an abandoned row that kept running would not)."""
-    for thread in threading.enumerate():
-        if thread.name.startswith(prefix):
-            thread.join(30)
-            assert not thread.is_alive(), f"{thread.name} is still running its timed-out row"
+    """Every row worker thread finishes its rows (an abandoned row that kept running would
+    not): it ends, or goes idle under another name, waiting for the next suite."""
+    deadline = time.monotonic() + 30
+    while running := [t.name for t in threading.enumerate() if t.name.startswith(prefix)]:
+        assert time.monotonic() < deadline, f"{running} still run their timed-out rows"
+        time.sleep(0.01)
 
 
 # Row 1 spins forever in Kedi statements; rows 0 and 2 finish at once.
