@@ -1,0 +1,64 @@
+"""Concurrent rows share the session's one model loop: their requests are in flight together
+on the same loop thread, while the rows themselves run on their own worker threads."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+import threading
+from pathlib import Path
+
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from pytest_kedi.evals import EvalOptions, run_suite
+from pytest_kedi.runtime import load
+from pytest_kedi.runtime.model.loop import ModelLoop
+
+SOURCE = """
+    @ask(x: int) -> str:
+      [said] << rate <x>
+      = `said`
+
+    @eval: ask:
+      > data: xs:
+        = `[(0, "ok"), (1, "ok")]`
+      > metric: m(xs):
+        = `ask(xs) == expected`
+"""
+
+
+def test_two_rows_requests_run_together_on_the_one_loop_thread(tmp_path: Path) -> None:
+    request_threads: list[threading.Thread] = []
+    row_threads: list[threading.Thread] = []
+    both_in_flight: list[asyncio.Event] = []
+
+    async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        request_threads.append(threading.current_thread())
+        if not both_in_flight:
+            both_in_flight.append(asyncio.Event())
+            # the first request waits for the second one on the same event loop
+            await asyncio.wait_for(both_in_flight[0].wait(), 30)
+        else:
+            both_in_flight[0].set()
+        return ModelResponse(parts=[TextPart("ok")])
+
+    path = tmp_path / "suite.kedi"
+    path.write_text(textwrap.dedent(SOURCE).lstrip(), encoding="utf-8")
+    with ModelLoop() as loop:
+        program = load(str(path), mode="validate", model=FunctionModel(respond), model_loop=loop)
+        original = program.run_metric
+
+        def run_metric(*args: object, **kwargs: object) -> object:
+            row_threads.append(threading.current_thread())
+            return original(*args, **kwargs)  # type: ignore[arg-type]
+
+        program.run_metric = run_metric  # type: ignore[method-assign]
+        (suite,) = program.module.eval_suites
+        result = run_suite(program, suite, EvalOptions(concurrency=2))
+    assert [row.score for row in result.rows] == [1.0, 1.0], result.feedback
+    assert len(request_threads) == 2
+    assert request_threads[0] is request_threads[1]
+    assert request_threads[0].name == "kedi-model-loop"
+    assert len(set(row_threads)) == 2
+    assert request_threads[0] not in row_threads
