@@ -3,6 +3,7 @@ measurement fails (run as a user runs them: ``python benchmarks/<name>.py --quic
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -114,3 +115,45 @@ def test_loading_scale_quick() -> None:
         for mode in ("validate", "run"):
             assert any(line.split()[:2] == [shape, mode] and "x" in line for line in lines)
     assert "FAILED" not in done.stdout
+
+
+def test_model_boundary_quick(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    done = _run("benchmarks/model_boundary.py", "--quick", "--json", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads(out.read_text())
+    assert [r["benchmark"] for r in results] == [
+        "model call CPU overhead vs Agent.run",
+        "model call CPU overhead vs pydantic_ai.direct.model_request",
+    ]
+    assert all(r["ratio"] > 0 and r["goal"] == "<= 0.3 ms/call" for r in results)
+
+
+def test_model_boundary_fails_on_a_wrong_answer() -> None:
+    done = _patched(
+        "model_boundary",
+        "bench.SOURCE = bench.SOURCE.replace('`response`', \"`'no'`\")",
+        "bench.main(['--quick'])",
+    )
+    assert done.returncode != 0
+    assert "did not answer 'yes': not measured" in done.stderr
+
+
+def test_latency_overlap_quick(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    done = _run("benchmarks/latency_overlap.py", "--quick", "--json", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads(out.read_text())
+    assert [r["goal"] for r in results] == ["<= 1.15x", "< 1x"]
+    assert "pydantic-evals" in results[1]["benchmark"]
+    assert "Dataset.evaluate" in results[1]["baseline"]
+
+
+def test_latency_overlap_fails_when_rows_do_not_score() -> None:
+    done = _patched(
+        "latency_overlap",
+        "bench.PROGRAM = bench.PROGRAM.replace('== expected', \"== 'no'\")",
+        "bench.main(['--quick'])",
+    )
+    assert done.returncode != 0
+    assert "the suite did not score cleanly" in done.stderr
