@@ -30,6 +30,7 @@ from pytest_kedi.plugin.items import KediEvalItem
 from pytest_kedi.plugin.outputs import check_report_paths
 from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord
 from pytest_kedi.plugin.reporting import Output, Summary, write_reports, write_summary
+from pytest_kedi.plugin.rerun import store_rows
 from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE, rows_html
 from pytest_kedi.plugin.settings import KediSettings
 from pytest_kedi.plugin.state import SESSION_KEY, TEST_MODEL, ProgramCache
@@ -217,6 +218,7 @@ class KediSession:
                 workeroutput[USAGE_ERRORS_KEY] = list(own_errors)
             return
         self.model_calls.update(own_calls)
+        store_rows(self.config, self.suites.values())
         self._write(session, exitstatus)
         ended = session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
         if ended and (own_errors or self.remote_usage_errors):
