@@ -10,6 +10,7 @@ section. The hook functions in `pytest_kedi.plugin` each delegate to one method 
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import threading
 from collections import Counter
@@ -180,6 +181,8 @@ class KediSession:
         if suite is None and case is None and report.failed and report.when == "???":
             self._crashed(report)  # an xdist worker died while running the item
         if suite is not None:
+            if suite.gate != self.settings.gate:  # a stand-in record (skipped, setup failed)
+                suite = dataclasses.replace(suite, gate=self.settings.gate)
             self.suites[report.nodeid] = suite
             if hasattr(report, "wasxfail"):
                 self.xfailed.add(report.nodeid)
@@ -195,6 +198,7 @@ class KediSession:
             self.config.rootpath, report.nodeid, message, self.settings.threshold_for
         )
         if isinstance(record, SuiteRecord):
+            record = dataclasses.replace(record, gate=self.settings.gate)
             self.suites.setdefault(report.nodeid, record)
         elif isinstance(record, CaseRecord):
             self.tests.setdefault(report.nodeid, record)

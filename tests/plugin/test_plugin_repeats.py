@@ -125,3 +125,12 @@ def test_one_repeat_keeps_the_summary_as_it_was(kedi: Kedi) -> None:
     assert (suite["repeats"], suite["gate"]) == (1, "mean")
     assert suite["ci"]["low"] == pytest.approx(2 / 3 - 4.302652729749464 / 3)
     assert [row["scores"] for row in suite["rows"]] == [[1.0], [1.0], [0.0]]
+
+
+def test_a_skipped_suite_reports_the_gate_in_force(kedi: Kedi) -> None:
+    kedi.write("demo.kedi", DEMO)
+    kedi.run("-o", "kedi_collect=true", "--kedi-gate", "lower", "--kedi-report", "r.json")
+    suite = kedi.json("r.json")["suites"][0]
+    assert (suite["outcome"], suite["gate"], suite["ci"], suite["repeats"]) == (
+        "skipped", "lower", None, 1,
+    )  # fmt: skip
