@@ -26,13 +26,15 @@ from pytest_kedi.evals.results import (
     short_repr,
     write_jsonl,
 )
-from pytest_kedi.evals.runner import EvalProgram, RowCallback, run_suite
+from pytest_kedi.evals.runner import CarryOver, EvalProgram, RowCallback, run_suite
 from pytest_kedi.evals.scoring import InvalidScoreError, normalize_score
+from pytest_kedi.evals.stats import SuiteStats, suite_stats
 
 __all__ = [
     "ERROR_CLASSES",
     "NO_EXPECTED",
     "SPLITS",
+    "CarryOver",
     "EvalOptions",
     "EvalProgram",
     "InvalidScoreError",
@@ -41,6 +43,7 @@ __all__ = [
     "Split",
     "KediSuiteError",
     "SuiteResult",
+    "SuiteStats",
     "classify_exception",
     "describe_exception",
     "format_suite_line",
@@ -50,5 +53,6 @@ __all__ = [
     "run_suite",
     "select_dataset",
     "short_repr",
+    "suite_stats",
     "write_jsonl",
 ]

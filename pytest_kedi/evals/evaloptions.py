@@ -45,12 +45,15 @@ class EvalOptions:
       dataset (running its body and materializing its rows) gets the same budget.
     * ``max_rows``: a dataset with more rows fails the suite (a data-loading failure);
       materialization stops at the limit, so an endless generator cannot eat memory.
+    * ``repeat``: how many times every row runs; each repeat is one unit of work for the
+      row pool and the time limit, and the row's score is the mean over its repeats.
     """
 
     split: Split = "auto"
     concurrency: int = 1
     timeout: float | None = None
     max_rows: int = DEFAULT_MAX_ROWS
+    repeat: int = 1
 
     def __post_init__(self) -> None:
         if self.split not in SPLITS:
@@ -64,3 +67,5 @@ class EvalOptions:
             )
         if not is_positive_int(self.max_rows):
             raise ValueError(f"max_rows must be a positive integer, not {self.max_rows!r}")
+        if not is_positive_int(self.repeat):
+            raise ValueError(f"repeat must be a positive integer, not {self.repeat!r}")

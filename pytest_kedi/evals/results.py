@@ -14,6 +14,7 @@ from typing import Any
 
 from pytest_kedi.evals.files import write_text_atomic
 from pytest_kedi.evals.safetext import clean_with, secrets
+from pytest_kedi.evals.stats import SuiteStats, suite_stats
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
 
 __all__ = [
@@ -66,8 +67,14 @@ class RowResult:
     error_class: str | None
     duration_s: float
     exception: BaseException | None = field(default=None, repr=False, compare=False)
+    #: the score of each repeat (``[score]`` for a row run once); ``score`` is their mean
+    scores: list[float] = field(default_factory=list)
+    #: taken from the previous run (``--kedi-rerun``) instead of being run again
+    carried_over: bool = False
 
     def __post_init__(self) -> None:
+        if not self.scores:
+            self.scores = [self.score]
         # Every text a row carries is made encodable and secret-free once, here.
         found = secrets()
         self.input = _optional(self.input, found)
@@ -79,6 +86,12 @@ class RowResult:
     def errored(self) -> bool:
         return self.error_class is not None
 
+    @property
+    def flaky(self) -> bool:
+        """The repeats of the row did not all score the same."""
+        first = self.scores[0]
+        return any(score != first for score in self.scores)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "index": self.index,
@@ -89,6 +102,9 @@ class RowResult:
             "error": self.error,
             "error_class": self.error_class,
             "duration_s": self.duration_s,
+            "scores": list(self.scores),
+            "flaky": self.flaky,
+            "carried_over": self.carried_over,
         }
 
     @classmethod
@@ -102,6 +118,8 @@ class RowResult:
             error=data["error"],
             error_class=data["error_class"],
             duration_s=float(data["duration_s"]),
+            scores=[float(score) for score in data.get("scores") or ()],
+            carried_over=bool(data.get("carried_over", False)),
         )
 
 
@@ -123,6 +141,7 @@ class SuiteResult:
     error: str | None
     duration_s: float
     exception: BaseException | None = field(default=None, repr=False, compare=False)
+    repeats: int = 1  # how many times each row ran
 
     def __post_init__(self) -> None:
         found = secrets()
@@ -164,6 +183,18 @@ class SuiteResult:
         """True when the suite was scored (no suite-level error)."""
         return self.error is None
 
+    @property
+    def stats(self) -> SuiteStats:
+        """Mean, standard error and 95% interval over the row scores (`suite_stats`); no
+        interval for a suite that was not scored."""
+        if self.error is not None:
+            return SuiteStats(self.score, None, None)
+        return suite_stats([row.score for row in self.rows])
+
+    @property
+    def flaky_rows(self) -> list[RowResult]:
+        return [row for row in self.rows if row.flaky]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "suite": self.suite,
@@ -177,8 +208,15 @@ class SuiteResult:
             "feedback": self.feedback,
             "error": self.error,
             "duration_s": self.duration_s,
+            **self.stats_json(),
             "rows": [row.to_json() for row in self.rows],
         }
+
+    def stats_json(self) -> dict[str, Any]:
+        """``repeats``, ``stderr`` and ``ci`` (``{"low": x, "high": y}`` or ``None``)."""
+        stats = self.stats
+        ci = None if stats.ci is None else {"low": stats.ci[0], "high": stats.ci[1]}
+        return {"repeats": self.repeats, "stderr": stats.stderr, "ci": ci}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SuiteResult:
@@ -195,6 +233,7 @@ class SuiteResult:
             feedback=data["feedback"],
             error=data["error"],
             duration_s=float(data["duration_s"]),
+            repeats=int(data.get("repeats", 1)),
         )
 
 

@@ -10,6 +10,8 @@ rows. Row failures score 0.0 with ``error: ...`` feedback and an error class (se
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -30,10 +32,15 @@ from pytest_kedi.evals.results import RowResult, SuiteResult, join_feedback, sho
 from pytest_kedi.evals.scoring import InvalidScoreError, mean, normalize_score
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
+from pytest_kedi.runtime.rowscope import RowScope, entered
 
-__all__ = ["EvalProgram", "RowCallback", "run_suite"]
+__all__ = ["CarryOver", "EvalProgram", "RowCallback", "run_suite"]
 
 RowCallback = Callable[[RowResult], object]
+#: ``carry(index, input, expected)``: a row's result from an earlier run to keep instead of
+#: running the row again (``None``: run it). ``input``/``expected`` are the row's short
+#: reprs as `RowResult` has them, so a changed dataset can be told apart.
+CarryOver = Callable[[int, str | None, str | None], RowResult | None]
 _DEFAULT_OPTIONS = EvalOptions()
 
 
@@ -65,8 +72,14 @@ def run_suite(
     options: EvalOptions = _DEFAULT_OPTIONS,
     *,
     on_row: RowCallback | None = None,
+    carry: CarryOver | None = None,
 ) -> SuiteResult:
-    """Score one ``@eval:`` suite of a program loaded in validate mode."""
+    """Score one ``@eval:`` suite of a program loaded in validate mode.
+
+    Every row runs ``options.repeat`` times (see `_combine` for the row's result); rows
+    for which ``carry`` returns a result are not run: that result (marked
+    ``carried_over``) stands in for them.
+    """
     started = time.perf_counter()
     metric = suite.metric
     if metric is None:
@@ -76,8 +89,8 @@ def run_suite(
         return _failed(suite, None, None, None, message, started)
     if metric.dataset is None:
         rows: list[Row] = [(None, NO_EXPECTED)]
-        rows_result = _score_rows(program, suite, metric, None, rows, options, on_row)
-        return _scored(suite, metric, None, None, rows_result, started)
+        rows_result = _score_rows(program, suite, metric, None, rows, options, on_row, carry)
+        return _scored(suite, metric, None, None, rows_result, started, options.repeat)
     try:
         dataset = select_dataset(suite, metric, options.split)
     except KediSuiteError as exc:
@@ -97,8 +110,8 @@ def run_suite(
             "loading a dataset)"
         )
         return _failed(suite, metric.name, dataset.name, dataset.kind, message, started)
-    rows_result = _score_rows(program, suite, metric, dataset.name, rows, options, on_row)
-    return _scored(suite, metric, dataset.name, dataset.kind, rows_result, started)
+    rows_result = _score_rows(program, suite, metric, dataset.name, rows, options, on_row, carry)
+    return _scored(suite, metric, dataset.name, dataset.kind, rows_result, started, options.repeat)
 
 
 def _at(dataset: Dataset) -> str:
@@ -131,6 +144,7 @@ def _score_rows(
     rows: list[Row],
     options: EvalOptions,
     on_row: RowCallback | None,
+    carry: CarryOver | None = None,
 ) -> list[RowResult]:
     run_metric = program.run_metric
     perf_counter = time.perf_counter
@@ -182,13 +196,86 @@ def _score_rows(
         text = f"timeout: row exceeded {options.timeout:g}s"
         return _row(index, name, value, expected, f"error: {text}", text, "timeout", elapsed)
 
-    return run_rows(
-        len(rows),
-        run_row,
+    # Each repeat of a row is one unit of work (for the pool and the time limit); unit u
+    # is repeat u % repeats of row todo[u // repeats].
+    repeats = options.repeat
+    carried = _carried(rows, name, carry)
+    todo = [index for index, kept in enumerate(carried) if kept is None]
+    results: list[RowResult | None] = list(carried)
+    parts: list[RowResult] = []
+    emitted = 0
+
+    def run_unit(unit: int) -> RowResult:
+        row, repeat = divmod(unit, repeats)
+        with entered(RowScope(repeat=repeat)):
+            return run_row(todo[row])
+
+    def unit_timeout(unit: int, elapsed: float) -> RowResult:
+        return on_timeout(todo[unit // repeats], elapsed)
+
+    def emit_until(index: int) -> None:
+        nonlocal emitted
+        while emitted < index:
+            row = results[emitted]
+            if on_row is not None and row is not None:
+                on_row(row)
+            emitted += 1
+
+    def on_unit(part: RowResult) -> None:
+        parts.append(part)
+        if len(parts) < repeats:
+            return
+        index = part.index
+        results[index] = _combine(parts)
+        parts.clear()
+        emit_until(index + 1)
+
+    run_rows(
+        len(todo) * repeats,
+        run_unit,
         concurrency=options.concurrency,
         timeout=options.timeout,
-        on_timeout=on_timeout,
-        on_row=on_row,
+        on_timeout=unit_timeout,
+        on_row=on_unit,
+    )
+    emit_until(len(rows))
+    return [row for row in results if row is not None]
+
+
+def _carried(rows: list[Row], name: str | None, carry: CarryOver | None) -> list[RowResult | None]:
+    """For each row, the result ``carry`` keeps from an earlier run (``None``: run it)."""
+    if carry is None:
+        return [None] * len(rows)
+    kept: list[RowResult | None] = []
+    for index, (value, expected) in enumerate(rows):
+        shown = None if name is None else short_repr(value)
+        wanted = None if expected is NO_EXPECTED else short_repr(expected)
+        previous = carry(index, shown, wanted)
+        if previous is not None:
+            previous = dataclasses.replace(previous, index=index, carried_over=True)
+        kept.append(previous)
+    return kept
+
+
+def _combine(parts: list[RowResult]) -> RowResult:
+    """One row's result from its repeats (in repeat order).
+
+    The score is the mean of the repeats' scores (``scores`` keeps each); the duration is
+    their sum. Feedback, error and error class are those of the first repeat that errored
+    (so a row that errored in any repeat counts as errored, that repeat scoring 0.0), else
+    of the lowest-scoring repeat (the first among equals). A single repeat is kept as is.
+    """
+    if len(parts) == 1:
+        return parts[0]
+    scores = [part.score for part in parts]
+    shown = next((part for part in parts if part.errored), None)
+    if shown is None:
+        shown = min(parts, key=lambda part: part.score)
+    return dataclasses.replace(
+        shown,
+        score=math.fsum(scores) / len(scores),
+        scores=scores,
+        duration_s=math.fsum(part.duration_s for part in parts),
     )
 
 
@@ -223,6 +310,7 @@ def _scored(
     split: str | None,
     rows: list[RowResult],
     started: float,
+    repeats: int = 1,
 ) -> SuiteResult:
     errors: dict[str, int] = {}
     for row in rows:
@@ -242,6 +330,7 @@ def _scored(
         feedback=feedback,
         error=None,
         duration_s=time.perf_counter() - started,
+        repeats=repeats,
     )
 
 

@@ -22,8 +22,11 @@ __all__ = [
     "UnmatchedGates",
     "Verdict",
     "failure_text",
+    "gated_score",
+    "interval_text",
     "judge",
     "score_digits",
+    "shows_interval",
     "threshold_text",
     "worst_rows",
 ]
@@ -70,14 +73,56 @@ class Verdict:
     reasons: tuple[str, ...]
 
 
-def judge(result: SuiteResult, *, threshold: float | None, max_errors: MaxErrors | None) -> Verdict:
+def gated_score(result: SuiteResult, gate: str) -> float:
+    """What the min score is compared with: the mean, or under ``gate == "lower"`` the lower
+    bound of the 95% interval (the mean when there is none: fewer than two rows)."""
+    ci = result.stats.ci if gate == "lower" else None
+    return result.score if ci is None else ci[0]
+
+
+def interval_text(result: SuiteResult, digits: int = _DIGITS) -> str:
+    """``95% CI [0.6100, 0.8300]`` (or why there is none), with the repeats when > 1."""
+    ci = result.stats.ci
+    if ci is None:
+        text = "no 95% CI (fewer than 2 rows)"
+    else:
+        text = f"95% CI [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+    return text + (f", {result.repeats} repeats" if result.repeats > 1 else "")
+
+
+def shows_interval(result: SuiteResult, gate: str) -> bool:
+    """The interval is shown with repeats or the lower-bound gate; a plain run looks as
+    it always did."""
+    return result.error is None and (result.repeats > 1 or gate == "lower")
+
+
+def judge(
+    result: SuiteResult,
+    *,
+    threshold: float | None,
+    max_errors: MaxErrors | None,
+    gate: str = "mean",
+) -> Verdict:
     """A suite's verdict: a suite error fails it; otherwise only a gate it misses does."""
     if result.error is not None:
         return Verdict(False, ("the suite failed before scoring",))
     reasons: list[str] = []
-    if threshold is not None and result.score < threshold:
-        shown, bar = _score_vs(result.score, threshold)
-        reasons.append(f"score {shown} is below the min score {bar}")
+    value = gated_score(result, gate)
+    if threshold is not None and value < threshold:
+        shown, bar = _score_vs(value, threshold)
+        if gate != "lower":
+            reasons.append(f"score {shown} is below the min score {bar}")
+        elif result.stats.ci is None:
+            reasons.append(
+                f"score {shown} is below the min score {bar} (no confidence interval with "
+                "fewer than 2 rows: the mean is gated)"
+            )
+        else:
+            mean = f"{result.score:.{score_digits(result.score, threshold)}f}"
+            reasons.append(
+                f"lower bound {shown} of the 95% confidence interval is below the min score "
+                f"{bar} (mean {mean})"
+            )
     errored, total = result.rows_errored, result.rows_total
     if max_errors is not None and max_errors.exceeded(errored, total):
         reasons.append(f"{errored} of {total} rows errored; {max_errors.describe()} allowed")
@@ -93,6 +138,8 @@ def _errors_line(result: SuiteResult) -> str:
 
 def _row_line(row: RowResult) -> str:
     parts = [f"row {row.index}: score {row.score:.4f}"]
+    if len(row.scores) > 1:  # repeated: each repeat's score
+        parts[0] += f" [{', '.join(f'{score:g}' for score in row.scores)}]"
     if row.input is not None:
         parts.append(f"input {row.input}")
     if row.expected is not None:
@@ -128,6 +175,11 @@ def failure_text(record: SuiteRecord, verdict: Verdict, detail: str | None = Non
     if record.threshold is not None:
         shown, bar = _score_vs(result.score, record.threshold)
         score = f"score {shown} vs min score {bar}"
+    if shows_interval(result, record.gate):
+        digits = score_digits(gated_score(result, record.gate), record.threshold)
+        score = f"{score}; {interval_text(result, digits)}"
+        if record.gate == "lower":
+            score += "; the min score applies to the lower bound"
     dataset = result.dataset or "-"
     split = f" ({result.split})" if result.split else ""
     lines = [

@@ -25,7 +25,8 @@ from pytest_kedi.plugin.failures import (
     user_exception,
 )
 from pytest_kedi.plugin.gating import KediGateFailed, Verdict, failure_text, judge
-from pytest_kedi.plugin.records import CaseRecord, SuiteRecord, node_path
+from pytest_kedi.plugin.records import CaseRecord, Rerun, SuiteRecord, node_path
+from pytest_kedi.plugin.rerun import carry_over, previous_rows
 from pytest_kedi.plugin.rows import emit_row_reports, rows_section
 from pytest_kedi.plugin.state import ProgramLoadError, kedi_session
 
@@ -33,6 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from _pytest._code.code import TerminalRepr
 
     from pytest_kedi.evals import RowResult
+    from pytest_kedi.evals.runner import CarryOver
+    from pytest_kedi.plugin.settings import KediSettings
 
 __all__ = ["KediCaseItem", "KediEvalItem"]
 
@@ -180,16 +183,22 @@ class KediEvalItem(_KediItem):
             concurrency=settings.concurrency,
             timeout=settings.timeout,
             max_rows=settings.max_rows,
+            repeat=settings.repeat,
         )
-        result = run_suite(program, self.suite, options, on_row=self._on_row)
+        carry, rerun = self._rerun(settings)
+        result = run_suite(program, self.suite, options, on_row=self._on_row, carry=carry)
         self.ihook.pytest_kedi_suite_result(item=self, result=result)
-        verdict = judge(result, threshold=threshold, max_errors=settings.max_errors)
+        verdict = judge(
+            result, threshold=threshold, max_errors=settings.max_errors, gate=settings.gate
+        )
         record = SuiteRecord.scored(
             self.nodeid,
             self.suite,
             result,
             threshold=threshold,
             outcome="passed" if verdict.passed else "failed",
+            gate=settings.gate,
+            rerun=rerun,
         )
         self._publish(record)
         if settings.rows_mode == "subtests":
@@ -210,6 +219,16 @@ class KediEvalItem(_KediItem):
             else:
                 raised = KediItemError(text)
             self._fail(self._failure(raised, record, text))
+
+    def _rerun(self, settings: KediSettings) -> tuple[CarryOver | None, Rerun | None]:
+        """Under ``--kedi-rerun``: which rows of the previous run to carry over."""
+        if settings.rerun is None:
+            return None, None
+        previous = previous_rows(self.config, self.nodeid)
+        if previous is None:
+            return None, Rerun(settings.rerun, previous_run=False)
+        carry = carry_over(previous, settings.rerun, settings.row_min_score)
+        return carry, Rerun(settings.rerun, previous_run=True)
 
     @staticmethod
     def _failure(raised: BaseException, record: SuiteRecord, text: str) -> KediFailure:

@@ -31,7 +31,9 @@ from pytest_kedi.constants import (
     SPLITS,
 )
 from pytest_kedi.plugin.optionvalues import (
+    GATES,
     OFF,
+    RERUN_MODES,
     ROWS_MODES,
     MaxErrors,
     parse_bool,
@@ -134,6 +136,15 @@ OPTIONS: tuple[Option, ...] = (
         "`kedi_min_score`",
     ),
     Option(
+        "gate", "kedi_gate", parse_choice(GATES), "mean",
+        "what the min score applies to: the suite's mean score, or the lower bound of its 95%% "
+        "confidence interval (env KEDI_GATE, ini kedi_gate; default mean).",
+        env="KEDI_GATE", ini_type="string", ini_help="min score applies to: mean or lower.",
+        metavar="{" + ",".join(GATES) + "}",
+        meaning="what the min score applies to: the suite's `mean`, or the `lower` bound of its "
+        "95% confidence interval",
+    ),
+    Option(
         "max_errors", "kedi_max_errors", parse_max_errors, None,
         "fail an eval suite with more than N errored rows; a value below 1 (e.g. 0.1) is a "
         "fraction of the rows (env KEDI_MAX_ERRORS, ini kedi_max_errors).",
@@ -185,10 +196,35 @@ OPTIONS: tuple[Option, ...] = (
         meaning="fail a suite whose dataset has more rows",
     ),
     Option(
+        "repeat", "kedi_repeat", parse_positive_int, 1,
+        "run every row N times; a row's score is the mean of its repeats (env KEDI_REPEAT, "
+        "ini kedi_repeat; default 1).",
+        env="KEDI_REPEAT", ini_type="int", ini_help="runs of every eval row.", metavar="N",
+        meaning="runs of every row; a row scores the mean of its repeats, and differing repeats "
+        "make it flaky",
+    ),
+    Option(
+        "rerun", "kedi_rerun", parse_choice(RERUN_MODES), None,
+        "run again only the rows that errored (errors) or also those that scored below "
+        "--kedi-row-min-score (failures) in the previous run of each suite; the other rows' "
+        "results are carried over (env KEDI_RERUN).",
+        env="KEDI_RERUN", metavar="{" + ",".join(RERUN_MODES) + "}",
+        meaning="run again only the rows that errored (`errors`), or errored or scored below "
+        "the row min score (`failures`), in the previous run of each suite; carry the others over",
+    ),
+    Option(
+        "row_min_score", "kedi_row_min_score", parse_float, 1.0,
+        "a row scoring below F is a failure for --kedi-rerun failures (env KEDI_ROW_MIN_SCORE, "
+        "ini kedi_row_min_score; default 1.0).",
+        env="KEDI_ROW_MIN_SCORE", ini_type="float",
+        ini_help="rows below this score are rerun by --kedi-rerun failures.", metavar="F",
+        meaning="a row scoring below F is rerun by `--kedi-rerun failures`",
+    ),
+    Option(
         "report_path", "kedi_report", parse_path, None,
-        "write the eval and test results as one JSON document (schema version 2).",
+        "write the eval and test results as one JSON document (schema version 3).",
         metavar="PATH",
-        meaning="write the results as one JSON document (schema version 2)",
+        meaning="write the results as one JSON document (schema version 3)",
     ),
     Option(
         "rows_jsonl_path", "kedi_rows_jsonl", parse_path, None,

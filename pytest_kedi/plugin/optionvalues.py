@@ -19,7 +19,9 @@ import pytest
 from pytest_kedi.evals.evaloptions import TIMEOUT_MAX, is_positive_int, is_timeout
 
 __all__ = [
+    "GATES",
     "OFF",
+    "RERUN_MODES",
     "ROWS_MODES",
     "MaxErrors",
     "parse_bool",
@@ -36,6 +38,8 @@ __all__ = [
 
 
 ROWS_MODES = ("auto", "subtests", "summary")
+GATES = ("mean", "lower")  # what --kedi-min-score applies to
+RERUN_MODES = ("errors", "failures")  # which rows --kedi-rerun runs again
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})

@@ -5,7 +5,7 @@
 * `CaseRecord`: one ``> case:`` of a ``@test:`` suite;
 * `RunRecord`: the whole run (the JSON report document).
 
-Each has one ``to_json``/``from_json`` pair, used for the JSON report (schema version 2),
+Each has one ``to_json``/``from_json`` pair, used for the JSON report (schema version 3),
 the rows JSONL (`SuiteRecord.row_lines`), the xdist transport (records cross to the
 controller as ``to_json`` builtins on the report) and the views. Everything that formats
 or judges a result (the verdict, failure text, row sub-results, JUnit properties, the
@@ -16,7 +16,7 @@ Every JSON form carries every key of its schema, even when a suite errored befor
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -30,6 +30,7 @@ __all__ = [
     "TEST_KEYS",
     "CaseRecord",
     "Json",
+    "Rerun",
     "RunRecord",
     "SuiteRecord",
     "node_path",
@@ -40,14 +41,17 @@ __all__ = [
 Json = dict[str, Any]
 
 #: 2: the document gained ``interrupted``, ``exitstatus`` and ``model_calls``.
-REPORT_VERSION = 2
+#: 3: suites gained ``repeats``, ``stderr``, ``ci``, ``gate`` and ``rerun``; rows gained
+#: ``scores``, ``flaky`` and ``carried_over``.
+REPORT_VERSION = 3
 SUITE_KEYS = (
     "nodeid", "path", "line", "procedure", "metric", "dataset", "split", "score", "rows_total",
     "rows_errored", "errors_by_class", "feedback", "threshold", "outcome", "error", "duration_s",
-    "rows",
+    "repeats", "stderr", "ci", "gate", "rerun", "rows",
 )  # fmt: skip
 ROW_KEYS = (
     "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
+    "scores", "flaky", "carried_over",
 )  # fmt: skip
 TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message")
 
@@ -55,6 +59,28 @@ TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message"
 def node_path(nodeid: str) -> str:
     """The rootdir-relative ``.kedi`` path of a node id (``/``-separated on every OS)."""
     return nodeid.split("::", 1)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Rerun:
+    """How a suite ran under ``--kedi-rerun``: the mode, and whether a previous run of the
+    suite was found (without one, every row ran)."""
+
+    mode: str  # "errors" or "failures"
+    previous_run: bool
+
+    def to_json(self, rows: Sequence[RowResult]) -> Json:
+        carried = sum(1 for row in rows if row.carried_over)
+        return {
+            "mode": self.mode,
+            "previous_run": self.previous_run,
+            "rows_rerun": len(rows) - carried,
+            "rows_carried_over": carried,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Rerun:
+        return cls(mode=str(data["mode"]), previous_run=bool(data["previous_run"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +93,8 @@ class SuiteRecord:
     result: SuiteResult
     threshold: float | None
     outcome: str  # "passed", "failed" or "skipped"
+    gate: str = "mean"  # what the threshold applied to: "mean" or "lower"
+    rerun: Rerun | None = None  # set under --kedi-rerun
 
     @property
     def path(self) -> str:
@@ -89,8 +117,10 @@ class SuiteRecord:
         *,
         threshold: float | None,
         outcome: str,
+        gate: str = "mean",
+        rerun: Rerun | None = None,
     ) -> SuiteRecord:
-        return cls(nodeid, suite.span.start_line, result, threshold, outcome)
+        return cls(nodeid, suite.span.start_line, result, threshold, outcome, gate, rerun)
 
     @classmethod
     def unscored(
@@ -154,6 +184,9 @@ class SuiteRecord:
             "outcome": self.outcome,
             "error": result.error,
             "duration_s": result.duration_s,
+            **result.stats_json(),
+            "gate": self.gate,
+            "rerun": None if self.rerun is None else self.rerun.to_json(result.rows),
             "rows": [row.to_json() for row in result.rows],
         }
 
@@ -167,6 +200,8 @@ class SuiteRecord:
             result=result,
             threshold=None if threshold is None else float(threshold),
             outcome=str(data["outcome"]),
+            gate=str(data.get("gate", "mean")),
+            rerun=None if data.get("rerun") is None else Rerun.from_json(data["rerun"]),
         )
 
     def row_lines(self) -> Iterator[Json]:
@@ -243,7 +278,7 @@ def source_order(records: Iterable[R]) -> list[R]:
 
 @dataclass(frozen=True, slots=True)
 class RunRecord:
-    """The whole run: the JSON report document (schema version 2), in source order."""
+    """The whole run: the JSON report document (schema version 3), in source order."""
 
     exitstatus: int
     interrupted: bool  # ended by Ctrl-C or SIGTERM

@@ -20,7 +20,7 @@ from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord, source_order
 from pytest_kedi.plugin.rows import row_label
 from pytest_kedi.plugin.settings import KediSettings
-from pytest_kedi.plugin.summary import case_line, models_line, suite_line
+from pytest_kedi.plugin.summary import case_line, flaky_line, models_line, rerun_lines, suite_line
 from pytest_kedi.plugin.views import write_views
 
 __all__ = ["Output", "Summary", "write_reports", "write_summary"]
@@ -104,10 +104,15 @@ def write_summary(tr: Any, summary: Summary, *, verbose: bool) -> None:
         for suite in source_order(summary.suites):
             line = suite_line(suite, feedback_limit=limit)
             tr.write_line(f"{line} (xfail)" if suite.nodeid in summary.xfailed else line)
+            flaky = flaky_line(suite)
+            if flaky is not None:
+                tr.write_line(f"    {flaky}")
             if verbose:
                 tr.write_line(f"    {suite.nodeid}")
                 for row in suite.rows:
                     tr.write_line(f"    {row_label(row, limit=None)}")  # -v: unclipped
+    for line in rerun_lines(summary.suites):
+        tr.write_line(line)
     for path in summary.written:
         tr.write_line(f"kedi report written: {path}")
     for path in summary.untouched:

@@ -85,8 +85,13 @@ def _clip(text: str, limit: int | None) -> str:
 
 
 def row_label(row: RowResult, *, limit: int | None = _LABEL_FEEDBACK) -> str:
-    """``row 3: 0.5000 | feedback`` (feedback on one line, clipped to ``limit``)."""
+    """``row 3: 0.5000 | feedback`` (feedback on one line, clipped to ``limit``); a repeated
+    row adds its repeats' scores (``row 3: 0.5000 [1, 0]``), a carried-over row says so."""
     label = f"row {row.index}: {row.score:.4f}"
+    if len(row.scores) > 1:
+        label += f" [{', '.join(f'{score:g}' for score in row.scores)}]"
+    if row.carried_over:
+        label += " (carried over)"
     if row.feedback is not None:
         label += f" | {_clip(row.feedback, limit)}"
     return label

@@ -10,6 +10,7 @@ section. The hook functions in `pytest_kedi.plugin` each delegate to one method 
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import threading
 from collections import Counter
@@ -30,6 +31,7 @@ from pytest_kedi.plugin.items import KediEvalItem
 from pytest_kedi.plugin.outputs import check_report_paths
 from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord
 from pytest_kedi.plugin.reporting import Output, Summary, write_reports, write_summary
+from pytest_kedi.plugin.rerun import store_rows
 from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE, rows_html
 from pytest_kedi.plugin.settings import KediSettings
 from pytest_kedi.plugin.state import SESSION_KEY, TEST_MODEL, ProgramCache
@@ -179,6 +181,8 @@ class KediSession:
         if suite is None and case is None and report.failed and report.when == "???":
             self._crashed(report)  # an xdist worker died while running the item
         if suite is not None:
+            if suite.gate != self.settings.gate:  # a stand-in record (skipped, setup failed)
+                suite = dataclasses.replace(suite, gate=self.settings.gate)
             self.suites[report.nodeid] = suite
             if hasattr(report, "wasxfail"):
                 self.xfailed.add(report.nodeid)
@@ -194,6 +198,7 @@ class KediSession:
             self.config.rootpath, report.nodeid, message, self.settings.threshold_for
         )
         if isinstance(record, SuiteRecord):
+            record = dataclasses.replace(record, gate=self.settings.gate)
             self.suites.setdefault(report.nodeid, record)
         elif isinstance(record, CaseRecord):
             self.tests.setdefault(report.nodeid, record)
@@ -217,6 +222,7 @@ class KediSession:
                 workeroutput[USAGE_ERRORS_KEY] = list(own_errors)
             return
         self.model_calls.update(own_calls)
+        store_rows(self.config, self.suites.values())
         self._write(session, exitstatus)
         ended = session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
         if ended and (own_errors or self.remote_usage_errors):

@@ -36,6 +36,10 @@ class KediSettings:
     rootdir: Path | None = None
     ini_dir: Path | None = None  # the directory of the ini file (kedi_min_scores patterns)
     debug: bool = False  # show the traceback of an internal parser error
+    repeat: int = 1  # runs of every row
+    gate: str = "mean"  # what the min score applies to: "mean" or "lower" (interval bound)
+    rerun: str | None = None  # "errors" or "failures": rerun only those rows of the last run
+    row_min_score: float = 1.0  # below it a row is a failure for --kedi-rerun failures
 
     def suite_ids(self, nodeid: str) -> tuple[str, ...]:
         """``nodeid`` (rootdir-relative) and, if different, relative to the ini file's directory.

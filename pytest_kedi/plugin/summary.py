@@ -11,10 +11,13 @@ from collections.abc import Collection, Mapping
 
 from pytest_kedi.constants import TEST_MODEL
 from pytest_kedi.evals import format_suite_line
-from pytest_kedi.plugin.gating import score_digits, threshold_text
+from pytest_kedi.plugin.gating import interval_text, score_digits, shows_interval, threshold_text
 from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
 
-__all__ = ["case_line", "models_line", "suite_line"]
+__all__ = ["case_line", "flaky_line", "models_line", "rerun_lines", "suite_line"]
+
+#: flaky rows named per suite in the summary (the reports list them all)
+FLAKY_SHOWN = 10
 
 HOOK_NOTE = "pytest_kedi_model hook"
 _OFFLINE = "offline default: synthetic output, not a real model"
@@ -38,7 +41,8 @@ def _verdict(record: SuiteRecord, digits: int = 4) -> str:
     outcome = record.outcome
     word = "FAILED" if outcome == "failed" else outcome
     if record.threshold is not None and outcome != "skipped":
-        return f"[{word}, min score {threshold_text(record.threshold, digits)}]"
+        bound = " on the lower bound" if record.gate == "lower" else ""
+        return f"[{word}, min score {threshold_text(record.threshold, digits)}{bound}]"
     return f"[{word}]"
 
 
@@ -57,7 +61,44 @@ def suite_line(record: SuiteRecord, *, feedback_limit: int | None) -> str:
         error = _clip(error, feedback_limit) if error else error
     shown = dataclasses.replace(result, rows=[], feedback=feedback, error=error)
     digits = score_digits(result.score, record.threshold)
-    return f"{format_suite_line(shown, digits=digits)}  {_verdict(record, digits)}"
+    line = format_suite_line(shown, digits=digits)
+    if shows_interval(result, record.gate):
+        line += f"  ({interval_text(result, digits)})"
+    return f"{line}  {_verdict(record, digits)}"
+
+
+def _scores(scores: list[float]) -> str:
+    return ", ".join(f"{score:g}" for score in scores)
+
+
+def flaky_line(record: SuiteRecord) -> str | None:
+    """``flaky rows (2 of 4): row 1 [1, 0, 1], row 3 [1, 0, 0]`` (None when there is none)."""
+    flaky = record.result.flaky_rows
+    if not flaky:
+        return None
+    shown = ", ".join(f"row {row.index} [{_scores(row.scores)}]" for row in flaky[:FLAKY_SHOWN])
+    more = f", and {len(flaky) - FLAKY_SHOWN} more" if len(flaky) > FLAKY_SHOWN else ""
+    return f"flaky rows ({len(flaky)} of {record.result.rows_total}): {shown}{more}"
+
+
+def rerun_lines(records: Collection[SuiteRecord]) -> list[str]:
+    """``--kedi-rerun``'s account: rows rerun and carried over, and the suites that had no
+    previous run (every row of those ran)."""
+    reruns = [record for record in records if record.rerun is not None]
+    if not reruns:
+        return []
+    mode = reruns[0].rerun.mode if reruns[0].rerun is not None else ""
+    carried = sum(1 for record in reruns for row in record.rows if row.carried_over)
+    total = sum(len(record.rows) for record in reruns)
+    lines = [
+        f"kedi rerun ({mode}): {total - carried} row{'s' if total - carried != 1 else ''} "
+        f"rerun, {carried} carried over from the previous run"
+    ]
+    fresh = [r for r in reruns if r.rerun is not None and not r.rerun.previous_run]
+    if fresh:
+        suites = "suite" if len(fresh) == 1 else "suites"
+        lines.append(f"kedi rerun: no previous run of {len(fresh)} {suites}: all their rows ran")
+    return lines
 
 
 def case_line(record: CaseRecord, *, feedback_limit: int | None) -> str:

@@ -132,7 +132,7 @@ def test_json_report_schema(kedi: Kedi) -> None:
     assert tuple(report) == (
         "version", "interrupted", "exitstatus", "model_calls", "suites", "tests"
     )  # fmt: skip
-    assert (report["version"], report["interrupted"], report["exitstatus"]) == (2, False, 1)
+    assert (report["version"], report["interrupted"], report["exitstatus"]) == (3, False, 1)
     assert report["model_calls"] == {}
     assert [s["nodeid"] for s in report["suites"]] == [  # source order (issue 7 §5a)
         "demo.kedi::eval:initials",
@@ -162,6 +162,11 @@ def test_json_report_schema(kedi: Kedi) -> None:
         "threshold": None,
         "outcome": "failed",
         "error": missing["error"],
+        "repeats": 1,
+        "stderr": None,
+        "ci": None,
+        "gate": "mean",
+        "rerun": None,
         "rows": [],
     }
     assert missing["error"].startswith("missing dataset reference")
@@ -186,6 +191,9 @@ def test_json_report_schema(kedi: Kedi) -> None:
         "feedback": "wrong count for 'one'",
         "error": None,
         "error_class": None,
+        "scores": [0.0],
+        "flaky": False,
+        "carried_over": False,
     }
     assert wc["rows"][3]["error_class"] == "type"
     assert report["tests"] == [

@@ -102,3 +102,20 @@ def test_read_report_uses_file_time_when_the_report_has_none(tmp_path: Path) -> 
     assert read_report(path).when is not None and "(file time)" in str(read_report(path).when)
     path.write_text(json.dumps({**v1_report(), "created": "2026-01-02T03:04:05Z"}), "utf-8")
     assert read_report(path).when == "2026-01-02T03:04:05Z"
+
+
+def test_version_3_plain_run_hides_its_interval() -> None:
+    """pytest-kedi computes an interval for every run; a run whose rows ran once and whose
+    min score applied to the mean is shown as before, without it."""
+    report = full_report()
+    report["version"] = 3
+    suite = report["suites"][0]
+    suite.update(repeats=1, gate="mean", ci={"low": 0.2, "high": 0.8}, stderr=0.1)
+    plain = run_view(report, label="r.json").suites[0]
+    assert (plain.ci, plain.stderr, plain.repeats) == (None, None, None)
+    suite.update(gate="lower")
+    gated = run_view(report, label="r.json").suites[0]
+    assert (gated.ci, gated.stderr, gated.repeats) == ((0.2, 0.8), 0.1, None)
+    suite.update(gate="mean", repeats=3)
+    repeated = run_view(report, label="r.json").suites[0]
+    assert (repeated.ci, repeated.repeats) == ((0.2, 0.8), 3)

@@ -1,0 +1,136 @@
+"""Suite statistics: the mean, its standard error and a 95% Student t confidence interval
+over the row scores (each row's score is the mean over its repeats).
+
+With ``n`` rows of scores ``x_i``: ``mean = sum(x_i) / n``; ``s`` is the sample standard
+deviation (divisor ``n - 1``); ``stderr = s / sqrt(n)``; the interval is
+``mean -/+ t(0.975, n - 1) * stderr``, where ``t(p, df)`` is the quantile of Student's t
+distribution, computed from the regularized incomplete beta function (to about 1e-10;
+above 1,000 degrees of freedom from the Cornish-Fisher expansion around the normal
+quantile, whose first omitted term is below 1e-15) -- no table, no SciPy. With fewer
+than two rows there is no spread to measure: ``stderr`` and the interval are ``None``.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["CONFIDENCE", "SuiteStats", "suite_stats", "t_cdf", "t_quantile"]
+
+#: The confidence level of every interval pytest-kedi reports.
+CONFIDENCE = 0.95
+
+_EPS = 1e-15
+_TINY = 1e-300
+_LARGE_DF = 1_000
+
+
+def _cornish_fisher(z: float, df: float) -> float:
+    """Student's t quantile from the normal quantile ``z``, in powers of ``1 / df``."""
+    z2 = z * z
+    g1 = (z2 + 1.0) * z / 4.0
+    g2 = ((5.0 * z2 + 16.0) * z2 + 3.0) * z / 96.0
+    g3 = (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) * z / 384.0
+    g4 = ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) * z / 92160.0
+    return z + (g1 + (g2 + (g3 + g4 / df) / df) / df) / df
+
+
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    """The continued fraction of the incomplete beta function (modified Lentz)."""
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > _TINY else _TINY)
+    h = d
+    for m in range(1, 10_000):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > _TINY else _TINY)
+        c = 1.0 + aa / c
+        c = c if abs(c) > _TINY else _TINY
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > _TINY else _TINY)
+        c = 1.0 + aa / c
+        c = c if abs(c) > _TINY else _TINY
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < _EPS:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function ``I_x(a, b)`` for ``0 <= x <= 1``."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    front = math.exp(log_front)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _beta_fraction(a, b, x) / a
+    return 1.0 - front * _beta_fraction(b, a, 1.0 - x) / b
+
+
+def t_cdf(t: float, df: float) -> float:
+    """``P(T <= t)`` for Student's t distribution with ``df`` degrees of freedom."""
+    if df <= 0:
+        raise ValueError(f"degrees of freedom must be positive, not {df!r}")
+    tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
+    return 1.0 - tail if t > 0 else tail
+
+
+def t_quantile(p: float, df: float) -> float:
+    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (``0 < p < 1``).
+
+    Bisection on `t_cdf` (the distribution is symmetric); above 1,000 degrees of freedom,
+    where the incomplete beta loses precision, the Cornish-Fisher expansion (Abramowitz and
+    Stegun 26.7.5) around the normal quantile.
+    """
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"p must be strictly between 0 and 1, not {p!r}")
+    if p == 0.5:
+        return 0.0
+    if p < 0.5:
+        return -t_quantile(1.0 - p, df)
+    if df > _LARGE_DF:
+        return _cornish_fisher(statistics.NormalDist().inv_cdf(p), df)
+    low, high = 0.0, 1.0
+    while t_cdf(high, df) < p:
+        low, high = high, high * 2.0
+    for _ in range(200):
+        middle = (low + high) / 2.0
+        if middle in (low, high):
+            break
+        if t_cdf(middle, df) < p:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteStats:
+    """``mean`` of the row scores, its ``stderr`` and the 95% interval ``ci`` (low, high);
+    ``stderr`` and ``ci`` are ``None`` with fewer than two rows."""
+
+    mean: float
+    stderr: float | None
+    ci: tuple[float, float] | None
+
+
+def suite_stats(scores: Sequence[float]) -> SuiteStats:
+    """`SuiteStats` of the row scores (see the module docstring for the method)."""
+    n = len(scores)
+    mean = math.fsum(scores) / n if n else 0.0
+    if n < 2:
+        return SuiteStats(mean, None, None)
+    stderr = statistics.stdev(scores, xbar=mean) / math.sqrt(n)
+    half = t_quantile(0.5 + CONFIDENCE / 2.0, n - 1) * stderr
+    return SuiteStats(mean, stderr, (mean - half, mean + half))

@@ -1,0 +1,132 @@
+"""--kedi-rerun: across two runs, only the rows that broke run again; the others are
+carried over from pytest's cache, and the report and the summary say which."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kedi_plugin_helpers import Kedi
+
+# Each row appends its input to ran.txt; bad.txt says which rows error ("e1") or score
+# 0.5 ("f2"); data.txt holds the dataset.
+PROGRAM = """\
+```
+import pathlib
+
+
+def score(x):
+    with open("ran.txt", "a") as log:
+        log.write(f"{x}\\n")
+    bad = pathlib.Path("bad.txt").read_text().split()
+    if f"e{x}" in bad:
+        raise ValueError(f"row {x} broke")
+    return 0.5 if f"f{x}" in bad else 1.0
+```
+
+@eval: score:
+  > data: xs:
+    = `[int(x) for x in pathlib.Path("data.txt").read_text().split()]`
+  > metric: m(xs):
+    = `score(xs)`
+"""
+
+
+def setup(kedi: Kedi, bad: str, data: str = "0 1 2 3") -> None:
+    kedi.write("rerun.kedi", PROGRAM)
+    kedi.write("bad.txt", bad)
+    kedi.write("data.txt", data)
+    kedi.write("ran.txt", "")
+
+
+def ran(kedi: Kedi) -> list[int]:
+    text = (kedi.pytester.path / "ran.txt").read_text(encoding="utf-8")
+    return sorted(int(x) for x in text.split())
+
+
+def run(kedi: Kedi, *args: str) -> pytest.RunResult:
+    kedi.write("ran.txt", "")
+    return kedi.run("--kedi-eval", "--kedi-report", "r.json", *args)
+
+
+def test_rerun_errors_runs_only_errored_rows_and_carries_the_rest(kedi: Kedi) -> None:
+    setup(kedi, "e1 f2")
+    first = run(kedi)
+    first.assert_outcomes(passed=1)
+    assert ran(kedi) == [0, 1, 2, 3]
+    assert "kedi rerun" not in first.stdout.str()
+    assert kedi.json("r.json")["suites"][0]["rerun"] is None
+
+    kedi.write("bad.txt", "")  # the error is fixed
+    second = run(kedi, "--kedi-rerun", "errors")
+    second.assert_outcomes(passed=1)
+    assert ran(kedi) == [1]
+    second.stdout.fnmatch_lines(
+        [
+            "- score::m: 0.8750  [passed]",
+            "kedi rerun (errors): 1 row rerun, 3 carried over from the previous run",
+        ]
+    )
+    suite = kedi.json("r.json")["suites"][0]
+    assert suite["rerun"] == {
+        "mode": "errors", "previous_run": True, "rows_rerun": 1, "rows_carried_over": 3,
+    }  # fmt: skip
+    rows = suite["rows"]
+    assert [row["carried_over"] for row in rows] == [True, False, True, True]
+    assert [row["score"] for row in rows] == [1.0, 1.0, 0.5, 1.0]
+    assert (suite["rows_errored"], suite["score"]) == (0, 0.875)
+
+    third = run(kedi, "--kedi-rerun", "failures")  # row 2 scored 0.5 < 1.0
+    assert ran(kedi) == [2]
+    third.stdout.fnmatch_lines(["- score::m: 1.0000  [passed]", "kedi rerun (failures): 1 row*"])
+
+
+def test_rerun_failures_uses_the_row_min_score(kedi: Kedi) -> None:
+    setup(kedi, "e1 f2")
+    run(kedi).assert_outcomes(passed=1)
+    run(kedi, "--kedi-rerun", "failures", "--kedi-row-min-score", "0.4")
+    assert ran(kedi) == [1]  # 0.5 is not a failure at 0.4; the errored row is
+
+
+def test_rerun_reruns_rows_whose_data_changed(kedi: Kedi) -> None:
+    setup(kedi, "")
+    run(kedi).assert_outcomes(passed=1)
+    kedi.write("data.txt", "0 1 5 3 4")
+    result = run(kedi, "--kedi-rerun", "errors")
+    assert ran(kedi) == [4, 5]  # index 2 has a new input; index 4 is new
+    result.stdout.fnmatch_lines(["kedi rerun (errors): 2 rows rerun, 3 carried over*"])
+
+
+def test_rerun_without_a_previous_run_runs_every_row(kedi: Kedi) -> None:
+    setup(kedi, "e1")
+    result = run(kedi, "--kedi-rerun", "errors")
+    assert ran(kedi) == [0, 1, 2, 3]
+    result.stdout.fnmatch_lines(
+        [
+            "kedi rerun (errors): 4 rows rerun, 0 carried over from the previous run",
+            "kedi rerun: no previous run of 1 suite: all their rows ran",
+        ]
+    )
+    rerun = kedi.json("r.json")["suites"][0]["rerun"]
+    assert (rerun["previous_run"], rerun["rows_rerun"]) == (False, 4)
+
+
+def test_rerun_with_repeats_reruns_every_repeat(kedi: Kedi) -> None:
+    setup(kedi, "e3")
+    run(kedi, "--kedi-repeat", "2").assert_outcomes(passed=1)
+    assert ran(kedi) == [0, 0, 1, 1, 2, 2, 3, 3]
+    kedi.write("bad.txt", "")
+    run(kedi, "--kedi-repeat", "2", "--kedi-rerun", "errors")
+    assert ran(kedi) == [3, 3]
+    rows = kedi.json("r.json")["suites"][0]["rows"]
+    assert [row["scores"] for row in rows] == [[1.0, 1.0]] * 4
+
+
+@pytest.mark.single_process("the cache plugin is switched off in this process only")
+def test_rerun_without_the_cache_plugin_runs_every_row(kedi: Kedi) -> None:
+    setup(kedi, "")
+    run(kedi, "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    result = run(kedi, "-p", "no:cacheprovider", "--kedi-rerun", "errors")
+    assert ran(kedi) == [0, 1, 2, 3]
+    result.stdout.fnmatch_lines(["kedi rerun: no previous run of 1 suite: all their rows ran"])
+    assert not Path(kedi.pytester.path, ".pytest_cache").exists()
