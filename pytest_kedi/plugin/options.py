@@ -38,6 +38,7 @@ from pytest_kedi.plugin.optionvalues import (
     parse_choice,
     parse_float,
     parse_markdown,
+    parse_max_drop,
     parse_max_errors,
     parse_min_scores,
     parse_model,
@@ -143,6 +144,24 @@ OPTIONS: tuple[Option, ...] = (
         "fraction of the rows)",
     ),
     Option(
+        "baseline_path", "kedi_baseline", parse_path, None,
+        "compare the run with an earlier --kedi-report JSON: per-suite score deltas and the "
+        "rows that regressed or improved, in the kedi summary and the report (env "
+        "KEDI_BASELINE, ini kedi_baseline).",
+        env="KEDI_BASELINE", ini_type="string", ini_help="path of a baseline JSON report.",
+        metavar="PATH",
+        meaning="compare the run with an earlier `--kedi-report` JSON: score deltas and "
+        "regressed/improved rows in the `kedi` summary and the report",
+    ),
+    Option(
+        "max_drop", "kedi_max_drop", parse_max_drop, None,
+        "with --kedi-baseline, fail an eval suite whose score fell by more than D "
+        "(env KEDI_MAX_DROP, ini kedi_max_drop).",
+        env="KEDI_MAX_DROP", ini_type="float",
+        ini_help="largest score drop allowed against the baseline.", metavar="D",
+        meaning="with `--kedi-baseline`: fail an eval suite whose score fell by more than D",
+    ),
+    Option(
         "model", "kedi_model", parse_model, None,
         "default pydantic-ai model for templates, e.g. openai:gpt-4o "
         "(env KEDI_ADAPTER_MODEL, ini kedi_model; default: the offline 'test' model).",
@@ -186,9 +205,9 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "report_path", "kedi_report", parse_path, None,
-        "write the eval and test results as one JSON document (schema version 2).",
+        "write the eval and test results as one JSON document (schema version 3).",
         metavar="PATH",
-        meaning="write the results as one JSON document (schema version 2)",
+        meaning="write the results as one JSON document (schema version 3)",
     ),
     Option(
         "rows_jsonl_path", "kedi_rows_jsonl", parse_path, None,
@@ -316,6 +335,11 @@ def resolve(config: pytest.Config, *, subtests_available: bool = True) -> KediSe
         values["markdown_path"] = Path(os.environ[ENV_STEP_SUMMARY].strip())
         values["markdown_append"] = True
     values["collect"] = values["eval_enabled"] or values["collect"]
+    if values["max_drop"] is not None and values["baseline_path"] is None:
+        raise pytest.UsageError(
+            "kedi_max_drop needs a baseline to compare with: pass --kedi-baseline PATH "
+            "(env KEDI_BASELINE, ini kedi_baseline)"
+        )
     reason = None
     if values["rows_mode"] == "auto":
         reason = summary_reason(config)

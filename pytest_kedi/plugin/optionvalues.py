@@ -26,6 +26,7 @@ __all__ = [
     "parse_choice",
     "parse_float",
     "parse_markdown",
+    "parse_max_drop",
     "parse_max_errors",
     "parse_min_scores",
     "parse_model",
@@ -53,6 +54,19 @@ class MaxErrors:
             return errored > self.count
         assert self.fraction is not None
         return total > 0 and errored / total > self.fraction
+
+    @property
+    def value(self) -> float:
+        """The budget as given (and as the JSON report records it): a count or a fraction."""
+        if self.count is not None:
+            return self.count
+        assert self.fraction is not None
+        return self.fraction
+
+    @classmethod
+    def of(cls, number: float) -> MaxErrors:
+        """A whole number is a row count; ``0 < number < 1`` a fraction of the rows."""
+        return cls(fraction=number) if 0 < number < 1 else cls(count=int(number))
 
     def describe(self) -> str:
         if self.count is not None:
@@ -92,11 +106,9 @@ def parse_max_errors(value: object, source: str) -> MaxErrors:
     number = parse_float(value, source)
     if number < 0:
         raise _bad(source, "a count or a fraction >= 0", value)
-    if 0 < number < 1:
-        return MaxErrors(fraction=number)
-    if number != int(number):
+    if number >= 1 and number != int(number):
         raise _bad(source, "a whole row count (or a fraction below 1)", value)
-    return MaxErrors(count=int(number))
+    return MaxErrors.of(number)
 
 
 def parse_positive_int(value: object, source: str) -> int:
@@ -108,6 +120,14 @@ def parse_positive_int(value: object, source: str) -> int:
         raise _bad(source, "a positive integer", value) from None
     if not is_positive_int(number):
         raise _bad(source, "a positive integer", value)
+    return number
+
+
+def parse_max_drop(value: object, source: str) -> float:
+    """A score drop: a number from 0 to 1."""
+    number = parse_float(value, source)
+    if not 0 <= number <= 1:
+        raise _bad(source, "a score drop from 0 to 1", value)
     return number
 
 

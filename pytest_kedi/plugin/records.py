@@ -5,7 +5,7 @@
 * `CaseRecord`: one ``> case:`` of a ``@test:`` suite;
 * `RunRecord`: the whole run (the JSON report document).
 
-Each has one ``to_json``/``from_json`` pair, used for the JSON report (schema version 2),
+Each has one ``to_json``/``from_json`` pair, used for the JSON report (schema version 3),
 the rows JSONL (`SuiteRecord.row_lines`), the xdist transport (records cross to the
 controller as ``to_json`` builtins on the report) and the views. Everything that formats
 or judges a result (the verdict, failure text, row sub-results, JUnit properties, the
@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from pytest_kedi.evals import RowResult, SuiteResult
 from pytest_kedi.lang import nodes
+from pytest_kedi.reports.deltas import SuiteDelta, row_fields
 
 __all__ = [
     "REPORT_VERSION",
@@ -40,14 +41,17 @@ __all__ = [
 Json = dict[str, Any]
 
 #: 2: the document gained ``interrupted``, ``exitstatus`` and ``model_calls``.
-REPORT_VERSION = 2
+#: 3: suites gained ``max_errors``, ``baseline_score`` and ``delta``; rows ``delta`` and
+#: ``regressed`` (set when the run was compared with a baseline, else ``null``).
+REPORT_VERSION = 3
 SUITE_KEYS = (
     "nodeid", "path", "line", "procedure", "metric", "dataset", "split", "score", "rows_total",
     "rows_errored", "errors_by_class", "feedback", "threshold", "outcome", "error", "duration_s",
-    "rows",
+    "max_errors", "baseline_score", "delta", "rows",
 )  # fmt: skip
 ROW_KEYS = (
     "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
+    "delta", "regressed",
 )  # fmt: skip
 TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message")
 
@@ -67,6 +71,8 @@ class SuiteRecord:
     result: SuiteResult
     threshold: float | None
     outcome: str  # "passed", "failed" or "skipped"
+    max_errors: float | None = None  # the error budget applied: a row count, or a fraction < 1
+    baseline: SuiteDelta | None = None  # the comparison with --kedi-baseline's suite
 
     @property
     def path(self) -> str:
@@ -89,8 +95,9 @@ class SuiteRecord:
         *,
         threshold: float | None,
         outcome: str,
+        max_errors: float | None = None,
     ) -> SuiteRecord:
-        return cls(nodeid, suite.span.start_line, result, threshold, outcome)
+        return cls(nodeid, suite.span.start_line, result, threshold, outcome, max_errors)
 
     @classmethod
     def unscored(
@@ -154,19 +161,30 @@ class SuiteRecord:
             "outcome": self.outcome,
             "error": result.error,
             "duration_s": result.duration_s,
-            "rows": [row.to_json() for row in result.rows],
+            "max_errors": self.max_errors,
+            "baseline_score": self.baseline.baseline_score if self.baseline else None,
+            "delta": self.baseline.delta if self.baseline else None,
+            "rows": list(self._row_json()),
         }
+
+    def _row_json(self) -> Iterator[Json]:
+        rows = self.baseline.by_index() if self.baseline else {}
+        for row in self.result.rows:
+            yield {**row.to_json(), **row_fields(rows, row.index)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SuiteRecord:
         result = SuiteResult.from_json({**data, "suite": data["procedure"]})
         threshold = data["threshold"]
+        max_errors = data.get("max_errors")  # absent before version 3
         return cls(
             nodeid=str(data["nodeid"]),
             line=int(data["line"]),
             result=result,
             threshold=None if threshold is None else float(threshold),
             outcome=str(data["outcome"]),
+            max_errors=_budget(max_errors),
+            baseline=SuiteDelta.from_json(data),
         )
 
     def row_lines(self) -> Iterator[Json]:
@@ -178,8 +196,8 @@ class SuiteRecord:
             "metric": self.result.metric,
             "split": self.result.split,
         }
-        for row in self.result.rows:
-            yield {**context, **row.to_json()}
+        for row in self._row_json():
+            yield {**context, **row}
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +251,14 @@ class CaseRecord:
         )
 
 
+def _budget(value: object) -> float | None:
+    """A recorded error budget: a whole row count stays an int (``3``, not ``3.0``)."""
+    if value is None:
+        return None
+    number = float(value)  # type: ignore[arg-type]
+    return number if 0 < number < 1 else int(number)
+
+
 R = TypeVar("R", SuiteRecord, CaseRecord)
 
 
@@ -243,7 +269,7 @@ def source_order(records: Iterable[R]) -> list[R]:
 
 @dataclass(frozen=True, slots=True)
 class RunRecord:
-    """The whole run: the JSON report document (schema version 2), in source order."""
+    """The whole run: the JSON report document (schema version 3), in source order."""
 
     exitstatus: int
     interrupted: bool  # ended by Ctrl-C or SIGTERM

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from pytest_kedi.evals.safetext import clean_text
-from pytest_kedi.plugin import options, transport
+from pytest_kedi.plugin import baseline, options, transport
 from pytest_kedi.plugin.collect import EVAL_SKIP_REASON, KediFile, is_kedi_program
 from pytest_kedi.plugin.crashes import crash_record
 from pytest_kedi.plugin.gating import UnmatchedGates
@@ -70,6 +70,8 @@ class KediSession:
         self.output = Output()
         self.untouched: tuple[Path, ...] = ()
         self.started = datetime.now(UTC)
+        # --kedi-baseline's suites by node id (every process: items apply --kedi-max-drop)
+        self.baseline: dict[str, SuiteRecord] | None = None
 
     # ------------------------------------------------------------------ configuration
 
@@ -82,6 +84,8 @@ class KediSession:
         subtests = SUBTESTS_AVAILABLE and config.pluginmanager.hasplugin("subtests")
         session = cls(config, options.resolve(config, subtests_available=subtests))
         config.stash[SESSION_KEY] = session
+        if session.settings.collect and session.settings.baseline_path is not None:
+            session.baseline = baseline.load(session.settings.baseline_path)
         if not session.worker:
             if not session.settings.collect:
                 _refuse_uncollected_kedi_args(config.args)
@@ -141,6 +145,12 @@ class KediSession:
     def publish(self, record: SuiteRecord | CaseRecord) -> None:
         """An item's record, once its run decided it (called by the item)."""
         self._published[record.nodeid] = record
+
+    def max_drop_reason(self, record: SuiteRecord) -> str | None:
+        """Why ``record`` fails ``--kedi-max-drop`` against the baseline, if it does."""
+        if self.baseline is None or self.settings.max_drop is None:
+            return None
+        return baseline.drop(self.baseline, record, self.settings.max_drop)
 
     def make_report(self, item: pytest.Item, when: str, report: pytest.TestReport) -> None:
         """Put the item's record on its report (and pytest-html's rows table)."""
@@ -238,6 +248,8 @@ class KediSession:
             suites=tuple(self.suites.values()),
             tests=tuple(self.tests.values()),
         )
+        if self.baseline is not None:
+            run = baseline.with_deltas(run, self.baseline)
         self.output = write_reports(
             settings,
             run,
@@ -259,8 +271,17 @@ class KediSession:
             written=self.output.written,
             untouched=self.untouched,
             errors=self.output.errors,
+            baseline=self._baseline_lines(),
         )
         write_summary(tr, summary, verbose=self.config.get_verbosity() > 0)
+
+    def _baseline_lines(self) -> list[str]:
+        path = self.settings.baseline_path
+        if self.baseline is None or path is None or not self.suites:
+            return []
+        return baseline.summary_lines(
+            path, self.baseline, self.suites.values(), max_drop=self.settings.max_drop
+        )
 
     @staticmethod
     def explain_skips(tr: pytest.TerminalReporter) -> None:

@@ -36,6 +36,8 @@ class KediSettings:
     rootdir: Path | None = None
     ini_dir: Path | None = None  # the directory of the ini file (kedi_min_scores patterns)
     debug: bool = False  # show the traceback of an internal parser error
+    baseline_path: Path | None = None  # an earlier --kedi-report to compare the run with
+    max_drop: float | None = None  # fail a suite whose score fell more than this below it
 
     def suite_ids(self, nodeid: str) -> tuple[str, ...]:
         """``nodeid`` (rootdir-relative) and, if different, relative to the ini file's directory.

@@ -132,7 +132,7 @@ def test_json_report_schema(kedi: Kedi) -> None:
     assert tuple(report) == (
         "version", "interrupted", "exitstatus", "model_calls", "suites", "tests"
     )  # fmt: skip
-    assert (report["version"], report["interrupted"], report["exitstatus"]) == (2, False, 1)
+    assert (report["version"], report["interrupted"], report["exitstatus"]) == (3, False, 1)
     assert report["model_calls"] == {}
     assert [s["nodeid"] for s in report["suites"]] == [  # source order (issue 7 §5a)
         "demo.kedi::eval:initials",
@@ -162,6 +162,9 @@ def test_json_report_schema(kedi: Kedi) -> None:
         "threshold": None,
         "outcome": "failed",
         "error": missing["error"],
+        "max_errors": None,
+        "baseline_score": None,
+        "delta": None,
         "rows": [],
     }
     assert missing["error"].startswith("missing dataset reference")
@@ -186,6 +189,8 @@ def test_json_report_schema(kedi: Kedi) -> None:
         "feedback": "wrong count for 'one'",
         "error": None,
         "error_class": None,
+        "delta": None,
+        "regressed": None,
     }
     assert wc["rows"][3]["error_class"] == "type"
     assert report["tests"] == [
