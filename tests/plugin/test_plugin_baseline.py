@@ -114,3 +114,32 @@ def test_usage_errors(kedi: Kedi, args: tuple[str, ...], message: str) -> None:
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
     assert "Traceback" not in result.stderr.str()
+
+
+def test_sharded_reports_merge_into_the_unsharded_verdict(
+    kedi: Kedi, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kedi_plugin_helpers import without_durations
+
+    from pytest_kedi import cli
+
+    kedi.write("a.kedi", SUITES.format(rows=ROWS_BEFORE, other="steady"))
+    gate = ("--kedi-eval", "--kedi-min-score", "0.8", "--kedi-max-errors", "1")
+    kedi.run(*gate, "a.kedi::eval:initials", "--kedi-report", "s1.json").assert_outcomes(failed=1)
+    kedi.run(*gate, "a.kedi::eval:steady", "--kedi-report", "s2.json").assert_outcomes(passed=1)
+    kedi.run(*gate, "--kedi-report", "full.json").assert_outcomes(failed=1, passed=1)
+    paths = [str(kedi.pytester.path / name) for name in ("s1.json", "s2.json", "all.json")]
+    status = cli.main(["merge", paths[0], paths[1], "-o", paths[2]], prog="pytest-kedi")
+    assert status == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[-5:] == [
+        "Evals:",
+        "- initials::exact: 0.6667  [FAILED, min score 0.8000]",
+        "- steady::m: 1.0000  [passed, min score 0.8000]",
+        "FAILED a.kedi::eval:initials: score 0.6667 is below the min score 0.8000",
+        f"kedi report written: {paths[2]}",
+    ]
+    merged, full = kedi.json("all.json"), kedi.json("full.json")
+    assert without_durations(merged["suites"]) == without_durations(full["suites"])
+    assert merged["suites"][0]["max_errors"] == 1
+    assert merged["exitstatus"] == full["exitstatus"] == 1
