@@ -43,12 +43,13 @@ def with_deltas(run: RunRecord, baseline: Mapping[str, SuiteRecord]) -> RunRecor
 
 
 def summary_lines(
-    path: Path,
+    path: Path | str,
     baseline: Mapping[str, SuiteRecord],
     suites: Iterable[SuiteRecord],
     *,
     max_drop: float | None,
 ) -> list[str]:
-    """The ``kedi`` section's comparison: ``Baseline PATH: ...`` and a line per suite."""
+    """The ``kedi`` section's comparison: ``Baseline PATH: ...`` and a line per suite
+    (``path`` as the user should read it)."""
     head, *rest = comparison_lines(compare_runs(baseline.values(), suites), max_drop=max_drop)
     return [f"Baseline {path}: {head}", *rest]

@@ -279,8 +279,10 @@ class KediSession:
         path = self.settings.baseline_path
         if self.baseline is None or path is None or not self.suites:
             return []
+        here = self.config.invocation_params.dir
+        shown = path.relative_to(here).as_posix() if path.is_relative_to(here) else str(path)
         return baseline.summary_lines(
-            path, self.baseline, self.suites.values(), max_drop=self.settings.max_drop
+            shown, self.baseline, self.suites.values(), max_drop=self.settings.max_drop
         )
 
     @staticmethod

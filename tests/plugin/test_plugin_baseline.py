@@ -44,7 +44,7 @@ def test_deltas_rows_and_the_max_drop(kedi: Kedi) -> None:
         [
             "*a.kedi:4: @eval: initials failed: score fell from 0.6667 (baseline) to 0.3333, "
             "a drop of 0.3333; the max drop is 0.2500",
-            "Baseline *old.json: 1 suite compared, 1 new, 1 only in the baseline",
+            "Baseline old.json: 1 suite compared, 1 new, 1 only in the baseline",
             "- initials::exact: 0.6667 -> 0.3333 (-0.3333)  [FAILED, dropped more than 0.2500]",
             "    regressed rows (2):",
             "      row 0 input 'ada lovelace': 1.0000 -> 0.0000",
@@ -82,7 +82,7 @@ def test_baseline_from_the_environment_and_ini(kedi: Kedi, monkeypatch: pytest.M
     result = kedi.run("--kedi-eval")
     result.assert_outcomes(failed=1, passed=1)
     result.stdout.fnmatch_lines(
-        ["Baseline *old.json: 1 suite compared, 1 new, 1 only in the baseline"]
+        ["Baseline old.json: 1 suite compared, 1 new, 1 only in the baseline"]
     )
 
 
