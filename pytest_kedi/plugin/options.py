@@ -44,6 +44,7 @@ from pytest_kedi.plugin.optionvalues import (
     parse_model,
     parse_path,
     parse_positive_int,
+    parse_shard,
     parse_timeout,
 )
 from pytest_kedi.plugin.settings import KediSettings
@@ -160,6 +161,14 @@ OPTIONS: tuple[Option, ...] = (
         env="KEDI_MAX_DROP", ini_type="float",
         ini_help="largest score drop allowed against the baseline.", metavar="D",
         meaning="with `--kedi-baseline`: fail an eval suite whose score fell by more than D",
+    ),
+    Option(
+        "shard", "kedi_shard", parse_shard, None,
+        "run only the K-th of N shares of the Kedi items (suites and cases dealt out by node "
+        "id), for a CI matrix whose reports `pytest-kedi merge` joins (env KEDI_SHARD).",
+        env="KEDI_SHARD", metavar="K/N",
+        meaning="run only the K-th of N shares of the Kedi items (by node id; Python tests "
+        "are not sharded); merge the shards' reports with `pytest-kedi merge`",
     ),
     Option(
         "model", "kedi_model", parse_model, None,

@@ -32,6 +32,7 @@ __all__ = [
     "parse_model",
     "parse_path",
     "parse_positive_int",
+    "parse_shard",
     "parse_timeout",
 ]
 
@@ -129,6 +130,18 @@ def parse_max_drop(value: object, source: str) -> float:
     if not 0 <= number <= 1:
         raise _bad(source, "a score drop from 0 to 1", value)
     return number
+
+
+def parse_shard(value: object, source: str) -> tuple[int, int]:
+    """``K/N`` with ``1 <= K <= N``: the K-th of N shards."""
+    number, sep, total = str(value).strip().partition("/")
+    try:
+        shard = (int(number), int(total)) if sep else None
+    except ValueError:
+        shard = None
+    if shard is None or not 1 <= shard[0] <= shard[1]:
+        raise _bad(source, "K/N with 1 <= K <= N, e.g. 2/4", value)
+    return shard
 
 
 def parse_timeout(value: object, source: str) -> float:

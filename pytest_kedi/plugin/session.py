@@ -56,7 +56,9 @@ class KediSession:
         self.programs = ProgramCache(config, settings.model, settings.debug)
         self.parse_errors: list[str] = []  # node ids of unparsable or unreadable files
         self.remote_usage_errors: list[str] = []  # reported by xdist workers
+        # A shard collects a share of the suites: patterns for other shards match nothing here.
         gated = not self.worker and settings.collect and bool(settings.min_scores)
+        gated = gated and settings.shard is None
         self.gates = UnmatchedGates(config, settings) if gated else None
         # what this process's items published while running (by node id)
         self._published: dict[str, SuiteRecord | CaseRecord] = {}

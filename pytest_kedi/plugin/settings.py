@@ -38,6 +38,7 @@ class KediSettings:
     debug: bool = False  # show the traceback of an internal parser error
     baseline_path: Path | None = None  # an earlier --kedi-report to compare the run with
     max_drop: float | None = None  # fail a suite whose score fell more than this below it
+    shard: tuple[int, int] | None = None  # (K, N): run the K-th of N shares of the Kedi items
 
     def suite_ids(self, nodeid: str) -> tuple[str, ...]:
         """``nodeid`` (rootdir-relative) and, if different, relative to the ini file's directory.
