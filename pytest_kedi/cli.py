@@ -6,6 +6,8 @@ Forms::
     python -m pytest_kedi FILE [--model M] [--test] [--eval] [program options]
     python -m pytest_kedi parse FILE...
     python -m pytest_kedi html REPORT.json [REPORT2.json ...] -o OUT.html
+    python -m pytest_kedi compare OLD.json NEW.json [--max-drop D]
+    python -m pytest_kedi merge A.json B.json ... [-o ALL.json]
 
 stdout carries only program output (or the ``Tests:``/``Evals:`` blocks and parse
 summaries); every diagnostic goes to stderr. Exit status: 0 success, 1 any parse,
@@ -288,6 +290,14 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
             from pytest_kedi.viewer.command import html_command
 
             return html_command(tokens[1:], prog=prog, out=console.out, err=console.err)
+        if tokens[:1] == ["compare"]:
+            from pytest_kedi.reports.command import compare_command
+
+            return compare_command(tokens[1:], prog=prog, out=console.out, err=console.err)
+        if tokens[:1] == ["merge"]:
+            from pytest_kedi.reports.command import merge_command
+
+            return merge_command(tokens[1:], prog=prog, out=console.out, err=console.err)
         invocation = parse_invocation(tokens, parser)
         if invocation.help:
             console.print(parser.format_help().rstrip("\n"))

@@ -35,7 +35,9 @@ SCRIPT = "pytest-kedi"
 USAGE = """\
 %(prog)s FILE [--model MODEL] [--adapter pydantic] [--test] [--eval] [program options]
        %(prog)s parse FILE...
-       %(prog)s html REPORT.json [REPORT2.json ...] -o OUT.html"""
+       %(prog)s html REPORT.json [REPORT2.json ...] -o OUT.html
+       %(prog)s compare OLD.json NEW.json [--max-drop D]
+       %(prog)s merge A.json B.json ... [-o ALL.json]"""
 DESCRIPTION = "Run a Kedi program, or its @test: cases (--test) and @eval: suites (--eval)."
 EPILOG = """\
 Other options after FILE fill the program's `args`: `--key value` sets args.key to

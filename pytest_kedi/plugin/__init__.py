@@ -24,6 +24,7 @@ __all__ = [
     "pytest_addhooks",
     "pytest_addoption",
     "pytest_collect_file",
+    "pytest_collection_modifyitems",
     "pytest_collection_finish",
     "pytest_configure",
     "pytest_report_header",
@@ -64,6 +65,15 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> KediFile | None:
     kedi = KediSession.of(parent.config)
     return kedi.collect_file(file_path, parent) if kedi is not None else None
+
+
+@pytest.hookimpl(trylast=True)  # after -k/-m: the selected items are dealt out
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    kedi = KediSession.of(config)
+    if kedi is not None and kedi.settings.collect and kedi.settings.shard is not None:
+        from pytest_kedi.plugin.sharding import select_shard
+
+        select_shard(config, items, kedi.settings.shard)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import time
 from pathlib import Path
 from types import ModuleType
@@ -199,7 +200,12 @@ class KediEvalItem(_KediItem):
             outcome="passed" if verdict.passed else "failed",
             gate=settings.gate,
             rerun=rerun,
+            max_errors=settings.max_errors.value if settings.max_errors else None,
         )
+        dropped = kedi_session(self.config).max_drop_reason(record)
+        if dropped is not None:  # --kedi-max-drop against --kedi-baseline
+            verdict = Verdict(False, (*verdict.reasons, dropped))
+            record = dataclasses.replace(record, outcome="failed")
         self._publish(record)
         if settings.rows_mode == "subtests":
             emit_row_reports(self, result.rows)

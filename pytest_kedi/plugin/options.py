@@ -40,11 +40,13 @@ from pytest_kedi.plugin.optionvalues import (
     parse_choice,
     parse_float,
     parse_markdown,
+    parse_max_drop,
     parse_max_errors,
     parse_min_scores,
     parse_model,
     parse_path,
     parse_positive_int,
+    parse_shard,
     parse_timeout,
 )
 from pytest_kedi.plugin.settings import KediSettings
@@ -152,6 +154,32 @@ OPTIONS: tuple[Option, ...] = (
         ini_help="errored rows allowed per suite: a count, or a fraction below 1.", metavar="N",
         meaning="fail an eval suite with more errored rows (a whole N: a count; 0 < N < 1: a "
         "fraction of the rows)",
+    ),
+    Option(
+        "baseline_path", "kedi_baseline", parse_path, None,
+        "compare the run with an earlier --kedi-report JSON: per-suite score deltas and the "
+        "rows that regressed or improved, in the kedi summary and the report (env "
+        "KEDI_BASELINE, ini kedi_baseline).",
+        env="KEDI_BASELINE", ini_type="string", ini_help="path of a baseline JSON report.",
+        metavar="PATH",
+        meaning="compare the run with an earlier `--kedi-report` JSON: score deltas and "
+        "regressed/improved rows in the `kedi` summary and the report",
+    ),
+    Option(
+        "max_drop", "kedi_max_drop", parse_max_drop, None,
+        "with --kedi-baseline, fail an eval suite whose score fell by more than D "
+        "(env KEDI_MAX_DROP, ini kedi_max_drop).",
+        env="KEDI_MAX_DROP", ini_type="float",
+        ini_help="largest score drop allowed against the baseline.", metavar="D",
+        meaning="with `--kedi-baseline`: fail an eval suite whose score fell by more than D",
+    ),
+    Option(
+        "shard", "kedi_shard", parse_shard, None,
+        "run only the K-th of N shares of the Kedi items (suites and cases dealt out by node "
+        "id), for a CI matrix whose reports `pytest-kedi merge` joins (env KEDI_SHARD).",
+        env="KEDI_SHARD", metavar="K/N",
+        meaning="run only the K-th of N shares of the Kedi items (by node id; Python tests "
+        "are not sharded); merge the shards' reports with `pytest-kedi merge`",
     ),
     Option(
         "model", "kedi_model", parse_model, None,
@@ -352,6 +380,11 @@ def resolve(config: pytest.Config, *, subtests_available: bool = True) -> KediSe
         values["markdown_path"] = Path(os.environ[ENV_STEP_SUMMARY].strip())
         values["markdown_append"] = True
     values["collect"] = values["eval_enabled"] or values["collect"]
+    if values["max_drop"] is not None and values["baseline_path"] is None:
+        raise pytest.UsageError(
+            "kedi_max_drop needs a baseline to compare with: pass --kedi-baseline PATH "
+            "(env KEDI_BASELINE, ini kedi_baseline)"
+        )
     reason = None
     if values["rows_mode"] == "auto":
         reason = summary_reason(config)

@@ -28,11 +28,13 @@ __all__ = [
     "parse_choice",
     "parse_float",
     "parse_markdown",
+    "parse_max_drop",
     "parse_max_errors",
     "parse_min_scores",
     "parse_model",
     "parse_path",
     "parse_positive_int",
+    "parse_shard",
     "parse_timeout",
 ]
 
@@ -57,6 +59,19 @@ class MaxErrors:
             return errored > self.count
         assert self.fraction is not None
         return total > 0 and errored / total > self.fraction
+
+    @property
+    def value(self) -> float:
+        """The budget as given (and as the JSON report records it): a count or a fraction."""
+        if self.count is not None:
+            return self.count
+        assert self.fraction is not None
+        return self.fraction
+
+    @classmethod
+    def of(cls, number: float) -> MaxErrors:
+        """A whole number is a row count; ``0 < number < 1`` a fraction of the rows."""
+        return cls(fraction=number) if 0 < number < 1 else cls(count=int(number))
 
     def describe(self) -> str:
         if self.count is not None:
@@ -96,11 +111,9 @@ def parse_max_errors(value: object, source: str) -> MaxErrors:
     number = parse_float(value, source)
     if number < 0:
         raise _bad(source, "a count or a fraction >= 0", value)
-    if 0 < number < 1:
-        return MaxErrors(fraction=number)
-    if number != int(number):
+    if number >= 1 and number != int(number):
         raise _bad(source, "a whole row count (or a fraction below 1)", value)
-    return MaxErrors(count=int(number))
+    return MaxErrors.of(number)
 
 
 def parse_positive_int(value: object, source: str) -> int:
@@ -113,6 +126,26 @@ def parse_positive_int(value: object, source: str) -> int:
     if not is_positive_int(number):
         raise _bad(source, "a positive integer", value)
     return number
+
+
+def parse_max_drop(value: object, source: str) -> float:
+    """A score drop: a number from 0 to 1."""
+    number = parse_float(value, source)
+    if not 0 <= number <= 1:
+        raise _bad(source, "a score drop from 0 to 1", value)
+    return number
+
+
+def parse_shard(value: object, source: str) -> tuple[int, int]:
+    """``K/N`` with ``1 <= K <= N``: the K-th of N shards."""
+    number, sep, total = str(value).strip().partition("/")
+    try:
+        shard = (int(number), int(total)) if sep else None
+    except ValueError:
+        shard = None
+    if shard is None or not 1 <= shard[0] <= shard[1]:
+        raise _bad(source, "K/N with 1 <= K <= N, e.g. 2/4", value)
+    return shard
 
 
 def parse_timeout(value: object, source: str) -> float:

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from pytest_kedi.evals import RowResult, SuiteResult
 from pytest_kedi.lang import nodes
+from pytest_kedi.reports.deltas import SuiteDelta, row_fields
 
 __all__ = [
     "REPORT_VERSION",
@@ -41,17 +42,18 @@ __all__ = [
 Json = dict[str, Any]
 
 #: 2: the document gained ``interrupted``, ``exitstatus`` and ``model_calls``.
-#: 3: suites gained ``repeats``, ``stderr``, ``ci``, ``gate`` and ``rerun``; rows gained
-#: ``scores``, ``flaky`` and ``carried_over``.
+#: 3: suites gained ``repeats``, ``stderr``, ``ci``, ``gate``, ``rerun``, ``max_errors``,
+#: ``baseline_score`` and ``delta``; rows gained ``scores``, ``flaky``, ``carried_over``,
+#: ``delta`` and ``regressed`` (the last two set when the run was compared with a baseline).
 REPORT_VERSION = 3
 SUITE_KEYS = (
     "nodeid", "path", "line", "procedure", "metric", "dataset", "split", "score", "rows_total",
     "rows_errored", "errors_by_class", "feedback", "threshold", "outcome", "error", "duration_s",
-    "repeats", "stderr", "ci", "gate", "rerun", "rows",
+    "repeats", "stderr", "ci", "gate", "rerun", "max_errors", "baseline_score", "delta", "rows",
 )  # fmt: skip
 ROW_KEYS = (
     "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
-    "scores", "flaky", "carried_over",
+    "scores", "flaky", "carried_over", "delta", "regressed",
 )  # fmt: skip
 TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message")
 
@@ -95,6 +97,8 @@ class SuiteRecord:
     outcome: str  # "passed", "failed" or "skipped"
     gate: str = "mean"  # what the threshold applied to: "mean" or "lower"
     rerun: Rerun | None = None  # set under --kedi-rerun
+    max_errors: float | None = None  # the error budget applied: a row count, or a fraction < 1
+    baseline: SuiteDelta | None = None  # the comparison with --kedi-baseline's suite
 
     @property
     def path(self) -> str:
@@ -119,8 +123,11 @@ class SuiteRecord:
         outcome: str,
         gate: str = "mean",
         rerun: Rerun | None = None,
+        max_errors: float | None = None,
     ) -> SuiteRecord:
-        return cls(nodeid, suite.span.start_line, result, threshold, outcome, gate, rerun)
+        return cls(
+            nodeid, suite.span.start_line, result, threshold, outcome, gate, rerun, max_errors
+        )
 
     @classmethod
     def unscored(
@@ -187,13 +194,22 @@ class SuiteRecord:
             **result.stats_json(),
             "gate": self.gate,
             "rerun": None if self.rerun is None else self.rerun.to_json(result.rows),
-            "rows": [row.to_json() for row in result.rows],
+            "max_errors": self.max_errors,
+            "baseline_score": self.baseline.baseline_score if self.baseline else None,
+            "delta": self.baseline.delta if self.baseline else None,
+            "rows": list(self._row_json()),
         }
+
+    def _row_json(self) -> Iterator[Json]:
+        rows = self.baseline.by_index() if self.baseline else {}
+        for row in self.result.rows:
+            yield {**row.to_json(), **row_fields(rows, row.index)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SuiteRecord:
         result = SuiteResult.from_json({**data, "suite": data["procedure"]})
         threshold = data["threshold"]
+        max_errors = data.get("max_errors")  # absent before version 3
         return cls(
             nodeid=str(data["nodeid"]),
             line=int(data["line"]),
@@ -202,6 +218,8 @@ class SuiteRecord:
             outcome=str(data["outcome"]),
             gate=str(data.get("gate", "mean")),
             rerun=None if data.get("rerun") is None else Rerun.from_json(data["rerun"]),
+            max_errors=_budget(max_errors),
+            baseline=SuiteDelta.from_json(data),
         )
 
     def row_lines(self) -> Iterator[Json]:
@@ -213,8 +231,8 @@ class SuiteRecord:
             "metric": self.result.metric,
             "split": self.result.split,
         }
-        for row in self.result.rows:
-            yield {**context, **row.to_json()}
+        for row in self._row_json():
+            yield {**context, **row}
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,6 +284,14 @@ class CaseRecord:
             outcome=str(data["outcome"]),
             message=None if message is None else str(message),
         )
+
+
+def _budget(value: object) -> float | None:
+    """A recorded error budget: a whole row count stays an int (``3``, not ``3.0``)."""
+    if value is None:
+        return None
+    number = float(value)  # type: ignore[arg-type]
+    return number if 0 < number < 1 else int(number)
 
 
 R = TypeVar("R", SuiteRecord, CaseRecord)

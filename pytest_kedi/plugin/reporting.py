@@ -81,6 +81,7 @@ class Summary:
     written: Sequence[Path]
     untouched: Sequence[Path]  # report paths left alone because no Kedi item ran
     errors: Sequence[str]
+    baseline: Sequence[str] = ()  # the comparison with --kedi-baseline, when given
 
 
 def write_summary(tr: Any, summary: Summary, *, verbose: bool) -> None:
@@ -112,6 +113,8 @@ def write_summary(tr: Any, summary: Summary, *, verbose: bool) -> None:
                 for row in suite.rows:
                     tr.write_line(f"    {row_label(row, limit=None)}")  # -v: unclipped
     for line in rerun_lines(summary.suites):
+        tr.write_line(line)
+    for line in summary.baseline:
         tr.write_line(line)
     for path in summary.written:
         tr.write_line(f"kedi report written: {path}")

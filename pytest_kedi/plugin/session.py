@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from pytest_kedi.evals.safetext import clean_text
-from pytest_kedi.plugin import options, transport
+from pytest_kedi.plugin import baseline, options, transport
 from pytest_kedi.plugin.collect import EVAL_SKIP_REASON, KediFile, is_kedi_program
 from pytest_kedi.plugin.crashes import crash_record
 from pytest_kedi.plugin.gating import UnmatchedGates
@@ -58,7 +58,9 @@ class KediSession:
         self.programs = ProgramCache(config, settings.model, settings.debug)
         self.parse_errors: list[str] = []  # node ids of unparsable or unreadable files
         self.remote_usage_errors: list[str] = []  # reported by xdist workers
+        # A shard collects a share of the suites: patterns for other shards match nothing here.
         gated = not self.worker and settings.collect and bool(settings.min_scores)
+        gated = gated and settings.shard is None
         self.gates = UnmatchedGates(config, settings) if gated else None
         # what this process's items published while running (by node id)
         self._published: dict[str, SuiteRecord | CaseRecord] = {}
@@ -72,6 +74,8 @@ class KediSession:
         self.output = Output()
         self.untouched: tuple[Path, ...] = ()
         self.started = datetime.now(UTC)
+        # --kedi-baseline's suites by node id (every process: items apply --kedi-max-drop)
+        self.baseline: dict[str, SuiteRecord] | None = None
 
     # ------------------------------------------------------------------ configuration
 
@@ -84,6 +88,8 @@ class KediSession:
         subtests = SUBTESTS_AVAILABLE and config.pluginmanager.hasplugin("subtests")
         session = cls(config, options.resolve(config, subtests_available=subtests))
         config.stash[SESSION_KEY] = session
+        if session.settings.collect and session.settings.baseline_path is not None:
+            session.baseline = baseline.load(session.settings.baseline_path)
         if not session.worker:
             if not session.settings.collect:
                 _refuse_uncollected_kedi_args(config.args)
@@ -143,6 +149,12 @@ class KediSession:
     def publish(self, record: SuiteRecord | CaseRecord) -> None:
         """An item's record, once its run decided it (called by the item)."""
         self._published[record.nodeid] = record
+
+    def max_drop_reason(self, record: SuiteRecord) -> str | None:
+        """Why ``record`` fails ``--kedi-max-drop`` against the baseline, if it does."""
+        if self.baseline is None or self.settings.max_drop is None:
+            return None
+        return baseline.drop(self.baseline, record, self.settings.max_drop)
 
     def make_report(self, item: pytest.Item, when: str, report: pytest.TestReport) -> None:
         """Put the item's record on its report (and pytest-html's rows table)."""
@@ -244,6 +256,8 @@ class KediSession:
             suites=tuple(self.suites.values()),
             tests=tuple(self.tests.values()),
         )
+        if self.baseline is not None:
+            run = baseline.with_deltas(run, self.baseline)
         self.output = write_reports(
             settings,
             run,
@@ -265,8 +279,19 @@ class KediSession:
             written=self.output.written,
             untouched=self.untouched,
             errors=self.output.errors,
+            baseline=self._baseline_lines(),
         )
         write_summary(tr, summary, verbose=self.config.get_verbosity() > 0)
+
+    def _baseline_lines(self) -> list[str]:
+        path = self.settings.baseline_path
+        if self.baseline is None or path is None or not self.suites:
+            return []
+        here = self.config.invocation_params.dir
+        shown = path.relative_to(here).as_posix() if path.is_relative_to(here) else str(path)
+        return baseline.summary_lines(
+            shown, self.baseline, self.suites.values(), max_drop=self.settings.max_drop
+        )
 
     @staticmethod
     def explain_skips(tr: pytest.TerminalReporter) -> None:

@@ -40,6 +40,9 @@ class KediSettings:
     gate: str = "mean"  # what the min score applies to: "mean" or "lower" (interval bound)
     rerun: str | None = None  # "errors" or "failures": rerun only those rows of the last run
     row_min_score: float = 1.0  # below it a row is a failure for --kedi-rerun failures
+    baseline_path: Path | None = None  # an earlier --kedi-report to compare the run with
+    max_drop: float | None = None  # fail a suite whose score fell more than this below it
+    shard: tuple[int, int] | None = None  # (K, N): run the K-th of N shares of the Kedi items
 
     def suite_ids(self, nodeid: str) -> tuple[str, ...]:
         """``nodeid`` (rootdir-relative) and, if different, relative to the ini file's directory.

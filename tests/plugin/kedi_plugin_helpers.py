@@ -30,6 +30,9 @@ KEDI_ENV = (
     "KEDI_GATE",
     "KEDI_RERUN",
     "KEDI_ROW_MIN_SCORE",
+    "KEDI_BASELINE",
+    "KEDI_MAX_DROP",
+    "KEDI_SHARD",
     "GITHUB_STEP_SUMMARY",
     "TEAMCITY_VERSION",
     "PYTEST_ADDOPTS",
@@ -41,11 +44,11 @@ KEDI_ENV = (
 SUITE_KEYS = (
     "nodeid", "path", "line", "procedure", "metric", "dataset", "split", "score", "rows_total",
     "rows_errored", "errors_by_class", "feedback", "threshold", "outcome", "error", "duration_s",
-    "repeats", "stderr", "ci", "gate", "rerun", "rows",
+    "repeats", "stderr", "ci", "gate", "rerun", "max_errors", "baseline_score", "delta", "rows",
 )  # fmt: skip
 ROW_KEYS = (
     "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
-    "scores", "flaky", "carried_over",
+    "scores", "flaky", "carried_over", "delta", "regressed",
 )  # fmt: skip
 TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message")
 

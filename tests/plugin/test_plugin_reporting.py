@@ -167,6 +167,9 @@ def test_json_report_schema(kedi: Kedi) -> None:
         "ci": None,
         "gate": "mean",
         "rerun": None,
+        "max_errors": None,
+        "baseline_score": None,
+        "delta": None,
         "rows": [],
     }
     assert missing["error"].startswith("missing dataset reference")
@@ -194,6 +197,8 @@ def test_json_report_schema(kedi: Kedi) -> None:
         "scores": [0.0],
         "flaky": False,
         "carried_over": False,
+        "delta": None,
+        "regressed": None,
     }
     assert wc["rows"][3]["error_class"] == "type"
     assert report["tests"] == [

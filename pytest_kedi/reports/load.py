@@ -1,0 +1,52 @@
+"""Reading a saved ``--kedi-report`` JSON document back into a `RunRecord`.
+
+Versions 2 and 3 are read (fields a version-2 report lacks take their defaults). Every
+failure is one `ReportReadError` line naming the file: unreadable, not JSON, not a
+pytest-kedi report, an unsupported version, or a missing or malformed field.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pytest_kedi.plugin.records import RunRecord
+
+__all__ = ["SUPPORTED_VERSIONS", "ReportReadError", "read_run"]
+
+SUPPORTED_VERSIONS = (2, 3)
+
+
+class ReportReadError(Exception):
+    """A report that cannot be used; the message is one line naming the file."""
+
+
+def read_run(path: str | os.PathLike[str]) -> RunRecord:
+    name = os.fspath(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ReportReadError(f"{name}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ReportReadError(f"{name}: cannot read: {reason}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReportReadError(f"{name}:{exc.lineno}: not JSON: {exc.msg}") from None
+    if not isinstance(data, dict) or "version" not in data or "suites" not in data:
+        raise ReportReadError(f"{name}: not a pytest-kedi JSON report (--kedi-report)")
+    version = data["version"]
+    if version not in SUPPORTED_VERSIONS:
+        supported = ", ".join(map(str, SUPPORTED_VERSIONS))
+        raise ReportReadError(
+            f"{name}: report version {version!r} is not supported "
+            f"(this pytest-kedi reads versions {supported})"
+        )
+    try:
+        return RunRecord.from_json(data)
+    except KeyError as exc:
+        raise ReportReadError(f"{name}: malformed report: missing field {exc}") from None
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise ReportReadError(f"{name}: malformed report: {exc}") from None

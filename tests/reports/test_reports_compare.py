@@ -1,0 +1,186 @@
+"""The baseline comparison (issue 11 §3): deltas, rows matched by index and input, one-side
+suites and rows, the max-drop gate, and reading saved reports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from report_docs import record, row, run, save, suite
+
+from pytest_kedi.plugin.records import RunRecord, SuiteRecord
+from pytest_kedi.reports.compare import (
+    compare_runs,
+    compare_suites,
+    comparison_lines,
+    drop_reason,
+)
+from pytest_kedi.reports.load import ReportReadError, read_run
+
+A = "a.kedi::eval:alpha"
+B = "b.kedi::eval:beta"
+
+
+def _pair(old_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]]) -> tuple[Any, Any]:
+    old = record(suite(A, sum(r["score"] for r in old_rows) / len(old_rows), old_rows))
+    new = record(suite(A, sum(r["score"] for r in new_rows) / len(new_rows), new_rows))
+    return old, new
+
+
+def test_rows_are_matched_by_index_and_input() -> None:
+    old, new = _pair(
+        [row(0, "'a'", 1.0), row(1, "'b'", 1.0), row(2, "'c'", 0.0), row(3, "'d'", 1.0)],
+        [row(0, "'a'", 0.0), row(1, "'b'", 1.0), row(2, "'c'", 1.0), row(3, "'CHANGED'", 0.0)],
+    )
+    compared = compare_suites(A, old, new)
+    assert [(c.index, c.old, c.new) for c in compared.regressed] == [(0, 1.0, 0.0)]
+    assert [(c.index, c.old, c.new) for c in compared.improved] == [(2, 0.0, 1.0)]
+    # row 3's input changed: not the same row, so one row on each side only
+    assert (compared.only_old_rows, compared.only_new_rows) == (1, 1)
+    delta = compared.suite_delta()
+    assert delta is not None
+    assert delta.baseline_score == 0.75 and delta.delta == pytest.approx(-0.25)
+    assert {r.index: (r.delta, r.regressed) for r in delta.rows} == {
+        0: (-1.0, True),
+        1: (0.0, False),
+        2: (1.0, False),
+    }
+
+
+def test_lines_show_deltas_rows_and_one_side_suites() -> None:
+    old, new = _pair(
+        [row(0, "'a'", 1.0), row(1, "'b'", 0.0)], [row(0, "'a'", 0.0), row(1, "'b'", 0.0)]
+    )
+    gone = record(suite("c.kedi::eval:gamma", 0.7))
+    added = record(suite(B, 0.9))
+    lines = comparison_lines(compare_runs([old, gone], [new, added]), max_drop=0.1)
+    assert lines == [
+        "1 suite compared, 1 new, 1 only in the baseline",
+        "- alpha::m: 0.5000 -> 0.0000 (-0.5000)  [FAILED, dropped more than 0.1000]",
+        "    regressed rows (1):",
+        "      row 0 input 'a': 1.0000 -> 0.0000",
+        "- beta::m: 0.9000 (new: not in the baseline)",
+        "- gamma::m: only in the baseline (0.7000)",
+    ]
+
+
+def test_unscored_suites_are_reported_not_compared() -> None:
+    old = record(suite(A, 0.8))
+    new = record(suite(A, 0.0, outcome="failed", error="missing dataset reference"))
+    compared = compare_runs([old], [new])
+    assert compared.deltas() == {}
+    assert comparison_lines(compared)[1] == (
+        "- alpha::m: 0.8000 -> ERROR (not compared: not scored in both runs)"
+    )
+    assert drop_reason(compared.suites[0], 0.0) is None
+
+
+def test_the_row_listing_is_capped() -> None:
+    old_rows = [row(i, repr(str(i)), 1.0) for i in range(25)]
+    new_rows = [row(i, repr(str(i)), 0.0) for i in range(25)]
+    old, new = _pair(old_rows, new_rows)
+    lines = comparison_lines(compare_runs([old], [new]), row_limit=3)
+    assert lines[2:] == [
+        "    regressed rows (25):",
+        "      row 0 input '0': 1.0000 -> 0.0000",
+        "      row 1 input '1': 1.0000 -> 0.0000",
+        "      row 2 input '2': 1.0000 -> 0.0000",
+        "      ... and 22 more",
+    ]
+
+
+def test_suites_with_one_name_in_two_files_are_told_apart() -> None:
+    one, two = record(suite("x.kedi::eval:alpha", 0.5)), record(suite("y.kedi::eval:alpha", 0.5))
+    lines = comparison_lines(compare_runs([one, two], [one, two]))
+    assert lines[1:] == [
+        "- alpha::m (x.kedi): 0.5000 -> 0.5000 (+0.0000)",
+        "- alpha::m (y.kedi): 0.5000 -> 0.5000 (+0.0000)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "max_drop", "fails"),
+    [
+        (0.8, 0.7, 0.1, False),  # exactly the max drop (0.10000000000000009 in floats)
+        (0.8, 0.69, 0.1, True),
+        (0.8, 0.8, 0.0, False),
+        (0.8, 0.79, 0.0, True),
+        (0.5, 0.9, 0.0, False),
+    ],
+)
+def test_max_drop(before: float, after: float, max_drop: float, fails: bool) -> None:
+    compared = compare_suites(A, record(suite(A, before)), record(suite(A, after)))
+    reason = drop_reason(compared, max_drop)
+    assert (reason is not None) == fails
+    if fails:
+        assert reason == (
+            f"score fell from {before:.4f} (baseline) to {after:.4f}, a drop of "
+            f"{before - after:.4f}; the max drop is {max_drop:.4f}"
+        )
+
+
+class _WithInterval(SuiteRecord):
+    """A suite record whose JSON form has a confidence interval (the repeats' ``ci``)."""
+
+    def to_json(self) -> dict[str, Any]:
+        data = SuiteRecord.to_json(self)
+        score = self.result.score
+        return {**data, "ci": {"low": score - 0.1, "high": score + 0.05}}
+
+
+def test_both_intervals_are_shown_when_both_sides_have_them() -> None:
+    old, new = record(suite(A, 0.6)), record(suite(A, 0.8))
+    with_ci = [
+        _WithInterval(r.nodeid, r.line, r.result, r.threshold, r.outcome) for r in (old, new)
+    ]
+    assert comparison_lines(compare_runs([with_ci[0]], [with_ci[1]]))[1] == (
+        "- alpha::m: 0.6000 [0.5000, 0.6500] -> 0.8000 [0.7000, 0.8500] (+0.2000)"
+    )
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def test_version_2_and_3_reports_load(tmp_path: Path) -> None:
+    v2 = read_run(save(tmp_path / "v2.json", run([suite(A, 0.5, [row(0, "'a'", 0.5)])])))
+    assert isinstance(v2, RunRecord) and v2.suites[0].baseline is None
+    document = v2.to_json()
+    assert document["version"] == 3
+    document["suites"][0].update(baseline_score=0.75, delta=-0.25)
+    document["suites"][0]["rows"][0].update(delta=-0.5, regressed=True)
+    v3 = read_run(save(tmp_path / "v3.json", document))
+    assert v3.to_json() == document  # the deltas survive a round trip
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "{path}: no such file"),
+        ("{", "{path}:1: not JSON: Expecting property name enclosed in double quotes"),
+        ("[1]", "{path}: not a pytest-kedi JSON report (--kedi-report)"),
+        (
+            json.dumps(run(version=9)),
+            "{path}: report version 9 is not supported (this pytest-kedi reads versions 2, 3)",
+        ),
+        (
+            json.dumps({**run([suite(A, 1.0)]), "exitstatus": None}),
+            "{path}: malformed report: int() argument must be a string, a bytes-like object "
+            "or a real number, not 'NoneType'",
+        ),
+        (
+            json.dumps(run([{k: v for k, v in suite(A, 1.0).items() if k != "score"}])),
+            "{path}: malformed report: missing field 'score'",
+        ),
+    ],
+)
+def test_unusable_reports_are_one_line_errors(
+    tmp_path: Path, content: str | None, message: str
+) -> None:
+    path = tmp_path / "r.json"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    with pytest.raises(ReportReadError) as caught:
+        read_run(path)
+    assert str(caught.value) == message.format(path=path)

@@ -1,0 +1,172 @@
+"""``pytest-kedi merge`` (issue 11 §6): sharded reports merged by node id, disagreeing
+overlaps refused, the recorded gates re-applied, one summary and one exit status."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from report_docs import case, record, row, run, save, suite
+
+from pytest_kedi import cli
+from pytest_kedi.plugin.records import SuiteRecord
+from pytest_kedi.reports.load import read_run
+from pytest_kedi.reports.merge import Shard, merge, suite_reason
+
+A, B = "a.kedi::eval:alpha", "b.kedi::eval:beta"
+CASE = "a.kedi::test:alpha::works"
+
+
+def _merge(tmp_path: Path, *documents: dict[str, Any]) -> Any:
+    shards = []
+    for number, document in enumerate(documents):
+        path = save(tmp_path / f"shard{number}.json", document)
+        shards.append(Shard(path, read_run(path)))
+    return merge(shards)
+
+
+def test_disjoint_shards_merge_into_one_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one = save(tmp_path / "one.json", run([suite(B, 0.9)], [case(CASE)], model_calls={"m": 2}))
+    two = save(
+        tmp_path / "two.json", run([suite(A, 0.75, [row(0, "'a'", 0.75)])], model_calls={"m": 3})
+    )
+    out = tmp_path / "all.json"
+    assert cli.main(["merge", one, two, "-o", str(out)], prog="pytest-kedi") == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"{' kedi ':=^80}",
+        "merged 2 reports",
+        "models: m (5 calls)",
+        "Tests:",
+        "- alpha::works: OK",
+        "Evals:",
+        "- alpha::m: 0.7500  [passed]",
+        "- beta::m: 0.9000  [passed]",
+        f"kedi report written: {out}",
+    ]
+    merged = json.loads(out.read_text(encoding="utf-8"))
+    assert (
+        merged["version"] == 3 and merged["exitstatus"] == 0 and merged["model_calls"] == {"m": 5}
+    )
+    assert [s["nodeid"] for s in merged["suites"]] == [A, B]
+    assert [t["nodeid"] for t in merged["tests"]] == [CASE]
+    assert read_run(out).to_json() == merged  # the merged report is a report
+
+
+def test_identical_overlaps_are_fine_durations_aside(tmp_path: Path) -> None:
+    first = suite(A, 0.5, [row(0, "'a'", 0.5)])
+    second = {**first, "duration_s": 9.0, "rows": [row(0, "'a'", 0.5, duration_s=3.0)]}
+    merged = _merge(tmp_path, run([first]), run([second]))
+    assert [s.nodeid for s in merged.run.suites] == [A] and merged.exitstatus == 0
+
+
+def test_disagreeing_overlaps_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one = save(tmp_path / "one.json", run([suite(A, 0.5)]))
+    two = save(tmp_path / "two.json", run([suite(A, 0.75)]))
+    assert cli.main(["merge", one, two], prog="pytest-kedi") == 2
+    assert capsys.readouterr().err == (
+        f"pytest-kedi merge: error: {A} is in {one} and {two} with different results "
+        "(score: 0.5 vs 0.75); merge reports of disjoint shards\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("over", "reason"),
+    [
+        ({"threshold": 0.8}, "score 0.7500 is below the min score 0.8000"),
+        (
+            {"max_errors": 1, "rows_errored": 2, "rows_total": 4},
+            "2 of 4 rows errored; at most 1 errored row allowed",
+        ),
+        (
+            {"max_errors": 0.25, "rows_errored": 2, "rows_total": 4},
+            "2 of 4 rows errored; at most 0.25 of the rows errored allowed",
+        ),
+        ({"outcome": "failed"}, "failed in its shard"),
+        (
+            {"outcome": "failed", "error": "boom\nValueError: bad data"},
+            "failed before scoring: ValueError: bad data",
+        ),
+    ],
+)
+def test_recorded_gates_are_reapplied(tmp_path: Path, over: dict[str, Any], reason: str) -> None:
+    merged = _merge(tmp_path, run([suite(A, 0.75, **over)]), run([suite(B, 1.0, threshold=0.8)]))
+    assert merged.failures == ((A, reason),)
+    assert merged.exitstatus == 1
+    assert [s.outcome for s in merged.run.suites] == ["failed", "passed"]
+
+
+@pytest.mark.parametrize(
+    "over",
+    [
+        {"threshold": 0.75},
+        {"max_errors": 2, "rows_errored": 2, "rows_total": 4},
+        {"outcome": "skipped", "threshold": 0.9, "rows_errored": 9, "max_errors": 0},
+    ],
+)
+def test_passing_gates_pass(tmp_path: Path, over: dict[str, Any]) -> None:
+    merged = _merge(tmp_path, run([suite(A, 0.75, **over)]))
+    assert (merged.failures, merged.exitstatus) == ((), 0)
+
+
+class _Gated(SuiteRecord):
+    """A suite record whose JSON form has the repeats' ``gate`` and ``ci``."""
+
+    gate: str
+    ci: dict[str, float]
+
+    def to_json(self) -> dict[str, Any]:
+        return {**SuiteRecord.to_json(self), "gate": self.gate, "ci": self.ci}
+
+
+@pytest.mark.parametrize(
+    ("gate", "low", "reason"),
+    [
+        ("lower", 0.6, "the score's lower confidence bound 0.6000 is below the min score 0.7000"),
+        ("lower", 0.7, None),
+        ("mean", 0.6, None),  # the mean 0.75 is gated, not the interval
+    ],
+)
+def test_the_lower_bound_gate_is_reapplied(gate: str, low: float, reason: str | None) -> None:
+    base = record(suite(A, 0.75, threshold=0.7))
+    gated = _Gated(base.nodeid, base.line, base.result, base.threshold, base.outcome)
+    object.__setattr__(gated, "gate", gate)  # a frozen record: set once, here
+    object.__setattr__(gated, "ci", {"low": low, "high": 0.9})
+    assert suite_reason(gated) == reason
+
+
+def test_a_failed_case_fails_the_merge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    failed = case(CASE, "failed", "AssertionError: assert 1 == 2")
+    path = save(
+        tmp_path / "one.json", run([], [failed, case("a.kedi::test:alpha::skips", "skipped")])
+    )
+    assert cli.main(["merge", path], prog="pytest-kedi") == 1
+    out = capsys.readouterr().out.splitlines()
+    assert "- alpha::works: FAIL | AssertionError: assert 1 == 2" in out
+    assert f"FAILED {CASE}: AssertionError: assert 1 == 2" in out
+
+
+def test_shard_exit_statuses_count(tmp_path: Path) -> None:
+    python_failed = run([suite(A, 1.0)], exitstatus=1)  # a Python test failed in that shard
+    merged = _merge(tmp_path, python_failed, run([suite(B, 1.0)]))
+    assert merged.exitstatus == 1
+    assert merged.notes == (
+        f"{tmp_path / 'shard0.json'}: the shard's pytest run ended with exit status 1",
+    )
+    interrupted = _merge(tmp_path, run([suite(A, 1.0)], interrupted=True, exitstatus=2))
+    assert interrupted.exitstatus == 2 and interrupted.run.interrupted
+
+
+def test_unreadable_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"version": 3}', encoding="utf-8")
+    assert cli.main(["merge", str(bad)], prog="pytest-kedi") == 2
+    assert capsys.readouterr().err == (
+        f"pytest-kedi merge: error: {bad}: not a pytest-kedi JSON report (--kedi-report)\n"
+    )
+    assert cli.main(["merge"], prog="pytest-kedi") == 2
