@@ -2,7 +2,7 @@
 
 Every other module derives what it needs from here: the parser's placement rules and body
 readers (`lang.directives`, `lang.bodies`, `lang.checks`), the runtime's directive handlers
-(`runtime.directives`, which maps each `Runtime` kind to one function) and the lazy-binding
+(`runtime.directive_effects`, which maps each `Runtime` kind to one function) and the lazy-binding
 scan. Adding a directive is one `Directive` row in `DIRECTIVES` (and, if it needs a new
 runtime behaviour, one handler for its `Runtime` kind).
 See docs/language.md#directives for what each directive means.
