@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import re
 
+from pytest_kedi.lang.shapes import RawParam, TypeShape
 from pytest_kedi.lang.syntax import IDENT
 
 __all__ = ["RawParam", "TypeShape", "fast_signature", "fast_target"]
 
-# (source, start, end, backtick): ``source`` is "" for direct types (sliced later)
-TypeShape = tuple[str, int, int, bool]
-# (name, name offset, start, end, annotation, default (source, start, end))
-RawParam = tuple[str, int, int, int, "TypeShape | None", "tuple[str, int, int] | None"]
 
 _WS = r"[ \t\r\n]*"
 _NAME = IDENT

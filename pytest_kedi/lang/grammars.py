@@ -5,9 +5,10 @@ from __future__ import annotations
 from functools import cache, lru_cache
 from pathlib import Path
 
-from lark import Lark, Tree
+from lark import Lark
 from lark.exceptions import LarkError
 
+from pytest_kedi.lang.shapes import HeadShapes
 from pytest_kedi.lang.source import KediSyntaxError
 from pytest_kedi.lang.syntax import IDENT
 
@@ -25,12 +26,14 @@ def _grammar(name: str) -> str:
 
 @cache
 def header_parser() -> Lark:
+    """Parses a head straight into its shape (`HeadShapes` runs during the parse)."""
     return Lark(
         _grammar("header.lark"),
         parser="lalr",
         start=HEADER_STARTS,
         propagate_positions=True,
         maybe_placeholders=False,
+        transformer=HeadShapes(),
     )
 
 
@@ -55,7 +58,8 @@ def _type_ok(text: str) -> int:
 
 
 @lru_cache(maxsize=4096)
-def parse_head(text: str, start: str) -> Tree:
+def parse_head(text: str, start: str) -> object:
+    """The shape of a head (see `shapes.HeadShapes`) for the grammar rule ``start``."""
     return header_parser().parse(text, start=start)
 
 
