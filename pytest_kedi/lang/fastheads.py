@@ -1,33 +1,44 @@
 """Regex fast paths for the commonest heads (simple targets and signatures).
 
-They only accept shapes whose meaning is unambiguous (identifiers, simple direct
-types, one-line backtick annotations and defaults) and return exactly what the
-lark walk in `heads` returns; anything else returns ``None`` and goes to lark.
-The test suite checks both paths agree on every head of the corpus.
+The regexes are assembled from the terminals of ``grammar/header.lark`` (`grammars.terminals`:
+names, backtick code, numbers, the whitespace the grammar ignores) following its rules for a
+subset of shapes whose meaning is unambiguous: dotted names with at most one level of simple
+type arguments, ``|`` unions, one-line backtick annotations and defaults. They return exactly
+what the grammar's reading (`heads.lark_signature`, `heads.lark_target`) returns; anything
+else returns ``None`` and goes to lark. The tests check both agree on every head of the corpus
+and on generated heads.
 """
 
 from __future__ import annotations
 
 import re
 
+from pytest_kedi.lang.grammars import terminals
 from pytest_kedi.lang.shapes import RawParam, TypeShape
-from pytest_kedi.lang.syntax import IDENT
 
 __all__ = ["RawParam", "TypeShape", "fast_signature", "fast_target"]
 
-
-_WS = r"[ \t\r\n]*"
-_NAME = IDENT
-_SIMPLE = r"[A-Za-z_][A-Za-z0-9_.]*(?:\[[A-Za-z0-9_., |]*\])?"
-_TYPE = rf"{_SIMPLE}(?:[ \t]*\|[ \t]*{_SIMPLE})*"
-_ANNOT = rf"(?:(?P<type>{_TYPE})|(?P<code>`[^`\n]*`))"
+_T = terminals("header.lark")
+_NAME = _T["NAME"]
+_CODE = _T["CODE"]
+_WS = rf"(?:{_T['WS']})?"  # the grammar ignores whitespace between any two tokens
+# dotted: NAME ("." NAME)*
+_DOTTED = rf"{_NAME}(?:{_WS}\.{_WS}{_NAME})*"
+# a type argument: a dotted name or a number, possibly a `|` union of them
+_ATOM = rf"(?:{_DOTTED}|{_T['NUMBER']})"
+_ARG = rf"{_ATOM}(?:{_WS}\|{_WS}{_ATOM})*"
+# generic: dotted ("[" _targs? "]")?, one level deep
+_SIMPLE = rf"{_DOTTED}(?:{_WS}\[{_WS}(?:{_ARG}(?:{_WS},{_WS}{_ARG})*)?{_WS}\])?"
+# type: tatom ("|" tatom)*
+_TYPE = rf"{_SIMPLE}(?:{_WS}\|{_WS}{_SIMPLE})*"
+_ANNOT = rf"(?:(?P<type>{_TYPE})|(?P<code>{_CODE}))"
 _PARAM = re.compile(
     rf"{_WS}(?P<name>{_NAME}){_WS}(?::{_WS}{_ANNOT}{_WS})?"
-    rf"(?:={_WS}(?P<default>`[^`\n]+`){_WS})?(?:,|\Z)"
+    rf"(?:={_WS}(?P<default>{_CODE}){_WS})?(?:,|\Z)"
 )
 _HEAD = re.compile(
     rf"(?P<sigil>[@~])(?P<name>{_NAME})\((?P<params>[^()]*)\){_WS}"
-    rf"(?:->{_WS}(?P<ret>{_TYPE}|`[^`\n]*`){_WS})?(?P<colon>:?)"
+    rf"(?:->{_WS}(?P<ret>{_TYPE}|{_CODE}){_WS})?(?P<colon>:?)"
 )
 _TARGET = re.compile(rf"\[{_WS}(?P<name>{_NAME}){_WS}(?::{_WS}{_ANNOT}{_WS})?\]")
 

@@ -17,7 +17,7 @@ from pytest_kedi.lang.fastheads import fast_signature, fast_target
 from pytest_kedi.lang.grammars import header_parser, parse_head
 from pytest_kedi.lang.shapes import HeadShape, RawParam, TypeShape
 from pytest_kedi.lang.source import KediSyntaxError, Source
-from pytest_kedi.lang.syntax import IDENT, is_identifier
+from pytest_kedi.lang.syntax import IDENT, IDENT_CHAR, is_identifier
 
 __all__ = ["check_name", "parse_metric_head", "parse_signature", "parse_target"]
 
@@ -66,7 +66,7 @@ def _word(terminal: str) -> str:
     return repr(pattern.value) if pattern.type == "str" else terminal.lower()
 
 
-_NAME_TAIL = re.compile(r"[A-Za-z0-9_]+\Z")
+_NAME_TAIL = re.compile(rf"{IDENT_CHAR}+\Z")
 _NAME_RUN = re.compile(r"[^\s(),:\[\]=`]+")
 
 

@@ -20,7 +20,9 @@ __all__ = [
     "AGENT",
     "DIRECTIVES",
     "IDENT",
+    "IDENT_CHAR",
     "IDENT_RE",
+    "IDENT_START",
     "NAMES",
     "Body",
     "Directive",
@@ -30,8 +32,11 @@ __all__ = [
     "names",
 ]
 
+#: The characters a Kedi name starts with and continues with.
+IDENT_START = "[A-Za-z_]"
+IDENT_CHAR = "[A-Za-z0-9_]"
 #: A Kedi name (variables, procedures, parameters, types, fields, binders, directives).
-IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+IDENT = rf"{IDENT_START}{IDENT_CHAR}*"
 IDENT_RE = re.compile(IDENT)
 
 

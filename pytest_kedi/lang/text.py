@@ -9,36 +9,48 @@ path; everything else goes through the LALR parser (trees cached per string).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from keyword import iskeyword
+from typing import Any, NamedTuple, TypeAlias
 
-from lark import Token, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
+from lark import Token, Transformer, Tree, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, VisitError
+from lark.tree import Meta
 
 from pytest_kedi.lang import nodes as n
-from pytest_kedi.lang.grammars import check_type, text_parser
+from pytest_kedi.lang.grammars import check_type, terminals, text_parser
 from pytest_kedi.lang.heads import check_name
 from pytest_kedi.lang.source import KediSyntaxError, Source
-from pytest_kedi.lang.syntax import IDENT
 
 __all__ = ["ESCAPES", "parse_text", "parse_text_with_grammar"]
 
 ESCAPES = {c: c for c in "<>[]()=@#~,`\\"}
 ESCAPES.update({"t": "\t", "n": "\n", "s": " "})
 
-_PLAIN = re.compile(r"[^<\[`\\]*")
-# The fast path covers everything but calls, parentheses-heavy fields and errors.
+# The fast path reads the grammar's own terminals (`grammars.terminals`): text without
+# calls, as the ``start`` rule reads it; anything it does not match goes to the grammar.
+_T = terminals("text.lark")
+# lit | punct: possessive, since the alternatives never share a character (no backtracking)
+_LIT = rf"(?:{_T['LIT']}|{_T['LPAR']}|{_T['RPAR']}|{_T['COMMA']})++"
+_WS = rf"(?:{_T['_WS']})?"
+_PLAIN = re.compile(rf"(?:{_LIT})?")
 _PIECE = re.compile(
-    r"(?P<lit>[^<\[`\\]+)"
-    r"|(?P<esc>\\[^\r\n])"
-    r"|(?P<code>`[^`\r\n]*`)"
-    rf"|<(?P<name>{IDENT})>"
-    r"|<(?P<ecode>`[^`\r\n]*`)>"
-    rf"|\[[ \t]*(?P<field>{IDENT})[ \t]*"
-    r"(?::[ \t]*(?:(?P<type>[A-Za-z_][A-Za-z0-9_. |]*(?:\[[A-Za-z0-9_. |,]*\])?)"
-    r"|(?P<ctype>`[^`\r\n]*`))[ \t]*)?\]"
+    rf"(?P<lit>{_LIT})"  # lit / punct
+    rf"|(?P<esc>{_T['ESC']})"  # esc
+    rf"|(?P<code>{_T['CODE']})"  # inline
+    rf"|<(?P<name>{_T['NAME']})>"  # name_subst
+    rf"|<(?P<ecode>{_T['CODE']})>"  # expr_subst
+    rf"|{_T['LSQB']}{_WS}(?P<field>{_T['NAME']}){_WS}"  # plain_field, then
+    rf"(?::{_WS}(?:(?P<ctype>{_T['CODE']}){_WS}"  # code_field
+    rf"|(?P<type>(?>{_T['FTYPE']}))))?\]"  # typed_field (FTYPE matched whole, as lexed)
 )
 _ESCAPE_LIST = "< > [ ] ( ) , = @ # ~ ` \\ and \\t \\n \\s"
+
+
+# A literal chunk (start, end, value) relative to the text; a list is a parenthesised run.
+_Chunk: TypeAlias = tuple[int, int, str]
+_Piece: TypeAlias = "_Chunk | Token | n.TextPart | list[_Piece]"
 
 
 def _unescape(raw: str) -> str:
@@ -84,41 +96,30 @@ class _Builder:
         check_type(stripped, begin)
         return n.TypeRef(self.src.span(begin, begin + len(stripped)), stripped, False)
 
-    # ------------------------------------------------------------------ lark trees
-
-    def parts(self, children: list[Tree | Token], trim: bool) -> list[n.TextPart]:
+    def merge(self, pieces: Iterable[_Piece], trim: bool) -> list[n.TextPart]:
+        """Join adjacent literal chunks into `Literal` nodes (parenthesised groups flattened)."""
         out: list[n.TextPart] = []
-        chunks: list[tuple[int, int, str]] = []
-        for child in children:
-            if isinstance(child, Token):  # '(' ')' ',' '[' used literally
-                chunks.append((child.start_pos or 0, child.end_pos or 0, child.value))
-                continue
-            data = child.data
-            if data in ("lit", "punct", "bracket"):
-                tok = child.children[0]
-                assert isinstance(tok, Token)
-                chunks.append((tok.start_pos or 0, tok.end_pos or 0, _unescape(tok.value)))
-                continue
-            if data == "esc":
-                tok = child.children[0]
-                assert isinstance(tok, Token)
-                chunks.append((tok.start_pos or 0, tok.end_pos or 0, self.escape(tok)))
-                continue
-            if data == "paren":
-                for part in self.parts(child.children, False):
-                    if isinstance(part, n.Literal):
-                        s = part.span.start_offset - self.base
-                        chunks.append((s, part.span.end_offset - self.base, part.value))
+        chunks: list[_Chunk] = []
+        for piece in pieces:
+            if isinstance(piece, tuple):
+                chunks.append(piece)
+            elif isinstance(piece, Token):  # '(' ')' ',' '[' used literally
+                chunks.append((piece.start_pos or 0, piece.end_pos or 0, piece.value))
+            elif isinstance(piece, list):  # a parenthesised group inside call arguments
+                for inner in self.merge(piece, False):
+                    if isinstance(inner, n.Literal):
+                        s = inner.span.start_offset - self.base
+                        chunks.append((s, inner.span.end_offset - self.base, inner.value))
                     else:
                         if chunks:
                             out.append(self.literal(chunks))
                             chunks = []
-                        out.append(part)
-                continue
-            if chunks:
-                out.append(self.literal(chunks))
-                chunks = []
-            out.append(self.node(child))
+                        out.append(inner)
+            else:
+                if chunks:
+                    out.append(self.literal(chunks))
+                    chunks = []
+                out.append(piece)
         if chunks:
             out.append(self.literal(chunks))
         if trim and out:
@@ -162,51 +163,92 @@ class _Builder:
                 " (write '\\\\' for a literal backslash)",
             ) from None
 
-    def node(self, tree: Tree) -> n.TextPart:
-        data = tree.data
-        meta = tree.meta
-        kids = tree.children
-        start = self.base + meta.start_pos
-        end = self.base + meta.end_pos
-        if data == "inline":
-            tok = kids[0]
-            assert isinstance(tok, Token)
-            code = self.code(tok)
-            return n.InlinePython(code.span, code)
-        if data == "name_subst":
-            return n.Subst(self.src.span(start, end), str(kids[0]))
-        if data == "expr_subst":
-            tok = kids[0]
-            assert isinstance(tok, Token)
-            return n.ExprSubst(self.src.span(start, end), self.code(tok))
-        if data == "call_subst":
-            args = []
-            for arg in kids[1:]:
-                if not isinstance(arg, Tree):
-                    continue
-                parts = self.parts(arg.children, True)
-                if parts:
-                    a_span = self.src.span(parts[0].span.start_offset, parts[-1].span.end_offset)
-                else:
-                    a_span = self.src.span(
-                        self.base + arg.meta.start_pos, self.base + arg.meta.start_pos
-                    )
-                args.append(n.Arg(a_span, tuple(parts)))
-            return n.CallSubst(self.src.span(start, end), str(kids[0]), tuple(args))
-        name = str(kids[1])
-        if data == "plain_field":
-            return self.field(meta.start_pos, meta.end_pos, name, None)
-        tok = kids[2]
-        assert isinstance(tok, Token)
-        if data == "code_field":
-            ref = n.TypeRef(
-                self.src.span(self.base + (tok.start_pos or 0), self.base + (tok.end_pos or 0)),
-                tok.value[1:-1],
-                True,
-            )
-        else:
-            ref = self.type_ref(tok.start_pos or 0, tok.value)
-        return self.field(meta.start_pos, meta.end_pos, name, ref)
+
+class _Arg(NamedTuple):
+    pieces: list[Any]
+    start: int  # offset of the argument in the text
+
+
+class _TextNodes(Transformer[Token, list[n.TextPart]]):
+    """Text parse trees -> nodes with absolute spans (through the `_Builder`)."""
+
+    def __init__(self, builder: _Builder) -> None:
+        super().__init__(visit_tokens=False)
+        self.b = builder
+
+    def start(self, children: list[Any]) -> list[n.TextPart]:
+        return self.b.merge(children, False)
+
+    @v_args(inline=True)
+    def lit(self, tok: Token) -> _Chunk:
+        return tok.start_pos or 0, tok.end_pos or 0, _unescape(tok.value)
+
+    punct = bracket = lit
+
+    @v_args(inline=True)
+    def esc(self, tok: Token) -> _Chunk:
+        return tok.start_pos or 0, tok.end_pos or 0, self.b.escape(tok)
+
+    @v_args(inline=True)
+    def inline(self, tok: Token) -> n.InlinePython:
+        code = self.b.code(tok)
+        return n.InlinePython(code.span, code)
+
+    def paren(self, children: list[Any]) -> list[Any]:
+        return children
+
+    @v_args(meta=True)
+    def arg(self, meta: Meta, children: list[Any]) -> _Arg:
+        return _Arg(children, meta.start_pos)
+
+    def _span(self, meta: Meta) -> n.Span:
+        return self.b.src.span(self.b.base + meta.start_pos, self.b.base + meta.end_pos)
+
+    @v_args(meta=True, inline=True)
+    def name_subst(self, meta: Meta, name: Token) -> n.Subst:
+        return n.Subst(self._span(meta), name.value)
+
+    @v_args(meta=True, inline=True)
+    def expr_subst(self, meta: Meta, code: Token) -> n.ExprSubst:
+        return n.ExprSubst(self._span(meta), self.b.code(code))
+
+    @v_args(meta=True, inline=True)
+    def call_subst(self, meta: Meta, name: Token, *rest: Token | _Arg) -> n.CallSubst:
+        b = self.b
+        args = []
+        for arg in rest:
+            if isinstance(arg, Token):  # '(' ',' ')'
+                continue
+            parts = b.merge(arg.pieces, True)
+            if parts:
+                a_span = b.src.span(parts[0].span.start_offset, parts[-1].span.end_offset)
+            else:
+                a_span = b.src.span(b.base + arg.start, b.base + arg.start)
+            args.append(n.Arg(a_span, tuple(parts)))
+        return n.CallSubst(self._span(meta), name.value, tuple(args))
+
+    @v_args(meta=True, inline=True)
+    def plain_field(self, meta: Meta, _lsqb: Token, name: Token) -> n.OutputField:
+        return self.b.field(meta.start_pos, meta.end_pos, name.value, None)
+
+    @v_args(meta=True, inline=True)
+    def code_field(self, meta: Meta, _lsqb: Token, name: Token, code: Token) -> n.OutputField:
+        b = self.b
+        span = b.src.span(b.base + (code.start_pos or 0), b.base + (code.end_pos or 0))
+        ref = n.TypeRef(span, code.value[1:-1], True)
+        return b.field(meta.start_pos, meta.end_pos, name.value, ref)
+
+    @v_args(meta=True, inline=True)
+    def typed_field(self, meta: Meta, _lsqb: Token, name: Token, ftype: Token) -> n.OutputField:
+        ref = self.b.type_ref(ftype.start_pos or 0, ftype.value)
+        return self.b.field(meta.start_pos, meta.end_pos, name.value, ref)
+
+
+def _nodes(builder: _Builder, tree: Tree) -> list[n.TextPart]:
+    try:
+        return _TextNodes(builder).transform(tree)
+    except VisitError as exc:  # a Kedi error raised while building: shown as it is
+        raise exc.orig_exc from None
 
 
 @lru_cache(maxsize=8192)
@@ -303,7 +345,7 @@ def parse_text(
             pos = len(raw)
         where, message = _explain(raw, pos, at_end)
         raise KediSyntaxError(start + min(where, max(len(raw) - 1, 0)), message) from None
-    return n.Text(src.span(start, end), tuple(builder.parts(tree.children, False)))
+    return n.Text(src.span(start, end), tuple(_nodes(builder, tree)))
 
 
 def _fast_parts(builder: _Builder, raw: str) -> list[n.TextPart] | None:
@@ -361,4 +403,4 @@ def parse_text_with_grammar(src: Source, start: int, end: int, fields: bool) -> 
     raw = src.text[start:end]
     builder = _Builder(src, start, fields, "output fields are not allowed here")
     tree = _lark_tree(raw)
-    return n.Text(src.span(start, end), tuple(builder.parts(tree.children, False)))
+    return n.Text(src.span(start, end), tuple(_nodes(builder, tree)))
