@@ -16,7 +16,7 @@ import re
 from pytest_kedi.lang.grammars import terminals
 from pytest_kedi.lang.shapes import RawParam, TypeShape
 
-__all__ = ["RawParam", "TypeShape", "fast_signature", "fast_target"]
+__all__ = ["RawParam", "TypeShape", "fast_signature", "fast_target", "fast_type"]
 
 _T = terminals("header.lark")
 _NAME = _T["NAME"]
@@ -40,6 +40,7 @@ _HEAD = re.compile(
     rf"(?P<sigil>[@~])(?P<name>{_NAME})\((?P<params>[^()]*)\){_WS}"
     rf"(?:->{_WS}(?P<ret>{_TYPE}|{_CODE}){_WS})?(?P<colon>:?)"
 )
+_DIRECT_TYPE = re.compile(rf"{_WS}{_TYPE}{_WS}")
 _TARGET = re.compile(rf"\[{_WS}(?P<name>{_NAME}){_WS}(?::{_WS}{_ANNOT}{_WS})?\]")
 
 
@@ -103,3 +104,9 @@ def fast_target(text: str) -> tuple[str, int, TypeShape | None] | None:
     if m is None:
         return None
     return m.group("name"), m.start("name"), _annot(m, 0)
+
+
+def fast_type(text: str) -> bool:
+    """True when ``text`` is a direct type of the simple shapes above (the grammar's ``annot``
+    accepts it too); False means "ask the grammar"."""
+    return _DIRECT_TYPE.fullmatch(text) is not None

@@ -8,13 +8,11 @@ from pathlib import Path
 from types import MappingProxyType
 
 from lark import Lark
-from lark.exceptions import LarkError
 
 from pytest_kedi.lang.shapes import HeadShapes
-from pytest_kedi.lang.source import KediSyntaxError
 from pytest_kedi.lang.syntax import IDENT
 
-__all__ = ["HEADER_STARTS", "check_type", "header_parser", "terminals", "text_parser"]
+__all__ = ["HEADER_STARTS", "header_parser", "terminals", "text_parser"]
 
 _GRAMMAR_DIR = Path(__file__).with_name("grammar")
 HEADER_STARTS = ["proc_header", "type_header", "target", "metric_head", "annot"]
@@ -65,27 +63,6 @@ def text_parser() -> Lark:
 
 
 @lru_cache(maxsize=4096)
-def _type_ok(text: str) -> int:
-    """-1 when ``text`` is a well-formed direct type, else the failing index."""
-    try:
-        header_parser().parse(text, start="annot")
-    except LarkError as exc:
-        return int(getattr(exc, "pos_in_stream", None) or 0)
-    return -1
-
-
-@lru_cache(maxsize=4096)
 def parse_head(text: str, start: str) -> object:
     """The shape of a head (see `shapes.HeadShapes`) for the grammar rule ``start``."""
     return header_parser().parse(text, start=start)
-
-
-def check_type(text: str, offset: int) -> None:
-    """Raise when ``text`` (at source ``offset``) is not a direct type annotation."""
-    bad = _type_ok(text)
-    if bad >= 0:
-        raise KediSyntaxError(
-            offset + min(bad, max(len(text) - 1, 0)),
-            f"malformed type annotation {text!r}: write a Python type such as "
-            "list[str] or str | None, or a backtick expression",
-        )

@@ -13,13 +13,13 @@ from lark import Token
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from pytest_kedi.lang import nodes as n
-from pytest_kedi.lang.fastheads import fast_signature, fast_target
+from pytest_kedi.lang.fastheads import fast_signature, fast_target, fast_type
 from pytest_kedi.lang.grammars import header_parser, parse_head
 from pytest_kedi.lang.shapes import HeadShape, RawParam, TypeShape
 from pytest_kedi.lang.source import KediSyntaxError, Source
 from pytest_kedi.lang.syntax import IDENT, IDENT_CHAR, is_identifier
 
-__all__ = ["check_name", "parse_metric_head", "parse_signature", "parse_target"]
+__all__ = ["check_name", "check_type", "parse_metric_head", "parse_signature", "parse_target"]
 
 _NAME_RULE = f"names must match {IDENT}"
 _TERMINAL_WORDS = {
@@ -36,6 +36,29 @@ _KIND_WORDS = {
     "target": "assignment target",
     "metric_head": "metric header",
 }
+
+
+@lru_cache(maxsize=4096)
+def _type_ok(text: str) -> int:
+    """-1 when ``text`` is a well-formed direct type, else the failing index."""
+    if fast_type(text):
+        return -1
+    try:
+        header_parser().parse(text, start="annot")
+    except LarkError as exc:
+        return int(getattr(exc, "pos_in_stream", None) or 0)
+    return -1
+
+
+def check_type(text: str, offset: int) -> None:
+    """Raise when ``text`` (at source ``offset``) is not a direct type annotation."""
+    bad = _type_ok(text)
+    if bad >= 0:
+        raise KediSyntaxError(
+            offset + min(bad, max(len(text) - 1, 0)),
+            f"malformed type annotation {text!r}: write a Python type such as "
+            "list[str] or str | None, or a backtick expression",
+        )
 
 
 RESERVED_ARGS = "'args' is reserved for command-line arguments and cannot be assigned"

@@ -19,8 +19,8 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from lark.tree import Meta
 
 from pytest_kedi.lang import nodes as n
-from pytest_kedi.lang.grammars import check_type, terminals, text_parser
-from pytest_kedi.lang.heads import check_name
+from pytest_kedi.lang.grammars import terminals, text_parser
+from pytest_kedi.lang.heads import check_name, check_type
 from pytest_kedi.lang.source import KediSyntaxError, Source
 
 __all__ = ["ESCAPES", "parse_text", "parse_text_with_grammar"]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from lark.exceptions import LarkError
 
 from pytest_kedi.lang import nodes as n
-from pytest_kedi.lang.fastheads import fast_signature, fast_target
+from pytest_kedi.lang.fastheads import fast_signature, fast_target, fast_type
 from pytest_kedi.lang.grammars import header_parser, terminals, text_parser
 from pytest_kedi.lang.heads import lark_signature, lark_target
 from pytest_kedi.lang.source import KediSyntaxError, Source
@@ -156,3 +156,20 @@ def test_text_fast_path_agrees_with_the_grammar(raw: str) -> None:
     except LarkError:  # pragma: no cover - the assertion below reports it
         pytest.fail(f"the fast path accepted text the grammar rejects: {raw!r}")
     assert n.Text(src.span(0, len(raw)), tuple(fast)) == expected, raw
+
+
+@given(_annotation())
+@settings(max_examples=400, deadline=None)
+def test_fast_type_accepts_only_what_the_grammar_accepts(text: str) -> None:
+    if fast_type(text):
+        header_parser().parse(text, start="annot")  # raises if the grammar rejects it
+
+
+@pytest.mark.parametrize("text", ["int", "list[str]", "dict[str, int]", "a.b | None", "t[1, 2]"])
+def test_fast_type_covers_the_common_types(text: str) -> None:
+    assert fast_type(text)
+
+
+@pytest.mark.parametrize("text", ["a.", "a..b", "list[", "x[1.]", "`T`", "a |"])
+def test_fast_type_declines_what_it_cannot_decide(text: str) -> None:
+    assert not fast_type(text)
