@@ -2,8 +2,10 @@
 substitutions,
 calls, inline Python and output fields. Grammar: ``grammar/text.lark``.
 
-Plain text and simple ``<name>``/``[name]``/``[name: T]`` rows take a regex fast
-path; everything else goes through the LALR parser (trees cached per string).
+Text takes a regex fast path assembled from the grammar's terminals (literals, escapes,
+inline code, substitutions, calls with plain arguments, output fields); anything else (nested
+calls, parentheses inside arguments, errors) goes through the LALR parser (trees cached per
+string) and a `Transformer`. Both paths build the same nodes (the tests check they agree).
 """
 
 from __future__ import annotations
@@ -35,12 +37,20 @@ _T = terminals("text.lark")
 _LIT = rf"(?:{_T['LIT']}|{_T['LPAR']}|{_T['RPAR']}|{_T['COMMA']})++"
 _WS = rf"(?:{_T['_WS']})?"
 _PLAIN = re.compile(rf"(?:{_LIT})?")
+# Call arguments without nested calls or parentheses (_apart without paren; `[` is literal).
+_APART = (
+    rf"(?P<lit>{_T['LIT']})|(?P<esc>{_T['ESC']})|(?P<code>{_T['CODE']})"
+    rf"|<(?P<name>{_T['NAME']})>|<(?P<ecode>{_T['CODE']})>|(?P<bracket>{_T['LSQB']})"
+)
+_ARG_PIECE = re.compile(rf"{_APART}|(?P<comma>{_T['COMMA']})")
+_ARGS = re.sub(r"\(\?P<\w+>", "(?:", rf"(?:(?:{_APART})++(?:{_T['COMMA']}(?:{_APART})++)*)?")
 _PIECE = re.compile(
     rf"(?P<lit>{_LIT})"  # lit / punct
     rf"|(?P<esc>{_T['ESC']})"  # esc
     rf"|(?P<code>{_T['CODE']})"  # inline
     rf"|<(?P<name>{_T['NAME']})>"  # name_subst
     rf"|<(?P<ecode>{_T['CODE']})>"  # expr_subst
+    rf"|<(?P<call>{_T['NAME']}){_T['LPAR']}(?P<args>{_ARGS}){_T['RPAR']}>"  # call_subst
     rf"|{_T['LSQB']}{_WS}(?P<field>{_T['NAME']}){_WS}"  # plain_field, then
     rf"(?::{_WS}(?:(?P<ctype>{_T['CODE']}){_WS}"  # code_field
     rf"|(?P<type>(?>{_T['FTYPE']}))))?\]"  # typed_field (FTYPE matched whole, as lexed)
@@ -349,7 +359,8 @@ def parse_text(
 
 
 def _fast_parts(builder: _Builder, raw: str) -> list[n.TextPart] | None:
-    """Regex tokenisation of text without calls; ``None`` defers to the grammar."""
+    """Regex tokenisation of text (calls only with plain arguments); ``None`` defers to the
+    grammar."""
     pos = 0
     size = len(raw)
     out: list[n.TextPart] = []
@@ -384,6 +395,9 @@ def _fast_parts(builder: _Builder, raw: str) -> list[n.TextPart] | None:
             start = m.start("ecode")
             tok = Token("CODE", m.group("ecode"), start_pos=start, end_pos=m.end("ecode"))
             out.append(n.ExprSubst(src.span(base + pos, base + end), builder.code(tok)))
+        elif kind == "args":
+            args = _fast_args(builder, raw, m.start("args"), m.end("args"))
+            out.append(n.CallSubst(src.span(base + pos, base + end), m.group("call"), args))
         else:
             ref = None
             if kind == "type":
@@ -396,6 +410,49 @@ def _fast_parts(builder: _Builder, raw: str) -> list[n.TextPart] | None:
     if chunks:
         out.append(builder.literal(chunks))
     return out
+
+
+def _fast_args(builder: _Builder, raw: str, pos: int, end: int) -> tuple[n.Arg, ...]:
+    """The arguments of a call matched by ``_PIECE`` (``raw[pos:end]``, between the parentheses)."""
+    if pos == end:
+        return ()
+    src = builder.src
+    base = builder.base
+    args: list[n.Arg] = []
+    pieces: list[_Piece] = []
+    arg_start = pos
+    match = _ARG_PIECE.match
+    while True:
+        m = match(raw, pos, end) if pos < end else None
+        if m is None or m.lastgroup == "comma":
+            parts = builder.merge(pieces, True)
+            if parts:
+                a_span = src.span(parts[0].span.start_offset, parts[-1].span.end_offset)
+            else:
+                a_span = src.span(base + arg_start, base + arg_start)
+            args.append(n.Arg(a_span, tuple(parts)))
+            if m is None:
+                return tuple(args)
+            pos = arg_start = m.end()
+            pieces = []
+            continue
+        kind = m.lastgroup
+        stop = m.end()
+        if kind == "lit" or kind == "bracket":
+            pieces.append((pos, stop, _unescape(m.group())))
+        elif kind == "esc":
+            tok = Token("ESC", m.group(), start_pos=pos, end_pos=stop)
+            pieces.append((pos, stop, builder.escape(tok)))
+        elif kind == "code":
+            code = builder.code(Token("CODE", m.group(), start_pos=pos, end_pos=stop))
+            pieces.append(n.InlinePython(code.span, code))
+        elif kind == "name":
+            pieces.append(n.Subst(src.span(base + pos, base + stop), m.group("name")))
+        else:  # ecode
+            start = m.start("ecode")
+            tok = Token("CODE", m.group("ecode"), start_pos=start, end_pos=m.end("ecode"))
+            pieces.append(n.ExprSubst(src.span(base + pos, base + stop), builder.code(tok)))
+        pos = stop
 
 
 def parse_text_with_grammar(src: Source, start: int, end: int, fields: bool) -> n.Text:

@@ -126,11 +126,13 @@ _TEXT_BITS = [
     "ab", " ", "x_1", "<", ">", "[", "]", "(", ")", ",", ":", "`", "\\", "\\<", "\\q", "~~",
     "<a>", "<`a + 1`>", "<f(a, b)>", "[x]", "[ x : int ]", "[x: `T`]", "[x: list[str]]",
     "[x: dict[str, \"a]\"]]", "[x: a[b[c]]]", "[x:]", "[if]", "<if>", "café", "\t",
+    "<f(", "<g()>", "<f( )>", "<f(a,)>", "<f(<g(x)>)>", "<f((a))>", "<f(\\,)>", "<f(a, [b)>",
+    "<f( a , <b> ,`c` )>", "<f(\\q)>", "<f(`x`)>",
 ]  # fmt: skip
 
 
 @given(st.lists(st.sampled_from(_TEXT_BITS), min_size=1, max_size=12).map("".join))
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_text_fast_path_agrees_with_the_grammar(raw: str) -> None:
     raw = raw.strip()
     if not raw:
@@ -173,3 +175,22 @@ def test_fast_type_covers_the_common_types(text: str) -> None:
 @pytest.mark.parametrize("text", ["a.", "a..b", "list[", "x[1.]", "`T`", "a |"])
 def test_fast_type_declines_what_it_cannot_decide(text: str) -> None:
     assert not fast_type(text)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["a <f(b, <c>, `d`, e\\,f, [g)> h", "<f()>", "<f( )>", "<f( a , <b> ,`c` )>", "<g(`x`)>z"],
+)
+def test_plain_calls_take_the_fast_path_and_read_as_the_grammar_reads_them(raw: str) -> None:
+    src = Source(raw, "t.kedi")
+    fast = _fast_parts(_Builder(src, 0, True, "no fields"), raw)
+    assert fast is not None
+    assert n.Text(src.span(0, len(raw)), tuple(fast)) == parse_text_with_grammar(
+        src, 0, len(raw), True
+    )
+
+
+@pytest.mark.parametrize("raw", ["<f(<g(x)>)>", "<f((a))>", "<f(a,)>", "<f(,)>"])
+def test_nested_or_malformed_calls_go_to_the_grammar(raw: str) -> None:
+    src = Source(raw, "t.kedi")
+    assert _fast_parts(_Builder(src, 0, True, "no fields"), raw) is None
