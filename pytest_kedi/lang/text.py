@@ -24,6 +24,7 @@ from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.grammars import terminals, text_parser
 from pytest_kedi.lang.heads import check_name, check_type
 from pytest_kedi.lang.source import KediSyntaxError, Source
+from pytest_kedi.lang.texterrors import explain
 
 __all__ = ["ESCAPES", "parse_text", "parse_text_with_grammar"]
 
@@ -266,56 +267,6 @@ def _lark_tree(text: str) -> Tree:
     return text_parser().parse(text)
 
 
-def _explain(text: str, pos: int, at_end: bool) -> tuple[int, str]:
-    """Turn a text-grammar failure at ``pos`` into (offset in text, Kedi message)."""
-    stack: list[tuple[str, int]] = []
-    i = 0
-    in_code = -1
-    while i < min(pos, len(text)):
-        ch = text[i]
-        if in_code >= 0:
-            if ch == "`":
-                in_code = -1
-        elif ch == "\\":
-            i += 1
-        elif ch == "`":
-            in_code = i
-        elif ch in "<[" or (ch == "(" and stack and stack[-1][0] in "<("):
-            stack.append((ch, i))
-        elif stack and (ch, stack[-1][0]) in ((">", "<"), ("]", "["), (")", "(")):
-            stack.pop()
-        i += 1
-    if in_code >= 0 or (pos < len(text) and text[pos] == "`"):
-        where = in_code if in_code >= 0 else pos
-        return where, "unbalanced backtick: inline Python must be closed with '`' on the same line"
-    if pos < len(text) and text[pos] == "\\" and pos == len(text) - 1:
-        return pos, (
-            "a trailing '\\' continues only rendered '=' returns; "
-            "write '\\\\' for a literal backslash"
-        )
-    if stack:
-        kind, where = stack[-1]
-        if kind == "(" and text[pos : pos + 1] in (",", ")") and text[:pos].rstrip()[-1:] in "(,":
-            return pos, "missing argument in a call: each ',' separates two arguments"
-        if kind == "(":
-            return where, "unbalanced '(' in a call: the argument list is never closed with ')'"
-        if kind == "<":
-            if at_end:
-                return where, "unbalanced '<': the substitution is never closed with '>'"
-            return where, (
-                "a substitution must be <name>, <proc(args)> or <`expr`>; "
-                "write `<a.b>`-style Python as <`a.b`>, or '\\<' for a literal '<'"
-            )
-        if at_end:
-            return where, "unbalanced '[': the output field is never closed with ']'"
-        return where, (
-            "an output field must be [name], [name: Type] or [name: `Type`]; "
-            "write '\\[' for a literal '['"
-        )
-    ch = text[pos] if pos < len(text) else "end of line"
-    return pos, f"unexpected {ch!r} in text"
-
-
 def parse_text(
     src: Source,
     start: int,
@@ -353,7 +304,7 @@ def parse_text(
         pos = len(raw) if isinstance(exc, UnexpectedEOF) else exc.pos_in_stream or 0
         if at_end:
             pos = len(raw)
-        where, message = _explain(raw, pos, at_end)
+        where, message = explain(raw, pos, at_end)
         raise KediSyntaxError(start + min(where, max(len(raw) - 1, 0)), message) from None
     return n.Text(src.span(start, end), tuple(_nodes(builder, tree)))
 
