@@ -31,8 +31,8 @@ __all__ = ["ESCAPES", "parse_text", "parse_text_with_grammar"]
 ESCAPES = {c: c for c in "<>[]()=@#~,`\\"}
 ESCAPES.update({"t": "\t", "n": "\n", "s": " "})
 
-# The fast path reads the grammar's own terminals (`grammars.terminals`): text without
-# calls, as the ``start`` rule reads it; anything it does not match goes to the grammar.
+# The fast path is built from the grammar's own terminals (`grammars.terminals`) following the
+# ``start`` rule, with calls limited to plain arguments; what it does not match goes to lark.
 _T = terminals("text.lark")
 # lit | punct: possessive, since the alternatives never share a character (no backtracking)
 _LIT = rf"(?:{_T['LIT']}|{_T['LPAR']}|{_T['RPAR']}|{_T['COMMA']})++"
