@@ -2,11 +2,11 @@
 
 The regexes are assembled from the terminals of ``grammar/header.lark`` (`grammars.terminals`:
 names, backtick code, numbers, the whitespace the grammar ignores) following its rules for a
-subset of shapes whose meaning is unambiguous: dotted names with at most one level of simple
-type arguments, ``|`` unions, one-line backtick annotations and defaults. They return exactly
-what the grammar's reading (`heads.lark_signature`, `heads.lark_target`) returns; anything
-else returns ``None`` and goes to lark. The tests check both agree on every head of the corpus
-and on generated heads.
+subset of shapes whose meaning is unambiguous: dotted names with up to two levels of type
+arguments (names, numbers, strings, ``...``), ``|`` unions, one-line backtick annotations and
+defaults. They return exactly what the grammar's reading (`heads.lark_signature`,
+`heads.lark_target`) returns; anything else returns ``None`` and goes to lark. The tests check
+both agree on every head of the corpus and on generated heads.
 """
 
 from __future__ import annotations
@@ -24,11 +24,17 @@ _CODE = _T["CODE"]
 _WS = rf"(?:{_T['WS']})?"  # the grammar ignores whitespace between any two tokens
 # dotted: NAME ("." NAME)*
 _DOTTED = rf"{_NAME}(?:{_WS}\.{_WS}{_NAME})*"
-# a type argument: a dotted name or a number, possibly a `|` union of them
-_ATOM = rf"(?:{_DOTTED}|{_T['NUMBER']})"
-_ARG = rf"{_ATOM}(?:{_WS}\|{_WS}{_ATOM})*"
-# generic: dotted ("[" _targs? "]")?, one level deep
-_SIMPLE = rf"{_DOTTED}(?:{_WS}\[{_WS}(?:{_ARG}(?:{_WS},{_WS}{_ARG})*)?{_WS}\])?"
+_LITERAL = rf"(?:{_T['NUMBER']}|{_T['STRING']}|{_T['ELLIPSIS']})"
+
+
+def _generic(atom: str) -> str:
+    """generic: dotted ("[" _targs? "]")? whose type arguments are ``atom`` or `|` unions."""
+    arg = rf"{atom}(?:{_WS}\|{_WS}{atom})*"
+    return rf"{_DOTTED}(?:{_WS}\[{_WS}(?:{arg}(?:{_WS},{_WS}{arg})*)?{_WS}\])?"
+
+
+# Two levels of type arguments (``dict[str, list[int]]``, ``Literal["a", "b"]``).
+_SIMPLE = _generic(rf"(?:{_generic(rf'(?:{_DOTTED}|{_LITERAL})')}|{_LITERAL})")
 # type: tatom ("|" tatom)*
 _TYPE = rf"{_SIMPLE}(?:{_WS}\|{_WS}{_SIMPLE})*"
 _ANNOT = rf"(?:(?P<type>{_TYPE})|(?P<code>{_CODE}))"

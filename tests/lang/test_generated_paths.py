@@ -65,7 +65,8 @@ _NAMES = st.sampled_from(["a", "x_1", "Str", "list", "_p", "café", "1a", "if", 
 _TYPE_BITS = [
     "int", "str", "a.b", "a.", "a..b", ".a", "list[str]", "dict[str, int]", "list[]",
     "Literal[1, 2]", "x[1.]", "A | None", "a |", "| a", "list[str | int]", "t[a[b]]",
-    "`T`", "``", '"s"', "...", "a . b", "list [ str ]",
+    "`T`", "``", '"s"', "...", "a . b", "list [ str ]", "dict[str, list[int]]",
+    'Literal["a", "b"]', "tuple[int, ...]", "a[b[c[d]]]", "x[[int], str]", "d[str, l[1.]]",
 ]  # fmt: skip
 
 
@@ -167,7 +168,10 @@ def test_fast_type_accepts_only_what_the_grammar_accepts(text: str) -> None:
         header_parser().parse(text, start="annot")  # raises if the grammar rejects it
 
 
-@pytest.mark.parametrize("text", ["int", "list[str]", "dict[str, int]", "a.b | None", "t[1, 2]"])
+@pytest.mark.parametrize(
+    "text",
+    ["int", "list[str]", "dict[str, list[int]]", "a.b | None", "t[1, 2]", 'Literal["a", "b"]'],
+)
 def test_fast_type_covers_the_common_types(text: str) -> None:
     assert fast_type(text)
 
