@@ -13,7 +13,7 @@ from pytest_kedi.lang.context import BuildContext, classify, stop_of
 from pytest_kedi.lang.heads import check_name, parse_metric_head
 from pytest_kedi.lang.scanner import Item
 from pytest_kedi.lang.source import KediSyntaxError
-from pytest_kedi.lang.syntax import DIRECTIVES, IDENT, Body, names
+from pytest_kedi.lang.syntax import DIRECTIVES, IDENT, IDENT_CHAR, IDENT_START, Body, names
 from pytest_kedi.lang.text import ESCAPES
 
 if TYPE_CHECKING:
@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 __all__ = ["BodyReader"]
 
-_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?![=:])")  # setting keys may hold '-'
+# A setting key is a name that may also hold '-' after its first character.
+_KEY = re.compile(rf"({IDENT_START}(?:{IDENT_CHAR}|-)*)[ \t]*:(?![=:])")
 _SOLE_CODE = re.compile(r"`[^`]*`")
 _ESCAPE = re.compile(r"\\(.)|~~")
 _HEAD = re.compile(rf">[ \t]*({IDENT})[ \t]*(:?)")

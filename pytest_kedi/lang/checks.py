@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.context import BuildContext
-from pytest_kedi.lang.grammars import check_type
+from pytest_kedi.lang.heads import check_type
 from pytest_kedi.lang.scanner import Item
 from pytest_kedi.lang.source import KediSyntaxError
 from pytest_kedi.lang.syntax import Place, Runtime, is_identifier, names

@@ -1,37 +1,52 @@
 """Regex fast paths for the commonest heads (simple targets and signatures).
 
-They only accept shapes whose meaning is unambiguous (identifiers, simple direct
-types, one-line backtick annotations and defaults) and return exactly what the
-lark walk in `heads` returns; anything else returns ``None`` and goes to lark.
-The test suite checks both paths agree on every head of the corpus.
+The regexes are assembled from the terminals of ``grammar/header.lark`` (`grammars.terminals`:
+names, backtick code, numbers, the whitespace the grammar ignores) following its rules for a
+subset of shapes whose meaning is unambiguous: dotted names with up to two levels of type
+arguments (names, numbers, strings, ``...``), ``|`` unions, one-line backtick annotations and
+defaults. They return exactly what the grammar's reading (`heads.lark_signature`,
+`heads.lark_target`) returns; anything else returns ``None`` and goes to lark. The tests check
+both agree on every head of the corpus and on generated heads.
 """
 
 from __future__ import annotations
 
 import re
 
-from pytest_kedi.lang.syntax import IDENT
+from pytest_kedi.lang.grammars import terminals
+from pytest_kedi.lang.shapes import RawParam, TypeShape
 
-__all__ = ["RawParam", "TypeShape", "fast_signature", "fast_target"]
+__all__ = ["RawParam", "TypeShape", "fast_signature", "fast_target", "fast_type"]
 
-# (source, start, end, backtick): ``source`` is "" for direct types (sliced later)
-TypeShape = tuple[str, int, int, bool]
-# (name, name offset, start, end, annotation, default (source, start, end))
-RawParam = tuple[str, int, int, int, "TypeShape | None", "tuple[str, int, int] | None"]
+_T = terminals("header.lark")
+_NAME = _T["NAME"]
+_CODE = _T["CODE"]
+_WS = rf"(?:{_T['WS']})?"  # the grammar ignores whitespace between any two tokens
+# dotted: NAME ("." NAME)*
+_DOTTED = rf"{_NAME}(?:{_WS}\.{_WS}{_NAME})*"
+_LITERAL = rf"(?:{_T['NUMBER']}|{_T['STRING']}|{_T['ELLIPSIS']})"
 
-_WS = r"[ \t\r\n]*"
-_NAME = IDENT
-_SIMPLE = r"[A-Za-z_][A-Za-z0-9_.]*(?:\[[A-Za-z0-9_., |]*\])?"
-_TYPE = rf"{_SIMPLE}(?:[ \t]*\|[ \t]*{_SIMPLE})*"
-_ANNOT = rf"(?:(?P<type>{_TYPE})|(?P<code>`[^`\n]*`))"
+
+def _generic(atom: str) -> str:
+    """generic: dotted ("[" _targs? "]")? whose type arguments are ``atom`` or `|` unions."""
+    arg = rf"{atom}(?:{_WS}\|{_WS}{atom})*"
+    return rf"{_DOTTED}(?:{_WS}\[{_WS}(?:{arg}(?:{_WS},{_WS}{arg})*)?{_WS}\])?"
+
+
+# Two levels of type arguments (``dict[str, list[int]]``, ``Literal["a", "b"]``).
+_SIMPLE = _generic(rf"(?:{_generic(rf'(?:{_DOTTED}|{_LITERAL})')}|{_LITERAL})")
+# type: tatom ("|" tatom)*
+_TYPE = rf"{_SIMPLE}(?:{_WS}\|{_WS}{_SIMPLE})*"
+_ANNOT = rf"(?:(?P<type>{_TYPE})|(?P<code>{_CODE}))"
 _PARAM = re.compile(
     rf"{_WS}(?P<name>{_NAME}){_WS}(?::{_WS}{_ANNOT}{_WS})?"
-    rf"(?:={_WS}(?P<default>`[^`\n]+`){_WS})?(?:,|\Z)"
+    rf"(?:={_WS}(?P<default>{_CODE}){_WS})?(?:,|\Z)"
 )
 _HEAD = re.compile(
     rf"(?P<sigil>[@~])(?P<name>{_NAME})\((?P<params>[^()]*)\){_WS}"
-    rf"(?:->{_WS}(?P<ret>{_TYPE}|`[^`\n]*`){_WS})?(?P<colon>:?)"
+    rf"(?:->{_WS}(?P<ret>{_TYPE}|{_CODE}){_WS})?(?P<colon>:?)"
 )
+_DIRECT_TYPE = re.compile(rf"{_WS}{_TYPE}{_WS}")
 _TARGET = re.compile(rf"\[{_WS}(?P<name>{_NAME}){_WS}(?::{_WS}{_ANNOT}{_WS})?\]")
 
 
@@ -95,3 +110,9 @@ def fast_target(text: str) -> tuple[str, int, TypeShape | None] | None:
     if m is None:
         return None
     return m.group("name"), m.start("name"), _annot(m, 0)
+
+
+def fast_type(text: str) -> bool:
+    """True when ``text`` is a direct type of the simple shapes above (the grammar's ``annot``
+    accepts it too); False means "ask the grammar"."""
+    return _DIRECT_TYPE.fullmatch(text) is not None

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from functools import cache, lru_cache
 from pathlib import Path
+from types import MappingProxyType
 
-from lark import Lark, Tree
-from lark.exceptions import LarkError
+from lark import Lark
 
-from pytest_kedi.lang.source import KediSyntaxError
+from pytest_kedi.lang.shapes import HeadShapes
 from pytest_kedi.lang.syntax import IDENT
 
-__all__ = ["HEADER_STARTS", "check_type", "header_parser", "text_parser"]
+__all__ = ["HEADER_STARTS", "header_parser", "terminals", "text_parser"]
 
 _GRAMMAR_DIR = Path(__file__).with_name("grammar")
 HEADER_STARTS = ["proc_header", "type_header", "target", "metric_head", "annot"]
@@ -23,14 +24,31 @@ def _grammar(name: str) -> str:
     return f"{text}\nNAME: /{IDENT}/\n"
 
 
+# A terminal definition on one line: ``NAME: /regex/`` or ``NAME.2: "literal"``.
+_TERMINAL = re.compile(r'^(_?[A-Z][A-Z0-9_]*)(?:\.\d+)?:[ \t]*(?:/(.*)/|"(.*)")[ \t]*$', re.M)
+
+
+@cache
+def terminals(name: str) -> MappingProxyType[str, str]:
+    """The terminals of grammar file ``name`` as Python regexes (literals escaped), read from
+    the same text lark builds its parser from, so regex fast paths stay the grammar's own."""
+    found = {
+        m.group(1): m.group(2) if m.group(2) is not None else re.escape(m.group(3))
+        for m in _TERMINAL.finditer(_grammar(name))
+    }
+    return MappingProxyType(found)
+
+
 @cache
 def header_parser() -> Lark:
+    """Parses a head straight into its shape (`HeadShapes` runs during the parse)."""
     return Lark(
         _grammar("header.lark"),
         parser="lalr",
         start=HEADER_STARTS,
         propagate_positions=True,
         maybe_placeholders=False,
+        transformer=HeadShapes(),
     )
 
 
@@ -45,26 +63,6 @@ def text_parser() -> Lark:
 
 
 @lru_cache(maxsize=4096)
-def _type_ok(text: str) -> int:
-    """-1 when ``text`` is a well-formed direct type, else the failing index."""
-    try:
-        header_parser().parse(text, start="annot")
-    except LarkError as exc:
-        return int(getattr(exc, "pos_in_stream", None) or 0)
-    return -1
-
-
-@lru_cache(maxsize=4096)
-def parse_head(text: str, start: str) -> Tree:
+def parse_head(text: str, start: str) -> object:
+    """The shape of a head (see `shapes.HeadShapes`) for the grammar rule ``start``."""
     return header_parser().parse(text, start=start)
-
-
-def check_type(text: str, offset: int) -> None:
-    """Raise when ``text`` (at source ``offset``) is not a direct type annotation."""
-    bad = _type_ok(text)
-    if bad >= 0:
-        raise KediSyntaxError(
-            offset + min(bad, max(len(text) - 1, 0)),
-            f"malformed type annotation {text!r}: write a Python type such as "
-            "list[str] or str | None, or a backtick expression",
-        )

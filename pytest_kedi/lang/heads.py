@@ -7,17 +7,19 @@ from __future__ import annotations
 import keyword
 import re
 from functools import lru_cache
+from typing import cast
 
-from lark import Token, Tree
+from lark import Token
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from pytest_kedi.lang import nodes as n
-from pytest_kedi.lang.fastheads import RawParam, TypeShape, fast_signature, fast_target
+from pytest_kedi.lang.fastheads import fast_signature, fast_target, fast_type
 from pytest_kedi.lang.grammars import header_parser, parse_head
+from pytest_kedi.lang.shapes import HeadShape, RawParam, TypeShape
 from pytest_kedi.lang.source import KediSyntaxError, Source
-from pytest_kedi.lang.syntax import IDENT, is_identifier
+from pytest_kedi.lang.syntax import IDENT, IDENT_CHAR, is_identifier
 
-__all__ = ["check_name", "parse_metric_head", "parse_signature", "parse_target"]
+__all__ = ["check_name", "check_type", "parse_metric_head", "parse_signature", "parse_target"]
 
 _NAME_RULE = f"names must match {IDENT}"
 _TERMINAL_WORDS = {
@@ -34,6 +36,29 @@ _KIND_WORDS = {
     "target": "assignment target",
     "metric_head": "metric header",
 }
+
+
+@lru_cache(maxsize=4096)
+def _type_ok(text: str) -> int:
+    """-1 when ``text`` is a well-formed direct type, else the failing index."""
+    if fast_type(text):
+        return -1
+    try:
+        header_parser().parse(text, start="annot")
+    except LarkError as exc:
+        return int(getattr(exc, "pos_in_stream", None) or 0)
+    return -1
+
+
+def check_type(text: str, offset: int) -> None:
+    """Raise when ``text`` (at source ``offset``) is not a direct type annotation."""
+    bad = _type_ok(text)
+    if bad >= 0:
+        raise KediSyntaxError(
+            offset + min(bad, max(len(text) - 1, 0)),
+            f"malformed type annotation {text!r}: write a Python type such as "
+            "list[str] or str | None, or a backtick expression",
+        )
 
 
 RESERVED_ARGS = "'args' is reserved for command-line arguments and cannot be assigned"
@@ -64,7 +89,7 @@ def _word(terminal: str) -> str:
     return repr(pattern.value) if pattern.type == "str" else terminal.lower()
 
 
-_NAME_TAIL = re.compile(r"[A-Za-z0-9_]+\Z")
+_NAME_TAIL = re.compile(rf"{IDENT_CHAR}+\Z")
 _NAME_RUN = re.compile(r"[^\s(),:\[\]=`]+")
 
 
@@ -133,57 +158,29 @@ def _fail(text: str, base: int, start: str, exc: UnexpectedInput) -> KediSyntaxE
     )
 
 
-def _parse(text: str, base: int, start: str) -> Tree:
+def _parse(text: str, base: int, start: str) -> object:
     try:
         return parse_head(text, start)
     except UnexpectedInput as exc:
         raise _fail(text, base, start, exc) from None
 
 
-# Shapes are cached per header text with offsets relative to the text, then
-# materialised at each occurrence.
-def _type_shape(tree: Tree) -> TypeShape:
-    start = tree.meta.start_pos
-    end = tree.meta.end_pos
-    if tree.data == "backtick_type":
-        return str(tree.children[0])[1:-1], start, end, True
-    return "", start, end, False
-
-
 def lark_signature(text: str, start: str) -> tuple[str, int, list[RawParam], TypeShape | None]:
-    """Walk the lark tree of a signature (no semantic checks)."""
-    tree = _parse(text, 0, start)
-    name_tok = tree.children[0]
-    assert isinstance(name_tok, Token)
+    """The grammar's reading of a signature (no semantic checks)."""
+    head = cast(HeadShape, _parse(text, 0, start))
     params: list[RawParam] = []
-    ret: TypeShape | None = None
-    for child in tree.children[1:]:
-        assert isinstance(child, Tree)
-        if child.data == "ret":
-            sub = child.children[0]
-            assert isinstance(sub, Tree)
-            ret = _type_shape(sub)
-            continue
-        p_name = child.children[0]
-        assert isinstance(p_name, Token)
-        annot: TypeShape | None = None
+    for p in head.params:
         default: tuple[str, int, int] | None = None
-        for part in child.children[1:]:
-            assert isinstance(part, Tree)
-            if part.data == "default":
-                tok = part.children[0]
-                assert isinstance(tok, Token)
-                if tok.type == "FENCE":
-                    raise KediSyntaxError(
-                        tok.start_pos or 0,
-                        "a parameter default must be a one-line backtick expression, not a fence",
-                    )
-                default = (str(tok)[1:-1], tok.start_pos or 0, tok.end_pos or 0)
-            else:
-                annot = _type_shape(part)
-        at = p_name.start_pos or 0
-        params.append((str(p_name), at, child.meta.start_pos, child.meta.end_pos, annot, default))
-    return str(name_tok), name_tok.start_pos or 0, params, ret
+        if p.default is not None:
+            tok = p.default
+            if tok.type == "FENCE":
+                raise KediSyntaxError(
+                    tok.start_pos or 0,
+                    "a parameter default must be a one-line backtick expression, not a fence",
+                )
+            default = (tok.value[1:-1], tok.start_pos or 0, tok.end_pos or 0)
+        params.append((p.name.value, p.start, p.start, p.end, p.annot, default))
+    return head.name.value, head.name.start_pos or 0, params, head.ret
 
 
 @lru_cache(maxsize=4096)
@@ -213,15 +210,9 @@ def _signature_shape(
 
 
 def lark_target(text: str) -> tuple[str, int, TypeShape | None]:
-    tree = _parse(text, 0, "target")
-    tok = tree.children[0]
-    assert isinstance(tok, Token)
-    shape = None
-    if len(tree.children) > 1:
-        sub = tree.children[1]
-        assert isinstance(sub, Tree)
-        shape = _type_shape(sub)
-    return str(tok), tok.start_pos or 0, shape
+    """The grammar's reading of a bracketed target."""
+    name, shape = cast("tuple[Token, TypeShape | None]", _parse(text, 0, "target"))
+    return name.value, name.start_pos or 0, shape
 
 
 @lru_cache(maxsize=4096)
@@ -274,8 +265,7 @@ def parse_target(src: Source, text: str, base: int) -> tuple[str, n.TypeRef | No
 
 
 def parse_metric_head(text: str, base: int) -> tuple[str, str | None]:
-    tree = _parse(text, base, "metric_head")
-    toks = [t for t in tree.children if isinstance(t, Token)]
-    for tok in toks:
-        check_name(str(tok), base + (tok.start_pos or 0), "metric or dataset name")
-    return str(toks[0]), (str(toks[1]) if len(toks) > 1 else None)
+    names = cast("tuple[Token, ...]", _parse(text, base, "metric_head"))
+    for tok in names:
+        check_name(tok.value, base + (tok.start_pos or 0), "metric or dataset name")
+    return names[0].value, (names[1].value if len(names) > 1 else None)

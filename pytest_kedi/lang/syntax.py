@@ -2,7 +2,7 @@
 
 Every other module derives what it needs from here: the parser's placement rules and body
 readers (`lang.directives`, `lang.bodies`, `lang.checks`), the runtime's directive handlers
-(`runtime.directives`, which maps each `Runtime` kind to one function) and the lazy-binding
+(`runtime.directive_effects`, which maps each `Runtime` kind to one function) and the lazy-binding
 scan. Adding a directive is one `Directive` row in `DIRECTIVES` (and, if it needs a new
 runtime behaviour, one handler for its `Runtime` kind).
 See docs/language.md#directives for what each directive means.
@@ -20,7 +20,9 @@ __all__ = [
     "AGENT",
     "DIRECTIVES",
     "IDENT",
+    "IDENT_CHAR",
     "IDENT_RE",
+    "IDENT_START",
     "NAMES",
     "Body",
     "Directive",
@@ -30,8 +32,11 @@ __all__ = [
     "names",
 ]
 
+#: The characters a Kedi name starts with and continues with.
+IDENT_START = "[A-Za-z_]"
+IDENT_CHAR = "[A-Za-z0-9_]"
 #: A Kedi name (variables, procedures, parameters, types, fields, binders, directives).
-IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+IDENT = rf"{IDENT_START}{IDENT_CHAR}*"
 IDENT_RE = re.compile(IDENT)
 
 

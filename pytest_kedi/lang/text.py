@@ -2,43 +2,66 @@
 substitutions,
 calls, inline Python and output fields. Grammar: ``grammar/text.lark``.
 
-Plain text and simple ``<name>``/``[name]``/``[name: T]`` rows take a regex fast
-path; everything else goes through the LALR parser (trees cached per string).
+Text takes a regex fast path assembled from the grammar's terminals (literals, escapes,
+inline code, substitutions, calls with plain arguments, output fields); anything else (nested
+calls, parentheses inside arguments, errors) goes through the LALR parser (trees cached per
+string) and a `Transformer`. Both paths build the same nodes (the tests check they agree).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from keyword import iskeyword
+from typing import Any, NamedTuple, TypeAlias
 
-from lark import Token, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
+from lark import Token, Transformer, Tree, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, VisitError
+from lark.tree import Meta
 
 from pytest_kedi.lang import nodes as n
-from pytest_kedi.lang.grammars import check_type, text_parser
-from pytest_kedi.lang.heads import check_name
+from pytest_kedi.lang.grammars import terminals, text_parser
+from pytest_kedi.lang.heads import check_name, check_type
 from pytest_kedi.lang.source import KediSyntaxError, Source
-from pytest_kedi.lang.syntax import IDENT
+from pytest_kedi.lang.texterrors import explain
 
 __all__ = ["ESCAPES", "parse_text", "parse_text_with_grammar"]
 
 ESCAPES = {c: c for c in "<>[]()=@#~,`\\"}
 ESCAPES.update({"t": "\t", "n": "\n", "s": " "})
 
-_PLAIN = re.compile(r"[^<\[`\\]*")
-# The fast path covers everything but calls, parentheses-heavy fields and errors.
+# The fast path is built from the grammar's own terminals (`grammars.terminals`) following the
+# ``start`` rule, with calls limited to plain arguments; what it does not match goes to lark.
+_T = terminals("text.lark")
+# lit | punct: possessive, since the alternatives never share a character (no backtracking)
+_LIT = rf"(?:{_T['LIT']}|{_T['LPAR']}|{_T['RPAR']}|{_T['COMMA']})++"
+_WS = rf"(?:{_T['_WS']})?"
+_PLAIN = re.compile(rf"(?:{_LIT})?")
+# Call arguments without nested calls or parentheses (_apart without paren; `[` is literal).
+_APART = (
+    rf"(?P<lit>{_T['LIT']})|(?P<esc>{_T['ESC']})|(?P<code>{_T['CODE']})"
+    rf"|<(?P<name>{_T['NAME']})>|<(?P<ecode>{_T['CODE']})>|(?P<bracket>{_T['LSQB']})"
+)
+_ARG_PIECE = re.compile(rf"{_APART}|(?P<comma>{_T['COMMA']})")
+_ARGS = re.sub(r"\(\?P<\w+>", "(?:", rf"(?:(?:{_APART})++(?:{_T['COMMA']}(?:{_APART})++)*)?")
 _PIECE = re.compile(
-    r"(?P<lit>[^<\[`\\]+)"
-    r"|(?P<esc>\\[^\r\n])"
-    r"|(?P<code>`[^`\r\n]*`)"
-    rf"|<(?P<name>{IDENT})>"
-    r"|<(?P<ecode>`[^`\r\n]*`)>"
-    rf"|\[[ \t]*(?P<field>{IDENT})[ \t]*"
-    r"(?::[ \t]*(?:(?P<type>[A-Za-z_][A-Za-z0-9_. |]*(?:\[[A-Za-z0-9_. |,]*\])?)"
-    r"|(?P<ctype>`[^`\r\n]*`))[ \t]*)?\]"
+    rf"(?P<lit>{_LIT})"  # lit / punct
+    rf"|(?P<esc>{_T['ESC']})"  # esc
+    rf"|(?P<code>{_T['CODE']})"  # inline
+    rf"|<(?P<name>{_T['NAME']})>"  # name_subst
+    rf"|<(?P<ecode>{_T['CODE']})>"  # expr_subst
+    rf"|<(?P<call>{_T['NAME']}){_T['LPAR']}(?P<args>{_ARGS}){_T['RPAR']}>"  # call_subst
+    rf"|{_T['LSQB']}{_WS}(?P<field>{_T['NAME']}){_WS}"  # plain_field, then
+    rf"(?::{_WS}(?:(?P<ctype>{_T['CODE']}){_WS}"  # code_field
+    rf"|(?P<type>(?>{_T['FTYPE']}))))?\]"  # typed_field (FTYPE matched whole, as lexed)
 )
 _ESCAPE_LIST = "< > [ ] ( ) , = @ # ~ ` \\ and \\t \\n \\s"
+
+
+# A literal chunk (start, end, value) relative to the text; a list is a parenthesised run.
+_Chunk: TypeAlias = tuple[int, int, str]
+_Piece: TypeAlias = "_Chunk | Token | n.TextPart | list[_Piece]"
 
 
 def _unescape(raw: str) -> str:
@@ -84,41 +107,30 @@ class _Builder:
         check_type(stripped, begin)
         return n.TypeRef(self.src.span(begin, begin + len(stripped)), stripped, False)
 
-    # ------------------------------------------------------------------ lark trees
-
-    def parts(self, children: list[Tree | Token], trim: bool) -> list[n.TextPart]:
+    def merge(self, pieces: Iterable[_Piece], trim: bool) -> list[n.TextPart]:
+        """Join adjacent literal chunks into `Literal` nodes (parenthesised groups flattened)."""
         out: list[n.TextPart] = []
-        chunks: list[tuple[int, int, str]] = []
-        for child in children:
-            if isinstance(child, Token):  # '(' ')' ',' '[' used literally
-                chunks.append((child.start_pos or 0, child.end_pos or 0, child.value))
-                continue
-            data = child.data
-            if data in ("lit", "punct", "bracket"):
-                tok = child.children[0]
-                assert isinstance(tok, Token)
-                chunks.append((tok.start_pos or 0, tok.end_pos or 0, _unescape(tok.value)))
-                continue
-            if data == "esc":
-                tok = child.children[0]
-                assert isinstance(tok, Token)
-                chunks.append((tok.start_pos or 0, tok.end_pos or 0, self.escape(tok)))
-                continue
-            if data == "paren":
-                for part in self.parts(child.children, False):
-                    if isinstance(part, n.Literal):
-                        s = part.span.start_offset - self.base
-                        chunks.append((s, part.span.end_offset - self.base, part.value))
+        chunks: list[_Chunk] = []
+        for piece in pieces:
+            if isinstance(piece, tuple):
+                chunks.append(piece)
+            elif isinstance(piece, Token):  # '(' ')' ',' '[' used literally
+                chunks.append((piece.start_pos or 0, piece.end_pos or 0, piece.value))
+            elif isinstance(piece, list):  # a parenthesised group inside call arguments
+                for inner in self.merge(piece, False):
+                    if isinstance(inner, n.Literal):
+                        s = inner.span.start_offset - self.base
+                        chunks.append((s, inner.span.end_offset - self.base, inner.value))
                     else:
                         if chunks:
                             out.append(self.literal(chunks))
                             chunks = []
-                        out.append(part)
-                continue
-            if chunks:
-                out.append(self.literal(chunks))
-                chunks = []
-            out.append(self.node(child))
+                        out.append(inner)
+            else:
+                if chunks:
+                    out.append(self.literal(chunks))
+                    chunks = []
+                out.append(piece)
         if chunks:
             out.append(self.literal(chunks))
         if trim and out:
@@ -162,106 +174,97 @@ class _Builder:
                 " (write '\\\\' for a literal backslash)",
             ) from None
 
-    def node(self, tree: Tree) -> n.TextPart:
-        data = tree.data
-        meta = tree.meta
-        kids = tree.children
-        start = self.base + meta.start_pos
-        end = self.base + meta.end_pos
-        if data == "inline":
-            tok = kids[0]
-            assert isinstance(tok, Token)
-            code = self.code(tok)
-            return n.InlinePython(code.span, code)
-        if data == "name_subst":
-            return n.Subst(self.src.span(start, end), str(kids[0]))
-        if data == "expr_subst":
-            tok = kids[0]
-            assert isinstance(tok, Token)
-            return n.ExprSubst(self.src.span(start, end), self.code(tok))
-        if data == "call_subst":
-            args = []
-            for arg in kids[1:]:
-                if not isinstance(arg, Tree):
-                    continue
-                parts = self.parts(arg.children, True)
-                if parts:
-                    a_span = self.src.span(parts[0].span.start_offset, parts[-1].span.end_offset)
-                else:
-                    a_span = self.src.span(
-                        self.base + arg.meta.start_pos, self.base + arg.meta.start_pos
-                    )
-                args.append(n.Arg(a_span, tuple(parts)))
-            return n.CallSubst(self.src.span(start, end), str(kids[0]), tuple(args))
-        name = str(kids[1])
-        if data == "plain_field":
-            return self.field(meta.start_pos, meta.end_pos, name, None)
-        tok = kids[2]
-        assert isinstance(tok, Token)
-        if data == "code_field":
-            ref = n.TypeRef(
-                self.src.span(self.base + (tok.start_pos or 0), self.base + (tok.end_pos or 0)),
-                tok.value[1:-1],
-                True,
-            )
-        else:
-            ref = self.type_ref(tok.start_pos or 0, tok.value)
-        return self.field(meta.start_pos, meta.end_pos, name, ref)
+
+class _Arg(NamedTuple):
+    pieces: list[Any]
+    start: int  # offset of the argument in the text
+
+
+class _TextNodes(Transformer[Token, list[n.TextPart]]):
+    """Text parse trees -> nodes with absolute spans (through the `_Builder`)."""
+
+    def __init__(self, builder: _Builder) -> None:
+        super().__init__(visit_tokens=False)
+        self.b = builder
+
+    def start(self, children: list[Any]) -> list[n.TextPart]:
+        return self.b.merge(children, False)
+
+    @v_args(inline=True)
+    def lit(self, tok: Token) -> _Chunk:
+        return tok.start_pos or 0, tok.end_pos or 0, _unescape(tok.value)
+
+    punct = bracket = lit
+
+    @v_args(inline=True)
+    def esc(self, tok: Token) -> _Chunk:
+        return tok.start_pos or 0, tok.end_pos or 0, self.b.escape(tok)
+
+    @v_args(inline=True)
+    def inline(self, tok: Token) -> n.InlinePython:
+        code = self.b.code(tok)
+        return n.InlinePython(code.span, code)
+
+    def paren(self, children: list[Any]) -> list[Any]:
+        return children
+
+    @v_args(meta=True)
+    def arg(self, meta: Meta, children: list[Any]) -> _Arg:
+        return _Arg(children, meta.start_pos)
+
+    def _span(self, meta: Meta) -> n.Span:
+        return self.b.src.span(self.b.base + meta.start_pos, self.b.base + meta.end_pos)
+
+    @v_args(meta=True, inline=True)
+    def name_subst(self, meta: Meta, name: Token) -> n.Subst:
+        return n.Subst(self._span(meta), name.value)
+
+    @v_args(meta=True, inline=True)
+    def expr_subst(self, meta: Meta, code: Token) -> n.ExprSubst:
+        return n.ExprSubst(self._span(meta), self.b.code(code))
+
+    @v_args(meta=True, inline=True)
+    def call_subst(self, meta: Meta, name: Token, *rest: Token | _Arg) -> n.CallSubst:
+        b = self.b
+        args = []
+        for arg in rest:
+            if isinstance(arg, Token):  # '(' ',' ')'
+                continue
+            parts = b.merge(arg.pieces, True)
+            if parts:
+                a_span = b.src.span(parts[0].span.start_offset, parts[-1].span.end_offset)
+            else:
+                a_span = b.src.span(b.base + arg.start, b.base + arg.start)
+            args.append(n.Arg(a_span, tuple(parts)))
+        return n.CallSubst(self._span(meta), name.value, tuple(args))
+
+    @v_args(meta=True, inline=True)
+    def plain_field(self, meta: Meta, _lsqb: Token, name: Token) -> n.OutputField:
+        return self.b.field(meta.start_pos, meta.end_pos, name.value, None)
+
+    @v_args(meta=True, inline=True)
+    def code_field(self, meta: Meta, _lsqb: Token, name: Token, code: Token) -> n.OutputField:
+        b = self.b
+        span = b.src.span(b.base + (code.start_pos or 0), b.base + (code.end_pos or 0))
+        ref = n.TypeRef(span, code.value[1:-1], True)
+        return b.field(meta.start_pos, meta.end_pos, name.value, ref)
+
+    @v_args(meta=True, inline=True)
+    def typed_field(self, meta: Meta, _lsqb: Token, name: Token, ftype: Token) -> n.OutputField:
+        ref = self.b.type_ref(ftype.start_pos or 0, ftype.value)
+        return self.b.field(meta.start_pos, meta.end_pos, name.value, ref)
+
+
+def _nodes(builder: _Builder, tree: Tree) -> list[n.TextPart]:
+    try:
+        return _TextNodes(builder).transform(tree)
+    except VisitError as exc:  # a Kedi error raised while building: shown as it is
+        raise exc.orig_exc from None
 
 
 @lru_cache(maxsize=8192)
 def _lark_tree(text: str) -> Tree:
     return text_parser().parse(text)
-
-
-def _explain(text: str, pos: int, at_end: bool) -> tuple[int, str]:
-    """Turn a text-grammar failure at ``pos`` into (offset in text, Kedi message)."""
-    stack: list[tuple[str, int]] = []
-    i = 0
-    in_code = -1
-    while i < min(pos, len(text)):
-        ch = text[i]
-        if in_code >= 0:
-            if ch == "`":
-                in_code = -1
-        elif ch == "\\":
-            i += 1
-        elif ch == "`":
-            in_code = i
-        elif ch in "<[" or (ch == "(" and stack and stack[-1][0] in "<("):
-            stack.append((ch, i))
-        elif stack and (ch, stack[-1][0]) in ((">", "<"), ("]", "["), (")", "(")):
-            stack.pop()
-        i += 1
-    if in_code >= 0 or (pos < len(text) and text[pos] == "`"):
-        where = in_code if in_code >= 0 else pos
-        return where, "unbalanced backtick: inline Python must be closed with '`' on the same line"
-    if pos < len(text) and text[pos] == "\\" and pos == len(text) - 1:
-        return pos, (
-            "a trailing '\\' continues only rendered '=' returns; "
-            "write '\\\\' for a literal backslash"
-        )
-    if stack:
-        kind, where = stack[-1]
-        if kind == "(" and text[pos : pos + 1] in (",", ")") and text[:pos].rstrip()[-1:] in "(,":
-            return pos, "missing argument in a call: each ',' separates two arguments"
-        if kind == "(":
-            return where, "unbalanced '(' in a call: the argument list is never closed with ')'"
-        if kind == "<":
-            if at_end:
-                return where, "unbalanced '<': the substitution is never closed with '>'"
-            return where, (
-                "a substitution must be <name>, <proc(args)> or <`expr`>; "
-                "write `<a.b>`-style Python as <`a.b`>, or '\\<' for a literal '<'"
-            )
-        if at_end:
-            return where, "unbalanced '[': the output field is never closed with ']'"
-        return where, (
-            "an output field must be [name], [name: Type] or [name: `Type`]; "
-            "write '\\[' for a literal '['"
-        )
-    ch = text[pos] if pos < len(text) else "end of line"
-    return pos, f"unexpected {ch!r} in text"
 
 
 def parse_text(
@@ -301,13 +304,14 @@ def parse_text(
         pos = len(raw) if isinstance(exc, UnexpectedEOF) else exc.pos_in_stream or 0
         if at_end:
             pos = len(raw)
-        where, message = _explain(raw, pos, at_end)
+        where, message = explain(raw, pos, at_end)
         raise KediSyntaxError(start + min(where, max(len(raw) - 1, 0)), message) from None
-    return n.Text(src.span(start, end), tuple(builder.parts(tree.children, False)))
+    return n.Text(src.span(start, end), tuple(_nodes(builder, tree)))
 
 
 def _fast_parts(builder: _Builder, raw: str) -> list[n.TextPart] | None:
-    """Regex tokenisation of text without calls; ``None`` defers to the grammar."""
+    """Regex tokenisation of text (calls only with plain arguments); ``None`` defers to the
+    grammar."""
     pos = 0
     size = len(raw)
     out: list[n.TextPart] = []
@@ -342,6 +346,9 @@ def _fast_parts(builder: _Builder, raw: str) -> list[n.TextPart] | None:
             start = m.start("ecode")
             tok = Token("CODE", m.group("ecode"), start_pos=start, end_pos=m.end("ecode"))
             out.append(n.ExprSubst(src.span(base + pos, base + end), builder.code(tok)))
+        elif kind == "args":
+            args = _fast_args(builder, raw, m.start("args"), m.end("args"))
+            out.append(n.CallSubst(src.span(base + pos, base + end), m.group("call"), args))
         else:
             ref = None
             if kind == "type":
@@ -356,9 +363,52 @@ def _fast_parts(builder: _Builder, raw: str) -> list[n.TextPart] | None:
     return out
 
 
+def _fast_args(builder: _Builder, raw: str, pos: int, end: int) -> tuple[n.Arg, ...]:
+    """The arguments of a call matched by ``_PIECE`` (``raw[pos:end]``, between the parentheses)."""
+    if pos == end:
+        return ()
+    src = builder.src
+    base = builder.base
+    args: list[n.Arg] = []
+    pieces: list[_Piece] = []
+    arg_start = pos
+    match = _ARG_PIECE.match
+    while True:
+        m = match(raw, pos, end) if pos < end else None
+        if m is None or m.lastgroup == "comma":
+            parts = builder.merge(pieces, True)
+            if parts:
+                a_span = src.span(parts[0].span.start_offset, parts[-1].span.end_offset)
+            else:
+                a_span = src.span(base + arg_start, base + arg_start)
+            args.append(n.Arg(a_span, tuple(parts)))
+            if m is None:
+                return tuple(args)
+            pos = arg_start = m.end()
+            pieces = []
+            continue
+        kind = m.lastgroup
+        stop = m.end()
+        if kind == "lit" or kind == "bracket":
+            pieces.append((pos, stop, _unescape(m.group())))
+        elif kind == "esc":
+            tok = Token("ESC", m.group(), start_pos=pos, end_pos=stop)
+            pieces.append((pos, stop, builder.escape(tok)))
+        elif kind == "code":
+            code = builder.code(Token("CODE", m.group(), start_pos=pos, end_pos=stop))
+            pieces.append(n.InlinePython(code.span, code))
+        elif kind == "name":
+            pieces.append(n.Subst(src.span(base + pos, base + stop), m.group("name")))
+        else:  # ecode
+            start = m.start("ecode")
+            tok = Token("CODE", m.group("ecode"), start_pos=start, end_pos=m.end("ecode"))
+            pieces.append(n.ExprSubst(src.span(base + pos, base + stop), builder.code(tok)))
+        pos = stop
+
+
 def parse_text_with_grammar(src: Source, start: int, end: int, fields: bool) -> n.Text:
     """The grammar-only path (for tests that compare it with the fast path)."""
     raw = src.text[start:end]
     builder = _Builder(src, start, fields, "output fields are not allowed here")
     tree = _lark_tree(raw)
-    return n.Text(src.span(start, end), tuple(builder.parts(tree.children, False)))
+    return n.Text(src.span(start, end), tuple(_nodes(builder, tree)))

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from pytest_kedi.lang import nodes
-from pytest_kedi.runtime import control, directives, interpreter, procedures
+from pytest_kedi.runtime import control, directive_effects, interpreter, procedures
 from pytest_kedi.runtime.interpreter import Handler
 from pytest_kedi.runtime.model import calls as modelcalls
 
@@ -29,7 +29,7 @@ TABLE: Mapping[type, Handler] = MappingProxyType(
         nodes.If: control.run_if,
         nodes.Loop: control.run_loop,
         nodes.Show: control.run_show,
-        nodes.Directive: directives.run_directive,
+        nodes.Directive: directive_effects.run_directive,
         nodes.Procedure: procedures.define_procedure,
         nodes.TypeDecl: procedures.define_type,
         nodes.TestSuite: interpreter.skip_suite,

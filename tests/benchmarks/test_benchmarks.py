@@ -87,14 +87,32 @@ def test_call_overhead_fails_on_a_wrong_result() -> None:
 
 
 @pytest.mark.skipif(not CORPUS.is_file(), reason="Kedi corpus not available (../shared/corpus)")
-def test_parse_speed_quick() -> None:
-    result = _run("benchmarks/parse_speed.py", "--quick")
+def test_parse_speed_quick(tmp_path: Path) -> None:
+    out = tmp_path / "parse.json"
+    profile = tmp_path / "profile.md"
+    result = _run(
+        "benchmarks/parse_speed.py", "--quick", "--json", str(out), "--profile", str(profile)
+    )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert [line.split()[0] for line in result.stdout.splitlines()] == [
-        "corpus",
-        "corpus",
-        "synthetic",
-    ]
+    rows = json.loads(out.read_text())
+    assert "-line program, unique identifiers" in rows[-1]["benchmark"]
+    assert rows[-1]["goal"] == ">= 0.05x tree-sitter"
+    assert len(result.stdout.splitlines()) == len(rows)
+    assert "| line scanner (`scanner.scan`) |" in profile.read_text()
+
+
+def test_parse_speed_renames_every_identifier_but_keywords_and_directives() -> None:
+    result = _patched(
+        "parse_speed",
+        "print(bench.rename("
+        "'@f(a: str) -> str:\\n  > model: m\\n  = r\"<a>\" if a else <a>', '7'))",
+        "0",
+    )
+    assert result.returncode == 0, result.stderr
+    assert (
+        result.stdout
+        == '@f_7(a_7: str_7) -> str_7:\n  > model: m_7\n  = r"<a_7>" if a_7 else <a_7>\n'
+    )
 
 
 def test_parse_speed_fails_without_its_corpus(tmp_path: Path) -> None:

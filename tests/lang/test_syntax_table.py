@@ -7,12 +7,12 @@ import pytest
 from pytest_kedi.lang import KediParseError, parse
 from pytest_kedi.lang.grammars import header_parser, text_parser
 from pytest_kedi.lang.syntax import DIRECTIVES, IDENT, Runtime, is_identifier
-from pytest_kedi.runtime import directives as runtime_directives
+from pytest_kedi.runtime import directive_effects
 
 
 def test_every_runtime_directive_has_an_action() -> None:
     reached = {name for name, spec in DIRECTIVES.items() if spec.runtime is not Runtime.NODE}
-    assert set(runtime_directives.ACTIONS) == reached
+    assert set(directive_effects.ACTIONS) == reached
 
 
 @pytest.mark.parametrize("parser", [header_parser, text_parser], ids=["header", "text"])

@@ -27,7 +27,7 @@ def test_load_installs_the_table() -> None:
     assert dict(interpreter.HANDLERS) == dict(dispatch.TABLE)
 
 
-@pytest.mark.parametrize("module", ["control", "procedures", "model.calls", "directives"])
+@pytest.mark.parametrize("module", ["control", "procedures", "model.calls", "directive_effects"])
 def test_importing_handlers_registers_nothing(module: str) -> None:
     """Importing a handler module fills no table (registration is explicit)."""
     code = (
