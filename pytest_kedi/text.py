@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["clip", "display_path", "is_kedi_program", "one_line"]
+__all__ = ["clip", "display_path", "is_kedi_program", "one_line", "truncate"]
 
 
 def one_line(text: object) -> str:
@@ -20,13 +20,18 @@ def one_line(text: object) -> str:
     return " ".join(part.strip() for part in value.splitlines() if part.strip())
 
 
-def clip(text: str, limit: int | None) -> str:
-    """``text`` with its whitespace folded to single spaces, cut to at most ``limit``
-    characters (ending in ``...`` when cut); ``None`` means no limit."""
-    folded = " ".join(text.split())
-    if limit is None or len(folded) <= limit:
-        return folded
-    return folded[: limit - 3] + "..."
+def truncate(text: str, limit: int | None, ellipsis: str = "...") -> str:
+    """``text`` cut to at most ``limit`` characters, ending in ``ellipsis`` when cut;
+    ``None`` means no limit."""
+    if limit is None or len(text) <= limit:
+        return text
+    return text[: limit - len(ellipsis)] + ellipsis
+
+
+def clip(text: str, limit: int | None, ellipsis: str = "...") -> str:
+    """``text`` on one line (its whitespace folded to single spaces), cut to at most
+    ``limit`` characters like `truncate`."""
+    return truncate(" ".join(text.split()), limit, ellipsis)
 
 
 def is_kedi_program(path: str | os.PathLike[str]) -> bool:

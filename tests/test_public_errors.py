@@ -77,3 +77,47 @@ def test_importing_the_errors_does_not_import_the_runtime() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "False"
+
+
+def _every_module() -> list[str]:
+    import importlib
+    import pkgutil
+
+    names = [info.name for info in pkgutil.walk_packages(pytest_kedi.__path__, "pytest_kedi.")]
+    for name in names:
+        importlib.import_module(name)
+    return names
+
+
+def _subclasses(base: type) -> set[type]:
+    found: set[type] = set()
+    for cls in base.__subclasses__():
+        found |= {cls, *_subclasses(cls)}
+    return found
+
+
+#: raised and caught inside the CLI only (its exit status is the usage error's)
+INTERNAL_ERRORS = {"CliUsageError"}
+
+
+def test_every_kedi_error_class_is_served_and_listed() -> None:
+    _every_module()
+    names = {cls.__name__ for cls in _subclasses(KediError)} - INTERNAL_ERRORS
+    assert names == set(ERROR_NAMES)
+    assert names <= set(pytest_kedi.__all__)
+    for name in names:
+        assert getattr(pytest_kedi, name).__name__ == name
+
+
+def test_kedi_errors_are_recognised_by_class_not_by_module_lookup() -> None:
+    """Only the row runner reads ``sys.modules`` (for pytest's outcome exceptions, so
+    that the eval engine needs no pytest import); no code looks Kedi errors up there."""
+    from pathlib import Path
+
+    root = Path(pytest_kedi.__file__).parent
+    readers = sorted(
+        path.relative_to(root).as_posix()
+        for path in root.rglob("*.py")
+        if "sys.modules" in path.read_text(encoding="utf-8")
+    )
+    assert readers == ["evals/runner.py"]

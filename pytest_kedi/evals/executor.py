@@ -26,6 +26,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from pytest_kedi.runtime.cancel import Cancelled, CancelToken, bound
@@ -240,28 +241,23 @@ class _Worker:
         self.token = CancelToken()  # the token of the row this worker runs (or ran last)
 
 
+@dataclass(eq=False)
 class _Pool(Generic[R]):
-    def __init__(
-        self,
-        count: int,
-        run_row: Callable[[int], R],
-        timeout: float | None,
-        on_timeout: Callable[[int, float], R],
-        on_row: Callable[[R], object] | None,
-    ) -> None:
-        self.count = count
-        self.run_row = run_row
-        self.timeout = timeout
-        self.on_timeout = on_timeout
-        self.on_row = on_row
-        self.tasks: queue.SimpleQueue[int] = queue.SimpleQueue()
-        self.events: queue.SimpleQueue[tuple[int, int, Any, Any]] = queue.SimpleQueue()
-        self.closed = False
-        self.results: list[Any] = [None] * count
-        self.finished = [False] * count
-        self.in_flight: dict[int, tuple[float, tuple[_Worker, CancelToken]]] = {}
-        self.workers: list[_Worker] = []
-        self.spawned = 0
+    count: int
+    run_row: Callable[[int], R]
+    timeout: float | None
+    on_timeout: Callable[[int, float], R]
+    on_row: Callable[[R], object] | None
+    tasks: queue.SimpleQueue[int] = field(default_factory=queue.SimpleQueue)
+    events: queue.SimpleQueue[tuple[int, int, Any, Any]] = field(default_factory=queue.SimpleQueue)
+    closed: bool = False
+    in_flight: dict[int, tuple[float, tuple[_Worker, CancelToken]]] = field(default_factory=dict)
+    workers: list[_Worker] = field(default_factory=list)
+    spawned: int = 0
+
+    def __post_init__(self) -> None:
+        self.results: list[Any] = [None] * self.count
+        self.finished = [False] * self.count
 
     # ------------------------------------------------------------------ workers
     def _spawn(self) -> None:

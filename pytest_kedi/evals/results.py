@@ -16,6 +16,7 @@ from pytest_kedi.evals.files import write_text_atomic
 from pytest_kedi.evals.safetext import clean_with, secrets
 from pytest_kedi.evals.stats import SuiteStats, suite_stats
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
+from pytest_kedi.text import truncate
 
 __all__ = [
     "REPR_LIMIT",
@@ -37,13 +38,16 @@ def short_repr(value: object, limit: int = REPR_LIMIT) -> str:
         text = repr(value)
     except USER_ERRORS as exc:  # a user object with a broken __repr__
         text = f"<unrepresentable {type(value).__name__}: {type(exc).__name__}>"
-    if len(text) > limit:
-        text = text[: limit - 3] + "..."
-    return text
+    return truncate(text, limit)
 
 
-def _optional(text: str | None, found: list[tuple[str, str]]) -> str | None:
-    return None if text is None else clean_with(text, found)
+def _clean_fields(record: object, *names: str) -> None:
+    """Make the text fields ``names`` of ``record`` encodable and secret-free."""
+    found = secrets()
+    for name in names:
+        text = getattr(record, name)
+        if text is not None:
+            setattr(record, name, clean_with(text, found))
 
 
 def join_feedback(feedbacks: Iterable[str | None]) -> str | None:
@@ -76,11 +80,7 @@ class RowResult:
         if not self.scores:
             self.scores = [self.score]
         # Every text a row carries is made encodable and secret-free once, here.
-        found = secrets()
-        self.input = _optional(self.input, found)
-        self.expected = _optional(self.expected, found)
-        self.feedback = _optional(self.feedback, found)
-        self.error = _optional(self.error, found)
+        _clean_fields(self, "input", "expected", "feedback", "error")
 
     @property
     def errored(self) -> bool:
@@ -144,9 +144,7 @@ class SuiteResult:
     repeats: int = 1  # how many times each row ran
 
     def __post_init__(self) -> None:
-        found = secrets()
-        self.feedback = _optional(self.feedback, found)
-        self.error = _optional(self.error, found)
+        _clean_fields(self, "feedback", "error")
 
     @classmethod
     def failed(

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_kedi.plugin import options
-from pytest_kedi.plugin.collect import KediFile
+from pytest_kedi.plugin.collect import KediFile, received_collect_error
 from pytest_kedi.plugin.session import KediSession
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "pytest_collection_modifyitems",
     "pytest_collection_finish",
     "pytest_configure",
+    "pytest_report_from_serializable",
     "pytest_report_header",
     "pytest_runtest_makereport",
     "pytest_runtestloop",
@@ -92,6 +93,11 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
     kedi = KediSession.of(session.config)
     with kedi.parse_errors_held(session) if kedi is not None else nullcontext():
         return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_from_serializable(config: pytest.Config) -> Generator[None, object, object]:
+    return received_collect_error((yield))
 
 
 @pytest.hookimpl(wrapper=True)

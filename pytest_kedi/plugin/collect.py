@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from _pytest._code.code import ReprEntryNative, ReprExceptionInfo, ReprFileLocation, ReprTraceback
 
 from pytest_kedi.lang import nodes
 from pytest_kedi.plugin.items import KediCaseItem, KediEvalItem
@@ -27,7 +28,15 @@ from pytest_kedi.text import is_kedi_program
 if TYPE_CHECKING:  # pragma: no cover
     from _pytest._code.code import TerminalRepr
 
-__all__ = ["KediCollectError", "KediFile", "KediTestSuite", "is_kedi_program", "unique_names"]
+__all__ = [
+    "CollectErrorRepr",
+    "KediCollectError",
+    "KediFile",
+    "KediTestSuite",
+    "is_kedi_program",
+    "received_collect_error",
+    "unique_names",
+]
 
 EVAL_SKIP_REASON = "Kedi @eval: suites run only with --kedi-eval (or KEDI_EVAL=1)"
 _UNSAFE = re.compile(r"::|[\[\]\s/\\]")
@@ -36,36 +45,60 @@ _UNSAFE = re.compile(r"::|[\[\]\s/\\]")
 class KediCollectError(Exception):
     """A ``.kedi`` file could not be collected; the message is the full diagnostic.
 
-    ``headline`` (``file.kedi:LINE:COL: message``) is what pytest's short test summary
-    shows after the file name.
+    ``path``, ``line`` and ``headline`` (``file.kedi:LINE:COL: message``) are its crash
+    location: pytest's short test summary shows the headline after the file name.
     """
 
-    def __init__(self, text: str, headline: str) -> None:
+    def __init__(self, text: str, headline: str, path: str, line: int) -> None:
         super().__init__(text)
         self.headline = headline
+        self.path = path
+        self.line = line
 
 
-class _Crash:
-    __slots__ = ("message",)
+class CollectErrorRepr(ReprExceptionInfo):
+    """A collection error as one of pytest's own exception representations: its text is
+    exactly the Kedi diagnostic and its ``reprcrash`` the focused headline, which the
+    short test summary shows. pytest-xdist carries this shape from a worker to the
+    controller (anything else arrives as a plain string, whose first line would become
+    the summary). Two are equal when they say the same, so the controller reports an
+    error that every worker hits once."""
 
-    def __init__(self, message: str) -> None:
-        self.message = message
+    @classmethod
+    def of(cls, error: KediCollectError) -> CollectErrorRepr:
+        return cls(
+            reprtraceback=ReprTraceback([ReprEntryNative([str(error) + "\n"])], None, "native"),
+            reprcrash=ReprFileLocation(error.path, error.line, error.headline),
+        )
+
+    def _key(self) -> tuple[object, ...]:
+        crash = self.reprcrash
+        lines = tuple(
+            tuple(getattr(entry, "lines", ())) for entry in self.reprtraceback.reprentries
+        )
+        where = (crash.path, crash.lineno, crash.message) if crash is not None else None
+        return (where, lines)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CollectErrorRepr) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
 
-class _CollectErrorRepr:
-    """A collection error's text (exactly the Kedi diagnostic), with the
-    ``reprcrash.message`` that pytest's short test summary reads."""
-
-    def __init__(self, error: KediCollectError) -> None:
-        self.text = str(error)
-        self.reprcrash = _Crash(error.headline)
-
-    def toterminal(self, tw: Any) -> None:
-        for line in self.text.split("\n"):
-            tw.line(line, red=True)
-
-    def __str__(self) -> str:
-        return self.text
+def received_collect_error(report: object) -> object:
+    """``report`` as received from an xdist worker, a ``.kedi`` file's collection error
+    given back its `CollectErrorRepr` (which the transport turned into pytest's plain
+    `ReprExceptionInfo`)."""
+    if (
+        isinstance(report, pytest.CollectReport)
+        and report.failed
+        and type(report.longrepr) is ReprExceptionInfo
+        and is_kedi_program(report.fspath)
+    ):
+        longrepr = report.longrepr
+        report.longrepr = CollectErrorRepr(longrepr.reprtraceback, longrepr.reprcrash)
+    return report
 
 
 def _safe(name: str) -> str:
@@ -98,7 +131,7 @@ class KediFile(pytest.File):
     ) -> str | TerminalRepr:
         """Our own collection errors show their text only (no internal traceback)."""
         if isinstance(excinfo.value, KediCollectError):
-            return _CollectErrorRepr(excinfo.value)  # type: ignore[return-value]
+            return CollectErrorRepr.of(excinfo.value)
         return super().repr_failure(excinfo)
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
@@ -113,12 +146,13 @@ class KediFile(pytest.File):
             kedi_session(self.config).parse_errors.append(self.nodeid)
             where = f"{display_path(exc.path)}:{exc.line}:{exc.column}"
             text = relative_locations(exc.render(debug=kedi_session(self.config).settings.debug))
-            raise KediCollectError(text, f"{where}: {exc.message}") from None
+            headline = f"{where}: {exc.message}"
+            raise KediCollectError(text, headline, display_path(exc.path), exc.line) from None
         except (OSError, UnicodeDecodeError) as exc:
             kedi_session(self.config).parse_errors.append(self.nodeid)
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             message = f"cannot read {display_path(str(self.path))}: {reason}"
-            raise KediCollectError(message, message) from None
+            raise KediCollectError(message, message, display_path(str(self.path)), 0) from None
 
         self.kedi_source = module.source  # items fail if the file changes before they run
         eval_enabled = kedi_session(self.config).settings.eval_enabled

@@ -11,16 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from pytest_kedi.text import display_path
+
 __all__ = ["check_report_paths"]
 
 _SOURCE_SUFFIXES = (".kedi", ".py")
-
-
-def _shown(path: Path) -> str:
-    try:
-        return os.path.relpath(path)
-    except ValueError:  # another drive (Windows)
-        return str(path)
 
 
 def _same_file(first: Path, second: Path) -> bool:
@@ -43,11 +38,12 @@ def check_report_paths(report: Path | None, rows_jsonl: Path | None) -> None:
         resolved = Path(os.path.realpath(path))
         if path.suffix in _SOURCE_SUFFIXES or resolved.suffix in _SOURCE_SUFFIXES:
             raise pytest.UsageError(
-                f"{option} {_shown(path)}: refusing to overwrite a source file "
+                f"{option} {display_path(str(path))}: refusing to overwrite a source file "
                 "(a .kedi or .py file); choose another path"
             )
     if report is not None and rows_jsonl is not None and _same_file(report, rows_jsonl):
+        shown = display_path(str(report))
         raise pytest.UsageError(
-            f"--kedi-report and --kedi-rows-jsonl name the same file ({_shown(report)}); "
+            f"--kedi-report and --kedi-rows-jsonl name the same file ({shown}); "
             "give each report its own path"
         )

@@ -23,6 +23,7 @@ from typing import Literal
 import pytest
 
 from pytest_kedi.evals import RowResult
+from pytest_kedi.text import clip
 
 try:
     from _pytest.subtests import SubtestContext
@@ -77,13 +78,6 @@ def summary_reason(config: pytest.Config) -> str | None:
     return None
 
 
-def _clip(text: str, limit: int | None) -> str:
-    text = " ".join(text.split())
-    if limit is None or len(text) <= limit:
-        return text
-    return text[: limit - 3] + "..."
-
-
 def row_label(row: RowResult, *, limit: int | None = _LABEL_FEEDBACK) -> str:
     """``row 3: 0.5000 | feedback`` (feedback on one line, clipped to ``limit``); a repeated
     row adds its repeats' scores (``row 3: 0.5000 [1, 0]``), a carried-over row says so."""
@@ -93,7 +87,7 @@ def row_label(row: RowResult, *, limit: int | None = _LABEL_FEEDBACK) -> str:
     if row.carried_over:
         label += " (carried over)"
     if row.feedback is not None:
-        label += f" | {_clip(row.feedback, limit)}"
+        label += f" | {clip(row.feedback, limit)}"
     return label
 
 

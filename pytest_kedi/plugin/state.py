@@ -29,7 +29,6 @@ __all__ = [
     "ProgramCache",
     "ProgramLoadError",
     "kedi_session",
-    "model_label",
 ]
 
 
@@ -58,14 +57,6 @@ class LoadedProgram:
     program: Program
     model_label: str  # what answers the file's templates by default
     synthetic: bool  # the offline `test` model is that default
-
-
-def model_label(model: Any) -> str:
-    """A short label for a pydantic-ai model instance or model name (the same label the
-    model boundary counts calls under)."""
-    from pytest_kedi.runtime.model.names import describe_model
-
-    return describe_model(model)
 
 
 @dataclass
@@ -110,13 +101,11 @@ class ProgramCache:
 
     def _load(self, path: Path, ihook: Any) -> LoadedProgram | ProgramLoadError:
         from pytest_kedi.evals import describe_exception
-        from pytest_kedi.evals.classify import (
-            display_path,
-            exception_location,
-            relative_locations,
-        )
+        from pytest_kedi.evals.classify import exception_location, relative_locations
         from pytest_kedi.lang import KediParseError
         from pytest_kedi.runtime import errors, load
+        from pytest_kedi.runtime.model.names import describe_model
+        from pytest_kedi.text import display_path
 
         injected = ihook.pytest_kedi_model(config=self.config)
         problem = _not_a_model(injected)
@@ -124,7 +113,7 @@ class ProgramCache:
             self.usage_errors.append(problem)
             return ProgramLoadError(problem, problem, usage=True)
         if injected is not None:
-            label, synthetic = f"{model_label(injected)} ({HOOK_NOTE})", False
+            label, synthetic = f"{describe_model(injected)} ({HOOK_NOTE})", False
         else:
             label, synthetic = self.default_model_label()
         try:

@@ -13,6 +13,7 @@ from pytest_kedi.constants import TEST_MODEL
 from pytest_kedi.evals import format_suite_line
 from pytest_kedi.plugin.gating import interval_text, score_digits, shows_interval, threshold_text
 from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
+from pytest_kedi.text import clip
 
 __all__ = ["case_line", "flaky_line", "models_line", "rerun_lines", "suite_line"]
 
@@ -29,12 +30,6 @@ def _case_status(outcome: str) -> str:
     if outcome == "skipped":
         return "SKIPPED"
     return "XFAIL" if outcome == "xfailed" else "FAIL"
-
-
-def _clip(text: str, limit: int) -> str:
-    """One line of at most ``limit`` characters."""
-    text = " ".join(text.splitlines())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _verdict(record: SuiteRecord, digits: int = 4) -> str:
@@ -57,8 +52,8 @@ def suite_line(record: SuiteRecord, *, feedback_limit: int | None) -> str:
         error = error.strip().splitlines()[-1].strip()
     feedback = result.feedback
     if feedback_limit is not None:
-        feedback = _clip(feedback, feedback_limit) if feedback else feedback
-        error = _clip(error, feedback_limit) if error else error
+        feedback = clip(feedback, feedback_limit) if feedback else feedback
+        error = clip(error, feedback_limit) if error else error
     shown = dataclasses.replace(result, rows=[], feedback=feedback, error=error)
     digits = score_digits(result.score, record.threshold)
     line = format_suite_line(shown, digits=digits)
@@ -107,7 +102,7 @@ def case_line(record: CaseRecord, *, feedback_limit: int | None) -> str:
     message = record.message
     if message:
         first = message.strip().splitlines()[0]
-        line += f" | {_clip(first, feedback_limit) if feedback_limit else first}"
+        line += f" | {clip(first, feedback_limit) if feedback_limit else first}"
     return line
 
 

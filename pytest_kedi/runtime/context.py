@@ -5,6 +5,7 @@ execution."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pytest_kedi.errors import KediExecutionError, KediTraceFrame
@@ -80,29 +81,21 @@ class Runtime:
         return unit
 
 
+@dataclass(eq=False)
 class ModuleUnit:
     """One loaded `.kedi` file: its AST, source, prelude and module scopes."""
 
-    def __init__(
-        self,
-        runtime: Runtime,
-        module: nodes.Module,
-        source_file: SourceFile,
-        prelude_scope: Scope,
-        scope: Scope,
-        optimized: dict[str, dict[str, str]],
-    ) -> None:
-        self.runtime = runtime
-        self.module = module
-        self.source_file = source_file
-        self.prelude_scope = prelude_scope
-        self.scope = scope
-        self.optimized = optimized
-        self.exports: dict[str, Any] | None = None
-        self.export_spec: str | list[str] | None = None
-        self.auto_cache: ModuleUnit | None = None
-        #: unsupported imports deferred in validate mode (reported by unknown-name errors)
-        self.import_failures: list[KediExecutionError] = []
+    runtime: Runtime
+    module: nodes.Module
+    source_file: SourceFile
+    prelude_scope: Scope
+    scope: Scope
+    optimized: dict[str, dict[str, str]]
+    exports: dict[str, Any] | None = None
+    export_spec: str | list[str] | None = None
+    auto_cache: ModuleUnit | None = None
+    #: unsupported imports deferred in validate mode (reported by unknown-name errors)
+    import_failures: list[KediExecutionError] = field(default_factory=list)
 
     @property
     def path(self) -> str:
@@ -118,24 +111,15 @@ class Ret:
         self.value = value
 
 
+@dataclass(eq=False, slots=True)
 class Frame:
     """Where a statement executes: scope, file, label and the return contract."""
 
-    __slots__ = ("label", "proc", "returns", "scope", "unit")
-
-    def __init__(
-        self,
-        scope: Scope,
-        unit: ModuleUnit,
-        label: str,
-        proc: KediProcedure | None = None,
-        returns: Callable[[Any, nodes.Node], None] | None = None,
-    ) -> None:
-        self.scope = scope
-        self.unit = unit
-        self.label = label
-        self.proc = proc
-        self.returns = returns
+    scope: Scope
+    unit: ModuleUnit
+    label: str
+    proc: KediProcedure | None = None
+    returns: Callable[[Any, nodes.Node], None] | None = None
 
     def child(self, scope: Scope) -> Frame:
         return Frame(scope, self.unit, self.label, self.proc, self.returns)

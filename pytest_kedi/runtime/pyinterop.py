@@ -169,6 +169,15 @@ def _relocate(tree: ast.AST, code: PyCode, source_file: SourceFile, stripped: in
         node.lineno = lineno + delta
 
 
+def _position(node: Any, name: str, inherited: int) -> int:
+    """``node``'s position field ``name``, set to ``inherited`` when missing."""
+    value = getattr(node, name, None)
+    if value is None:
+        setattr(node, name, inherited)
+        return inherited
+    return int(value)
+
+
 def _fix_locations(tree: ast.AST) -> None:
     """`ast.fix_missing_locations` without its recursive closure, which is cyclic garbage
     left behind by every call (one per compiled unit: a cyclic GC pass per few hundred
@@ -178,25 +187,13 @@ def _fix_locations(tree: ast.AST) -> None:
         node, line, col, end_line, end_col = stack.pop()
         fields = node._attributes
         if "lineno" in fields:
-            if hasattr(node, "lineno"):
-                line = node.lineno
-            else:
-                node.lineno = line
+            line = _position(node, "lineno", line)
         if "end_lineno" in fields:
-            if getattr(node, "end_lineno", None) is None:
-                node.end_lineno = end_line
-            else:
-                end_line = node.end_lineno
+            end_line = _position(node, "end_lineno", end_line)
         if "col_offset" in fields:
-            if hasattr(node, "col_offset"):
-                col = node.col_offset
-            else:
-                node.col_offset = col
+            col = _position(node, "col_offset", col)
         if "end_col_offset" in fields:
-            if getattr(node, "end_col_offset", None) is None:
-                node.end_col_offset = end_col
-            else:
-                end_col = node.end_col_offset
+            end_col = _position(node, "end_col_offset", end_col)
         stack.extend((child, line, col, end_line, end_col) for child in ast.iter_child_nodes(node))
 
 

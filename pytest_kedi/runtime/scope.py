@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pytest_kedi.runtime.caches import Epochs
@@ -54,6 +55,7 @@ class KediArgs:
     __hash__ = None  # type: ignore[assignment]
 
 
+@dataclass(eq=False, repr=False, slots=True)
 class LazyBinding:
     """A validation-mode top-level binding that runs on first read
     (docs/language.md#validation-mode, #lazy-bindings).
@@ -64,20 +66,12 @@ class LazyBinding:
     and re-raised on later reads.
     """
 
-    __slots__ = ("error", "names", "runner", "running", "scope", "values")
-
-    def __init__(
-        self,
-        names: tuple[str, ...],
-        runner: Callable[[LazyBinding], dict[str, Any]],
-        scope: Scope,
-    ) -> None:
-        self.names = names
-        self.scope = scope
-        self.runner = runner
-        self.running = False
-        self.error: BaseException | None = None
-        self.values: dict[str, Any] | None = None
+    names: tuple[str, ...]
+    runner: Callable[[LazyBinding], dict[str, Any]]
+    scope: Scope
+    running: bool = False
+    error: BaseException | None = None
+    values: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
         return f"<lazy binding {', '.join(self.names)}>"

@@ -28,6 +28,7 @@ from pydantic import (
 
 from pytest_kedi.errors import KediTypeExecutionError
 from pytest_kedi.runtime.caches import ProcessCache
+from pytest_kedi.text import truncate
 
 __all__ = [
     "EMAIL",
@@ -195,10 +196,7 @@ def describe_type(tp: Any) -> str:
 
 
 def describe_value(value: Any) -> str:
-    text = repr(value)
-    if len(text) > 80:
-        text = text[:77] + "..."
-    return f"{text} ({type(value).__name__})"
+    return f"{truncate(repr(value), 80)} ({type(value).__name__})"
 
 
 def strip_annotated(tp: Any) -> Any:

@@ -14,6 +14,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
+from pytest_kedi.text import clip
 from pytest_kedi.viewer import svg
 from pytest_kedi.viewer.compare import history_section
 from pytest_kedi.viewer.model import RowView, RunView, SuiteView, previous_suites, rows_by_key
@@ -189,8 +190,7 @@ def _suites_table(run: RunView, runs: Sequence[RunView]) -> str:
 
 def _one_line(text: str, limit: int = 160) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
-    line = lines[-1].strip() if len(lines) > 1 else " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return clip(lines[-1] if len(lines) > 1 else text, limit, "…")
 
 
 # --------------------------------------------------------------------------- drill-down

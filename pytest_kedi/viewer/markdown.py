@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from pytest_kedi.text import truncate
 from pytest_kedi.viewer.model import RowView, RunView, SuiteView, previous_suites
 
 __all__ = ["cell", "render_markdown"]
@@ -25,8 +26,7 @@ def cell(text: str | None, limit: int = _CELL_LIMIT) -> str:
     """One table cell: HTML and Markdown specials escaped, ``|`` escaped, newlines as ``<br>``."""
     if text is None or text == "":
         return "—"
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
+    text = truncate(text, limit, "…")
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _SPECIAL.sub(r"\\\1", text)
     return "<br>".join(text.splitlines()) if "\n" in text or "\r" in text else text

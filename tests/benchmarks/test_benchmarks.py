@@ -175,3 +175,24 @@ def test_latency_overlap_fails_when_rows_do_not_score() -> None:
     )
     assert done.returncode != 0
     assert "the suite did not score cleanly" in done.stderr
+def test_xdist_scaling_quick(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    done = _run(str(BENCHMARKS / "xdist_scaling.py"), "--quick", "--json", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    names = [result["benchmark"] for result in json.loads(out.read_text(encoding="utf-8"))]
+    assert names == [
+        "xdist wall time, 8 CPU-bound suites",
+        "xdist CPU time, 8 CPU-bound suites",
+        "xdist start-up overhead per worker",
+    ]
+
+
+def test_xdist_scaling_fails_when_a_suite_does_not_score(tmp_path: Path) -> None:
+    patch = (
+        "bench.SUITE = bench.SUITE.replace('>= 0', '< 0')\n"
+        f"folder = __import__('pathlib').Path({str(tmp_path)!r})\n"
+        "bench.write_suites(folder, 2, 10)"
+    )
+    result = _patched("xdist_scaling", patch, "bench.best(folder, 0, repeat=1)")
+    assert result.returncode != 0
+    assert "benchmark suites did not all score 1.0 under -n 0" in result.stderr

@@ -125,8 +125,8 @@ def test_environment_default_is_used_without_the_option(kedi_file, cli) -> None:
     assert (ok.out, ok.code) == ("a\n", 0)
 
 
-def test_help(run_cli) -> None:
-    result = run_cli("--help")
+def test_help(cli) -> None:
+    result = cli("--help")
     assert result.code == 0
     assert result.out.startswith("usage: python -m pytest_kedi FILE")
     assert result.err == ""

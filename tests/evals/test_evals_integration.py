@@ -21,10 +21,15 @@ def _in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
 
 
-def fields_model(answer: Any, delay: float = 0.0, fail: str | None = None) -> FunctionModel:
-    """Answers every output field with ``answer(prompt, field)``; raises `fail` if set."""
+def fields_model(
+    answer: Any, delay: float = 0.0, fail: str | None = None, *, hang: bool = False
+) -> FunctionModel:
+    """Answers every output field with ``answer(prompt, field)``; raises `fail` if set;
+    with `hang`, never answers (the request waits until it is cancelled)."""
 
     async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if hang:
+            await asyncio.Event().wait()
         if delay:
             await asyncio.sleep(delay)
         if fail:
@@ -259,7 +264,7 @@ def test_slow_model_rows_time_out(tmp_path: Path) -> None:
         tmp_path,
         CLASSIFIER,
         EvalOptions(concurrency=3, timeout=0.1),
-        model=fields_model(label, delay=2.0),
+        model=fields_model(label, hang=True),
     )
     assert result.errors_by_class == {"timeout": 9}
     assert result.feedback is not None

@@ -122,7 +122,7 @@ def test_write_jsonl_leaves_no_partial_file(tmp_path: Path) -> None:
 def test_locations_are_shown_relative_to_the_working_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_kedi.evals.classify import display_path
+    from pytest_kedi.text import display_path
 
     inside = tmp_path / "pkg" / "suite.kedi"
     monkeypatch.chdir(tmp_path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -144,3 +145,15 @@ def without_durations(value: Any) -> Any:
     if isinstance(value, list):
         return [without_durations(v) for v in value]
     return value
+
+
+def junit_properties(path: Path) -> dict[str, dict[str, str]]:
+    """Each JUnit test case's ``<property>`` values, by ``classname::name`` (xdist carries
+    an item's properties back to the controller, so both modes write the same)."""
+    root = ET.parse(str(path)).getroot()
+    return {
+        f"{case.get('classname')}::{case.get('name')}": {
+            str(p.get("name")): str(p.get("value")) for p in case.iter("property")
+        }
+        for case in root.iter("testcase")
+    }

@@ -261,9 +261,6 @@ def test_zero_error_budget_is_a_count(kedi: Kedi) -> None:
     result.stdout.fnmatch_lines(["*1 of 3 rows errored; at most 0 errored rows allowed"])
 
 
-@pytest.mark.xdist_bug(
-    "under xdist a parse error's short summary says 'Kedi parse error:', not where"
-)
 def test_parse_error_is_exactly_the_diagnostic_and_its_summary_names_the_location(
     kedi: Kedi,
 ) -> None:
@@ -327,8 +324,8 @@ def test_model_labels_are_short_and_readable() -> None:
     from pydantic_ai.models.function import FunctionModel
     from pydantic_ai.models.test import TestModel
 
-    from pytest_kedi.plugin.state import model_label
+    from pytest_kedi.runtime.model import describe_model
 
-    assert model_label(TestModel()) == "test"
-    assert model_label(FunctionModel(lambda m, i: None, model_name="rules")) == "function:rules"
-    assert model_label("openai:gpt-4o") == "openai:gpt-4o"
+    assert describe_model(TestModel()) == "test"
+    assert describe_model(FunctionModel(lambda m, i: None, model_name="rules")) == "function:rules"
+    assert describe_model("openai:gpt-4o") == "openai:gpt-4o"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from kedi_marks import recorded_hooks
-from kedi_plugin_helpers import Kedi
+from kedi_plugin_helpers import Kedi, junit_properties
 
 #: Score 0.5: rows 0 and 2 pass, row 1 is wrong, row 3 errors (None is not a str).
 SCORES = """\
@@ -71,16 +71,15 @@ def _verdicts(reprec: pytest.HookRecorder) -> dict[str, str]:
     }
 
 
-@recorded_hooks
 def test_completed_suite_passes_whatever_its_score(kedi: Kedi) -> None:
     kedi.write("scores.kedi", SCORES)
-    reprec = kedi.inline("--kedi-eval")
-    assert _verdicts(reprec) == {"scores.kedi::eval:wc": "passed"}
-    assert reprec.ret == pytest.ExitCode.OK
-    assert dict(_call(reprec, "scores.kedi::eval:wc").user_properties) == {
-        "kedi_score": 0.5,  # no threshold set: no kedi_threshold property (issue 7 §13)
-        "kedi_rows": 4,
-        "kedi_errors": 1,
+    result = kedi.run("--kedi-eval", "--junitxml", "junit.xml")
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.OK
+    assert junit_properties(kedi.pytester.path / "junit.xml")["scores.kedi::eval:wc"] == {
+        "kedi_score": "0.5",  # no threshold set: no kedi_threshold property (issue 7 §13)
+        "kedi_rows": "4",
+        "kedi_errors": "1",
         "kedi_split": "data",
     }
 
@@ -198,7 +197,6 @@ def test_min_score_failure_text(kedi: Kedi) -> None:
     kedi.run("--kedi-eval", "--kedi-min-score", "0.5").assert_outcomes(passed=1)
 
 
-@recorded_hooks
 @pytest.mark.parametrize(
     ("ini", "env", "args", "passed"),
     [
@@ -227,8 +225,8 @@ def test_min_score_sources(
     kedi.pytester.makeini(f"[pytest]\n{ini}\n")
     if env is not None:
         monkeypatch.setenv("KEDI_MIN_SCORE", env)
-    reprec = kedi.inline("--kedi-eval", *args)
-    assert _call(reprec, "scores.kedi::eval:wc").passed is passed
+    result = kedi.run("--kedi-eval", *args)
+    result.assert_outcomes(passed=int(passed), failed=int(not passed))
 
 
 @pytest.mark.parametrize(
@@ -244,38 +242,39 @@ def test_max_errors_count_or_fraction(kedi: Kedi, budget: str, passed: bool) -> 
         )
 
 
-@recorded_hooks
 @pytest.mark.parametrize(("args", "split"), [((), "test_data"), (("--kedi-split", "data"), "data")])
 def test_split_option(kedi: Kedi, args: tuple[str, ...], split: str) -> None:
     kedi.write("split.kedi", SPLITS)
-    reprec = kedi.inline("--kedi-eval", *args)
-    props = dict(_call(reprec, "split.kedi::eval:split").user_properties)
-    assert (props["kedi_split"], props["kedi_rows"]) == (split, 1 if split == "test_data" else 2)
+    kedi.run("--kedi-eval", "--junitxml", "junit.xml", *args).assert_outcomes(passed=1)
+    props = junit_properties(kedi.pytester.path / "junit.xml")["split.kedi::eval:split"]
+    assert (props["kedi_split"], props["kedi_rows"]) == (
+        split,
+        "1" if split == "test_data" else "2",
+    )
 
 
-@recorded_hooks
 def test_concurrency_gives_the_same_scores(kedi: Kedi) -> None:
     kedi.write("scores.kedi", SCORES)
-    reprec = kedi.inline("--kedi-eval", "--kedi-concurrency", "4")
-    assert [r.context.msg[:13] for r in _subtests(reprec)] == [
-        "row 0: 1.0000",
-        "row 1: 0.0000",
-        "row 2: 1.0000",
-        "row 3: 0.0000",
+    kedi.run("--kedi-eval", "--kedi-concurrency", "4", "--kedi-report", "r.json")
+    (suite,) = kedi.json("r.json")["suites"]
+    assert [(row["index"], row["score"]) for row in suite["rows"]] == [
+        (0, 1.0),
+        (1, 0.0),
+        (2, 1.0),
+        (3, 0.0),
     ]
 
 
-@recorded_hooks
 def test_timeout_turns_a_slow_row_into_a_timeout_error(kedi: Kedi) -> None:
     kedi.write(
         "slow.kedi",
-        "```\nimport time\n```\n\n@eval: slow:\n  > data: xs:\n    = `[0, 3]`\n"
+        "```\nimport time\n```\n\n@eval: slow:\n  > data: xs:\n    = `[0, 4]`\n"
         "  > metric: m(xs):\n    = `time.sleep(xs) is None`\n",
-    )
-    reprec = kedi.inline("--kedi-eval", "--kedi-timeout", "0.5", "--kedi-max-errors", "0")
-    report = _call(reprec, "slow.kedi::eval:slow")
-    assert report.failed
-    assert "errored rows: 1 of 2 (timeout: 1)" in report.longreprtext
+    )  # row 1 sleeps at least twice the time limit (a sequential row is stopped when the
+    # sleep returns: a blocking call is not interrupted); row 0 is instant
+    result = kedi.run("--kedi-eval", "--kedi-timeout", "2", "--kedi-max-errors", "0")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["errored rows: 1 of 2 (timeout: 1)"])
 
 
 @recorded_hooks

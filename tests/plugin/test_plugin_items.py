@@ -311,9 +311,6 @@ def test_pytest_randomly_keeps_a_files_items_together(kedi: Kedi) -> None:
     assert len(orders) > 1  # pytest-randomly did shuffle
 
 
-@pytest.mark.xdist_bug(
-    "under xdist a parse error's short summary says 'Kedi parse error:', not where"
-)
 def test_parse_errors_show_paths_relative_to_the_invocation_directory(kedi: Kedi) -> None:
     kedi.write("sub/bad.kedi", "@eval: broken\n")
     kedi.write("sub/binary.kedi", "")

@@ -15,6 +15,7 @@ from kedi_plugin_helpers import (
     SUITE_KEYS,
     TEST_KEYS,
     Kedi,
+    junit_properties,
     without_durations,
 )
 
@@ -331,16 +332,6 @@ def test_model_configuration_reaches_the_loader(
     assert [type(c["model"]).__name__ for c in calls] == ["NoneType", "NoneType", "FunctionModel"]
 
 
-def _junit_props(path: object) -> dict[str, dict[str, str]]:
-    root = ET.parse(str(path)).getroot()
-    return {
-        f"{case.get('classname')}::{case.get('name')}": {
-            p.get("name"): p.get("value") for p in case.iter("property")
-        }
-        for case in root.iter("testcase")
-    }
-
-
 @pytest.mark.single_process("compares a single-process run with an -n 2 run itself")
 def test_xdist_results_equal_single_process(kedi: Kedi) -> None:
     kedi.write("scores.kedi", SCORES)
@@ -367,7 +358,7 @@ def test_xdist_results_equal_single_process(kedi: Kedi) -> None:
             "summary": [line for line in _summary(result) if "report written" not in line],
             "report": without_durations(kedi.json(f"report-{workers}.json")),
             "rows": [without_durations(json.loads(x)) for x in rows.splitlines()],
-            "junit": _junit_props(kedi.pytester.path / f"junit-{workers}.xml"),
+            "junit": junit_properties(kedi.pytester.path / f"junit-{workers}.xml"),
         }
     assert runs[0]["report"]["suites"], "the single-process run produced no suites"
     assert runs[0] == runs[2]
