@@ -175,6 +175,8 @@ def test_latency_overlap_fails_when_rows_do_not_score() -> None:
     )
     assert done.returncode != 0
     assert "the suite did not score cleanly" in done.stderr
+
+
 def test_xdist_scaling_quick(tmp_path: Path) -> None:
     out = tmp_path / "results.json"
     done = _run(str(BENCHMARKS / "xdist_scaling.py"), "--quick", "--json", str(out))
