@@ -45,12 +45,14 @@ class EvalOptions:
       dataset (running its body and materializing its rows) gets the same budget.
     * ``max_rows``: a dataset with more rows fails the suite (a data-loading failure);
       materialization stops at the limit, so an endless generator cannot eat memory.
+    * ``trace``: record every model call a row makes (the row's ``calls``).
     """
 
     split: Split = "auto"
     concurrency: int = 1
     timeout: float | None = None
     max_rows: int = DEFAULT_MAX_ROWS
+    trace: bool = False
 
     def __post_init__(self) -> None:
         if self.split not in SPLITS:

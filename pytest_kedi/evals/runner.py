@@ -26,10 +26,17 @@ from pytest_kedi.evals.datasets import (
 )
 from pytest_kedi.evals.evaloptions import EvalOptions
 from pytest_kedi.evals.executor import DeadlineExceeded, call_with_deadline, run_rows
-from pytest_kedi.evals.results import RowResult, SuiteResult, join_feedback, short_repr
+from pytest_kedi.evals.results import (
+    RowResult,
+    SuiteResult,
+    join_feedback,
+    join_outputs,
+    short_repr,
+)
 from pytest_kedi.evals.scoring import InvalidScoreError, mean, normalize_score
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
+from pytest_kedi.runtime.rowscope import ModelCallTrace, RowScope, entered
 
 __all__ = ["EvalProgram", "RowCallback", "run_suite"]
 
@@ -145,8 +152,10 @@ def _score_rows(
             bindings = {name: value, "expected": expected}
         start = perf_counter()
         failure: BaseException
+        scope = RowScope(trace=options.trace)
         try:
-            raw = run_metric(suite, metric, bindings)
+            with entered(scope):
+                raw = run_metric(suite, metric, bindings)
             if raw is True:
                 score, feedback = 1.0, None
             elif raw is False:
@@ -171,11 +180,14 @@ def _score_rows(
                 None,
                 None,
                 perf_counter() - start,
+                output=join_outputs(scope.outputs),
+                calls=tuple(scope.calls),
             )
         elapsed = perf_counter() - start
         return _row(
-            index, name, value, expected, f"error: {text}", error, error_class, elapsed, failure
-        )
+            index, name, value, expected, f"error: {text}", error, error_class, elapsed, failure,
+            output=join_outputs(scope.outputs), calls=tuple(scope.calls),
+        )  # fmt: skip
 
     def on_timeout(index: int, elapsed: float) -> RowResult:
         value, expected = rows[index]
@@ -202,6 +214,9 @@ def _row(
     error_class: str,
     duration: float,
     exc: BaseException | None = None,
+    *,
+    output: str | None = None,
+    calls: tuple[ModelCallTrace, ...] = (),
 ) -> RowResult:
     return RowResult(
         index=index,
@@ -213,6 +228,8 @@ def _row(
         error_class=error_class,
         duration_s=duration,
         exception=exc,
+        output=output,
+        calls=calls,
     )
 
 

@@ -180,6 +180,7 @@ class KediEvalItem(_KediItem):
             concurrency=settings.concurrency,
             timeout=settings.timeout,
             max_rows=settings.max_rows,
+            trace=settings.trace,
         )
         result = run_suite(program, self.suite, options, on_row=self._on_row)
         self.ihook.pytest_kedi_suite_result(item=self, result=result)

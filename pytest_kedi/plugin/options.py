@@ -186,9 +186,9 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "report_path", "kedi_report", parse_path, None,
-        "write the eval and test results as one JSON document (schema version 2).",
+        "write the eval and test results as one JSON document (schema version 3).",
         metavar="PATH",
-        meaning="write the results as one JSON document (schema version 2)",
+        meaning="write the results as one JSON document (schema version 3)",
     ),
     Option(
         "rows_jsonl_path", "kedi_rows_jsonl", parse_path, None,
@@ -211,6 +211,16 @@ OPTIONS: tuple[Option, ...] = (
         ini_help="path of the Markdown summary, or 'off'.", metavar="PATH",
         meaning="write a Markdown summary of the eval suites; without it, the summary is appended "
         "to `$GITHUB_STEP_SUMMARY` when set; `off` disables both",
+    ),
+    Option(
+        "trace", "kedi_trace", parse_bool, False,
+        "record each model call an eval row makes (model, prompt, instructions, answer, "
+        "tokens, duration) in the row records (env KEDI_TRACE=1, ini kedi_trace).",
+        env="KEDI_TRACE", ini_type="bool", flag_is_switch=True,
+        ini_help="record each model call of every eval row in the row records.",
+        meaning="record each model call of every eval row (model, rendered prompt, "
+        "instructions, answer, tokens, duration) as the row's `calls`",
+        shown_default="off",
     ),
     Option(
         "debug", "kedi_debug", parse_bool, False,

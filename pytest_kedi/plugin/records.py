@@ -5,7 +5,7 @@
 * `CaseRecord`: one ``> case:`` of a ``@test:`` suite;
 * `RunRecord`: the whole run (the JSON report document).
 
-Each has one ``to_json``/``from_json`` pair, used for the JSON report (schema version 2),
+Each has one ``to_json``/``from_json`` pair, used for the JSON report (schema version 3),
 the rows JSONL (`SuiteRecord.row_lines`), the xdist transport (records cross to the
 controller as ``to_json`` builtins on the report) and the views. Everything that formats
 or judges a result (the verdict, failure text, row sub-results, JUnit properties, the
@@ -39,8 +39,9 @@ __all__ = [
 #: A record's JSON form: builtins only (what ``json.dumps`` and xdist's execnet carry).
 Json = dict[str, Any]
 
-#: 2: the document gained ``interrupted``, ``exitstatus`` and ``model_calls``.
-REPORT_VERSION = 2
+#: 2: the document gained ``interrupted``, ``exitstatus`` and ``model_calls``;
+#: 3: rows gained ``output`` and ``calls``.
+REPORT_VERSION = 3
 SUITE_KEYS = (
     "nodeid", "path", "line", "procedure", "metric", "dataset", "split", "score", "rows_total",
     "rows_errored", "errors_by_class", "feedback", "threshold", "outcome", "error", "duration_s",
@@ -48,6 +49,7 @@ SUITE_KEYS = (
 )  # fmt: skip
 ROW_KEYS = (
     "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
+    "output", "calls",
 )  # fmt: skip
 TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message")
 
@@ -243,7 +245,7 @@ def source_order(records: Iterable[R]) -> list[R]:
 
 @dataclass(frozen=True, slots=True)
 class RunRecord:
-    """The whole run: the JSON report document (schema version 2), in source order."""
+    """The whole run: the JSON report document (schema version 3), in source order."""
 
     exitstatus: int
     interrupted: bool  # ended by Ctrl-C or SIGTERM

@@ -18,7 +18,7 @@ from typing import Any
 from pytest_kedi.evals.files import write_text_atomic
 from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord, source_order
-from pytest_kedi.plugin.rows import row_label
+from pytest_kedi.plugin.rows import row_line
 from pytest_kedi.plugin.settings import KediSettings
 from pytest_kedi.plugin.summary import case_line, models_line, suite_line
 from pytest_kedi.plugin.views import write_views
@@ -107,7 +107,7 @@ def write_summary(tr: Any, summary: Summary, *, verbose: bool) -> None:
             if verbose:
                 tr.write_line(f"    {suite.nodeid}")
                 for row in suite.rows:
-                    tr.write_line(f"    {row_label(row, limit=None)}")  # -v: unclipped
+                    tr.write_line(f"    {row_line(row, limit=None)}")  # -v: unclipped
     for path in summary.written:
         tr.write_line(f"kedi report written: {path}")
     for path in summary.untouched:

@@ -35,6 +35,7 @@ class KediSettings:
     rows_reason: str | None = None  # why rows_mode is what it is, when not chosen explicitly
     rootdir: Path | None = None
     ini_dir: Path | None = None  # the directory of the ini file (kedi_min_scores patterns)
+    trace: bool = False  # record each row's model calls
     debug: bool = False  # show the traceback of an internal parser error
 
     def suite_ids(self, nodeid: str) -> tuple[str, ...]:

@@ -19,6 +19,7 @@ from pytest_kedi.evals import (
 
 ROW_KEYS = {
     "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
+    "output", "calls",
 }  # fmt: skip
 
 

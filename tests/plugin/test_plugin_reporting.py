@@ -112,9 +112,9 @@ def test_verbose_summary_lists_rows_and_cases(kedi: Kedi) -> None:
         "Evals:",
         "- initials::exact: 0.6667  [passed]",
         "    demo.kedi::eval:initials",
-        "    row 0: 1.0000",
-        "    row 1: 1.0000",
-        "    row 2: 0.0000",
+        "    row 0: 1.0000 | input 'ada lovelace' | expected 'AL' | output 'AL'",
+        "    row 1: 1.0000 | input 'alan turing' | expected 'AT' | output 'AT'",
+        "    row 2: 0.0000 | input 'x y' | expected 'XX' | output 'XY'",
     ]
 
 
@@ -132,7 +132,7 @@ def test_json_report_schema(kedi: Kedi) -> None:
     assert tuple(report) == (
         "version", "interrupted", "exitstatus", "model_calls", "suites", "tests"
     )  # fmt: skip
-    assert (report["version"], report["interrupted"], report["exitstatus"]) == (2, False, 1)
+    assert (report["version"], report["interrupted"], report["exitstatus"]) == (3, False, 1)
     assert report["model_calls"] == {}
     assert [s["nodeid"] for s in report["suites"]] == [  # source order (issue 7 §5a)
         "demo.kedi::eval:initials",
@@ -186,6 +186,8 @@ def test_json_report_schema(kedi: Kedi) -> None:
         "feedback": "wrong count for 'one'",
         "error": None,
         "error_class": None,
+        "output": "1",
+        "calls": [],
     }
     assert wc["rows"][3]["error_class"] == "type"
     assert report["tests"] == [
