@@ -38,9 +38,10 @@ from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
 from pytest_kedi.runtime.rowscope import ModelCallTrace, RowScope, entered
 
-__all__ = ["EvalProgram", "RowCallback", "run_suite"]
+__all__ = ["EvalProgram", "RowCallback", "RowsCallback", "run_suite"]
 
 RowCallback = Callable[[RowResult], object]
+RowsCallback = Callable[[int], object]
 _DEFAULT_OPTIONS = EvalOptions()
 
 
@@ -72,8 +73,12 @@ def run_suite(
     options: EvalOptions = _DEFAULT_OPTIONS,
     *,
     on_row: RowCallback | None = None,
+    on_rows: RowsCallback | None = None,
 ) -> SuiteResult:
-    """Score one ``@eval:`` suite of a program loaded in validate mode."""
+    """Score one ``@eval:`` suite of a program loaded in validate mode.
+
+    ``on_rows`` is called with the number of rows once they are known, before the first
+    is scored; ``on_row`` with each scored row (see `run_rows`)."""
     started = time.perf_counter()
     metric = suite.metric
     if metric is None:
@@ -83,6 +88,8 @@ def run_suite(
         return _failed(suite, None, None, None, message, started)
     if metric.dataset is None:
         rows: list[Row] = [(None, NO_EXPECTED)]
+        if on_rows is not None:
+            on_rows(len(rows))
         rows_result = _score_rows(program, suite, metric, None, rows, options, on_row)
         return _scored(suite, metric, None, None, rows_result, started)
     try:
@@ -104,6 +111,8 @@ def run_suite(
             "loading a dataset)"
         )
         return _failed(suite, metric.name, dataset.name, dataset.kind, message, started)
+    if on_rows is not None:
+        on_rows(len(rows))
     rows_result = _score_rows(program, suite, metric, dataset.name, rows, options, on_row)
     return _scored(suite, metric, dataset.name, dataset.kind, rows_result, started)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import time
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -182,7 +183,18 @@ class KediEvalItem(_KediItem):
             max_rows=settings.max_rows,
             trace=settings.trace,
         )
-        result = run_suite(program, self.suite, options, on_row=self._on_row)
+        progress = kedi_session(self.config).progress
+        try:
+            result = run_suite(
+                program,
+                self.suite,
+                options,
+                on_row=self._on_row,
+                on_rows=None if progress is None else partial(progress.start, self.suite.name),
+            )
+        finally:
+            if progress is not None:
+                progress.stop()
         self.ihook.pytest_kedi_suite_result(item=self, result=result)
         verdict = judge(result, threshold=threshold, max_errors=settings.max_errors)
         record = SuiteRecord.scored(
@@ -222,6 +234,9 @@ class KediEvalItem(_KediItem):
 
     def _on_row(self, row: RowResult) -> None:
         self.ihook.pytest_kedi_row_result(item=self, row=row)
+        progress = kedi_session(self.config).progress
+        if progress is not None:
+            progress.row(row)
 
     def _publish(self, record: SuiteRecord) -> None:
         kedi_session(self.config).publish(record)

@@ -32,11 +32,13 @@ from pytest_kedi.constants import (
 )
 from pytest_kedi.plugin.optionvalues import (
     OFF,
+    PROGRESS_MODES,
     ROWS_MODES,
     MaxErrors,
     parse_bool,
     parse_choice,
     parse_float,
+    parse_interval,
     parse_markdown,
     parse_max_errors,
     parse_min_scores,
@@ -221,6 +223,26 @@ OPTIONS: tuple[Option, ...] = (
         meaning="record each model call of every eval row (model, rendered prompt, "
         "instructions, answer, tokens, duration) as the row's `calls`",
         shown_default="off",
+    ),
+    Option(
+        "progress", "kedi_progress", parse_choice(PROGRESS_MODES), "auto",
+        "show the progress of a running eval suite: auto (unless -q), on or off. On a "
+        "terminal one status line updates in place; elsewhere a plain line is printed every "
+        "kedi_progress_interval seconds (env KEDI_PROGRESS, ini kedi_progress).",
+        env="KEDI_PROGRESS", ini_type="string",
+        ini_help="progress of running eval suites: auto, on or off.",
+        metavar="{" + ",".join(PROGRESS_MODES) + "}",
+        meaning="progress of a running eval suite (rows done, errored, mean score, elapsed, "
+        "ETA): one status line updated in place on a terminal, else a plain line every "
+        "`kedi_progress_interval` seconds; `auto`: off under `-q`",
+    ),
+    Option(
+        "progress_interval", "kedi_progress_interval", parse_interval, 10.0, "",
+        env="KEDI_PROGRESS_INTERVAL", ini_type="float",
+        ini_help="seconds between plain progress lines when not on a terminal (default 10).",
+        meaning="seconds between plain progress lines when the output is not a terminal "
+        "(`0`: after every row); suites that finish sooner print none",
+        shown_default="`10`",
     ),
     Option(
         "debug", "kedi_debug", parse_bool, False,

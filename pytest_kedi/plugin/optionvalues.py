@@ -20,11 +20,13 @@ from pytest_kedi.evals.evaloptions import TIMEOUT_MAX, is_positive_int, is_timeo
 
 __all__ = [
     "OFF",
+    "PROGRESS_MODES",
     "ROWS_MODES",
     "MaxErrors",
     "parse_bool",
     "parse_choice",
     "parse_float",
+    "parse_interval",
     "parse_markdown",
     "parse_max_errors",
     "parse_min_scores",
@@ -36,6 +38,7 @@ __all__ = [
 
 
 ROWS_MODES = ("auto", "subtests", "summary")
+PROGRESS_MODES = ("auto", "on", "off")
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
@@ -115,6 +118,14 @@ def parse_timeout(value: object, source: str) -> float:
     number = parse_float(value, source)
     if not is_timeout(number):
         raise _bad(source, f"a positive number of seconds up to {TIMEOUT_MAX:g}", value)
+    return number
+
+
+def parse_interval(value: object, source: str) -> float:
+    """Seconds between two progress lines: a number >= 0 (0: after every row)."""
+    number = parse_float(value, source)
+    if number < 0:
+        raise _bad(source, "a number of seconds >= 0", value)
     return number
 
 

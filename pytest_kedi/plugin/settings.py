@@ -36,6 +36,8 @@ class KediSettings:
     rootdir: Path | None = None
     ini_dir: Path | None = None  # the directory of the ini file (kedi_min_scores patterns)
     trace: bool = False  # record each row's model calls
+    progress: str = "auto"  # live progress of running eval suites: auto, on or off
+    progress_interval: float = 10.0  # seconds between plain progress lines (not a terminal)
     debug: bool = False  # show the traceback of an internal parser error
 
     def suite_ids(self, nodeid: str) -> tuple[str, ...]:
