@@ -20,6 +20,7 @@ from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord, source_order
 from pytest_kedi.plugin.rows import row_line
 from pytest_kedi.plugin.settings import KediSettings
+from pytest_kedi.plugin.sparkline import histogram_line
 from pytest_kedi.plugin.summary import case_line, models_line, suite_line
 from pytest_kedi.plugin.views import write_views
 
@@ -83,6 +84,11 @@ class Summary:
     errors: Sequence[str]
 
 
+def _width(tr: Any) -> int:
+    """The terminal's width (pytest's terminal writer)."""
+    return int(tr.config.get_terminal_writer().fullwidth)
+
+
 def write_summary(tr: Any, summary: Summary, *, verbose: bool) -> None:
     """Print the ``kedi`` section (only write errors under pytest's ``--no-summary``)."""
     if not (summary.suites or summary.tests or summary.errors or summary.untouched):
@@ -106,6 +112,9 @@ def write_summary(tr: Any, summary: Summary, *, verbose: bool) -> None:
             tr.write_line(f"{line} (xfail)" if suite.nodeid in summary.xfailed else line)
             if verbose:
                 tr.write_line(f"    {suite.nodeid}")
+                scores = histogram_line([row.score for row in suite.rows], _width(tr))
+                if scores is not None:
+                    tr.write_line(scores)
                 for row in suite.rows:
                     tr.write_line(f"    {row_line(row, limit=None)}")  # -v: unclipped
     for path in summary.written:

@@ -112,6 +112,7 @@ def test_verbose_summary_lists_rows_and_cases(kedi: Kedi) -> None:
         "Evals:",
         "- initials::exact: 0.6667  [passed]",
         "    demo.kedi::eval:initials",
+        "    scores 0 |▄        █| 1",
         "    row 0: 1.0000 | input 'ada lovelace' | expected 'AL' | output 'AL'",
         "    row 1: 1.0000 | input 'alan turing' | expected 'AT' | output 'AT'",
         "    row 2: 0.0000 | input 'x y' | expected 'XX' | output 'XY'",
