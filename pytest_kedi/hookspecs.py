@@ -31,12 +31,13 @@ def pytest_kedi_row_result(item: pytest.Item, row: RowResult) -> None:
     """Called with each scored row of an ``@eval:`` suite as soon as it finishes.
 
     ``row`` is a ``pytest_kedi.evals.RowResult`` (index, input, expected, score,
-    feedback, error, error_class, duration_s). It is always called in the thread
-    running the item and in dataset order, also with ``--kedi-concurrency`` above 1
-    (a row is delivered as soon as it and every earlier row have finished). With
-    ``--kedi-repeat`` it is called once per row, after its last repeat (``row.scores``
-    holds each repeat's score); under ``--kedi-rerun`` carried-over rows are delivered
-    too (``row.carried_over``).
+    feedback, error, error_class, duration_s; output: the short reprs of what the suite's
+    procedure returned during the row; calls: its model calls under ``--kedi-trace``). It
+    is always called in the thread running the item and in dataset order, also with
+    ``--kedi-concurrency`` above 1 (a row is delivered as soon as it and every earlier row
+    have finished). With ``--kedi-repeat`` it is called once per row, after its last
+    repeat (``row.scores`` holds each repeat's score); under ``--kedi-rerun`` carried-over
+    rows are delivered too (``row.carried_over``).
     """
 
 

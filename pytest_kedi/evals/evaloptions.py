@@ -47,6 +47,7 @@ class EvalOptions:
       materialization stops at the limit, so an endless generator cannot eat memory.
     * ``repeat``: how many times every row runs; each repeat is one unit of work for the
       row pool and the time limit, and the row's score is the mean over its repeats.
+    * ``trace``: record every model call a row makes (the row's ``calls``).
     """
 
     split: Split = "auto"
@@ -54,6 +55,7 @@ class EvalOptions:
     timeout: float | None = None
     max_rows: int = DEFAULT_MAX_ROWS
     repeat: int = 1
+    trace: bool = False
 
     def __post_init__(self) -> None:
         if self.split not in SPLITS:

@@ -8,37 +8,31 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pytest_kedi.evals.files import write_text_atomic
 from pytest_kedi.evals.safetext import clean_with, secrets
 from pytest_kedi.evals.stats import SuiteStats, suite_stats
-from pytest_kedi.runtime.pyerrors import USER_ERRORS
-from pytest_kedi.text import truncate
+from pytest_kedi.runtime.rowscope import REPR_LIMIT, ModelCallTrace, short_repr
 
 __all__ = [
     "REPR_LIMIT",
+    "ModelCallTrace",
     "RowResult",
     "SuiteResult",
     "format_suite_line",
     "join_feedback",
+    "join_outputs",
     "short_repr",
     "write_jsonl",
     "write_text_atomic",
 ]
 
-REPR_LIMIT = 200
 
-
-def short_repr(value: object, limit: int = REPR_LIMIT) -> str:
-    """`repr(value)` cut to at most `limit` characters (never raises)."""
-    try:
-        text = repr(value)
-    except USER_ERRORS as exc:  # a user object with a broken __repr__
-        text = f"<unrepresentable {type(value).__name__}: {type(exc).__name__}>"
-    return truncate(text, limit)
+def _optional(text: str | None, found: list[tuple[str, str]]) -> str | None:
+    return None if text is None else clean_with(text, found)
 
 
 def _clean_fields(record: object, *names: str) -> None:
@@ -56,11 +50,62 @@ def join_feedback(feedbacks: Iterable[str | None]) -> str | None:
     return "; ".join(parts) if parts else None
 
 
+#: At most this many procedure outputs are shown in a row's ``output``.
+OUTPUTS_SHOWN = 10
+
+
+def join_outputs(outputs: Sequence[str]) -> str | None:
+    """A row's ``output``: the short repr of each value the suite procedure returned
+    during the row, in call order, joined with ``"; "`` (``None`` when it was not called;
+    after `OUTPUTS_SHOWN` values, ``"; ... (N calls)"``)."""
+    if not outputs:
+        return None
+    text = "; ".join(outputs[:OUTPUTS_SHOWN])
+    if len(outputs) > OUTPUTS_SHOWN:
+        text += f"; ... ({len(outputs)} calls)"
+    return text
+
+
+def _clean_call(call: ModelCallTrace, found: list[tuple[str, str]]) -> ModelCallTrace:
+    return replace(
+        call,
+        prompt=clean_with(call.prompt, found),
+        instructions=_optional(call.instructions, found),
+        answer=clean_with(call.answer, found),
+    )
+
+
+def call_to_json(call: ModelCallTrace) -> dict[str, Any]:
+    return {
+        "model": call.model,
+        "prompt": call.prompt,
+        "instructions": call.instructions,
+        "answer": call.answer,
+        "input_tokens": call.input_tokens,
+        "output_tokens": call.output_tokens,
+        "duration_s": call.duration_s,
+    }
+
+
+def call_from_json(data: Mapping[str, Any]) -> ModelCallTrace:
+    return ModelCallTrace(
+        model=str(data["model"]),
+        prompt=str(data["prompt"]),
+        instructions=None if data.get("instructions") is None else str(data["instructions"]),
+        answer=str(data["answer"]),
+        input_tokens=int(data.get("input_tokens") or 0),
+        output_tokens=int(data.get("output_tokens") or 0),
+        duration_s=float(data.get("duration_s") or 0.0),
+    )
+
+
 @dataclass(slots=True)
 class RowResult:
     """One scored row. ``input``/``expected`` are short reprs (``expected`` is ``None``
     when the row had no ``expected`` binding; ``input`` is ``None`` for the single row
-    of a legacy dataset-free metric). ``error``/``error_class`` are set for row errors."""
+    of a legacy dataset-free metric). ``error``/``error_class`` are set for row errors.
+    ``output`` is what the suite procedure returned during the row (`join_outputs`);
+    ``calls`` the row's model calls when tracing was on."""
 
     index: int
     input: str | None
@@ -75,12 +120,17 @@ class RowResult:
     scores: list[float] = field(default_factory=list)
     #: taken from the previous run (``--kedi-rerun``) instead of being run again
     carried_over: bool = False
+    output: str | None = None
+    calls: tuple[ModelCallTrace, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.scores:
             self.scores = [self.score]
         # Every text a row carries is made encodable and secret-free once, here.
-        _clean_fields(self, "input", "expected", "feedback", "error")
+        _clean_fields(self, "input", "expected", "feedback", "error", "output")
+        if self.calls:
+            found = secrets()
+            self.calls = tuple(_clean_call(call, found) for call in self.calls)
 
     @property
     def errored(self) -> bool:
@@ -105,6 +155,8 @@ class RowResult:
             "scores": list(self.scores),
             "flaky": self.flaky,
             "carried_over": self.carried_over,
+            "output": self.output,
+            "calls": [call_to_json(call) for call in self.calls],
         }
 
     @classmethod
@@ -120,6 +172,8 @@ class RowResult:
             duration_s=float(data["duration_s"]),
             scores=[float(score) for score in data.get("scores") or ()],
             carried_over=bool(data.get("carried_over", False)),
+            output=data.get("output"),
+            calls=tuple(call_from_json(call) for call in data.get("calls") or ()),
         )
 
 

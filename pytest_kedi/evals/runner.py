@@ -28,15 +28,22 @@ from pytest_kedi.evals.datasets import (
 )
 from pytest_kedi.evals.evaloptions import EvalOptions
 from pytest_kedi.evals.executor import DeadlineExceeded, call_with_deadline, run_rows
-from pytest_kedi.evals.results import RowResult, SuiteResult, join_feedback, short_repr
+from pytest_kedi.evals.results import (
+    RowResult,
+    SuiteResult,
+    join_feedback,
+    join_outputs,
+    short_repr,
+)
 from pytest_kedi.evals.scoring import InvalidScoreError, mean, normalize_score
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
-from pytest_kedi.runtime.rowscope import RowScope, entered
+from pytest_kedi.runtime.rowscope import ModelCallTrace, RowScope, entered
 
-__all__ = ["CarryOver", "EvalProgram", "RowCallback", "run_suite"]
+__all__ = ["CarryOver", "EvalProgram", "RowCallback", "RowsCallback", "run_suite"]
 
 RowCallback = Callable[[RowResult], object]
+RowsCallback = Callable[[int], object]
 #: ``carry(index, input, expected)``: a row's result from an earlier run to keep instead of
 #: running the row again (``None``: run it). ``input``/``expected`` are the row's short
 #: reprs as `RowResult` has them, so a changed dataset can be told apart.
@@ -73,12 +80,15 @@ def run_suite(
     *,
     on_row: RowCallback | None = None,
     carry: CarryOver | None = None,
+    on_rows: RowsCallback | None = None,
 ) -> SuiteResult:
     """Score one ``@eval:`` suite of a program loaded in validate mode.
 
     Every row runs ``options.repeat`` times (see `_combine` for the row's result); rows
     for which ``carry`` returns a result are not run: that result (marked
-    ``carried_over``) stands in for them.
+    ``carried_over``) stands in for them. ``on_rows`` is called with the number of rows
+    once they are known, before the first is scored; ``on_row`` with each scored row
+    (see `run_rows`).
     """
     started = time.perf_counter()
     metric = suite.metric
@@ -89,6 +99,8 @@ def run_suite(
         return _failed(suite, None, None, None, message, started)
     if metric.dataset is None:
         rows: list[Row] = [(None, NO_EXPECTED)]
+        if on_rows is not None:
+            on_rows(len(rows))
         rows_result = _score_rows(program, suite, metric, None, rows, options, on_row, carry)
         return _scored(suite, metric, None, None, rows_result, started, options.repeat)
     try:
@@ -110,6 +122,8 @@ def run_suite(
             "loading a dataset)"
         )
         return _failed(suite, metric.name, dataset.name, dataset.kind, message, started)
+    if on_rows is not None:
+        on_rows(len(rows))
     rows_result = _score_rows(program, suite, metric, dataset.name, rows, options, on_row, carry)
     return _scored(suite, metric, dataset.name, dataset.kind, rows_result, started, options.repeat)
 
@@ -149,7 +163,7 @@ def _score_rows(
     run_metric = program.run_metric
     perf_counter = time.perf_counter
 
-    def run_row(index: int) -> RowResult:
+    def run_row(index: int, repeat: int = 0) -> RowResult:
         value, expected = rows[index]
         if name is None:
             bindings: dict[str, Any] = {}
@@ -159,8 +173,10 @@ def _score_rows(
             bindings = {name: value, "expected": expected}
         start = perf_counter()
         failure: BaseException
+        scope = RowScope(repeat=repeat, trace=options.trace)
         try:
-            raw = run_metric(suite, metric, bindings)
+            with entered(scope):
+                raw = run_metric(suite, metric, bindings)
             if raw is True:
                 score, feedback = 1.0, None
             elif raw is False:
@@ -185,11 +201,14 @@ def _score_rows(
                 None,
                 None,
                 perf_counter() - start,
+                output=join_outputs(scope.outputs),
+                calls=tuple(scope.calls),
             )
         elapsed = perf_counter() - start
         return _row(
-            index, name, value, expected, f"error: {text}", error, error_class, elapsed, failure
-        )
+            index, name, value, expected, f"error: {text}", error, error_class, elapsed, failure,
+            output=join_outputs(scope.outputs), calls=tuple(scope.calls),
+        )  # fmt: skip
 
     def on_timeout(index: int, elapsed: float) -> RowResult:
         value, expected = rows[index]
@@ -207,8 +226,7 @@ def _score_rows(
 
     def run_unit(unit: int) -> RowResult:
         row, repeat = divmod(unit, repeats)
-        with entered(RowScope(repeat=repeat)):
-            return run_row(todo[row])
+        return run_row(todo[row], repeat)
 
     def unit_timeout(unit: int, elapsed: float) -> RowResult:
         return on_timeout(todo[unit // repeats], elapsed)
@@ -261,7 +279,8 @@ def _combine(parts: list[RowResult]) -> RowResult:
     """One row's result from its repeats (in repeat order).
 
     The score is the mean of the repeats' scores (``scores`` keeps each); the duration is
-    their sum. Feedback, error and error class are those of the first repeat that errored
+    their sum; ``calls`` holds every repeat's model calls. Feedback, output, error and
+    error class are those of the first repeat that errored
     (so a row that errored in any repeat counts as errored, that repeat scoring 0.0), else
     of the lowest-scoring repeat (the first among equals). A single repeat is kept as is.
     """
@@ -276,6 +295,7 @@ def _combine(parts: list[RowResult]) -> RowResult:
         score=math.fsum(scores) / len(scores),
         scores=scores,
         duration_s=math.fsum(part.duration_s for part in parts),
+        calls=tuple(call for part in parts for call in part.calls),
     )
 
 
@@ -289,6 +309,9 @@ def _row(
     error_class: str,
     duration: float,
     exc: BaseException | None = None,
+    *,
+    output: str | None = None,
+    calls: tuple[ModelCallTrace, ...] = (),
 ) -> RowResult:
     return RowResult(
         index=index,
@@ -300,6 +323,8 @@ def _row(
         error_class=error_class,
         duration_s=duration,
         exception=exc,
+        output=output,
+        calls=calls,
     )
 
 

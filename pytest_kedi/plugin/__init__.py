@@ -28,6 +28,7 @@ __all__ = [
     "pytest_collection_finish",
     "pytest_configure",
     "pytest_report_from_serializable",
+    "pytest_enter_pdb",
     "pytest_report_header",
     "pytest_runtest_makereport",
     "pytest_runtestloop",
@@ -120,6 +121,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def pytest_testnodedown(node: object, error: object) -> None:
     if (kedi := KediSession.of(node.config)) is not None:  # type: ignore[attr-defined]
         kedi.node_down(node)
+
+
+def pytest_enter_pdb(config: pytest.Config) -> None:
+    if (kedi := KediSession.of(config)) is not None:
+        kedi.pause_progress()
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -144,6 +144,8 @@ def _row_line(row: RowResult) -> str:
         parts.append(f"input {row.input}")
     if row.expected is not None:
         parts.append(f"expected {row.expected}")
+    if row.output is not None:
+        parts.append(f"output {row.output}")
     if row.feedback is not None:
         parts.append(str(row.feedback))
     return " | ".join(parts)

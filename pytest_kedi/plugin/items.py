@@ -10,6 +10,7 @@ import ast
 import contextlib
 import dataclasses
 import time
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -185,9 +186,22 @@ class KediEvalItem(_KediItem):
             timeout=settings.timeout,
             max_rows=settings.max_rows,
             repeat=settings.repeat,
+            trace=settings.trace,
         )
         carry, rerun = self._rerun(settings)
-        result = run_suite(program, self.suite, options, on_row=self._on_row, carry=carry)
+        progress = kedi_session(self.config).progress
+        try:
+            result = run_suite(
+                program,
+                self.suite,
+                options,
+                on_row=self._on_row,
+                carry=carry,
+                on_rows=None if progress is None else partial(progress.start, self.suite.name),
+            )
+        finally:
+            if progress is not None:
+                progress.stop()
         self.ihook.pytest_kedi_suite_result(item=self, result=result)
         verdict = judge(
             result, threshold=threshold, max_errors=settings.max_errors, gate=settings.gate
@@ -246,6 +260,9 @@ class KediEvalItem(_KediItem):
 
     def _on_row(self, row: RowResult) -> None:
         self.ihook.pytest_kedi_row_result(item=self, row=row)
+        progress = kedi_session(self.config).progress
+        if progress is not None:
+            progress.row(row)
 
     def _publish(self, record: SuiteRecord) -> None:
         kedi_session(self.config).publish(record)

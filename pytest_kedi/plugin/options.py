@@ -33,12 +33,14 @@ from pytest_kedi.constants import (
 from pytest_kedi.plugin.optionvalues import (
     GATES,
     OFF,
+    PROGRESS_MODES,
     RERUN_MODES,
     ROWS_MODES,
     MaxErrors,
     parse_bool,
     parse_choice,
     parse_float,
+    parse_interval,
     parse_markdown,
     parse_max_drop,
     parse_max_errors,
@@ -275,6 +277,36 @@ OPTIONS: tuple[Option, ...] = (
         ini_help="path of the Markdown summary, or 'off'.", metavar="PATH",
         meaning="write a Markdown summary of the eval suites; without it, the summary is appended "
         "to `$GITHUB_STEP_SUMMARY` when set; `off` disables both",
+    ),
+    Option(
+        "trace", "kedi_trace", parse_bool, False,
+        "record each model call an eval row makes (model, prompt, instructions, answer, "
+        "tokens, duration) in the row records (env KEDI_TRACE=1, ini kedi_trace).",
+        env="KEDI_TRACE", ini_type="bool", flag_is_switch=True,
+        ini_help="record each model call of every eval row in the row records.",
+        meaning="record each model call of every eval row (model, rendered prompt, "
+        "instructions, answer, tokens, duration) as the row's `calls`",
+        shown_default="off",
+    ),
+    Option(
+        "progress", "kedi_progress", parse_choice(PROGRESS_MODES), "auto",
+        "show the progress of a running eval suite: auto (unless -q), on or off. On a "
+        "terminal one status line updates in place; elsewhere a plain line is printed every "
+        "kedi_progress_interval seconds (env KEDI_PROGRESS, ini kedi_progress).",
+        env="KEDI_PROGRESS", ini_type="string",
+        ini_help="progress of running eval suites: auto, on or off.",
+        metavar="{" + ",".join(PROGRESS_MODES) + "}",
+        meaning="progress of a running eval suite (rows done, errored, mean score, elapsed, "
+        "ETA): one status line updated in place on a terminal, else a plain line every "
+        "`kedi_progress_interval` seconds; `auto`: off under `-q`",
+    ),
+    Option(
+        "progress_interval", "kedi_progress_interval", parse_interval, 10.0, "",
+        env="KEDI_PROGRESS_INTERVAL", ini_type="float",
+        ini_help="seconds between plain progress lines when not on a terminal (default 10).",
+        meaning="seconds between plain progress lines when the output is not a terminal "
+        "(`0`: after every row); suites that finish sooner print none",
+        shown_default="`10`",
     ),
     Option(
         "debug", "kedi_debug", parse_bool, False,

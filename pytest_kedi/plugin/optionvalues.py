@@ -22,11 +22,13 @@ __all__ = [
     "GATES",
     "OFF",
     "RERUN_MODES",
+    "PROGRESS_MODES",
     "ROWS_MODES",
     "MaxErrors",
     "parse_bool",
     "parse_choice",
     "parse_float",
+    "parse_interval",
     "parse_markdown",
     "parse_max_drop",
     "parse_max_errors",
@@ -42,6 +44,7 @@ __all__ = [
 ROWS_MODES = ("auto", "subtests", "summary")
 GATES = ("mean", "lower")  # what --kedi-min-score applies to
 RERUN_MODES = ("errors", "failures")  # which rows --kedi-rerun runs again
+PROGRESS_MODES = ("auto", "on", "off")
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
@@ -152,6 +155,14 @@ def parse_timeout(value: object, source: str) -> float:
     number = parse_float(value, source)
     if not is_timeout(number):
         raise _bad(source, f"a positive number of seconds up to {TIMEOUT_MAX:g}", value)
+    return number
+
+
+def parse_interval(value: object, source: str) -> float:
+    """Seconds between two progress lines: a number >= 0 (0: after every row)."""
+    number = parse_float(value, source)
+    if number < 0:
+        raise _bad(source, "a number of seconds >= 0", value)
     return number
 
 

@@ -44,7 +44,8 @@ Json = dict[str, Any]
 #: 2: the document gained ``interrupted``, ``exitstatus`` and ``model_calls``.
 #: 3: suites gained ``repeats``, ``stderr``, ``ci``, ``gate``, ``rerun``, ``max_errors``,
 #: ``baseline_score`` and ``delta``; rows gained ``scores``, ``flaky``, ``carried_over``,
-#: ``delta`` and ``regressed`` (the last two set when the run was compared with a baseline).
+#: ``output``, ``calls``, ``delta`` and ``regressed`` (the last two set when the run was
+#: compared with a baseline).
 REPORT_VERSION = 3
 SUITE_KEYS = (
     "nodeid", "path", "line", "procedure", "metric", "dataset", "split", "score", "rows_total",
@@ -53,7 +54,7 @@ SUITE_KEYS = (
 )  # fmt: skip
 ROW_KEYS = (
     "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
-    "scores", "flaky", "carried_over", "delta", "regressed",
+    "scores", "flaky", "carried_over", "output", "calls", "delta", "regressed",
 )  # fmt: skip
 TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message")
 

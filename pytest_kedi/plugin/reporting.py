@@ -18,8 +18,9 @@ from typing import Any
 from pytest_kedi.evals.files import write_text_atomic
 from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord, source_order
-from pytest_kedi.plugin.rows import row_label
+from pytest_kedi.plugin.rows import row_line
 from pytest_kedi.plugin.settings import KediSettings
+from pytest_kedi.plugin.sparkline import histogram_line
 from pytest_kedi.plugin.summary import case_line, flaky_line, models_line, rerun_lines, suite_line
 from pytest_kedi.plugin.views import write_views
 
@@ -84,6 +85,11 @@ class Summary:
     baseline: Sequence[str] = ()  # the comparison with --kedi-baseline, when given
 
 
+def _width(tr: Any) -> int:
+    """The terminal's width (pytest's terminal writer)."""
+    return int(tr.config.get_terminal_writer().fullwidth)
+
+
 def write_summary(tr: Any, summary: Summary, *, verbose: bool) -> None:
     """Print the ``kedi`` section (only write errors under pytest's ``--no-summary``)."""
     if not (summary.suites or summary.tests or summary.errors or summary.untouched):
@@ -110,8 +116,11 @@ def write_summary(tr: Any, summary: Summary, *, verbose: bool) -> None:
                 tr.write_line(f"    {flaky}")
             if verbose:
                 tr.write_line(f"    {suite.nodeid}")
+                scores = histogram_line([row.score for row in suite.rows], _width(tr))
+                if scores is not None:
+                    tr.write_line(scores)
                 for row in suite.rows:
-                    tr.write_line(f"    {row_label(row, limit=None)}")  # -v: unclipped
+                    tr.write_line(f"    {row_line(row, limit=None)}")  # -v: unclipped
     for line in rerun_lines(summary.suites):
         tr.write_line(line)
     for line in summary.baseline:

@@ -34,6 +34,7 @@ __all__ = [
     "SUBTESTS_AVAILABLE",
     "emit_row_reports",
     "row_label",
+    "row_line",
     "rows_html",
     "rows_section",
     "summary_reason",
@@ -91,25 +92,27 @@ def row_label(row: RowResult, *, limit: int | None = _LABEL_FEEDBACK) -> str:
     return label
 
 
+def row_line(row: RowResult, *, limit: int | None) -> str:
+    """`row_label` followed by the row's input, expected value and procedure output."""
+    line = row_label(row, limit=limit)
+    for name, value in (("input", row.input), ("expected", row.expected), ("output", row.output)):
+        if value is not None:
+            line += f" | {name} {value}"
+    return line
+
+
 def rows_section(rows: Sequence[RowResult]) -> str:
     """The rows as text, for the item's ``kedi rows`` report section (summary mode)."""
-    lines = []
-    for row in rows:
-        line = row_label(row, limit=400)
-        if row.input is not None:
-            line += f" | input {row.input}"
-        if row.expected is not None:
-            line += f" | expected {row.expected}"
-        lines.append(line)
-    return "\n".join(lines)
+    return "\n".join(row_line(row, limit=400) for row in rows)
 
 
 def rows_html(rows: Sequence[RowResult]) -> str:
     """The rows as an HTML table (pytest-html's extras, summary mode), every value escaped."""
-    head = "".join(f"<th>{name}</th>" for name in ("row", "score", "input", "expected", "feedback"))
+    names = ("row", "score", "input", "expected", "output", "feedback")
+    head = "".join(f"<th>{name}</th>" for name in names)
     body = []
     for row in rows:
-        cells = (row.index, f"{row.score:.4f}", row.input, row.expected, row.feedback)
+        cells = (row.index, f"{row.score:.4f}", row.input, row.expected, row.output, row.feedback)
         body.append(
             "<tr>"
             + "".join(f"<td>{html.escape('' if c is None else str(c))}</td>" for c in cells)

@@ -29,6 +29,7 @@ from pytest_kedi.plugin.crashes import crash_record
 from pytest_kedi.plugin.gating import UnmatchedGates
 from pytest_kedi.plugin.items import KediEvalItem
 from pytest_kedi.plugin.outputs import check_report_paths
+from pytest_kedi.plugin.progress import Progress, progress_for
 from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord
 from pytest_kedi.plugin.reporting import Output, Summary, write_reports, write_summary
 from pytest_kedi.plugin.rerun import store_rows
@@ -76,6 +77,8 @@ class KediSession:
         self.started = datetime.now(UTC)
         # --kedi-baseline's suites by node id (every process: items apply --kedi-max-drop)
         self.baseline: dict[str, SuiteRecord] | None = None
+        self._progress: Progress | None = None
+        self._progress_resolved = False  # _progress is looked up on first use
 
     # ------------------------------------------------------------------ configuration
 
@@ -141,6 +144,22 @@ class KediSession:
             session.testsfailed += held
 
     # ------------------------------------------------------------------ running items
+
+    @property
+    def progress(self) -> Progress | None:
+        """The live progress of running eval suites (``None``: off; see `progress`)."""
+        if not self._progress_resolved:
+            self._progress_resolved = True
+            settings = self.settings
+            self._progress = progress_for(
+                self.config, settings.progress, settings.progress_interval, self.worker
+            )
+        return self._progress
+
+    def pause_progress(self) -> None:
+        """Erase the live progress line (the debugger is about to prompt)."""
+        if self._progress is not None:
+            self._progress.erase()
 
     def note_model(self, nodeid: str, label: str) -> None:
         """The label of the default model of the item's file (called by the item)."""

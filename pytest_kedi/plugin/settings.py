@@ -35,6 +35,9 @@ class KediSettings:
     rows_reason: str | None = None  # why rows_mode is what it is, when not chosen explicitly
     rootdir: Path | None = None
     ini_dir: Path | None = None  # the directory of the ini file (kedi_min_scores patterns)
+    trace: bool = False  # record each row's model calls
+    progress: str = "auto"  # live progress of running eval suites: auto, on or off
+    progress_interval: float = 10.0  # seconds between plain progress lines (not a terminal)
     debug: bool = False  # show the traceback of an internal parser error
     repeat: int = 1  # runs of every row
     gate: str = "mean"  # what the min score applies to: "mean" or "lower" (interval bound)

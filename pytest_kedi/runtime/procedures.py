@@ -25,6 +25,7 @@ from pytest_kedi.runtime.pyinterop import (
     module_globals,
     python_error,
 )
+from pytest_kedi.runtime.rowscope import current as current_row
 from pytest_kedi.runtime.scope import EPOCHS, MISSING, Scope
 from pytest_kedi.runtime.types import describe_type, describe_value, validator_for
 
@@ -86,6 +87,9 @@ class KediProcedure(PositionalCallee):
             source_snippet=unit.source_file.snippet(span),
         )
         self._signature: inspect.Signature | None = None
+        #: set on the procedure an ``@eval:`` suite is named after: its return values
+        #: during a row are recorded as the row's outputs (`RowScope.outputs`)
+        self.records_output = False
 
     @property
     def __signature__(self) -> inspect.Signature:
@@ -142,6 +146,10 @@ class KediProcedure(PositionalCallee):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if CANCEL.pending:  # a timed-out row stops at its next procedure call
             check_current()
+        if self.records_output:
+            row = current_row()
+            if row is not None and not row.output_depth:
+                return row.record_output(self, *args, **kwargs)
         if not kwargs and len(args) == self._n:
             exact = self._exact
             if exact is not None and tuple(map(type, args)) == exact:
@@ -166,6 +174,10 @@ class KediProcedure(PositionalCallee):
         return self._invoke(values, passed)
 
     def invoke_positional(self, args: list[Any]) -> Any:
+        if self.records_output:
+            row = current_row()
+            if row is not None and not row.output_depth:
+                return row.record_output(self.invoke_positional, args)
         if len(args) == self._n:
             return self._invoke(tuple(args), None)
         values, passed = self._bind(tuple(args), {})

@@ -180,7 +180,13 @@ class Program:
     def run_metric(
         self, suite: nodes.EvalSuite, metric: nodes.Metric, bindings: dict[str, Any]
     ) -> Any:
-        """Run the metric body in a fresh frame binding exactly ``bindings``; raw value."""
+        """Run the metric body in a fresh frame binding exactly ``bindings``; raw value.
+
+        The procedure the suite is named after records its return values in the current
+        row scope (`pytest_kedi.runtime.rowscope`), when there is one."""
+        procedure = self._unit.scope.vars.get(suite.name)
+        if isinstance(procedure, KediProcedure) and not procedure.records_output:
+            procedure.records_output = True
         return self._run_suite_body(suite, metric, "metric", f"metric {metric.name}", bindings)
 
     def _run_suite_body(

@@ -9,7 +9,9 @@ loop must read it in the calling thread (in `ModelBoundary`) and carry it along.
 What lives here, and who writes it:
 
 * ``repeat``: which repetition of the row this is (0-based); part of every cassette key.
-* ``outputs``: short reprs of the suite procedure's return values during the row.
+* ``outputs``: short reprs (`short_repr`) of the suite procedure's return values during
+  the row, one per outermost call (a recursive call inside it is not recorded again);
+  written by `pytest_kedi.runtime.procedures.KediProcedure` through `record_output`.
 * ``calls``: with tracing on, one `ModelCallTrace` per model call the row made.
 * ``retries``: transient model failures retried at the model boundary.
 * ``requests``/``input_tokens``/``output_tokens``: model usage summed over the row.
@@ -17,12 +19,27 @@ What lives here, and who writes it:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["ModelCallTrace", "RowScope", "current", "entered"]
+from pytest_kedi.runtime.pyerrors import USER_ERRORS
+from pytest_kedi.text import truncate
+
+__all__ = ["REPR_LIMIT", "ModelCallTrace", "RowScope", "current", "entered", "short_repr"]
+
+REPR_LIMIT = 200
+
+
+def short_repr(value: object, limit: int = REPR_LIMIT) -> str:
+    """`repr(value)` cut to at most `limit` characters (never raises)."""
+    try:
+        text = repr(value)
+    except USER_ERRORS as exc:  # a user object with a broken __repr__
+        text = f"<unrepresentable {type(value).__name__}: {type(exc).__name__}>"
+    return truncate(text, limit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +67,20 @@ class RowScope:
     requests: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    output_depth: int = 0  # calls of the suite procedure in progress (recursion)
+
+    def record_output(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``call(*args, **kwargs)``, a call of the suite procedure: its value's repr joins
+        ``outputs`` unless this call runs inside another recorded call."""
+        if self.output_depth:
+            return call(*args, **kwargs)
+        self.output_depth += 1
+        try:
+            value = call(*args, **kwargs)
+        finally:
+            self.output_depth -= 1
+        self.outputs.append(short_repr(value))
+        return value
 
 
 _CURRENT: ContextVar[RowScope | None] = ContextVar("kedi_row_scope", default=None)

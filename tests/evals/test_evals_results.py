@@ -20,6 +20,7 @@ from pytest_kedi.evals import (
 ROW_KEYS = {
     "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
     "scores", "flaky", "carried_over",
+    "output", "calls",
 }  # fmt: skip
 
 

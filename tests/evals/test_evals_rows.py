@@ -153,3 +153,10 @@ def test_unrepresentable_input_does_not_break_the_row() -> None:
     result = run_suite(program, make_suite())
     assert result.rows[0].input == "<unrepresentable Ugly: RuntimeError>"
     assert result.score == 1.0
+
+
+def test_on_rows_is_told_the_row_count_before_the_first_row() -> None:
+    events: list[object] = []
+    program = FakeProgram({("data", "samples"): ["a", "b", "c"]}, lambda b: True)
+    run_suite(program, make_suite(), on_rows=events.append, on_row=lambda r: events.append(r.index))
+    assert events == [3, 0, 1, 2]

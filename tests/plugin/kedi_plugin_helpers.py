@@ -49,7 +49,7 @@ SUITE_KEYS = (
 )  # fmt: skip
 ROW_KEYS = (
     "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
-    "scores", "flaky", "carried_over", "delta", "regressed",
+    "scores", "flaky", "carried_over", "output", "calls", "delta", "regressed",
 )  # fmt: skip
 TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message")
 

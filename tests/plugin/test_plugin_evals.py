@@ -189,7 +189,7 @@ def test_min_score_failure_text(kedi: Kedi) -> None:
             "metric exact, dataset samples (data): score 0.5000 vs min score 0.6000",
             "errored rows: 1 of 4 (type: 1)",
             "worst rows (2 of 4):",
-            "  row 1: score 0.0000 | input 'one' | expected 3",
+            "  row 1: score 0.0000 | input 'one' | expected 3 | output 1",
             "  row 3: score 0.0000 | input None | expected 1 | error: KediTypeExecutionError*",
         ]
     )

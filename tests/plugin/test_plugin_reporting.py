@@ -113,9 +113,10 @@ def test_verbose_summary_lists_rows_and_cases(kedi: Kedi) -> None:
         "Evals:",
         "- initials::exact: 0.6667  [passed]",
         "    demo.kedi::eval:initials",
-        "    row 0: 1.0000",
-        "    row 1: 1.0000",
-        "    row 2: 0.0000",
+        "    scores 0 |▄        █| 1",
+        "    row 0: 1.0000 | input 'ada lovelace' | expected 'AL' | output 'AL'",
+        "    row 1: 1.0000 | input 'alan turing' | expected 'AT' | output 'AT'",
+        "    row 2: 0.0000 | input 'x y' | expected 'XX' | output 'XY'",
     ]
 
 
@@ -200,6 +201,8 @@ def test_json_report_schema(kedi: Kedi) -> None:
         "carried_over": False,
         "delta": None,
         "regressed": None,
+        "output": "1",
+        "calls": [],
     }
     assert wc["rows"][3]["error_class"] == "type"
     assert report["tests"] == [

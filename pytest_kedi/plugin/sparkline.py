@@ -1,0 +1,44 @@
+"""A suite's row scores as a one-line histogram (the ``kedi`` section under ``-v``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+__all__ = ["BINS", "LEVELS", "histogram", "histogram_line"]
+
+#: fixed bins over [0, 1]: [0, 0.1), [0.1, 0.2), ..., [0.9, 1.0] (1.0 in the last)
+BINS = 10
+#: bar heights, lowest first; an empty bin is a space
+LEVELS = "▁▂▃▄▅▆▇█"
+
+
+def histogram(scores: Sequence[float], bins: int = BINS) -> list[int]:
+    """How many scores fall in each of ``bins`` equal bins over [0, 1] (scores outside
+    [0, 1] count in the first or last bin)."""
+    counts = [0] * bins
+    for score in scores:
+        index = min(bins - 1, max(0, math.floor(score * bins)))
+        counts[index] += 1
+    return counts
+
+
+def sparkline(counts: Sequence[int]) -> str:
+    """One character per bin, its height relative to the fullest bin (never empty when
+    the bin holds a score)."""
+    top = max(counts, default=0)
+    if top == 0:
+        return " " * len(counts)
+    top_level = len(LEVELS)
+    return "".join(
+        " " if count == 0 else LEVELS[math.ceil(count / top * top_level) - 1] for count in counts
+    )
+
+
+def histogram_line(scores: Sequence[float], width: int, indent: str = "    ") -> str | None:
+    """``    scores 0 |▄        █| 1``, or ``None`` when there is no score or the line
+    would not fit in ``width`` columns."""
+    if not scores:
+        return None
+    line = f"{indent}scores 0 |{sparkline(histogram(scores))}| 1"
+    return line if len(line) < width else None

@@ -1,0 +1,186 @@
+"""A row's ``output`` (what the suite procedure returned) and ``calls`` (traced model calls)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_kedi.evals import EvalOptions, RowResult, SuiteResult, run_suite
+from pytest_kedi.evals.results import join_outputs
+from pytest_kedi.runtime import load
+from pytest_kedi.runtime.rowscope import ModelCallTrace, RowScope, current, entered
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+def score(tmp_path: Path, source: str, options: EvalOptions | None = None) -> SuiteResult:
+    path = tmp_path / "suite.kedi"
+    path.write_text(textwrap.dedent(source), encoding="utf-8")
+    program = load(str(path), mode="validate")
+    (suite,) = program.module.eval_suites
+    return run_suite(program, suite, options or EvalOptions())
+
+
+LABEL = """\
+@label(text: str) -> str:
+  = `"billing" if "bill" in text else "account"`
+
+@eval: label:
+  > data: tickets:
+    = `[("How do I delete my account?", "account"), ("My bill is wrong", "account")]`
+  > metric: exact(tickets):
+    = `label(tickets) == expected`
+"""
+
+
+def test_output_is_the_repr_of_what_the_suite_procedure_returned(tmp_path: Path) -> None:
+    result = score(tmp_path, LABEL)
+    assert [(row.score, row.output) for row in result.rows] == [
+        (1.0, "'account'"),
+        (0.0, "'billing'"),
+    ]
+    assert result.rows[1].to_json()["output"] == "'billing'"
+
+
+def test_several_calls_are_all_kept_in_call_order(tmp_path: Path) -> None:
+    source = LABEL.replace(
+        "= `label(tickets) == expected`",
+        "= `label(tickets) == expected and label('bill ' + tickets) == 'billing'`",
+    )
+    result = score(tmp_path, source)
+    assert result.rows[0].output == "'account'; 'billing'"
+    assert result.rows[1].output == "'billing'"  # `and` stopped after the first call
+
+
+def test_a_recursive_procedure_records_its_outermost_calls_only(tmp_path: Path) -> None:
+    source = """\
+    @fact(n: int) -> int:
+      > if: `n <= 1`:
+        = `1`
+      = `n * fact(n - 1)`
+
+    @eval: fact:
+      > data: ns:
+        = `[(3, 6), (4, 24)]`
+      > metric: exact(ns):
+        = `fact(ns) == expected`
+    """
+    result = score(tmp_path, source)
+    assert [row.output for row in result.rows] == ["6", "24"]
+
+
+def test_other_procedures_are_not_recorded_and_no_call_means_no_output(tmp_path: Path) -> None:
+    source = """\
+    @label(text: str) -> str:
+      = `text.upper()`
+
+    @helper(text: str) -> str:
+      = `text.lower()`
+
+    @eval: label:
+      > data: xs:
+        = `[("a", "a"), ("b", "b")]`
+      > metric: m(xs):
+        = `helper(xs) == expected if xs == "a" else label(xs) == "B"`
+    """
+    result = score(tmp_path, source)
+    assert [row.output for row in result.rows] == [None, "'B'"]
+
+
+def test_an_errored_row_keeps_the_outputs_made_before_the_error(tmp_path: Path) -> None:
+    source = LABEL.replace("= `label(tickets) == expected`", "= `label(tickets) and 1 / 0`")
+    result = score(tmp_path, source)
+    assert [row.error_class for row in result.rows] == ["metric", "metric"]
+    assert [row.output for row in result.rows] == ["'account'", "'billing'"]
+
+
+def test_outputs_outside_a_row_are_not_recorded(tmp_path: Path) -> None:
+    path = tmp_path / "suite.kedi"
+    path.write_text(LABEL, encoding="utf-8")
+    program = load(str(path), mode="validate")
+    (suite,) = program.module.eval_suites
+    run_suite(program, suite)  # the procedure now records outputs, inside a row only
+    assert program.procedures["label"]("x") == "account"
+    scope = RowScope()
+    with entered(scope):
+        assert program.procedures["label"]("bill") == "billing"
+    assert scope.outputs == ["'billing'"]
+
+
+def test_join_outputs_shows_at_most_ten_values() -> None:
+    assert join_outputs([]) is None
+    assert join_outputs(["1"]) == "1"
+    assert (
+        join_outputs([str(n) for n in range(12)]) == "0; 1; 2; 3; 4; 5; 6; 7; 8; 9; ... (12 calls)"
+    )
+
+
+TRACED = """\
+@eval: traced:
+  > data: xs:
+    = `["a", "b"]`
+  > metric: m(xs):
+    = `record(xs)`
+"""
+
+
+def _record(text: str) -> bool:
+    """Stands in for the model boundary: one traced call per row, when tracing is on."""
+    scope = current()
+    assert scope is not None
+    if scope.trace:
+        scope.calls.append(ModelCallTrace("test", f"say {text}", None, text.upper(), 3, 1, 0.25))
+    return scope.trace
+
+
+@pytest.mark.parametrize("trace", [False, True])
+def test_trace_sets_the_row_scope_and_rows_carry_its_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trace: bool
+) -> None:
+    import builtins
+
+    monkeypatch.setattr(builtins, "record", _record, raising=False)
+    result = score(tmp_path, TRACED, EvalOptions(trace=trace))
+    assert result.score == (1.0 if trace else 0.0)
+    if not trace:
+        assert [row.calls for row in result.rows] == [(), ()]
+        return
+    assert [row.calls for row in result.rows] == [
+        (ModelCallTrace("test", "say a", None, "A", 3, 1, 0.25),),
+        (ModelCallTrace("test", "say b", None, "B", 3, 1, 0.25),),
+    ]
+    assert result.rows[0].to_json()["calls"] == [
+        {
+            "model": "test",
+            "prompt": "say a",
+            "instructions": None,
+            "answer": "A",
+            "input_tokens": 3,
+            "output_tokens": 1,
+            "duration_s": 0.25,
+        }
+    ]
+
+
+def test_output_and_calls_round_trip_and_old_rows_still_load() -> None:
+    call = ModelCallTrace("openai:gpt-4o", "p", "be brief", "a", 10, 2, 0.5)
+    row = RowResult(0, "'q'", "'a'", 1.0, None, None, None, 0.1, output="'a'", calls=(call,))
+    data = json.loads(json.dumps(row.to_json()))
+    assert RowResult.from_json(data) == row
+    old = {k: v for k, v in data.items() if k not in ("output", "calls")}  # schema version 2
+    loaded = RowResult.from_json(old)
+    assert (loaded.output, loaded.calls) == (None, ())
+
+
+def test_secrets_in_outputs_and_calls_are_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-test-" + "x" * 24
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    call = ModelCallTrace("m", f"key {secret}", f"use {secret}", f"got {secret}", 1, 1, 0.1)
+    row = RowResult(0, None, None, 1.0, None, None, None, 0.1, output=repr(secret), calls=(call,))
+    assert secret not in json.dumps(row.to_json())

@@ -1,0 +1,256 @@
+"""Live progress of a running eval suite: rendering and throttling (fake screen and clock),
+the choice between a live line and plain lines, and the plain lines in real runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+from kedi_plugin_helpers import Kedi
+
+from pytest_kedi.evals import RowResult
+from pytest_kedi.plugin.progress import Progress, Screen, choose_style, status_text
+
+
+@dataclass
+class FakeScreen:
+    """Records what progress writes; ``column`` is where pytest's current line ends."""
+
+    column: int = 0
+    width: int = 80
+    written: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+
+    def screen(self) -> Screen:
+        return Screen(
+            write=self.written.append,
+            write_line=self.lines.append,
+            width=lambda: self.width,
+            column=lambda: self.column,
+        )
+
+
+@dataclass
+class FakeClock:
+    now: float = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def row(index: int, score: float, error: bool = False) -> RowResult:
+    return RowResult(
+        index, None, None, score, None, "boom" if error else None, "metric" if error else None, 0.0
+    )
+
+
+def test_status_text() -> None:
+    assert (
+        status_text("label", 0, 500, 0, 0.0, 0.0)
+        == "kedi label: 0/500 rows | 0 errored | 0.0s elapsed"
+    )
+    assert status_text("label", 120, 500, 2, 96.0, 12.0) == (
+        "kedi label: 120/500 rows | 2 errored | mean 0.8000 | 12.0s elapsed | ETA 38.0s"
+    )
+    assert status_text("label", 500, 500, 2, 400.0, 3725.0) == (
+        "kedi label: 500/500 rows | 2 errored | mean 0.8000 | 1:02:05 elapsed"
+    )
+    assert status_text("x", 1, 3, 0, 1.0, 90.0).endswith("1:30 elapsed | ETA 3:00")
+
+
+def test_live_line_is_throttled_to_ten_updates_a_second() -> None:
+    fake, clock = FakeScreen(), FakeClock()
+    progress = Progress(fake.screen(), "live", interval=10.0, clock=clock)
+    progress.start("label", 10)
+    for index, at in enumerate([100.05, 100.09, 100.12, 100.15, 100.21, 100.30, 100.31]):
+        clock.now = at
+        progress.row(row(index, 1.0 if index % 2 else 0.0, error=index == 0))
+    # drawn at 100.12 (3 rows), 100.30 (6 rows); 100.21 is less than 0.1 s after 100.12
+    assert fake.written == [
+        "\rkedi label: 3/10 rows | 1 errored | mean 0.3333 | 0.1s elapsed | ETA 0.3s\x1b[K",
+        "\rkedi label: 6/10 rows | 1 errored | mean 0.5000 | 0.3s elapsed | ETA 0.2s\x1b[K",
+    ]
+    assert fake.lines == []
+    progress.stop()
+    assert fake.written[-1] == "\r\x1b[K"  # erased: nothing left on the line
+    progress.stop()
+    assert len(fake.written) == 3  # erased once
+
+
+def test_live_line_below_pytests_current_line_puts_the_cursor_back() -> None:
+    fake, clock = FakeScreen(column=12), FakeClock()
+    progress = Progress(fake.screen(), "live", interval=10.0, clock=clock)
+    progress.start("label", 2)
+    clock.now = 100.5
+    progress.row(row(0, 1.0))
+    assert fake.written == [
+        "\nkedi label: 1/2 rows | 0 errored | mean 1.0000 | 0.5s elapsed | ETA 0.5s\x1b[K"
+    ]
+    clock.now = 101.0
+    progress.row(row(1, 1.0))
+    assert fake.written[-1].startswith("\rkedi label: 2/2 rows")  # redrawn in place
+    progress.stop()
+    # erase the status line, go up to pytest's line, and back to its column 12
+    assert fake.written[-1] == "\r\x1b[K\x1b[1A\r\x1b[12C"
+
+
+def test_live_line_fits_the_terminal_width() -> None:
+    fake, clock = FakeScreen(width=30), FakeClock()
+    progress = Progress(fake.screen(), "live", interval=10.0, clock=clock)
+    progress.start("a_suite_with_a_long_name", 5)
+    clock.now = 101.0
+    progress.row(row(0, 1.0))
+    (drawn,) = fake.written
+    text = drawn.removeprefix("\r").removesuffix("\x1b[K")
+    assert text == "kedi a_suite_with_a_long_n..." and len(text) == 29
+
+
+def test_a_fast_suite_draws_nothing() -> None:
+    fake, clock = FakeScreen(), FakeClock()
+    progress = Progress(fake.screen(), "live", interval=10.0, clock=clock)
+    progress.start("label", 3)
+    for index in range(3):
+        clock.now += 0.01
+        progress.row(row(index, 1.0))
+    progress.stop()
+    assert (fake.written, fake.lines) == ([], [])
+
+
+def test_erase_before_the_debugger_then_redraw() -> None:
+    fake, clock = FakeScreen(), FakeClock()
+    progress = Progress(fake.screen(), "live", interval=10.0, clock=clock)
+    progress.start("label", 3)
+    clock.now = 100.2
+    progress.row(row(0, 1.0))
+    progress.erase()
+    assert fake.written[-1] == "\r\x1b[K"
+    clock.now = 100.4
+    progress.row(row(1, 1.0))
+    assert fake.written[-1].startswith("\rkedi label: 2/3 rows")
+
+
+def test_plain_lines_every_interval_only_for_long_suites() -> None:
+    fake, clock = FakeScreen(), FakeClock()
+    progress = Progress(fake.screen(), "lines", interval=10.0, clock=clock)
+    progress.start("label", 6)
+    for index, at in enumerate([105.0, 110.5, 115.0, 119.0, 121.0]):
+        clock.now = at
+        progress.row(row(index, 1.0))
+    assert fake.lines == [
+        "kedi label: 2/6 rows | 0 errored | mean 1.0000 | 10.5s elapsed | ETA 21.0s",
+        "kedi label: 5/6 rows | 0 errored | mean 1.0000 | 21.0s elapsed | ETA 4.2s",
+    ]
+    clock.now = 140.0
+    progress.row(row(5, 1.0))  # the last row: the suite's own result follows
+    progress.stop()
+    assert len(fake.lines) == 2 and fake.written == []
+    short = FakeScreen()
+    quick = Progress(short.screen(), "lines", interval=10.0, clock=FakeClock())
+    quick.start("label", 3)
+    for index in range(3):
+        quick.row(row(index, 1.0))
+    assert short.lines == []
+
+
+@pytest.mark.parametrize(
+    ("mode", "verbosity", "isatty", "capture", "live_logging", "worker", "style"),
+    [
+        ("auto", 0, True, "fd", False, False, "live"),
+        ("auto", 0, False, "fd", False, False, "lines"),
+        ("auto", -1, True, "fd", False, False, None),  # -q
+        ("on", -1, True, "fd", False, False, "live"),
+        ("on", -2, False, "fd", False, False, "lines"),
+        ("off", 0, True, "fd", False, False, None),
+        ("auto", 0, True, "no", False, False, "lines"),  # -s: prints would interleave
+        ("auto", 0, True, "tee-sys", False, False, "lines"),
+        ("auto", 0, True, "sys", True, False, "lines"),  # live logging
+        ("on", 0, True, "fd", False, True, None),  # an xdist worker has no terminal
+    ],
+)
+def test_choose_style(
+    mode: str,
+    verbosity: int,
+    isatty: bool,
+    capture: str,
+    live_logging: bool,
+    worker: bool,
+    style: str | None,
+) -> None:
+    assert (
+        choose_style(
+            mode,
+            verbosity=verbosity,
+            isatty=isatty,
+            capture=capture,
+            live_logging=live_logging,
+            worker=worker,
+        )
+        == style
+    )
+
+
+LABEL = """\
+@label(text: str) -> str:
+  = `"billing" if "bill" in text else "account"`
+
+@eval: label:
+  > data: tickets:
+    = `[("my bill", "account"), ("hello", "account"), ("x", "account")]`
+  > metric: exact(tickets):
+    = `label(tickets) == expected`
+"""
+
+
+def _progress_lines(result: pytest.RunResult) -> list[str]:
+    return [line for line in result.outlines if line.startswith("kedi label: ")]
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "ini", "shown"),
+    [
+        ((), None, "kedi_progress_interval = 0", True),
+        (("--kedi-progress", "off"), None, "kedi_progress_interval = 0", False),
+        (("-q",), None, "kedi_progress_interval = 0", False),
+        (("-q",), "on", "kedi_progress_interval = 0", True),
+        (("-q",), None, "kedi_progress = on\nkedi_progress_interval = 0", True),
+        ((), None, "", False),  # default interval 10 s: a quick suite prints nothing
+    ],
+)
+def test_plain_progress_lines_when_not_on_a_terminal(
+    kedi: Kedi,
+    monkeypatch: pytest.MonkeyPatch,
+    args: tuple[str, ...],
+    env: str | None,
+    ini: str,
+    shown: bool,
+) -> None:
+    kedi.write("label.kedi", LABEL)
+    kedi.write("pytest.ini", f"[pytest]\n{ini}\n")
+    if env is not None:
+        monkeypatch.setenv("KEDI_PROGRESS", env)
+    result = kedi.run("--kedi-eval", *args)
+    result.assert_outcomes(passed=1)
+    expected = [
+        "kedi label: 1/3 rows | 0 errored | mean 0.0000 | * elapsed | ETA *",
+        "kedi label: 2/3 rows | 0 errored | mean 0.5000 | * elapsed | ETA *",
+    ]
+    if shown and kedi.workers is None:
+        result.stdout.fnmatch_lines(expected)
+        assert len(_progress_lines(result)) == 2  # none after the last row
+    else:  # off, or an xdist worker: no terminal to write on
+        assert _progress_lines(result) == []
+
+
+def test_bad_progress_values_are_usage_errors(kedi: Kedi, monkeypatch: pytest.MonkeyPatch) -> None:
+    kedi.write("label.kedi", LABEL)
+    result = kedi.run("--kedi-eval", "--kedi-progress", "sometimes")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--kedi-progress (command line): expected one of auto, on, off, got 'sometimes'"]
+    )
+    monkeypatch.setenv("KEDI_PROGRESS_INTERVAL", "-1")
+    result = kedi.run("--kedi-eval")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*KEDI_PROGRESS_INTERVAL (environment): expected a number of seconds >= 0, got '-1'"]
+    )

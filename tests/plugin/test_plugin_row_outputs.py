@@ -1,0 +1,114 @@
+"""What happened in a row: ``output`` and, with ``--kedi-trace``, ``calls`` in every view."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from kedi_plugin_helpers import Kedi
+
+from pytest_kedi.plugin.records import REPORT_VERSION
+
+LABEL = """\
+@label(text: str) -> str:
+  = `"billing" if "delete" in text else "account"`
+
+@eval: label:
+  > data: tickets:
+    = `[("Where is my invoice?", "account"), ("How do I delete my account?", "account")]`
+  > metric: exact(tickets):
+    = `label(tickets) == expected`
+"""
+
+#: the metric stands in for the model boundary: one traced call per row when tracing is on
+TRACED = """\
+@eval: traced:
+  > data: xs:
+    = `["a"]`
+  > metric: m(xs):
+    = `(lambda s: s.trace and (s.calls.append(__import__("pytest_kedi.runtime.rowscope", fromlist=["x"]).ModelCallTrace("test", "say " + xs, None, xs.upper(), 3, 1, 0.5)) or True))(__import__("pytest_kedi.runtime.rowscope", fromlist=["x"]).current())`
+"""  # noqa: E501
+
+
+def test_reports_carry_each_rows_output(kedi: Kedi) -> None:
+    kedi.write("label.kedi", LABEL)
+    kedi.run("--kedi-eval", "--kedi-report", "r.json", "--kedi-rows-jsonl", "rows.jsonl")
+    report = kedi.json("r.json")
+    assert report["version"] == REPORT_VERSION == 3
+    rows = report["suites"][0]["rows"]
+    assert [(row["output"], row["calls"]) for row in rows] == [("'account'", []), ("'billing'", [])]
+    lines = (kedi.pytester.path / "rows.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["output"] for line in lines] == ["'account'", "'billing'"]
+
+
+def test_failed_suite_shows_the_output_of_its_worst_rows(kedi: Kedi) -> None:
+    kedi.write("label.kedi", LABEL)
+    result = kedi.run("--kedi-eval", "--kedi-min-score", "0.9")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "worst rows (1 of 2):",
+            "  row 1: score 0.0000 | input 'How do I delete my account?' | expected 'account' "
+            "| output 'billing'",
+        ]
+    )
+
+
+@pytest.mark.parametrize("rows", ["summary", "subtests"])
+def test_verbose_row_lines_show_input_expected_and_output(kedi: Kedi, rows: str) -> None:
+    kedi.write("label.kedi", LABEL)
+    result = kedi.run("--kedi-eval", "--kedi-rows", rows, "-v")
+    result.stdout.fnmatch_lines(
+        [
+            "    row 0: 1.0000 | input 'Where is my invoice?' | expected 'account' "
+            "| output 'account'",
+            "    row 1: 0.0000 | input 'How do I delete my account?' | expected 'account' "
+            "| output 'billing'",
+        ]
+    )
+
+
+def test_row_hook_receives_the_output(kedi: Kedi) -> None:
+    kedi.write("label.kedi", LABEL)
+    kedi.write(
+        "conftest.py",
+        "def pytest_kedi_row_result(item, row):\n"
+        "    with open('seen.txt', 'a', encoding='utf-8') as f:\n"
+        "        f.write(f'{row.index} {row.output}\\n')\n",
+    )
+    kedi.run("--kedi-eval").assert_outcomes(passed=1)
+    seen = (kedi.pytester.path / "seen.txt").read_text(encoding="utf-8").splitlines()
+    assert seen == ["0 'account'", "1 'billing'"]
+
+
+@pytest.mark.parametrize(
+    ("how", "env"), [("flag", None), ("env", "1"), ("ini", None), ("off", None)]
+)
+def test_trace_records_the_rows_model_calls(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch, how: str, env: str | None
+) -> None:
+    kedi.write("traced.kedi", TRACED)
+    args = ["--kedi-eval", "--kedi-report", "r.json"]
+    if how == "flag":
+        args.append("--kedi-trace")
+    elif how == "env":
+        monkeypatch.setenv("KEDI_TRACE", "1")
+    elif how == "ini":
+        kedi.write("pytest.ini", "[pytest]\nkedi_trace = true\n")
+    kedi.run(*args)
+    (row,) = kedi.json("r.json")["suites"][0]["rows"]
+    if how == "off":
+        assert (row["score"], row["calls"]) == (0.0, [])
+        return
+    assert row["score"] == 1.0
+    assert row["calls"] == [
+        {
+            "model": "test",
+            "prompt": "say a",
+            "instructions": None,
+            "answer": "A",
+            "input_tokens": 3,
+            "output_tokens": 1,
+            "duration_s": 0.5,
+        }
+    ]
