@@ -51,7 +51,7 @@ _FENCED_JSON = re.compile(r"```(?:\w+)?\r?\n(\{.*?\})\s*(?:\r?\n?```|\Z)", flags
 _ASK_FOR_TEXT = "Please return text."
 _ASK_FOR_TOOL = "Please include your response in a tool call."
 _ASK_FOR_OUTPUT = "Please return text or include your response in a tool call."
-#: pydantic-ai >= 2.6x splits the retry part in two; older releases have one `RetryPromptPart`.
+#: pydantic-ai 2.62 splits the retry part in two; 2.58 has only `RetryPromptPart`.
 _SPLIT_RETRY_PARTS = hasattr(pai_messages, "RetryFeedbackPart")
 
 
@@ -200,7 +200,7 @@ def _tool_retry(error: ValidationError, call: ToolCallPart) -> ModelRequestPart:
             outcome="retried",  # type: ignore[arg-type,unused-ignore]
             retry=pai_messages.RetryInfo(cause="validation_error"),  # type: ignore[attr-defined,call-arg,unused-ignore]
         )
-    return pai_messages.RetryPromptPart(  # pragma: no cover - pydantic-ai < 2.6x
+    return pai_messages.RetryPromptPart(  # pragma: no cover - pydantic-ai 2.58
         content=_errors(error), tool_name=call.tool_name, tool_call_id=call.tool_call_id
     )
 
@@ -217,4 +217,4 @@ def _feedback(
                 retry=pai_messages.RetryInfo(cause=cause),  # type: ignore[attr-defined,unused-ignore]
             ),
         )
-    return pai_messages.RetryPromptPart(content=content)  # pragma: no cover - pydantic-ai < 2.6x
+    return pai_messages.RetryPromptPart(content=content)  # pragma: no cover - pydantic-ai 2.58
