@@ -24,6 +24,7 @@ __all__ = [
     "MaxErrors",
     "parse_bool",
     "parse_choice",
+    "parse_count",
     "parse_float",
     "parse_markdown",
     "parse_max_errors",
@@ -108,6 +109,19 @@ def parse_positive_int(value: object, source: str) -> int:
         raise _bad(source, "a positive integer", value) from None
     if not is_positive_int(number):
         raise _bad(source, "a positive integer", value)
+    return number
+
+
+def parse_count(value: object, source: str) -> int:
+    """A whole number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise _bad(source, "a whole number >= 0", value)
+    try:
+        number = value if isinstance(value, int) else int(value.strip())
+    except ValueError:
+        raise _bad(source, "a whole number >= 0", value) from None
+    if number < 0:
+        raise _bad(source, "a whole number >= 0", value)
     return number
 
 

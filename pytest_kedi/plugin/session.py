@@ -27,6 +27,7 @@ from pytest_kedi.plugin.collect import EVAL_SKIP_REASON, KediFile, is_kedi_progr
 from pytest_kedi.plugin.crashes import crash_record
 from pytest_kedi.plugin.gating import UnmatchedGates
 from pytest_kedi.plugin.items import KediEvalItem
+from pytest_kedi.plugin.modelrun import ModelRun
 from pytest_kedi.plugin.outputs import check_report_paths
 from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord
 from pytest_kedi.plugin.reporting import Output, Summary, write_reports, write_summary
@@ -53,7 +54,9 @@ class KediSession:
         self.config = config
         self.settings = settings
         self.worker = hasattr(config, "workerinput")  # an xdist worker, not the controller
+        self.models = ModelRun(config, settings)
         self.programs = ProgramCache(config, settings.model, settings.debug)
+        self.programs.model_policy = self.models.policy_for
         self.parse_errors: list[str] = []  # node ids of unparsable or unreadable files
         self.remote_usage_errors: list[str] = []  # reported by xdist workers
         gated = not self.worker and settings.collect and bool(settings.min_scores)
@@ -87,6 +90,7 @@ class KediSession:
                 _refuse_uncollected_kedi_args(config.args)
             check_report_paths(session.settings.report_path, session.settings.rows_jsonl_path)
             config.pluginmanager.register(ReportListener(session), "kedi-reporter")
+        config.pluginmanager.register(session.models, "kedi-model-run")
         _stop_on_sigterm(config)
         return session
 
@@ -203,6 +207,7 @@ class KediSession:
         output = getattr(node, "workeroutput", None) or {}
         self.model_calls.update(output.get(MODEL_CALLS_KEY, {}))
         self.remote_usage_errors.extend(output.get(USAGE_ERRORS_KEY, ()))
+        self.models.node_down(output)
 
     def finish(self, session: pytest.Session, exitstatus: int) -> None:
         """A worker hands its counts and usage errors to the controller; the controller
@@ -215,8 +220,10 @@ class KediSession:
             workeroutput[MODEL_CALLS_KEY] = own_calls
             if own_errors:
                 workeroutput[USAGE_ERRORS_KEY] = list(own_errors)
+            self.models.worker_finish(workeroutput)
             return
         self.model_calls.update(own_calls)
+        self.models.finish(session, exitstatus)
         self._write(session, exitstatus)
         ended = session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
         if ended and (own_errors or self.remote_usage_errors):
@@ -261,6 +268,7 @@ class KediSession:
             errors=self.output.errors,
         )
         write_summary(tr, summary, verbose=self.config.get_verbosity() > 0)
+        self.models.terminal_lines(tr)
 
     @staticmethod
     def explain_skips(tr: pytest.TerminalReporter) -> None:

@@ -36,6 +36,9 @@ class KediSettings:
     rootdir: Path | None = None
     ini_dir: Path | None = None  # the directory of the ini file (kedi_min_scores patterns)
     debug: bool = False  # show the traceback of an internal parser error
+    record_mode: str = "off"  # off, record, replay or strict (model answers from cassettes)
+    cassette_dir: Path | None = None  # None: each cassette beside its .kedi file
+    prune_cassettes: bool = False  # drop unused cassette entries after a complete run
 
     def suite_ids(self, nodeid: str) -> tuple[str, ...]:
         """``nodeid`` (rootdir-relative) and, if different, relative to the ini file's directory.
