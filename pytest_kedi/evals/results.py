@@ -20,6 +20,7 @@ __all__ = [
     "REPR_LIMIT",
     "RowResult",
     "SuiteResult",
+    "Usage",
     "format_suite_line",
     "join_feedback",
     "short_repr",
@@ -51,6 +52,47 @@ def join_feedback(feedbacks: Iterable[str | None]) -> str | None:
     return "; ".join(parts) if parts else None
 
 
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Model usage: requests issued and tokens, summed over a row, a suite or a run (as
+    pydantic-ai reports them; answers replayed from a cassette count what they recorded)."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.requests + other.requests,
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.requests or self.input_tokens or self.output_tokens)
+
+    @classmethod
+    def total(cls, usages: Iterable[Usage]) -> Usage:
+        return sum(usages, cls())
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "requests": self.requests,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> Usage:
+        if not data:
+            return cls()
+        return cls(
+            int(data.get("requests", 0)),
+            int(data.get("input_tokens", 0)),
+            int(data.get("output_tokens", 0)),
+        )
+
+
 @dataclass(slots=True)
 class RowResult:
     """One scored row. ``input``/``expected`` are short reprs (``expected`` is ``None``
@@ -66,6 +108,8 @@ class RowResult:
     error_class: str | None
     duration_s: float
     exception: BaseException | None = field(default=None, repr=False, compare=False)
+    retries: int = 0  # transient model failures retried during the row
+    usage: Usage = field(default_factory=Usage)  # the row's model requests and tokens
 
     def __post_init__(self) -> None:
         # Every text a row carries is made encodable and secret-free once, here.
@@ -89,6 +133,8 @@ class RowResult:
             "error": self.error,
             "error_class": self.error_class,
             "duration_s": self.duration_s,
+            "retries": self.retries,
+            "usage": self.usage.to_json(),
         }
 
     @classmethod
@@ -102,6 +148,8 @@ class RowResult:
             error=data["error"],
             error_class=data["error_class"],
             duration_s=float(data["duration_s"]),
+            retries=int(data.get("retries", 0)),
+            usage=Usage.from_json(data.get("usage")),
         )
 
 
@@ -160,6 +208,16 @@ class SuiteResult:
         )
 
     @property
+    def retries(self) -> int:
+        """Transient model failures retried over the suite's rows."""
+        return sum(row.retries for row in self.rows)
+
+    @property
+    def usage(self) -> Usage:
+        """Model requests and tokens summed over the suite's rows."""
+        return Usage.total(row.usage for row in self.rows)
+
+    @property
     def completed(self) -> bool:
         """True when the suite was scored (no suite-level error)."""
         return self.error is None
@@ -177,6 +235,8 @@ class SuiteResult:
             "feedback": self.feedback,
             "error": self.error,
             "duration_s": self.duration_s,
+            "retries": self.retries,
+            "usage": self.usage.to_json(),
             "rows": [row.to_json() for row in self.rows],
         }
 

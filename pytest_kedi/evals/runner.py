@@ -26,10 +26,11 @@ from pytest_kedi.evals.datasets import (
 )
 from pytest_kedi.evals.evaloptions import EvalOptions
 from pytest_kedi.evals.executor import DeadlineExceeded, call_with_deadline, run_rows
-from pytest_kedi.evals.results import RowResult, SuiteResult, join_feedback, short_repr
+from pytest_kedi.evals.results import RowResult, SuiteResult, Usage, join_feedback, short_repr
 from pytest_kedi.evals.scoring import InvalidScoreError, mean, normalize_score
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
+from pytest_kedi.runtime.rowscope import RowScope, entered
 
 __all__ = ["EvalProgram", "RowCallback", "run_suite"]
 
@@ -136,6 +137,15 @@ def _score_rows(
     perf_counter = time.perf_counter
 
     def run_row(index: int) -> RowResult:
+        # What the row's model calls report (retries, usage) is collected in its scope.
+        scope = RowScope()
+        with entered(scope):
+            row = score_row(index)
+        row.retries = scope.retries
+        row.usage = Usage(scope.requests, scope.input_tokens, scope.output_tokens)
+        return row
+
+    def score_row(index: int) -> RowResult:
         value, expected = rows[index]
         if name is None:
             bindings: dict[str, Any] = {}

@@ -11,8 +11,9 @@ registered as a pytest plugin to watch for what makes a run partial.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -21,6 +22,7 @@ from pytest_kedi.text import display_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.plugin.settings import KediSettings
+    from pytest_kedi.runtime.model.budget import RequestBudget
     from pytest_kedi.runtime.model.cassettes import CassetteBook
     from pytest_kedi.runtime.model.policy import ModelPolicy
 
@@ -75,17 +77,49 @@ class ModelRun:
             return None
         if self.book is None:
             return policy
-        return policy.for_cassette(cassette_path(self.settings, kedi_file))
+        cassette = cassette_path(self.settings, kedi_file)
+        self.book.attach(cassette)  # pruned after a complete run, even if no call used it
+        return policy.for_cassette(cassette)
 
     def _base(self) -> ModelPolicy | None:
-        if self._policy is None and self.settings.record_mode != "off":
+        settings = self.settings
+        wanted = settings.record_mode != "off" or settings.retries or settings.max_requests
+        if self._policy is not None or not wanted:
+            return self._policy
+        from pytest_kedi.runtime.model.policy import ModelPolicy
+
+        retry = None
+        if settings.retries:
+            from pytest_kedi.runtime.model.retrying import RetryPolicy
+
+            retry = RetryPolicy(settings.retries)
+        if settings.record_mode != "off":
             from pytest_kedi.evals.safetext import clean_data
             from pytest_kedi.runtime.model.cassettes import CassetteBook
-            from pytest_kedi.runtime.model.policy import ModelPolicy
 
-            self.book = CassetteBook(self.settings.record_mode, clean=clean_data)
-            self._policy = ModelPolicy(cassettes=self.book)
+            self.book = CassetteBook(settings.record_mode, clean=clean_data)
+        self._policy = ModelPolicy(cassettes=self.book, retry=retry, budget=self._budget())
         return self._policy
+
+    def _budget(self) -> RequestBudget | None:
+        """``--kedi-max-requests``: the run's budget; an xdist worker gets an equal share
+        (the first ``N % workers`` workers one more), so the run never issues more than N."""
+        limit = self.settings.max_requests
+        if limit is None:
+            return None
+        from pytest_kedi.runtime.model.budget import RequestBudget
+
+        workerinput = getattr(self.config, "workerinput", None)
+        if workerinput is None:
+            return RequestBudget(limit, f"the run (--kedi-max-requests {limit})")
+        workers = max(1, int(workerinput.get("workercount", 1)))
+        index = int(str(workerinput.get("workerid", "gw0")).removeprefix("gw") or 0)
+        share = limit // workers + (1 if index < limit % workers else 0)
+        return RequestBudget(
+            share,
+            f"worker {workerinput.get('workerid')} (its share of --kedi-max-requests {limit} "
+            f"across {workers} workers)",
+        )
 
     # ------------------------------------------------------------------ partial runs
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
@@ -120,16 +154,18 @@ class ModelRun:
         return self.partial[0] if self.partial else None
 
     # ------------------------------------------------------------------ end of run
-    def worker_finish(self, workeroutput: dict[str, Any]) -> None:
+    def worker_finish(self, workeroutput: MutableMapping[str, object]) -> None:
         if self.book is not None:
             workeroutput[CASSETTES_KEY] = self.book.export()
         if self.partial:
             workeroutput[PARTIAL_KEY] = list(self.partial)
 
-    def node_down(self, output: dict[str, Any]) -> None:
-        self.partial.extend(output.get(PARTIAL_KEY, ()))
+    def node_down(self, output: Mapping[str, object]) -> None:
+        partial = output.get(PARTIAL_KEY)
+        if isinstance(partial, list):
+            self.partial.extend(str(reason) for reason in partial)
         exported = output.get(CASSETTES_KEY)
-        if exported and self.book is not None:
+        if isinstance(exported, dict) and self.book is not None:
             self.book.absorb(exported)
 
     def finish(self, session: pytest.Session, exitstatus: int) -> None:

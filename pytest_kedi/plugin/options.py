@@ -37,6 +37,7 @@ from pytest_kedi.plugin.optionvalues import (
     MaxErrors,
     parse_bool,
     parse_choice,
+    parse_count,
     parse_float,
     parse_markdown,
     parse_max_errors,
@@ -185,6 +186,28 @@ OPTIONS: tuple[Option, ...] = (
         shown_default="off",
     ),
     Option(
+        "retries", "kedi_retries", parse_count, 0,
+        "retry a model request that failed transiently (HTTP 408, 429, 5xx, connection "
+        "errors, provider timeouts) up to N times, with exponential backoff and jitter or the "
+        "provider's Retry-After (env KEDI_RETRIES, ini kedi_retries; default 0).",
+        env="KEDI_RETRIES", ini_type="int", ini_help="retries of a transient model failure.",
+        metavar="N",
+        meaning="retries of a transient model failure (HTTP 408/429/5xx, connection error, "
+        "timeout), with exponential backoff and jitter or the provider's `Retry-After`",
+    ),
+    Option(
+        "max_requests", "kedi_max_requests", parse_positive_int, None,
+        "issue at most N model requests in the run (retries included; answers replayed from "
+        "a cassette are free); the calls after that error with class budget. Under "
+        "pytest-xdist each worker gets an equal share of N (env KEDI_MAX_REQUESTS, ini "
+        "kedi_max_requests).",
+        env="KEDI_MAX_REQUESTS", ini_type="int", ini_help="most model requests per run.",
+        metavar="N",
+        meaning="most model requests the run issues (retries included); later calls are row "
+        "errors of class `budget`; under xdist each worker gets an equal share",
+        shown_default="no limit",
+    ),
+    Option(
         "split", "kedi_split", parse_choice(SPLITS), "auto",
         "dataset to score: auto (test_data when present, else data), data or test_data "
         "(env KEDI_SPLIT, ini kedi_split).",
@@ -219,9 +242,9 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "report_path", "kedi_report", parse_path, None,
-        "write the eval and test results as one JSON document (schema version 2).",
+        "write the eval and test results as one JSON document (schema version 3).",
         metavar="PATH",
-        meaning="write the results as one JSON document (schema version 2)",
+        meaning="write the results as one JSON document (schema version 3)",
     ),
     Option(
         "rows_jsonl_path", "kedi_rows_jsonl", parse_path, None,

@@ -5,7 +5,7 @@
 * `CaseRecord`: one ``> case:`` of a ``@test:`` suite;
 * `RunRecord`: the whole run (the JSON report document).
 
-Each has one ``to_json``/``from_json`` pair, used for the JSON report (schema version 2),
+Each has one ``to_json``/``from_json`` pair, used for the JSON report (schema version 3),
 the rows JSONL (`SuiteRecord.row_lines`), the xdist transport (records cross to the
 controller as ``to_json`` builtins on the report) and the views. Everything that formats
 or judges a result (the verdict, failure text, row sub-results, JUnit properties, the
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from pytest_kedi.evals import RowResult, SuiteResult
+from pytest_kedi.evals import RowResult, SuiteResult, Usage
 from pytest_kedi.lang import nodes
 
 __all__ = [
@@ -40,14 +40,17 @@ __all__ = [
 Json = dict[str, Any]
 
 #: 2: the document gained ``interrupted``, ``exitstatus`` and ``model_calls``.
-REPORT_VERSION = 2
+#: 3: rows and suites gained ``retries`` and ``usage``; the document gained ``usage`` and
+#: ``retries`` (run totals).
+REPORT_VERSION = 3
 SUITE_KEYS = (
     "nodeid", "path", "line", "procedure", "metric", "dataset", "split", "score", "rows_total",
     "rows_errored", "errors_by_class", "feedback", "threshold", "outcome", "error", "duration_s",
-    "rows",
+    "retries", "usage", "rows",
 )  # fmt: skip
 ROW_KEYS = (
     "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
+    "retries", "usage",
 )  # fmt: skip
 TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message")
 
@@ -154,6 +157,8 @@ class SuiteRecord:
             "outcome": self.outcome,
             "error": result.error,
             "duration_s": result.duration_s,
+            "retries": result.retries,
+            "usage": result.usage.to_json(),
             "rows": [row.to_json() for row in result.rows],
         }
 
@@ -243,7 +248,7 @@ def source_order(records: Iterable[R]) -> list[R]:
 
 @dataclass(frozen=True, slots=True)
 class RunRecord:
-    """The whole run: the JSON report document (schema version 2), in source order."""
+    """The whole run: the JSON report document (schema version 3), in source order."""
 
     exitstatus: int
     interrupted: bool  # ended by Ctrl-C or SIGTERM
@@ -251,12 +256,23 @@ class RunRecord:
     suites: tuple[SuiteRecord, ...] = field(default=())
     tests: tuple[CaseRecord, ...] = field(default=())
 
+    @property
+    def usage(self) -> Usage:
+        """Model requests and tokens of every suite's rows."""
+        return Usage.total(suite.result.usage for suite in self.suites)
+
+    @property
+    def retries(self) -> int:
+        return sum(suite.result.retries for suite in self.suites)
+
     def to_json(self) -> Json:
         return {
             "version": REPORT_VERSION,
             "interrupted": self.interrupted,
             "exitstatus": self.exitstatus,
             "model_calls": dict(self.model_calls),
+            "usage": self.usage.to_json(),
+            "retries": self.retries,
             "suites": [suite.to_json() for suite in source_order(self.suites)],
             "tests": [test.to_json() for test in source_order(self.tests)],
         }

@@ -20,7 +20,7 @@ from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord, source_order
 from pytest_kedi.plugin.rows import row_label
 from pytest_kedi.plugin.settings import KediSettings
-from pytest_kedi.plugin.summary import case_line, models_line, suite_line
+from pytest_kedi.plugin.summary import case_line, models_line, suite_line, usage_line
 from pytest_kedi.plugin.views import write_views
 
 __all__ = ["Output", "Summary", "write_reports", "write_summary"]
@@ -94,6 +94,9 @@ def write_summary(tr: Any, summary: Summary, *, verbose: bool) -> None:
     tr.write_sep("=", "kedi")
     if summary.suites or summary.tests:
         tr.write_line(models_line(summary.model_calls, summary.default_models))
+        usage = usage_line(summary.suites)
+        if usage:
+            tr.write_line(usage)
     limit = None if verbose else _SUMMARY_FEEDBACK
     if summary.tests:
         tr.write_line("Tests:")

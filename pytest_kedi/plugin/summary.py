@@ -10,11 +10,11 @@ import dataclasses
 from collections.abc import Collection, Mapping
 
 from pytest_kedi.constants import TEST_MODEL
-from pytest_kedi.evals import format_suite_line
+from pytest_kedi.evals import Usage, format_suite_line
 from pytest_kedi.plugin.gating import score_digits, threshold_text
 from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
 
-__all__ = ["case_line", "models_line", "suite_line"]
+__all__ = ["case_line", "models_line", "suite_line", "usage_line"]
 
 HOOK_NOTE = "pytest_kedi_model hook"
 _OFFLINE = "offline default: synthetic output, not a real model"
@@ -87,3 +87,25 @@ def models_line(calls: Mapping[str, int], defaults: Collection[str]) -> str:
             )
         return "models: " + ", ".join(parts)
     return f"models: no model calls (default: {'; '.join(sorted(defaults))})"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def usage_line(suites: Collection[SuiteRecord]) -> str | None:
+    """The run's model usage and retries over every suite's rows:
+    ``usage: 7 requests, 812 input tokens, 64 output tokens; 1 retry`` (None: nothing)."""
+    usage = Usage.total(suite.result.usage for suite in suites)
+    retries = sum(suite.result.retries for suite in suites)
+    if not usage and not retries:
+        return None
+    parts = []
+    if usage:
+        parts.append(
+            f"{_count(usage.requests, 'request')}, {_count(usage.input_tokens, 'input token')}, "
+            f"{_count(usage.output_tokens, 'output token')}"
+        )
+    if retries:
+        parts.append(f"{retries} {'retry' if retries == 1 else 'retries'}")
+    return "usage: " + "; ".join(parts)

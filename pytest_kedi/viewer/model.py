@@ -31,7 +31,7 @@ __all__ = [
     "run_view",
 ]
 
-SUPPORTED_VERSIONS = (1, 2)
+SUPPORTED_VERSIONS = (1, 2, 3)
 
 
 class ReportError(Exception):

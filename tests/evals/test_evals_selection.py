@@ -13,7 +13,7 @@ from pytest_kedi.runtime.errors import KediExecutionError, KediKeyExecutionError
 
 SUITE_KEYS = {
     "suite", "metric", "dataset", "split", "score", "rows_total", "rows_errored",
-    "errors_by_class", "feedback", "error", "duration_s", "rows",
+    "errors_by_class", "feedback", "error", "duration_s", "retries", "usage", "rows",
 }  # fmt: skip
 
 

@@ -26,21 +26,27 @@ KEDI_ENV = (
     "KEDI_HTML",
     "KEDI_MARKDOWN",
     "KEDI_DEBUG",
+    "KEDI_RECORD_MODE",
+    "KEDI_CASSETTE_DIR",
+    "KEDI_PRUNE_CASSETTES",
+    "KEDI_RETRIES",
+    "KEDI_MAX_REQUESTS",
     "GITHUB_STEP_SUMMARY",
     "TEAMCITY_VERSION",
     "PYTEST_ADDOPTS",
     "PYTEST_XDIST_AUTO_NUM_WORKERS",
 )
 
-#: The JSON report's fields, in order (report version 2): what users' tools read, so the
+#: The JSON report's fields, in order (report version 3): what users' tools read, so the
 #: tests spell them out rather than import them from the plugin.
 SUITE_KEYS = (
     "nodeid", "path", "line", "procedure", "metric", "dataset", "split", "score", "rows_total",
     "rows_errored", "errors_by_class", "feedback", "threshold", "outcome", "error", "duration_s",
-    "rows",
+    "retries", "usage", "rows",
 )  # fmt: skip
 ROW_KEYS = (
     "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
+    "retries", "usage",
 )  # fmt: skip
 TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message")
 

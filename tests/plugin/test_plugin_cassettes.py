@@ -223,3 +223,12 @@ def test_bad_record_mode_is_a_usage_error(kedi: Kedi) -> None:
     result.stderr.fnmatch_lines(
         ["*--kedi-record-mode (command line): expected one of off, record, replay, strict*"]
     )
+
+
+def test_prune_empties_the_cassette_of_a_file_that_no_longer_calls_a_model(kedi: Kedi) -> None:
+    kedi.write("classify.kedi", CLASSIFY)
+    kedi.run("--kedi-eval", "--kedi-record-mode", "record").assert_outcomes(passed=1)
+    kedi.write("classify.kedi", CLASSIFY.replace("classify(reviews) == expected", "True"))
+    pruned = kedi.run("--kedi-eval", "--kedi-record-mode", "strict", "--kedi-prune-cassettes")
+    pruned.assert_outcomes(passed=1)
+    assert _entries(kedi.pytester.path / "classify.kedi.cassette.json") == {}

@@ -172,7 +172,7 @@ def test_interrupted_run_writes_what_finished_and_says_so(kedi: Kedi, signal: st
     )
     assert result.ret == pytest.ExitCode.INTERRUPTED
     report = kedi.json("r.json")
-    assert (report["version"], report["interrupted"], report["exitstatus"]) == (2, True, 2)
+    assert (report["version"], report["interrupted"], report["exitstatus"]) == (3, True, 2)
     assert [s["nodeid"] for s in report["suites"]] == ["a_first.kedi::eval:initials"]
     assert len(report["tests"]) == 2
     assert (kedi.pytester.path / "rows.jsonl").read_text("utf-8").count("\n") == 3

@@ -130,9 +130,10 @@ def test_json_report_schema(kedi: Kedi) -> None:
     result.stdout.fnmatch_lines(["kedi report written: *out/report.json"])
     report = kedi.json("out/report.json")
     assert tuple(report) == (
-        "version", "interrupted", "exitstatus", "model_calls", "suites", "tests"
+        "version", "interrupted", "exitstatus", "model_calls", "usage", "retries", "suites",
+        "tests",
     )  # fmt: skip
-    assert (report["version"], report["interrupted"], report["exitstatus"]) == (2, False, 1)
+    assert (report["version"], report["interrupted"], report["exitstatus"]) == (3, False, 1)
     assert report["model_calls"] == {}
     assert [s["nodeid"] for s in report["suites"]] == [  # source order (issue 7 §5a)
         "demo.kedi::eval:initials",
@@ -162,6 +163,8 @@ def test_json_report_schema(kedi: Kedi) -> None:
         "threshold": None,
         "outcome": "failed",
         "error": missing["error"],
+        "retries": 0,
+        "usage": {"requests": 0, "input_tokens": 0, "output_tokens": 0},
         "rows": [],
     }
     assert missing["error"].startswith("missing dataset reference")
@@ -186,6 +189,8 @@ def test_json_report_schema(kedi: Kedi) -> None:
         "feedback": "wrong count for 'one'",
         "error": None,
         "error_class": None,
+        "retries": 0,
+        "usage": {"requests": 0, "input_tokens": 0, "output_tokens": 0},
     }
     assert wc["rows"][3]["error_class"] == "type"
     assert report["tests"] == [

@@ -23,7 +23,7 @@ __all__ = ["BudgetModel", "RequestBudget"]
 class RequestBudget:
     """At most ``limit`` requests; ``scope`` says whose budget it is (for the message)."""
 
-    def __init__(self, limit: int, scope: str = "this run") -> None:
+    def __init__(self, limit: int, scope: str = "the run") -> None:
         self.limit = limit
         self.scope = scope
         self.spent = 0
@@ -34,8 +34,8 @@ class RequestBudget:
         with self._lock:
             if self.spent >= self.limit:
                 raise BudgetExhausted(
-                    f"model request budget spent: {self.limit} request(s) for {self.scope} "
-                    "(--kedi-max-requests); no request was issued"
+                    f"model request budget spent: {self.limit} request(s) for {self.scope}; "
+                    "no request was issued"
                 )
             self.spent += 1
 

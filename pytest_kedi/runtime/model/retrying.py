@@ -17,7 +17,6 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-import httpx
 from pydantic_ai.exceptions import (
     ModelAPIError,
     ModelConnectionError,
@@ -48,6 +47,26 @@ MAX_RETRY_AFTER = 60.0
 Sleep = Callable[[float], Awaitable[None]]
 
 
+#: transport failures of the HTTP libraries provider SDKs use (httpx, aiohttp, the SDKs' own
+#: connection and timeout errors), matched by class name so none of them must be installed
+_TRANSPORT_CLASSES = frozenset(
+    {
+        "TransportError",  # httpx (connect, read, write, pool, timeouts)
+        "ClientConnectionError",  # aiohttp
+        "ServerTimeoutError",  # aiohttp
+        "APIConnectionError",  # openai, anthropic, groq SDKs (APITimeoutError derives from it)
+    }
+)
+
+
+def _transport_failure(error: BaseException | None) -> bool:
+    if error is None:
+        return False
+    if isinstance(error, ConnectionError | TimeoutError):
+        return True
+    return any(cls.__name__ in _TRANSPORT_CLASSES for cls in type(error).__mro__)
+
+
 def is_transient(error: BaseException) -> bool:
     """Whether a model request that raised ``error`` is worth retrying."""
     if isinstance(error, ModelQuotaExceededError):
@@ -57,8 +76,8 @@ def is_transient(error: BaseException) -> bool:
     if isinstance(error, ModelConnectionError | ModelRequestTimeout):
         return True
     if isinstance(error, ModelAPIError):
-        return isinstance(error.__cause__, httpx.TransportError | ConnectionError | TimeoutError)
-    return isinstance(error, httpx.TransportError)
+        return _transport_failure(error.__cause__)
+    return _transport_failure(error)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +131,9 @@ class RetryingModel(WrapperModel):
         retrying = AsyncRetrying(
             stop=stop_after_attempt(policy.retries + 1),
             wait=_WaitRetryAfter(
-                wait_exponential_jitter(policy.initial, policy.maximum, jitter=policy.jitter)
+                wait_exponential_jitter(
+                    multiplier=policy.initial, max=policy.maximum, jitter=policy.jitter
+                )
             ),
             retry=retry_if_exception(is_transient),
             sleep=policy.sleep,
