@@ -17,6 +17,7 @@ __all__ = [
     "ENV_HOME",
     "ENV_MODEL",
     "ENV_STEP_SUMMARY",
+    "RECORD_MODES",
     "SECRET_ENV_SUFFIX",
     "SPLITS",
     "TEST_MODEL",
@@ -48,3 +49,5 @@ ENV_DEBUG_OPTIMIZED: Final = "KEDI_DEBUG_OPTIMIZED"
 ENV_STEP_SUMMARY: Final = "GITHUB_STEP_SUMMARY"
 #: Environment variables ending so hold credentials (redacted from reports).
 SECRET_ENV_SUFFIX: Final = "_API_KEY"
+#: ``--kedi-record-mode`` values: model answers from cassettes (off: never)
+RECORD_MODES: Final = ("off", "record", "replay", "strict")

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import chain
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from pytest_kedi.text import one_line
 
@@ -39,6 +39,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "FRAME_KINDS",
+    "BudgetExhausted",
+    "CassetteMiss",
     "InvalidScoreError",
     "KediError",
     "KediExecutionError",
@@ -307,11 +309,28 @@ class KediImportError(KediExecutionError):
 
 class ModelError(KediError):
     """A model call, model configuration or adapter failure, with a one-line message
-    (the interpreter wraps it in Kedi frames as a `KediModelError`)."""
+    (the interpreter wraps it in Kedi frames as a `KediModelError`).
+
+    ``error_class`` is the row error class of an eval row that fails with it."""
+
+    error_class: ClassVar[str] = "model"
 
     def __init__(self, message: str) -> None:
         self.message = one_line(message)
         super().__init__(self.message)
+
+
+class CassetteMiss(ModelError):
+    """``--kedi-record-mode strict``: a model call has no recorded answer (no live call
+    is made)."""
+
+    error_class: ClassVar[str] = "cassette_miss"
+
+
+class BudgetExhausted(ModelError):
+    """``--kedi-max-requests``: the run's model request budget is spent."""
+
+    error_class: ClassVar[str] = "budget"
 
 
 class UnsupportedFeature(KediError):

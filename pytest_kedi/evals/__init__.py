@@ -21,6 +21,7 @@ from pytest_kedi.evals.evaloptions import SPLITS, EvalOptions, Split
 from pytest_kedi.evals.results import (
     RowResult,
     SuiteResult,
+    Usage,
     format_suite_line,
     join_feedback,
     short_repr,
@@ -44,6 +45,7 @@ __all__ = [
     "KediSuiteError",
     "SuiteResult",
     "SuiteStats",
+    "Usage",
     "classify_exception",
     "describe_exception",
     "format_suite_line",

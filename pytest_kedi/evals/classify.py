@@ -2,8 +2,12 @@
 
 Error-class mapping for a row that raised (first match wins):
 
-* ``model``     -- a `KediModelError` (adapter, provider or model-output failure) anywhere
-  in the error's ``.original`` chain, or a raw ``pydantic_ai`` exception;
+* ``cassette_miss`` -- a `KediModelError` caused by a `CassetteMiss`: under
+  ``--kedi-record-mode strict`` a model call had no recorded answer;
+* ``budget``    -- a `KediModelError` caused by `BudgetExhausted`: the run's
+  ``--kedi-max-requests`` were spent before the call;
+* ``model``     -- any other `KediModelError` (adapter, provider or model-output failure)
+  anywhere in the error's ``.original`` chain, or a raw ``pydantic_ai`` exception;
 * ``type``      -- a `KediTypeExecutionError` whose ``.original`` is ``None``: Kedi's own
   strict validation rejected a value (parameter, return, typed assignment, model field);
 * ``procedure`` -- the error's frames include a ``procedure`` frame: it was raised inside a
@@ -28,6 +32,7 @@ from pytest_kedi.errors import (
     KediExecutionError,
     KediModelError,
     KediTypeExecutionError,
+    ModelError,
 )
 from pytest_kedi.text import display_path, one_line
 
@@ -39,7 +44,16 @@ __all__ = [
     "relative_locations",
 ]
 
-ERROR_CLASSES = ("metric", "procedure", "type", "model", "timeout", "invalid_score")
+ERROR_CLASSES = (
+    "metric",
+    "procedure",
+    "type",
+    "model",
+    "timeout",
+    "invalid_score",
+    "cassette_miss",
+    "budget",
+)
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -57,7 +71,8 @@ def classify_exception(exc: BaseException) -> str:
     chain = list(_chain(exc))
     for err in chain:
         if isinstance(err, KediModelError):
-            return "model"
+            cause = err.__cause__
+            return cause.error_class if isinstance(cause, ModelError) else "model"
         if not isinstance(err, KediExecutionError) and type(err).__module__.startswith(
             "pydantic_ai"
         ):

@@ -22,6 +22,7 @@ __all__ = [
     "ModelCallTrace",
     "RowResult",
     "SuiteResult",
+    "Usage",
     "format_suite_line",
     "join_feedback",
     "join_outputs",
@@ -99,6 +100,47 @@ def call_from_json(data: Mapping[str, Any]) -> ModelCallTrace:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Model usage: requests issued and tokens, summed over a row, a suite or a run (as
+    pydantic-ai reports them; answers replayed from a cassette count what they recorded)."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.requests + other.requests,
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.requests or self.input_tokens or self.output_tokens)
+
+    @classmethod
+    def total(cls, usages: Iterable[Usage]) -> Usage:
+        return sum(usages, cls())
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "requests": self.requests,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> Usage:
+        if not data:
+            return cls()
+        return cls(
+            int(data.get("requests", 0)),
+            int(data.get("input_tokens", 0)),
+            int(data.get("output_tokens", 0)),
+        )
+
+
 @dataclass(slots=True)
 class RowResult:
     """One scored row. ``input``/``expected`` are short reprs (``expected`` is ``None``
@@ -122,6 +164,8 @@ class RowResult:
     carried_over: bool = False
     output: str | None = None
     calls: tuple[ModelCallTrace, ...] = ()
+    retries: int = 0  # transient model failures retried during the row
+    usage: Usage = field(default_factory=Usage)  # the row's model requests and tokens
 
     def __post_init__(self) -> None:
         if not self.scores:
@@ -157,6 +201,8 @@ class RowResult:
             "carried_over": self.carried_over,
             "output": self.output,
             "calls": [call_to_json(call) for call in self.calls],
+            "retries": self.retries,
+            "usage": self.usage.to_json(),
         }
 
     @classmethod
@@ -174,6 +220,8 @@ class RowResult:
             carried_over=bool(data.get("carried_over", False)),
             output=data.get("output"),
             calls=tuple(call_from_json(call) for call in data.get("calls") or ()),
+            retries=int(data.get("retries", 0)),
+            usage=Usage.from_json(data.get("usage")),
         )
 
 
@@ -231,6 +279,16 @@ class SuiteResult:
         )
 
     @property
+    def retries(self) -> int:
+        """Transient model failures retried over the suite's rows."""
+        return sum(row.retries for row in self.rows)
+
+    @property
+    def usage(self) -> Usage:
+        """Model requests and tokens summed over the suite's rows."""
+        return Usage.total(row.usage for row in self.rows)
+
+    @property
     def completed(self) -> bool:
         """True when the suite was scored (no suite-level error)."""
         return self.error is None
@@ -261,6 +319,8 @@ class SuiteResult:
             "error": self.error,
             "duration_s": self.duration_s,
             **self.stats_json(),
+            "retries": self.retries,
+            "usage": self.usage.to_json(),
             "rows": [row.to_json() for row in self.rows],
         }
 

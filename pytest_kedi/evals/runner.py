@@ -31,6 +31,7 @@ from pytest_kedi.evals.executor import DeadlineExceeded, call_with_deadline, run
 from pytest_kedi.evals.results import (
     RowResult,
     SuiteResult,
+    Usage,
     join_feedback,
     join_outputs,
     short_repr,
@@ -164,6 +165,14 @@ def _score_rows(
     perf_counter = time.perf_counter
 
     def run_row(index: int, repeat: int = 0) -> RowResult:
+        # What the row's model calls report (retries, usage, traces) is collected in its scope.
+        scope = RowScope(repeat=repeat, trace=options.trace)
+        row = score_row(index, scope)
+        row.retries = scope.retries
+        row.usage = Usage(scope.requests, scope.input_tokens, scope.output_tokens)
+        return row
+
+    def score_row(index: int, scope: RowScope) -> RowResult:
         value, expected = rows[index]
         if name is None:
             bindings: dict[str, Any] = {}
@@ -173,7 +182,6 @@ def _score_rows(
             bindings = {name: value, "expected": expected}
         start = perf_counter()
         failure: BaseException
-        scope = RowScope(repeat=repeat, trace=options.trace)
         try:
             with entered(scope):
                 raw = run_metric(suite, metric, bindings)
@@ -279,10 +287,10 @@ def _combine(parts: list[RowResult]) -> RowResult:
     """One row's result from its repeats (in repeat order).
 
     The score is the mean of the repeats' scores (``scores`` keeps each); the duration is
-    their sum; ``calls`` holds every repeat's model calls. Feedback, output, error and
-    error class are those of the first repeat that errored
-    (so a row that errored in any repeat counts as errored, that repeat scoring 0.0), else
-    of the lowest-scoring repeat (the first among equals). A single repeat is kept as is.
+    their sum; ``calls``, ``retries`` and ``usage`` add up every repeat's. Feedback, output,
+    error and error class are those of the first repeat that errored (so a row that errored
+    in any repeat counts as errored, that repeat scoring 0.0), else of the lowest-scoring
+    repeat (the first among equals). A single repeat is kept as is.
     """
     if len(parts) == 1:
         return parts[0]
@@ -296,6 +304,8 @@ def _combine(parts: list[RowResult]) -> RowResult:
         scores=scores,
         duration_s=math.fsum(part.duration_s for part in parts),
         calls=tuple(call for part in parts for call in part.calls),
+        retries=sum(part.retries for part in parts),
+        usage=Usage.total(part.usage for part in parts),
     )
 
 

@@ -28,6 +28,7 @@ from pytest_kedi.constants import (
     ENV_EVAL,
     ENV_MODEL,
     ENV_STEP_SUMMARY,
+    RECORD_MODES,
     SPLITS,
 )
 from pytest_kedi.plugin.optionvalues import (
@@ -39,6 +40,7 @@ from pytest_kedi.plugin.optionvalues import (
     MaxErrors,
     parse_bool,
     parse_choice,
+    parse_count,
     parse_float,
     parse_interval,
     parse_markdown,
@@ -191,6 +193,60 @@ OPTIONS: tuple[Option, ...] = (
         metavar="MODEL",
         meaning="default pydantic-ai model for templates (a source `> model:` still wins)",
         shown_default="`test` (offline)",
+    ),
+    Option(
+        "record_mode", "kedi_record_mode", parse_choice(RECORD_MODES), "off",
+        "model answers from cassettes: off (call the model), record (call and store every "
+        "answer), replay (answer from the cassette, call and store on a miss) or strict (answer "
+        "only from the cassette; a miss is a row error of class cassette_miss) "
+        "(env KEDI_RECORD_MODE, ini kedi_record_mode).",
+        env="KEDI_RECORD_MODE", ini_type="string",
+        ini_help="model answers from cassettes: off, record, replay or strict.",
+        metavar="{" + ",".join(RECORD_MODES) + "}",
+        meaning="model answers from cassettes: `off`, `record` (call, store every answer), "
+        "`replay` (answer from the cassette; call and store on a miss) or `strict` (a miss is a "
+        "row error of class `cassette_miss`, never a live call)",
+    ),
+    Option(
+        "cassette_dir", "kedi_cassette_dir", parse_path, None,
+        "keep cassettes under DIR (mirroring the .kedi files' paths from the rootdir) instead "
+        "of beside each .kedi file (env KEDI_CASSETTE_DIR, ini kedi_cassette_dir).",
+        env="KEDI_CASSETTE_DIR", ini_type="string", ini_help="directory of the cassettes.",
+        metavar="DIR",
+        meaning="keep cassettes under DIR instead of beside each `.kedi` file "
+        "(`x.kedi.cassette.json`)",
+        shown_default="beside the `.kedi` file",
+    ),
+    Option(
+        "prune_cassettes", "kedi_prune_cassettes", parse_bool, False,
+        "after a complete run (nothing deselected, filtered, skipped, interrupted or failing "
+        "to collect), remove the cassette entries no model call used (env "
+        "KEDI_PRUNE_CASSETTES=1).",
+        env="KEDI_PRUNE_CASSETTES", flag_is_switch=True,
+        meaning="after a complete run, remove the cassette entries no model call used",
+        shown_default="off",
+    ),
+    Option(
+        "retries", "kedi_retries", parse_count, 0,
+        "retry a model request that failed transiently (HTTP 408, 429, 5xx, connection "
+        "errors, provider timeouts) up to N times, with exponential backoff and jitter or the "
+        "provider's Retry-After (env KEDI_RETRIES, ini kedi_retries; default 0).",
+        env="KEDI_RETRIES", ini_type="int", ini_help="retries of a transient model failure.",
+        metavar="N",
+        meaning="retries of a transient model failure (HTTP 408/429/5xx, connection error, "
+        "timeout), with exponential backoff and jitter or the provider's `Retry-After`",
+    ),
+    Option(
+        "max_requests", "kedi_max_requests", parse_positive_int, None,
+        "issue at most N model requests in the run (retries included; answers replayed from "
+        "a cassette are free); the calls after that error with class budget. Under "
+        "pytest-xdist each worker gets an equal share of N (env KEDI_MAX_REQUESTS, ini "
+        "kedi_max_requests).",
+        env="KEDI_MAX_REQUESTS", ini_type="int", ini_help="most model requests per run.",
+        metavar="N",
+        meaning="most model requests the run issues (retries included); later calls are row "
+        "errors of class `budget`; under xdist each worker gets an equal share",
+        shown_default="no limit",
     ),
     Option(
         "split", "kedi_split", parse_choice(SPLITS), "auto",

@@ -27,6 +27,7 @@ __all__ = [
     "MaxErrors",
     "parse_bool",
     "parse_choice",
+    "parse_count",
     "parse_float",
     "parse_interval",
     "parse_markdown",
@@ -149,6 +150,19 @@ def parse_shard(value: object, source: str) -> tuple[int, int]:
     if shard is None or not 1 <= shard[0] <= shard[1]:
         raise _bad(source, "K/N with 1 <= K <= N, e.g. 2/4", value)
     return shard
+
+
+def parse_count(value: object, source: str) -> int:
+    """A whole number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise _bad(source, "a whole number >= 0", value)
+    try:
+        number = value if isinstance(value, int) else int(value.strip())
+    except ValueError:
+        raise _bad(source, "a whole number >= 0", value) from None
+    if number < 0:
+        raise _bad(source, "a whole number >= 0", value)
+    return number
 
 
 def parse_timeout(value: object, source: str) -> float:

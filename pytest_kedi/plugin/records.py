@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from pytest_kedi.evals import RowResult, SuiteResult
+from pytest_kedi.evals import RowResult, SuiteResult, Usage
 from pytest_kedi.lang import nodes
 from pytest_kedi.reports.deltas import SuiteDelta, row_fields
 
@@ -43,18 +43,21 @@ Json = dict[str, Any]
 
 #: 2: the document gained ``interrupted``, ``exitstatus`` and ``model_calls``.
 #: 3: suites gained ``repeats``, ``stderr``, ``ci``, ``gate``, ``rerun``, ``max_errors``,
-#: ``baseline_score`` and ``delta``; rows gained ``scores``, ``flaky``, ``carried_over``,
-#: ``output``, ``calls``, ``delta`` and ``regressed`` (the last two set when the run was
-#: compared with a baseline).
+#: ``baseline_score``, ``delta``, ``retries`` and ``usage``; rows gained ``scores``, ``flaky``,
+#: ``carried_over``, ``output``, ``calls``, ``retries``, ``usage``, ``delta`` and ``regressed``
+#: (the last two set when the run was compared with a baseline); the document gained
+#: ``usage`` and ``retries`` (run totals).
 REPORT_VERSION = 3
 SUITE_KEYS = (
     "nodeid", "path", "line", "procedure", "metric", "dataset", "split", "score", "rows_total",
     "rows_errored", "errors_by_class", "feedback", "threshold", "outcome", "error", "duration_s",
-    "repeats", "stderr", "ci", "gate", "rerun", "max_errors", "baseline_score", "delta", "rows",
+    "repeats", "stderr", "ci", "gate", "rerun", "max_errors", "baseline_score", "delta",
+    "retries", "usage", "rows",
 )  # fmt: skip
 ROW_KEYS = (
     "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
-    "scores", "flaky", "carried_over", "output", "calls", "delta", "regressed",
+    "scores", "flaky", "carried_over", "output", "calls", "retries", "usage", "delta",
+    "regressed",
 )  # fmt: skip
 TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message")
 
@@ -198,6 +201,8 @@ class SuiteRecord:
             "max_errors": self.max_errors,
             "baseline_score": self.baseline.baseline_score if self.baseline else None,
             "delta": self.baseline.delta if self.baseline else None,
+            "retries": result.retries,
+            "usage": result.usage.to_json(),
             "rows": list(self._row_json()),
         }
 
@@ -313,12 +318,23 @@ class RunRecord:
     suites: tuple[SuiteRecord, ...] = field(default=())
     tests: tuple[CaseRecord, ...] = field(default=())
 
+    @property
+    def usage(self) -> Usage:
+        """Model requests and tokens of every suite's rows."""
+        return Usage.total(suite.result.usage for suite in self.suites)
+
+    @property
+    def retries(self) -> int:
+        return sum(suite.result.retries for suite in self.suites)
+
     def to_json(self) -> Json:
         return {
             "version": REPORT_VERSION,
             "interrupted": self.interrupted,
             "exitstatus": self.exitstatus,
             "model_calls": dict(self.model_calls),
+            "usage": self.usage.to_json(),
+            "retries": self.retries,
             "suites": [suite.to_json() for suite in source_order(self.suites)],
             "tests": [test.to_json() for test in source_order(self.tests)],
         }

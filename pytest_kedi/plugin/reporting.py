@@ -21,7 +21,14 @@ from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord, sourc
 from pytest_kedi.plugin.rows import row_line
 from pytest_kedi.plugin.settings import KediSettings
 from pytest_kedi.plugin.sparkline import histogram_line
-from pytest_kedi.plugin.summary import case_line, flaky_line, models_line, rerun_lines, suite_line
+from pytest_kedi.plugin.summary import (
+    case_line,
+    flaky_line,
+    models_line,
+    rerun_lines,
+    suite_line,
+    usage_line,
+)
 from pytest_kedi.plugin.views import write_views
 
 __all__ = ["Output", "Summary", "write_reports", "write_summary"]
@@ -101,6 +108,9 @@ def write_summary(tr: Any, summary: Summary, *, verbose: bool) -> None:
     tr.write_sep("=", "kedi")
     if summary.suites or summary.tests:
         tr.write_line(models_line(summary.model_calls, summary.default_models))
+        usage = usage_line(summary.suites)
+        if usage:
+            tr.write_line(usage)
     limit = None if verbose else _SUMMARY_FEEDBACK
     if summary.tests:
         tr.write_line("Tests:")

@@ -28,6 +28,7 @@ from pytest_kedi.plugin.collect import EVAL_SKIP_REASON, KediFile, is_kedi_progr
 from pytest_kedi.plugin.crashes import crash_record
 from pytest_kedi.plugin.gating import UnmatchedGates
 from pytest_kedi.plugin.items import KediEvalItem
+from pytest_kedi.plugin.modelrun import ModelRun
 from pytest_kedi.plugin.outputs import check_report_paths
 from pytest_kedi.plugin.progress import Progress, progress_for
 from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord
@@ -56,7 +57,9 @@ class KediSession:
         self.config = config
         self.settings = settings
         self.worker = hasattr(config, "workerinput")  # an xdist worker, not the controller
+        self.models = ModelRun(config, settings)
         self.programs = ProgramCache(config, settings.model, settings.debug)
+        self.programs.model_policy = self.models.policy_for
         self.parse_errors: list[str] = []  # node ids of unparsable or unreadable files
         self.remote_usage_errors: list[str] = []  # reported by xdist workers
         # A shard collects a share of the suites: patterns for other shards match nothing here.
@@ -98,6 +101,7 @@ class KediSession:
                 _refuse_uncollected_kedi_args(config.args)
             check_report_paths(session.settings.report_path, session.settings.rows_jsonl_path)
             config.pluginmanager.register(ReportListener(session), "kedi-reporter")
+        config.pluginmanager.register(session.models, "kedi-model-run")
         _stop_on_sigterm(config)
         return session
 
@@ -239,6 +243,7 @@ class KediSession:
         output = getattr(node, "workeroutput", None) or {}
         self.model_calls.update(output.get(MODEL_CALLS_KEY, {}))
         self.remote_usage_errors.extend(output.get(USAGE_ERRORS_KEY, ()))
+        self.models.node_down(output)
 
     def finish(self, session: pytest.Session, exitstatus: int) -> None:
         """A worker hands its counts and usage errors to the controller; the controller
@@ -251,9 +256,11 @@ class KediSession:
             workeroutput[MODEL_CALLS_KEY] = own_calls
             if own_errors:
                 workeroutput[USAGE_ERRORS_KEY] = list(own_errors)
+            self.models.worker_finish(workeroutput)
             return
         self.model_calls.update(own_calls)
         store_rows(self.config, self.suites.values())
+        self.models.finish(session, exitstatus)
         self._write(session, exitstatus)
         ended = session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
         if ended and (own_errors or self.remote_usage_errors):
@@ -301,6 +308,7 @@ class KediSession:
             baseline=self._baseline_lines(),
         )
         write_summary(tr, summary, verbose=self.config.get_verbosity() > 0)
+        self.models.terminal_lines(tr)
 
     def _baseline_lines(self) -> list[str]:
         path = self.settings.baseline_path

@@ -46,6 +46,11 @@ class KediSettings:
     baseline_path: Path | None = None  # an earlier --kedi-report to compare the run with
     max_drop: float | None = None  # fail a suite whose score fell more than this below it
     shard: tuple[int, int] | None = None  # (K, N): run the K-th of N shares of the Kedi items
+    record_mode: str = "off"  # off, record, replay or strict (model answers from cassettes)
+    cassette_dir: Path | None = None  # None: each cassette beside its .kedi file
+    prune_cassettes: bool = False  # drop unused cassette entries after a complete run
+    retries: int = 0  # retries of a transient model failure
+    max_requests: int | None = None  # model requests the run may issue (None: no limit)
 
     def suite_ids(self, nodeid: str) -> tuple[str, ...]:
         """``nodeid`` (rootdir-relative) and, if different, relative to the ini file's directory.

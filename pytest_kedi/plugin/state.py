@@ -8,6 +8,7 @@ so every item of the file reports the same located error.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -70,6 +71,8 @@ class ProgramCache:
     #: session (``pytest_unconfigure``)
     model_loop: ModelLoop = field(default_factory=ModelLoop)
     usage_errors: list[str] = field(default_factory=list)  # e.g. a hook returned no model
+    #: the model policy of a program loaded from a path (cassettes, retries, budget)
+    model_policy: Callable[[Path], Any] | None = None
     _programs: dict[Path, LoadedProgram | ProgramLoadError] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -123,6 +126,7 @@ class ProgramCache:
                 model=injected,
                 default_model=self.default_model,
                 model_loop=self.model_loop,
+                model_policy=self.model_policy(path) if self.model_policy else None,
             )
         except KediParseError as exc:
             where = f"{display_path(exc.path)}:{exc.line}"

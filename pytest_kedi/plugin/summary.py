@@ -10,12 +10,12 @@ import dataclasses
 from collections.abc import Collection, Mapping
 
 from pytest_kedi.constants import TEST_MODEL
-from pytest_kedi.evals import format_suite_line
+from pytest_kedi.evals import Usage, format_suite_line
 from pytest_kedi.plugin.gating import interval_text, score_digits, shows_interval, threshold_text
 from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
 from pytest_kedi.text import clip
 
-__all__ = ["case_line", "flaky_line", "models_line", "rerun_lines", "suite_line"]
+__all__ = ["case_line", "flaky_line", "models_line", "rerun_lines", "suite_line", "usage_line"]
 
 #: flaky rows named per suite in the summary (the reports list them all)
 FLAKY_SHOWN = 10
@@ -123,3 +123,25 @@ def models_line(calls: Mapping[str, int], defaults: Collection[str]) -> str:
             )
         return "models: " + ", ".join(parts)
     return f"models: no model calls (default: {'; '.join(sorted(defaults))})"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def usage_line(suites: Collection[SuiteRecord]) -> str | None:
+    """The run's model usage and retries over every suite's rows:
+    ``usage: 7 requests, 812 input tokens, 64 output tokens; 1 retry`` (None: nothing)."""
+    usage = Usage.total(suite.result.usage for suite in suites)
+    retries = sum(suite.result.retries for suite in suites)
+    if not usage and not retries:
+        return None
+    parts = []
+    if usage:
+        parts.append(
+            f"{_count(usage.requests, 'request')}, {_count(usage.input_tokens, 'input token')}, "
+            f"{_count(usage.output_tokens, 'output token')}"
+        )
+    if retries:
+        parts.append(f"{retries} {'retry' if retries == 1 else 'retries'}")
+    return "usage: " + "; ".join(parts)

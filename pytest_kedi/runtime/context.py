@@ -27,9 +27,16 @@ class Runtime:
     """State shared by a root program and every module it imports."""
 
     def __init__(
-        self, *, model: Any = None, default_model: str | None = None, model_loop: Any = None
+        self,
+        *,
+        model: Any = None,
+        default_model: str | None = None,
+        model_loop: Any = None,
+        model_policy: Any = None,
     ) -> None:
         self.model = model
+        #: a `ModelPolicy` wrapping every model the boundary resolves (None: none)
+        self.model_policy = model_policy
         self.default_model = default_model
         #: the `ModelLoop` model requests run on (None: the boundary owns a private one)
         self.model_loop = model_loop
@@ -50,7 +57,10 @@ class Runtime:
             from pytest_kedi.runtime.model import ModelBoundary
 
             self._boundary = ModelBoundary(
-                injected=self.model, default=self.default_model, loop=self.model_loop
+                injected=self.model,
+                default=self.default_model,
+                loop=self.model_loop,
+                policy=self.model_policy,
             )
         return self._boundary
 

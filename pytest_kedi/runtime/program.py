@@ -32,6 +32,7 @@ def load(
     source: str | None = None,
     default_model: str | None = None,
     model_loop: Any = None,
+    model_policy: Any = None,
 ) -> Program:
     """Parse ``path`` (or ``source``), run its prelude and, in ``validate`` mode, process
     every declaration in source order with lazy top-level bindings
@@ -42,12 +43,16 @@ def load(
     (a
     `pytest_kedi.runtime.model.loop.ModelLoop`) is the event loop model requests run on;
     its owner closes it. Without one, the program owns a private loop, closed when the
-    program is garbage-collected or at interpreter exit.
+    program is garbage-collected or at interpreter exit. ``model_policy`` (a
+    `pytest_kedi.runtime.model.policy.ModelPolicy`) wraps every model the program calls
+    (cassettes, retries, request budget).
     """
     install_dispatch()
     if mode not in ("run", "validate"):
         raise ValueError(f"mode must be 'run' or 'validate', not {mode!r}")
-    runtime = Runtime(model=model, default_model=default_model, model_loop=model_loop)
+    runtime = Runtime(
+        model=model, default_model=default_model, model_loop=model_loop, model_policy=model_policy
+    )
     # Cyclic GC stays on: loading runs user code (preludes, imported modules), and
     # compiling a statement leaves no cyclic garbage behind, so loading stays linear.
     with _older_objects_frozen():

@@ -12,6 +12,7 @@ from pytest_kedi.evals import (
     EvalOptions,
     RowResult,
     SuiteResult,
+    Usage,
     format_suite_line,
     short_repr,
     write_jsonl,
@@ -21,6 +22,7 @@ ROW_KEYS = {
     "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
     "scores", "flaky", "carried_over",
     "output", "calls",
+    "retries", "usage",
 }  # fmt: skip
 
 
@@ -83,6 +85,7 @@ def test_suite_line_for_a_suite_error() -> None:
 
 def test_row_json_is_builtin_only_and_round_trips() -> None:
     row = RowResult(3, "'a'", None, 0.0, "error: X: y", "X: y", "metric", 0.5, ValueError("y"))
+    row.retries, row.usage = 2, Usage(3, 40, 5)
     data = row.to_json()
     assert set(data) == ROW_KEYS
     assert json.loads(json.dumps(data)) == data
@@ -155,3 +158,17 @@ def test_kedi_messages_show_locations_relative_to_the_working_directory(
         "no location at all",
     ]
     assert [relative_locations(text) for text in untouched] == untouched
+
+
+def test_usage_and_retries_sum_per_suite_and_old_rows_load() -> None:
+    rows = [
+        RowResult(0, "'a'", None, 1.0, None, None, None, 0.1, retries=1, usage=Usage(1, 10, 2)),
+        RowResult(1, "'b'", None, 1.0, None, None, None, 0.1, retries=2, usage=Usage(2, 30, 4)),
+    ]
+    suite = suite_result(rows=rows)
+    assert (suite.retries, suite.usage) == (3, Usage(3, 40, 6))
+    data = suite.to_json()
+    assert data["usage"] == {"requests": 3, "input_tokens": 40, "output_tokens": 6}
+    assert data["retries"] == 3
+    old = {k: v for k, v in rows[0].to_json().items() if k not in ("retries", "usage")}
+    assert (RowResult.from_json(old).retries, RowResult.from_json(old).usage) == (0, Usage())

@@ -14,6 +14,7 @@ from pytest_kedi.runtime.errors import KediExecutionError, KediKeyExecutionError
 SUITE_KEYS = {
     "suite", "metric", "dataset", "split", "score", "rows_total", "rows_errored",
     "errors_by_class", "feedback", "error", "duration_s", "rows", "repeats", "stderr", "ci",
+    "retries", "usage",
 }  # fmt: skip
 
 

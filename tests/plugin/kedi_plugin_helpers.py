@@ -34,6 +34,11 @@ KEDI_ENV = (
     "KEDI_BASELINE",
     "KEDI_MAX_DROP",
     "KEDI_SHARD",
+    "KEDI_RECORD_MODE",
+    "KEDI_CASSETTE_DIR",
+    "KEDI_PRUNE_CASSETTES",
+    "KEDI_RETRIES",
+    "KEDI_MAX_REQUESTS",
     "GITHUB_STEP_SUMMARY",
     "TEAMCITY_VERSION",
     "PYTEST_ADDOPTS",
@@ -45,11 +50,13 @@ KEDI_ENV = (
 SUITE_KEYS = (
     "nodeid", "path", "line", "procedure", "metric", "dataset", "split", "score", "rows_total",
     "rows_errored", "errors_by_class", "feedback", "threshold", "outcome", "error", "duration_s",
-    "repeats", "stderr", "ci", "gate", "rerun", "max_errors", "baseline_score", "delta", "rows",
+    "repeats", "stderr", "ci", "gate", "rerun", "max_errors", "baseline_score", "delta",
+    "retries", "usage", "rows",
 )  # fmt: skip
 ROW_KEYS = (
     "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
-    "scores", "flaky", "carried_over", "output", "calls", "delta", "regressed",
+    "scores", "flaky", "carried_over", "output", "calls", "retries", "usage", "delta",
+    "regressed",
 )  # fmt: skip
 TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message")
 

@@ -132,7 +132,8 @@ def test_json_report_schema(kedi: Kedi) -> None:
     result.stdout.fnmatch_lines(["kedi report written: *out/report.json"])
     report = kedi.json("out/report.json")
     assert tuple(report) == (
-        "version", "interrupted", "exitstatus", "model_calls", "suites", "tests"
+        "version", "interrupted", "exitstatus", "model_calls", "usage", "retries", "suites",
+        "tests",
     )  # fmt: skip
     assert (report["version"], report["interrupted"], report["exitstatus"]) == (3, False, 1)
     assert report["model_calls"] == {}
@@ -172,6 +173,8 @@ def test_json_report_schema(kedi: Kedi) -> None:
         "max_errors": None,
         "baseline_score": None,
         "delta": None,
+        "retries": 0,
+        "usage": {"requests": 0, "input_tokens": 0, "output_tokens": 0},
         "rows": [],
     }
     assert missing["error"].startswith("missing dataset reference")
@@ -203,6 +206,8 @@ def test_json_report_schema(kedi: Kedi) -> None:
         "regressed": None,
         "output": "1",
         "calls": [],
+        "retries": 0,
+        "usage": {"requests": 0, "input_tokens": 0, "output_tokens": 0},
     }
     assert wc["rows"][3]["error_class"] == "type"
     assert report["tests"] == [
@@ -289,6 +294,7 @@ def test_injected_function_model_answers_every_template(kedi: Kedi) -> None:
     result.assert_outcomes(passed=1)
     assert _summary(result) == [
         "models: function:rules (3 calls; pytest_kedi_model hook)",
+        "usage: 3 requests, 174 input tokens, 15 output tokens",
         "Evals:",
         "- classify::accuracy: 0.6667  [passed]",
     ]

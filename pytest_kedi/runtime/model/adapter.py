@@ -14,6 +14,7 @@ from pytest_kedi.errors import ModelError
 from pytest_kedi.runtime.model.direct import CallStats, OutputPlan, request_output
 from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.names import describe_model
+from pytest_kedi.runtime.model.policy import ModelPolicy
 from pytest_kedi.runtime.model.providers import resolve_model
 from pytest_kedi.runtime.model.schema import (
     SchemaKey,
@@ -112,7 +113,9 @@ class PydanticAIAdapter:
     shortname = "pydantic"
     capabilities = AdapterCapabilities()
 
-    def __init__(self, loop: ModelLoop | None = None) -> None:
+    def __init__(self, loop: ModelLoop | None = None, policy: ModelPolicy | None = None) -> None:
+        #: wraps every resolved model (cassettes, retries, budget); None: models as given
+        self.policy = policy
         if loop is None:
             loop = ModelLoop()
             loop.close_at_exit(self)
@@ -123,8 +126,13 @@ class PydanticAIAdapter:
 
     # ------------------------------------------------------------------ caches
     def _model(self, spec: Model | str) -> Model:
-        """The pydantic-ai `Model` for ``spec``: every request of a call goes through its
+        """The pydantic-ai `Model` for ``spec``, wrapped by the session's policy (cassettes,
+        retries, budget) when there is one: every request of a call goes through its
         ``request`` (built once per name, on first use: no key or network before)."""
+        model = self._resolved(spec)
+        return model if self.policy is None else self.policy.wrap(model)
+
+    def _resolved(self, spec: Model | str) -> Model:
         if isinstance(spec, Model):
             return spec
         model = self._models.get(spec)

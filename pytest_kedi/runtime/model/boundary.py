@@ -20,6 +20,7 @@ from pytest_kedi.runtime.model.adapter import Adapter, PydanticAIAdapter
 from pytest_kedi.runtime.model.direct import CallStats
 from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.names import TEST_MODEL, describe_model, normalize_model_name
+from pytest_kedi.runtime.model.policy import ModelPolicy
 from pytest_kedi.runtime.model.settings import validate_settings
 from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.rowscope import ModelCallTrace, RowScope
@@ -72,12 +73,13 @@ class ModelBoundary:
         *,
         adapter: Adapter | None = None,
         loop: ModelLoop | None = None,
+        policy: ModelPolicy | None = None,
     ) -> None:
         self.injected: Model | str | None = (
             normalize_model_name(injected) if isinstance(injected, str) else injected
         )
         self.default = normalize_model_name(default) if default else None
-        self.adapter: Adapter = adapter if adapter is not None else PydanticAIAdapter(loop)
+        self.adapter: Adapter = adapter if adapter is not None else PydanticAIAdapter(loop, policy)
         self._count_lock = threading.Lock()
         self.synthetic_calls = 0
         self._calls: dict[str, int] = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_kedi.errors import (
+    CassetteMiss,
     KediModelError,
     KediTypeExecutionError,
     KediUnsupportedError,
@@ -38,7 +39,10 @@ def _call(ctx: Frame, node: nodes.Node, method: str, *args: Any) -> Any:
         line = exc.line if exc.line is not None else node.span.start_line
         raise KediUnsupportedError(exc.construct, line) from exc
     except ModelError as exc:
-        raise KediModelError(f"{where(ctx, node)}: {exc.message}") from exc
+        message = exc.message
+        if isinstance(exc, CassetteMiss):
+            message += f" (procedure {ctx.procedure_name or '<top level>'})"
+        raise KediModelError(f"{where(ctx, node)}: {message}") from exc
 
 
 def _schema_entry(tp: Any) -> tuple[Any, str | None]:

@@ -14,7 +14,8 @@ request is cancelled on the loop, and the loop is closed once, by its owner:
 stops the thread and closes the loop; the next `run()` starts a fresh loop (so `close`
 doubles as a reset). Calling from a thread that already runs an event loop (a Kedi
 procedure called from an ``async def`` test) is fine: the call blocks that thread while
-the request runs on this loop.
+the request runs on this loop. The calling row's `RowScope` is carried onto the loop with
+its request, so wrappers of the model (cassettes, retries) read the row they serve.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Generic, TypeVar
 
 from pytest_kedi.errors import ModelError
+from pytest_kedi.runtime import rowscope
 from pytest_kedi.runtime.cancel import Cancelled, checkpoint, current
 
 __all__ = ["ModelLoop"]
@@ -118,6 +120,9 @@ class ModelLoop:
         except BaseException:
             coro.close()
             raise
+        scope = rowscope.current()
+        if scope is not None:  # the row's scope follows its request onto the loop
+            coro = _in_scope(scope, coro)
         call: _Call[T] = _Call(coro)
         with self._lock:
             self._calls.add(call)
@@ -219,6 +224,12 @@ def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[[], object]) 
         loop.call_soon_threadsafe(callback)
     except RuntimeError:
         pass
+
+
+async def _in_scope(scope: rowscope.RowScope, coro: Coroutine[Any, Any, T]) -> T:
+    """Await ``coro`` with ``scope`` as the current row scope (a task's own context)."""
+    with rowscope.entered(scope):
+        return await coro
 
 
 def _serve(loop: asyncio.AbstractEventLoop) -> None:

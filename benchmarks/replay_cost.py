@@ -1,0 +1,131 @@
+"""Replay cost benchmark (issue 11, requirement 1): a fully replayed suite vs plain Python.
+
+A suite of N rows (10,000; ``--quick``: 1,000) whose procedure makes one model call is first
+recorded into a cassette (the model: an instant pydantic-ai ``FunctionModel``), then run with
+``record mode strict`` and a model that fails if it is ever called, so every answer comes from
+the cassette. Its wall time is compared with the same suite whose procedure is a
+deterministic Python expression, measured in the same run (goal: within 3x). Both run through
+``run_suite`` on programs loaded with ``pytest_kedi.runtime.load``. No network, no API key.
+Run: ``python benchmarks/replay_cost.py [--quick] [--json PATH]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+ROOT = Path(__file__).resolve().parents[1]
+for entry in (ROOT, ROOT / "benchmarks"):
+    if str(entry) not in sys.path:
+        sys.path.insert(0, str(entry))
+
+from _results import Result, add_json_argument, emit  # noqa: E402
+
+from pytest_kedi.evals import EvalOptions, SuiteResult, run_suite  # noqa: E402
+from pytest_kedi.runtime import load  # noqa: E402
+from pytest_kedi.runtime.model.cassettes import CassetteBook  # noqa: E402
+from pytest_kedi.runtime.model.policy import ModelPolicy  # noqa: E402
+
+GOAL = 3.0
+
+MODEL_PROGRAM = """\
+@label(text: str) -> str:
+  >> Label <text> with one word: [word: str]
+  = <word>
+
+@eval: label:
+  > data: rows:
+    = `[(f"row {{i}}", "yes") for i in range({rows})]`
+  > metric: exact(rows):
+    = `label(rows) == expected`
+"""
+
+PYTHON_PROGRAM = """\
+@label(text: str) -> str:
+  = `"yes" if text.startswith("row") else "no"`
+
+@eval: label:
+  > data: rows:
+    = `[(f"row {{i}}", "yes") for i in range({rows})]`
+  > metric: exact(rows):
+    = `label(rows) == expected`
+"""
+
+
+def answering_model() -> FunctionModel:
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if info.output_tools:
+            tool = info.output_tools[0]
+            fields = tool.parameters_json_schema.get("properties", {})
+            return ModelResponse(parts=[ToolCallPart(tool.name, {name: "yes" for name in fields})])
+        return ModelResponse(parts=[TextPart("yes")])
+
+    return FunctionModel(respond)
+
+
+def refusing_model() -> FunctionModel:
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise AssertionError("a replayed suite called the model")
+
+    return FunctionModel(respond)
+
+
+def run(path: Path, model: Any, policy: ModelPolicy | None) -> tuple[float, SuiteResult]:
+    program = load(str(path), mode="validate", model=model, model_policy=policy)
+    (suite,) = program.module.eval_suites
+    start = time.perf_counter()
+    result = run_suite(program, suite, EvalOptions())
+    elapsed = time.perf_counter() - start
+    if not result.completed or result.rows_errored or result.score != 1.0:
+        raise SystemExit(
+            f"benchmark suite did not score cleanly: {result.error or result.feedback}"
+        )
+    return elapsed, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help="1,000 rows instead of 10,000")
+    add_json_argument(parser)
+    args = parser.parse_args()
+    rows = 1_000 if args.quick else 10_000
+    with tempfile.TemporaryDirectory() as folder:
+        model_path = Path(folder, "replay_bench.kedi")
+        model_path.write_text(MODEL_PROGRAM.format(rows=rows), encoding="utf-8")
+        python_path = Path(folder, "python_bench.kedi")
+        python_path.write_text(PYTHON_PROGRAM.format(rows=rows), encoding="utf-8")
+        cassette = Path(folder, "replay_bench.kedi.cassette.json")
+
+        recorder = CassetteBook("record")
+        run(model_path, answering_model(), ModelPolicy(cassettes=recorder, cassette=cassette))
+        recorder.save(prune=False)
+
+        replayed, _ = run(
+            model_path,
+            refusing_model(),
+            ModelPolicy(cassettes=CassetteBook("strict"), cassette=cassette),
+        )
+        baseline, _ = run(python_path, None, None)
+    ratio = replayed / baseline
+    result = Result(
+        benchmark=f"fully replayed suite vs deterministic Python procedure ({rows} rows)",
+        ours=f"{replayed:.2f} s ({replayed / rows * 1e3:.3f} ms/row, strict replay)",
+        baseline=f"{baseline:.2f} s ({baseline / rows * 1e3:.3f} ms/row, Python procedure)",
+        ratio=ratio,
+        goal=f"<= {GOAL:g}x",
+        met=ratio <= GOAL,
+        note="same-run ratio on a machine shared with other jobs; one model call per row, "
+        "every answer read from the cassette (a model that fails if called is injected)",
+    )
+    emit([result], args.json)
+
+
+if __name__ == "__main__":
+    main()

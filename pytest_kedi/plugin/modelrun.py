@@ -1,0 +1,196 @@
+"""`ModelRun`: the session's model policy (cassettes, retries, request budget).
+
+One per pytest process, owned by `KediSession`. It builds the `ModelPolicy` every loaded
+program's models are wrapped in (`policy_for`), and at the end of the run writes the
+cassettes: an xdist worker hands its recordings and used keys to the controller through
+``workeroutput``; the controller (or the only process) merges them into each cassette file
+and writes it once, atomically. With ``--kedi-prune-cassettes`` it also removes the entries no
+model call of the run used, but only after a complete run (see `incomplete_reason`). It is
+registered as a pytest plugin to watch for what makes a run partial.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, MutableMapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_kedi.errors import KediError
+from pytest_kedi.text import display_path
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.plugin.settings import KediSettings
+    from pytest_kedi.runtime.model.budget import RequestBudget
+    from pytest_kedi.runtime.model.cassettes import CassetteBook
+    from pytest_kedi.runtime.model.policy import ModelPolicy
+
+__all__ = ["CASSETTES_KEY", "PARTIAL_KEY", "ModelRun", "cassette_path"]
+
+#: ``workeroutput`` keys: a worker's cassette recordings and why its run was partial
+CASSETTES_KEY = "kedi_cassettes"
+PARTIAL_KEY = "kedi_partial"
+CASSETTE_SUFFIX = ".cassette.json"
+#: pytest options that run only part of the collected items
+_FILTERS = (
+    ("collectonly", "--collect-only runs no item"),
+    ("keyword", "-k selects part of the items"),
+    ("markexpr", "-m selects part of the items"),
+    ("deselect", "--deselect selects part of the items"),
+    ("lf", "--last-failed selects part of the items"),
+    ("stepwise", "--stepwise selects part of the items"),
+)
+
+
+def cassette_path(settings: KediSettings, kedi_file: Path) -> Path:
+    """``x.kedi.cassette.json`` beside ``x.kedi``, or under ``--kedi-cassette-dir`` at the
+    file's path relative to the rootdir."""
+    if settings.cassette_dir is None:
+        return kedi_file.with_name(kedi_file.name + CASSETTE_SUFFIX)
+    try:
+        relative = kedi_file.relative_to(settings.rootdir or Path.cwd())
+    except ValueError:
+        relative = Path(kedi_file.name)
+    return settings.cassette_dir / relative.with_name(relative.name + CASSETTE_SUFFIX)
+
+
+class ModelRun:
+    """The model policy of one pytest process (see the module docstring)."""
+
+    def __init__(self, config: pytest.Config, settings: KediSettings) -> None:
+        self.config = config
+        self.settings = settings
+        self.worker = hasattr(config, "workerinput")
+        self.book: CassetteBook | None = None
+        self._policy: ModelPolicy | None = None
+        self.partial: list[str] = []  # why this run is not complete (for pruning)
+        self.written: list[Path] = []
+        self.notes: list[str] = []  # terminal lines (controller)
+        self._base()
+
+    # ------------------------------------------------------------------ programs
+    def policy_for(self, kedi_file: Path) -> ModelPolicy | None:
+        """The policy of the program loaded from ``kedi_file`` (None: models as given)."""
+        policy = self._base()
+        if policy is None:
+            return None
+        if self.book is None:
+            return policy
+        cassette = cassette_path(self.settings, kedi_file)
+        self.book.attach(cassette)  # pruned after a complete run, even if no call used it
+        return policy.for_cassette(cassette)
+
+    def _base(self) -> ModelPolicy | None:
+        settings = self.settings
+        wanted = settings.record_mode != "off" or settings.retries or settings.max_requests
+        if self._policy is not None or not wanted:
+            return self._policy
+        from pytest_kedi.runtime.model.policy import ModelPolicy
+
+        retry = None
+        if settings.retries:
+            from pytest_kedi.runtime.model.retrying import RetryPolicy
+
+            retry = RetryPolicy(settings.retries)
+        if settings.record_mode != "off":
+            from pytest_kedi.evals.safetext import clean_data
+            from pytest_kedi.runtime.model.cassettes import CassetteBook
+
+            self.book = CassetteBook(settings.record_mode, clean=clean_data)
+        self._policy = ModelPolicy(cassettes=self.book, retry=retry, budget=self._budget())
+        return self._policy
+
+    def _budget(self) -> RequestBudget | None:
+        """``--kedi-max-requests``: the run's budget; an xdist worker gets an equal share
+        (the first ``N % workers`` workers one more), so the run never issues more than N."""
+        limit = self.settings.max_requests
+        if limit is None:
+            return None
+        from pytest_kedi.runtime.model.budget import RequestBudget
+
+        workerinput = getattr(self.config, "workerinput", None)
+        if workerinput is None:
+            return RequestBudget(limit, f"the run (--kedi-max-requests {limit})")
+        workers = max(1, int(workerinput.get("workercount", 1)))
+        index = int(str(workerinput.get("workerid", "gw0")).removeprefix("gw") or 0)
+        share = limit // workers + (1 if index < limit % workers else 0)
+        return RequestBudget(
+            share,
+            f"worker {workerinput.get('workerid')} (its share of --kedi-max-requests {limit} "
+            f"across {workers} workers)",
+        )
+
+    # ------------------------------------------------------------------ partial runs
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        if items:
+            self.partial.append(f"{len(items)} item(s) deselected")
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.partial.append(f"collection failed: {report.nodeid or 'session'}")
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if "kedi" not in report.keywords or report.when == "call":
+            return
+        if report.skipped and report.when == "setup":
+            self.partial.append(f"{report.nodeid} skipped")
+        elif report.failed and report.when == "setup":
+            self.partial.append(f"{report.nodeid} errored in setup")
+
+    def incomplete_reason(self, session: pytest.Session, exitstatus: int) -> str | None:
+        """Why this run is not complete (None when it is): only a complete run, one that
+        ran every collected Kedi item to its end, may prune cassettes."""
+        if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            return f"the run ended with exit status {int(exitstatus)}"
+        if session.shouldstop or session.shouldfail:
+            return "the run stopped early"
+        option = self.config.option
+        for name, reason in _FILTERS:
+            if getattr(option, name, None):
+                return reason
+        if any("::" in arg for arg in self.config.args):
+            return "node ids select part of the items"
+        return self.partial[0] if self.partial else None
+
+    # ------------------------------------------------------------------ end of run
+    def worker_finish(self, workeroutput: MutableMapping[str, object]) -> None:
+        if self.book is not None:
+            workeroutput[CASSETTES_KEY] = self.book.export()
+        if self.partial:
+            workeroutput[PARTIAL_KEY] = list(self.partial)
+
+    def node_down(self, output: Mapping[str, object]) -> None:
+        partial = output.get(PARTIAL_KEY)
+        if isinstance(partial, list):
+            self.partial.extend(str(reason) for reason in partial)
+        exported = output.get(CASSETTES_KEY)
+        if isinstance(exported, dict) and self.book is not None:
+            self.book.absorb(exported)
+
+    def finish(self, session: pytest.Session, exitstatus: int) -> None:
+        """Write the cassettes (controller, or the only process)."""
+        if self.book is None:
+            if self.settings.prune_cassettes and self.settings.collect:
+                self.notes.append("cassettes not pruned: --kedi-record-mode is off")
+            return
+        prune = False
+        if self.settings.prune_cassettes:
+            reason = self.incomplete_reason(session, exitstatus)
+            prune = reason is None
+            if reason is not None:
+                self.notes.append(f"cassettes not pruned: {reason}")
+        try:
+            self.written = self.book.save(prune=prune)
+        except (OSError, KediError) as error:
+            self.notes.append(f"cannot write cassettes: {error}")
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            return
+        if self.written:
+            names = ", ".join(display_path(str(path)) for path in self.written)
+            self.notes.append(f"cassettes written: {names}")
+
+    def terminal_lines(self, tr: pytest.TerminalReporter) -> None:
+        for note in self.notes:
+            tr.write_line(f"kedi: {note}")

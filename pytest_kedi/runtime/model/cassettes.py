@@ -1,0 +1,282 @@
+"""Record/replay cassettes: model answers stored as reviewable JSON beside each `.kedi` file.
+
+`CassetteModel` wraps the pydantic-ai `Model` every request of a program goes through. Each
+request has a key: the SHA-256 of the canonical JSON (sorted keys, no whitespace) of the
+resolved model (its class and name), the model settings, the rendered message list
+(instructions included; timestamps and run ids left out), the request parameters (output
+schema, output and function tool definitions) and the repeat index of the row (0 outside a
+row). Changing any of them misses exactly the requests it shapes.
+
+Modes (``--kedi-record-mode``): ``record`` calls the model and stores every answer;
+``replay`` answers from the cassette and calls (and stores) only on a miss; ``strict``
+answers only from the cassette and raises `CassetteMiss` on a miss, without a live call.
+
+`CassetteBook` is the process-wide store: it reads a cassette file on first use, keeps the
+answers recorded in this process and the keys every request used, and writes each changed
+file once, at the end of the run (an xdist worker hands its part to the controller, which
+writes). A file is written to a temporary file in the same directory and moved into place,
+so a reader never sees a half-written cassette. Entries hold the model's raw answer (in
+pydantic-ai's `ModelResponse` JSON shape), its token usage and the pytest-kedi version; the
+``clean`` function given to the book (the plugin passes its secret redaction) runs over every
+entry before it is kept, and request headers or credentials are never part of an entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse
+from pydantic_ai.models import Model, ModelRequestParameters
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
+
+from pytest_kedi import __version__
+from pytest_kedi.constants import RECORD_MODES
+from pytest_kedi.errors import CassetteMiss, ModelError
+from pytest_kedi.runtime import rowscope
+from pytest_kedi.runtime.model.names import describe_model
+from pytest_kedi.text import clip, display_path, one_line
+
+__all__ = [
+    "CASSETTE_SUFFIX",
+    "CASSETTE_VERSION",
+    "RECORD_MODES",
+    "CassetteBook",
+    "CassetteModel",
+    "request_key",
+]
+
+CASSETTE_SUFFIX = ".cassette.json"
+CASSETTE_VERSION = 1
+#: characters of the prompt kept in an entry (for review) and in a miss message
+EXCERPT = 80
+#: request fields that change on every run without changing the answer
+_VOLATILE = frozenset({"timestamp", "run_id", "conversation_id"})
+
+_RESPONSE: TypeAdapter[ModelResponse] = TypeAdapter(ModelResponse)
+_PARAMETERS: TypeAdapter[ModelRequestParameters] = TypeAdapter(ModelRequestParameters)
+
+Entry = dict[str, Any]
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _stable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _stable(v) for k, v in value.items() if k not in _VOLATILE}
+    if isinstance(value, list):
+        return [_stable(v) for v in value]
+    return value
+
+
+def request_key(
+    model: str,
+    messages: list[ModelMessage],
+    settings: Mapping[str, Any] | None,
+    parameters: ModelRequestParameters,
+    repeat: int,
+) -> str:
+    """The cassette key of one request (see the module docstring)."""
+    payload = {
+        "model": model,
+        "settings": dict(settings or {}),
+        "messages": _stable(ModelMessagesTypeAdapter.dump_python(messages, mode="json")),
+        "parameters": _stable(_PARAMETERS.dump_python(parameters, mode="json")),
+        "repeat": repeat,
+    }
+    text = _canonical(payload)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def prompt_excerpt(messages: list[ModelMessage]) -> str:
+    """The last user prompt of a request, on one line and clipped."""
+    for message in reversed(messages):
+        if isinstance(message, ModelRequest):
+            for part in reversed(message.parts):
+                if part.part_kind == "user-prompt" and isinstance(part.content, str):
+                    return clip(part.content, EXCERPT)
+    return ""
+
+
+class CassetteBook:
+    """The cassettes of one process, by file (see the module docstring). Thread-safe."""
+
+    def __init__(self, mode: str, clean: Callable[[Entry], Entry] = lambda entry: entry) -> None:
+        if mode not in RECORD_MODES or mode == "off":
+            raise ValueError(f"record mode must be one of record, replay, strict, not {mode!r}")
+        self.mode = mode
+        self.clean = clean
+        self._lock = threading.Lock()
+        self._disk: dict[Path, dict[str, Entry]] = {}
+        self._new: dict[Path, dict[str, Entry]] = {}
+        self._used: dict[Path, set[str]] = {}
+
+    # ------------------------------------------------------------------ in the run
+    def attach(self, path: Path) -> None:
+        """A program whose cassette is ``path`` was loaded (it takes part in pruning)."""
+        with self._lock:
+            self._used.setdefault(path, set())
+
+    def lookup(self, path: Path, key: str) -> Entry | None:
+        with self._lock:
+            entry = self._new.get(path, {}).get(key)
+            if entry is None:
+                entry = self._read(path).get(key)
+            if entry is not None:
+                self._used.setdefault(path, set()).add(key)
+            return entry
+
+    def store(self, path: Path, key: str, entry: Entry) -> None:
+        cleaned = self.clean(entry)
+        with self._lock:
+            self._new.setdefault(path, {})[key] = cleaned
+            self._used.setdefault(path, set()).add(key)
+
+    def _read(self, path: Path) -> dict[str, Entry]:
+        entries = self._disk.get(path)
+        if entries is None:
+            entries = self._disk[path] = read_cassette(path)
+        return entries
+
+    # ------------------------------------------------------------------ across processes
+    def export(self) -> dict[str, Any]:
+        """This process's recordings and used keys as JSON builtins (xdist transport)."""
+        with self._lock:
+            return {
+                str(path): {
+                    "new": self._new.get(path, {}),
+                    "used": sorted(self._used.get(path, ())),
+                }
+                for path in sorted(set(self._new) | set(self._used))
+            }
+
+    def absorb(self, exported: Mapping[str, Any]) -> None:
+        """Add another process's `export`."""
+        with self._lock:
+            for name, part in exported.items():
+                path = Path(name)
+                self._new.setdefault(path, {}).update(part.get("new", {}))
+                self._used.setdefault(path, set()).update(part.get("used", ()))
+
+    def save(self, *, prune: bool) -> list[Path]:
+        """Write every cassette with new entries (and, with ``prune``, drop the entries no
+        request of this run used from every cassette of a loaded program). Returns the
+        files written."""
+        written: list[Path] = []
+        with self._lock:
+            paths = sorted(set(self._new) | (set(self._used) if prune else set()))
+            for path in paths:
+                current = read_cassette(path)
+                entries = {**current, **self._new.get(path, {})}
+                if prune:
+                    used = self._used.get(path, set())
+                    entries = {key: value for key, value in entries.items() if key in used}
+                if entries == current and (path.exists() or not entries):
+                    continue
+                write_cassette(path, entries)
+                written.append(path)
+        return written
+
+
+def read_cassette(path: Path) -> dict[str, Entry]:
+    """The entries of a cassette file ({} when it does not exist)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as error:
+        raise ModelError(f"cannot read cassette {display_path(str(path))}: {error}") from error
+    try:
+        data = json.loads(text)
+        entries = data["entries"]
+        if not isinstance(entries, dict):
+            raise TypeError("'entries' is not an object")
+    except (ValueError, KeyError, TypeError) as error:
+        raise ModelError(
+            f"cassette {display_path(str(path))} is not a pytest-kedi cassette: {one_line(error)}"
+        ) from error
+    return entries
+
+
+def write_cassette(path: Path, entries: Mapping[str, Entry]) -> None:
+    """Write ``entries`` as stable, reviewable JSON; atomically (temporary file + replace)."""
+    document = {"version": CASSETTE_VERSION, "entries": dict(entries)}
+    text = json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+class CassetteModel(WrapperModel):
+    """Answers requests from (and records them into) the cassette at ``path``."""
+
+    def __init__(self, wrapped: Model, book: CassetteBook, path: Path) -> None:
+        super().__init__(wrapped)
+        self.book = book
+        self.path = path
+        book.attach(path)
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        scope = rowscope.current()
+        repeat = scope.repeat if scope is not None else 0
+        inner = self.wrapped
+        while isinstance(inner, WrapperModel):
+            inner = inner.wrapped
+        name = describe_model(inner)
+        key = request_key(
+            f"{type(inner).__name__} {name}",
+            messages,
+            model_settings,
+            model_request_parameters,
+            repeat,
+        )
+        if self.book.mode != "record":
+            entry = self.book.lookup(self.path, key)
+            if entry is not None:
+                return _RESPONSE.validate_python(entry["response"])
+            if self.book.mode == "strict":
+                raise CassetteMiss(
+                    f"cassette miss (--kedi-record-mode strict): no recorded answer in "
+                    f"{display_path(str(self.path))} for {name} prompt "
+                    f"{prompt_excerpt(messages)!r}"
+                )
+        response = await self.wrapped.request(messages, model_settings, model_request_parameters)
+        self.book.store(self.path, key, _entry(name, messages, repeat, response))
+        return response
+
+
+def _entry(name: str, messages: list[ModelMessage], repeat: int, response: ModelResponse) -> Entry:
+    usage = response.usage
+    return {
+        "model": name,
+        "prompt": prompt_excerpt(messages),
+        "repeat": repeat,
+        "response": _RESPONSE.dump_python(response, mode="json"),
+        "usage": {
+            "requests": 1,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+        },
+        "pytest_kedi": __version__,
+    }

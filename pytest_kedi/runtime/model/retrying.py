@@ -1,0 +1,146 @@
+"""Retries of transient model failures at the model boundary (``--kedi-retries``).
+
+`RetryingModel` wraps whatever pydantic-ai `Model` a program calls, so a `FunctionModel`
+raising ``ModelHTTPError(503)`` is retried exactly like an HTTP provider. Transient are:
+an HTTP status 408, 429 or 5xx (`ModelHTTPError`; a 429 that pydantic-ai classifies as an
+exhausted quota is not, it does not recover by waiting), connection failures and provider
+timeouts (`ModelConnectionError`, `ModelTimeoutError`, `ModelRequestTimeout`, or any
+`ModelAPIError` caused by the HTTP transport). The policy is tenacity's: up to ``retries``
+more attempts, waiting what the provider asked for (``Retry-After``, capped) or an
+exponential backoff with jitter. Each retry adds one to the current row's
+`RowScope.retries`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from pydantic_ai.exceptions import (
+    ModelAPIError,
+    ModelConnectionError,
+    ModelHTTPError,
+    ModelQuotaExceededError,
+    ModelRequestTimeout,
+)
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models import Model, ModelRequestParameters
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+from tenacity.wait import wait_base
+
+from pytest_kedi.runtime import rowscope
+
+__all__ = ["RetryPolicy", "RetryingModel", "is_transient"]
+
+#: the longest ``Retry-After`` honoured, in seconds (a longer one waits this long)
+MAX_RETRY_AFTER = 60.0
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+#: transport failures of the HTTP libraries provider SDKs use (httpx, aiohttp, the SDKs' own
+#: connection and timeout errors), matched by class name so none of them must be installed
+_TRANSPORT_CLASSES = frozenset(
+    {
+        "TransportError",  # httpx (connect, read, write, pool, timeouts)
+        "ClientConnectionError",  # aiohttp
+        "ServerTimeoutError",  # aiohttp
+        "APIConnectionError",  # openai, anthropic, groq SDKs (APITimeoutError derives from it)
+    }
+)
+
+
+def _transport_failure(error: BaseException | None) -> bool:
+    if error is None:
+        return False
+    if isinstance(error, ConnectionError | TimeoutError):
+        return True
+    return any(cls.__name__ in _TRANSPORT_CLASSES for cls in type(error).__mro__)
+
+
+def is_transient(error: BaseException) -> bool:
+    """Whether a model request that raised ``error`` is worth retrying."""
+    if isinstance(error, ModelQuotaExceededError):
+        return False
+    if isinstance(error, ModelHTTPError):
+        return error.status_code in (408, 429) or 500 <= error.status_code <= 599
+    if isinstance(error, ModelConnectionError | ModelRequestTimeout):
+        return True
+    if isinstance(error, ModelAPIError):
+        return _transport_failure(error.__cause__)
+    return _transport_failure(error)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """``retries`` further attempts after a transient failure; waits of ``initial`` seconds
+    doubling up to ``maximum``, plus up to ``jitter`` random seconds. ``sleep`` waits (tests
+    inject one that does not)."""
+
+    retries: int
+    initial: float = 0.5
+    maximum: float = 30.0
+    jitter: float = 1.0
+    sleep: Sleep = field(default=asyncio.sleep)
+
+
+class _WaitRetryAfter(wait_base):
+    """The provider's ``Retry-After`` when the failure carries one, else ``fallback``."""
+
+    def __init__(self, fallback: wait_base) -> None:
+        self.fallback = fallback
+
+    def __call__(self, retry_state: RetryCallState) -> float:
+        outcome = retry_state.outcome
+        error = outcome.exception() if outcome is not None else None
+        after = getattr(error, "retry_after", None)
+        if isinstance(after, int | float) and after >= 0:
+            return min(float(after), MAX_RETRY_AFTER)
+        return float(self.fallback(retry_state))
+
+
+def _count_retry(retry_state: RetryCallState) -> None:
+    scope = rowscope.current()
+    if scope is not None:
+        scope.retries += 1
+
+
+class RetryingModel(WrapperModel):
+    """Retries the wrapped model's transient failures under ``policy``."""
+
+    def __init__(self, wrapped: Model, policy: RetryPolicy) -> None:
+        super().__init__(wrapped)
+        self.policy = policy
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        policy = self.policy
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(policy.retries + 1),
+            wait=_WaitRetryAfter(
+                wait_exponential_jitter(
+                    multiplier=policy.initial, max=policy.maximum, jitter=policy.jitter
+                )
+            ),
+            retry=retry_if_exception(is_transient),
+            sleep=policy.sleep,
+            before_sleep=_count_retry,
+            reraise=True,
+        )
+        response: ModelResponse = await retrying(
+            self.wrapped.request, messages, model_settings, model_request_parameters
+        )
+        return response

@@ -1,0 +1,68 @@
+"""``--kedi-max-requests``: a run stops issuing model calls once its budget is spent."""
+
+from __future__ import annotations
+
+import pytest
+from kedi_plugin_helpers import Kedi
+
+SUITE = """\
+@eval: {name}:
+  > data: rows:
+    = `[("{name} one", "ok"), ("{name} two", "ok"), ("{name} three", "ok")]`
+  > metric: exact(rows):
+    = `label(rows) == expected`
+"""
+PROGRAM = "@label(text: str) -> str:\n  >> Label <text> [word: str]\n  = <word>\n\n"
+
+CONFTEST = """\
+import pytest
+from pydantic_ai.messages import ModelResponse, ToolCallPart
+from pydantic_ai.models.function import FunctionModel
+
+
+def respond(messages, info):
+    with open("calls.txt", "a", encoding="utf-8") as stream:
+        stream.write("call\\n")
+    return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"word": "ok"})])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_kedi_model(config):
+    return FunctionModel(respond, model_name="counted")
+"""
+
+
+def _calls(kedi: Kedi) -> int:
+    path = kedi.pytester.path / "calls.txt"
+    return path.read_text(encoding="utf-8").count("call") if path.exists() else 0
+
+
+@pytest.mark.single_process("the budget is split across xdist workers (tested below)")
+def test_calls_after_the_budget_are_budget_errors(kedi: Kedi) -> None:
+    kedi.write("label.kedi", PROGRAM + SUITE.format(name="a"))
+    kedi.write("conftest.py", CONFTEST)
+    result = kedi.run("--kedi-eval", "--kedi-max-requests", "2", "--kedi-report", "r.json")
+    suite = kedi.json("r.json")["suites"][0]
+    assert [row["error_class"] for row in suite["rows"]] == [None, None, "budget"]
+    assert "model request budget spent: 2 request(s) for the run" in suite["rows"][2]["error"]
+    assert _calls(kedi) == 2
+    result.stdout.fnmatch_lines(["- a::exact: 0.6667 | error: *budget spent*"])
+
+
+@pytest.mark.xdist_only("checks the per-worker share of the budget")
+def test_workers_share_the_budget_and_never_exceed_it(kedi: Kedi) -> None:
+    kedi.write("label.kedi", PROGRAM + SUITE.format(name="a") + "\n" + SUITE.format(name="b"))
+    kedi.write("conftest.py", CONFTEST)
+    kedi.run("--kedi-eval", "--kedi-max-requests", "4", "--kedi-report", "r.json")
+    rows = [row for suite in kedi.json("r.json")["suites"] for row in suite["rows"]]
+    answered = [row for row in rows if row["error_class"] is None]
+    budget = [row for row in rows if row["error_class"] == "budget"]
+    assert len(answered) + len(budget) == 6
+    assert _calls(kedi) == len(answered) <= 4
+    assert "its share of --kedi-max-requests 4 across 2 workers" in budget[0]["error"]
+
+
+def test_a_bad_budget_is_a_usage_error(kedi: Kedi) -> None:
+    result = kedi.run("--kedi-eval", "--kedi-max-requests", "0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--kedi-max-requests (command line): expected a positive*"])

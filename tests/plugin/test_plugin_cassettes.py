@@ -1,0 +1,234 @@
+"""Record/replay cassettes (``--kedi-record-mode``) under pytest, single-process and -n 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from kedi_openai_stub import OpenAIStub, last_user_text
+from kedi_plugin_helpers import Kedi
+
+CLASSIFY = """\
+@classify(text: str) -> str:
+  >> Classify the sentiment of <text> as [label: str]
+  = <label>
+
+@eval: classify:
+  > data: reviews:
+    = `[("great film", "positive"), ("awful film", "negative"), ("fine film", "positive")]`
+  > metric: exact(reviews):
+    = `classify(reviews) == expected`
+"""
+
+SECRET = "sk-test-cassette-secret-0123456789"
+
+
+def _entries(path: Path) -> dict[str, dict[str, object]]:
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert document["version"] == 1
+    entries: dict[str, dict[str, object]] = document["entries"]
+    return entries
+
+
+def _rows(kedi: Kedi, report: str = "r.json") -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = kedi.json(report)["suites"][0]["rows"]
+    return rows
+
+
+def _label(body: dict[str, object]) -> dict[str, str]:
+    return {"label": "positive" if "great" in last_user_text(body) else "negative"}
+
+
+def test_recorded_answers_replay_strictly_without_server_or_key(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch, openai_stub: OpenAIStub
+) -> None:
+    pytest.importorskip("openai")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_stub.base_url)
+    openai_stub.arguments = _label
+    kedi.write("classify.kedi", CLASSIFY)
+    model = ("--kedi-eval", "--kedi-model", "openai-chat:local")
+    recorded = kedi.run(*model, "--kedi-record-mode", "record", "--kedi-report", "a.json")
+    recorded.assert_outcomes(passed=1)
+    assert len(openai_stub.requests) == 3
+    assert any(SECRET in str(headers) for headers, _body in openai_stub.requests)
+    cassette = kedi.pytester.path / "classify.kedi.cassette.json"
+    text = cassette.read_text(encoding="utf-8")
+    assert SECRET not in text and "authorization" not in text.lower()
+    entries = _entries(cassette)
+    assert len(entries) == 3
+    entry = next(iter(entries.values()))
+    assert sorted(entry) == ["model", "prompt", "pytest_kedi", "repeat", "response", "usage"]
+    assert entry["model"] == "openai:local"
+    assert entry["usage"] == {"requests": 1, "input_tokens": 1, "output_tokens": 1}
+    assert text == json.dumps(json.loads(text), sort_keys=True, indent=2) + "\n"
+
+    openai_stub.stop()
+    monkeypatch.delenv("OPENAI_API_KEY")
+    replayed = kedi.run(*model, "--kedi-record-mode", "strict", "--kedi-report", "b.json")
+    replayed.assert_outcomes(passed=1)
+    assert len(openai_stub.requests) == 3  # nothing tried the (stopped) server
+    assert [row["score"] for row in _rows(kedi, "b.json")] == [1.0, 1.0, 0.0]
+    assert _rows(kedi, "b.json") == [
+        {**row, "duration_s": new["duration_s"]}
+        for row, new in zip(_rows(kedi, "a.json"), _rows(kedi, "b.json"), strict=True)
+    ]
+    assert cassette.read_text(encoding="utf-8") == text  # a replay leaves the file alone
+
+
+def test_strict_miss_is_a_row_error_and_never_a_live_call(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch, openai_stub: OpenAIStub
+) -> None:
+    pytest.importorskip("openai")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_stub.base_url)
+    kedi.write("classify.kedi", CLASSIFY)
+    result = kedi.run(
+        "--kedi-eval", "--kedi-model", "openai-chat:local", "--kedi-record-mode", "strict",
+        "--kedi-report", "r.json",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)
+    assert openai_stub.requests == []
+    suite = kedi.json("r.json")["suites"][0]
+    assert suite["errors_by_class"] == {"cassette_miss": 3}
+    feedback = str(_rows(kedi)[0]["feedback"])
+    assert "procedure classify" in feedback
+    assert "classify.kedi.cassette.json" in feedback
+    assert "Classify the sentiment of great film" in feedback
+    assert not (kedi.pytester.path / "classify.kedi.cassette.json").exists()
+
+
+def test_strict_miss_with_the_offline_model_makes_no_call(kedi: Kedi) -> None:
+    kedi.write("classify.kedi", CLASSIFY)
+    result = kedi.run("--kedi-eval", "--kedi-record-mode", "strict", "--kedi-report", "r.json")
+    result.assert_outcomes(passed=1)
+    assert kedi.json("r.json")["suites"][0]["errors_by_class"] == {"cassette_miss": 3}
+    result.stdout.no_fnmatch_line("*synthetic output*calls*")
+
+
+def test_replay_records_only_the_misses(kedi: Kedi, monkeypatch: pytest.MonkeyPatch) -> None:
+    kedi.write("classify.kedi", CLASSIFY)
+    monkeypatch.setenv("KEDI_RECORD_MODE", "replay")
+    kedi.run("--kedi-eval").assert_outcomes(passed=1)
+    cassette = kedi.pytester.path / "classify.kedi.cassette.json"
+    first = _entries(cassette)
+    assert len(first) == 3
+    kedi.write("classify.kedi", CLASSIFY.replace('("fine film", "positive")', '("new", "x")'))
+    kedi.run("--kedi-eval").assert_outcomes(passed=1)
+    second = _entries(cassette)
+    assert len(second) == 4 and set(first) <= set(second)
+    assert {entry["prompt"] for entry in second.values()} >= {
+        "Classify the sentiment of new as [label]"
+    }
+
+
+def test_changing_the_instructions_misses_only_the_affected_entries(kedi: Kedi) -> None:
+    source = CLASSIFY.replace(
+        "@eval: classify:",
+        "@other(text: str) -> str:\n  >> Other <text> [label: str]\n  = <label>\n\n"
+        "@eval: classify:",
+    ).replace("classify(reviews) == expected", "classify(reviews) == other(reviews)")
+    kedi.write("classify.kedi", source)
+    kedi.run("--kedi-eval", "--kedi-record-mode", "record").assert_outcomes(passed=1)
+    cassette = kedi.pytester.path / "classify.kedi.cassette.json"
+    before = _entries(cassette)
+    assert len(before) == 6
+    changed = source.replace(
+        "@classify(text: str) -> str:\n",
+        "@classify(text: str) -> str:\n  > instructions: Be brief.\n",
+    )
+    kedi.write("classify.kedi", changed)
+    kedi.run("--kedi-eval", "--kedi-record-mode", "replay").assert_outcomes(passed=1)
+    after = _entries(cassette)
+    assert len(after) == 9 and set(before) <= set(after)
+    new = [entry["prompt"] for key, entry in after.items() if key not in before]
+    assert all(str(prompt).startswith("Classify") for prompt in new)
+
+
+MANY = "\n".join(
+    f"""\
+@eval: s{n}:
+  > data: rows:
+    = `[(f"row {n}-{{i}}", "a") for i in range(25)]`
+  > metric: m(rows):
+    = `ask(rows) == expected`
+"""
+    for n in range(8)
+)
+
+
+def test_recording_many_rows_across_workers_loses_no_entry(kedi: Kedi) -> None:
+    source = "@ask(text: str) -> str:\n  >> Say <text> [label: str]\n  = <label>\n\n" + MANY
+    kedi.write("many.kedi", source)
+    recorded = kedi.run("--kedi-eval", "--kedi-record-mode", "record")
+    recorded.assert_outcomes(passed=8)
+    cassette = kedi.pytester.path / "many.kedi.cassette.json"
+    entries = _entries(cassette)
+    assert len(entries) == 200
+    prompts = {entry["prompt"] for entry in entries.values()}
+    assert prompts == {f"Say row {n}-{i} [label]" for n in range(8) for i in range(25)}
+    replayed = kedi.run("--kedi-eval", "--kedi-record-mode", "strict", "--kedi-report", "r.json")
+    replayed.assert_outcomes(passed=8)
+    assert all(not suite["errors_by_class"] for suite in kedi.json("r.json")["suites"])
+
+
+def test_cassette_dir_mirrors_the_kedi_paths(kedi: Kedi) -> None:
+    kedi.write("sub/classify.kedi", CLASSIFY)
+    kedi.run(
+        "--kedi-eval", "--kedi-record-mode", "record", "--kedi-cassette-dir", "tapes"
+    ).assert_outcomes(passed=1)
+    assert len(_entries(kedi.pytester.path / "tapes/sub/classify.kedi.cassette.json")) == 3
+    assert not (kedi.pytester.path / "sub/classify.kedi.cassette.json").exists()
+
+
+def test_prune_removes_unused_entries_only_after_a_complete_run(kedi: Kedi) -> None:
+    kedi.write("classify.kedi", CLASSIFY)
+    kedi.run("--kedi-eval", "--kedi-record-mode", "record").assert_outcomes(passed=1)
+    cassette = kedi.pytester.path / "classify.kedi.cassette.json"
+    assert len(_entries(cassette)) == 3
+    kedi.write("classify.kedi", CLASSIFY.replace(', ("fine film", "positive")', ""))
+    mode = ("--kedi-eval", "--kedi-record-mode", "strict", "--kedi-prune-cassettes")
+    filtered = kedi.run(*mode, "-k", "classify")
+    filtered.assert_outcomes(passed=1)
+    filtered.stdout.fnmatch_lines(["kedi: cassettes not pruned: -k selects part of the items"])
+    node = kedi.run(*mode, "classify.kedi::eval:classify")
+    node.stdout.fnmatch_lines(["kedi: cassettes not pruned: node ids select part of the items"])
+    collect_only = kedi.run(*mode, "--co")
+    collect_only.stdout.fnmatch_lines(["kedi: cassettes not pruned: --collect-only runs no item"])
+    assert len(_entries(cassette)) == 3
+    complete = kedi.run(*mode)
+    complete.assert_outcomes(passed=1)
+    complete.stdout.fnmatch_lines(["kedi: cassettes written: classify.kedi.cassette.json"])
+    assert len(_entries(cassette)) == 2
+
+
+def test_prune_is_refused_after_a_run_with_a_skipped_suite(kedi: Kedi) -> None:
+    kedi.write("classify.kedi", CLASSIFY)
+    kedi.run("--kedi-eval", "--kedi-record-mode", "record").assert_outcomes(passed=1)
+    kedi.write("conftest.py", "collect_ignore = []\n")
+    result = kedi.run(
+        "--kedi-record-mode", "strict", "--kedi-prune-cassettes", "-o", "kedi_collect=true"
+    )
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(
+        ["kedi: cassettes not pruned: classify.kedi::eval:classify skipped"]
+    )
+    assert len(_entries(kedi.pytester.path / "classify.kedi.cassette.json")) == 3
+
+
+def test_bad_record_mode_is_a_usage_error(kedi: Kedi) -> None:
+    result = kedi.run("--kedi-eval", "--kedi-record-mode", "sometimes")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--kedi-record-mode (command line): expected one of off, record, replay, strict*"]
+    )
+
+
+def test_prune_empties_the_cassette_of_a_file_that_no_longer_calls_a_model(kedi: Kedi) -> None:
+    kedi.write("classify.kedi", CLASSIFY)
+    kedi.run("--kedi-eval", "--kedi-record-mode", "record").assert_outcomes(passed=1)
+    kedi.write("classify.kedi", CLASSIFY.replace("classify(reviews) == expected", "True"))
+    pruned = kedi.run("--kedi-eval", "--kedi-record-mode", "strict", "--kedi-prune-cassettes")
+    pruned.assert_outcomes(passed=1)
+    assert _entries(kedi.pytester.path / "classify.kedi.cassette.json") == {}

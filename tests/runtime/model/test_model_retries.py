@@ -1,0 +1,142 @@
+"""Retries of transient model failures at the model boundary (tenacity policy)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic_ai.exceptions import (
+    ModelAPIError,
+    ModelHTTPError,
+    ModelQuotaExceededError,
+    ModelTimeoutError,
+)
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from pytest_kedi.evals import EvalOptions, run_suite
+from pytest_kedi.runtime import load
+from pytest_kedi.runtime.model.policy import ModelPolicy
+from pytest_kedi.runtime.model.retrying import RetryPolicy, is_transient
+
+PROGRAM = """\
+@label(text: str) -> str:
+  >> Label <text> [word: str]
+  = <word>
+
+@eval: label:
+  > data: rows:
+    = `[("one", "ok"), ("two", "ok")]`
+  > metric: exact(rows):
+    = `label(rows) == expected`
+"""
+
+
+class Waits:
+    """An injected tenacity sleep: records the waits, never sleeps."""
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.seconds.append(seconds)
+
+
+def _flaky(failures: list[BaseException]) -> tuple[FunctionModel, list[str]]:
+    """A model raising ``failures`` in turn (one per request), then answering."""
+    calls: list[str] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        calls.append("call")
+        if failures:
+            raise failures.pop(0)
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"word": "ok"})])
+
+    return FunctionModel(respond), calls
+
+
+def _run(tmp_path: Path, model: FunctionModel, policy: RetryPolicy) -> tuple[object, ...]:
+    path = tmp_path / "label.kedi"
+    path.write_text(PROGRAM, encoding="utf-8")
+    program = load(str(path), mode="validate", model=model, model_policy=ModelPolicy(retry=policy))
+    (suite,) = program.module.eval_suites
+    result = run_suite(program, suite, EvalOptions())
+    return result.score, result.errors_by_class, [row.retries for row in result.rows]
+
+
+def test_a_function_model_503_is_retried_with_exponential_backoff(tmp_path: Path) -> None:
+    waits = Waits()
+    model, calls = _flaky([ModelHTTPError(503, "fn"), ModelHTTPError(503, "fn")])
+    policy = RetryPolicy(3, initial=1.0, maximum=30.0, jitter=0.0, sleep=waits)
+    assert _run(tmp_path, model, policy) == (1.0, {}, [2, 0])
+    assert len(calls) == 4
+    assert waits.seconds == [1.0, 2.0]
+
+
+def test_retry_after_is_honoured(tmp_path: Path) -> None:
+    waits = Waits()
+    failure = ModelHTTPError(429, "fn", headers={"Retry-After": "7"})
+    model, _calls = _flaky([failure])
+    assert _run(tmp_path, model, RetryPolicy(1, sleep=waits)) == (1.0, {}, [1, 0])
+    assert waits.seconds == [7.0]
+
+
+def test_jitter_stays_within_its_bound(tmp_path: Path) -> None:
+    waits = Waits()
+    model, _calls = _flaky([ModelHTTPError(500, "fn")] * 3)
+    policy = RetryPolicy(3, initial=0.5, maximum=30.0, jitter=1.0, sleep=waits)
+    _run(tmp_path, model, policy)
+    assert len(waits.seconds) == 3
+    for low, wait in zip((0.5, 1.0, 2.0), waits.seconds, strict=True):
+        assert low <= wait <= low + 1.0
+
+
+def test_exhausted_retries_report_the_last_failure(tmp_path: Path) -> None:
+    waits = Waits()
+    model, calls = _flaky([ModelHTTPError(502, "fn")] * 5)
+    score, errors, retries = _run(tmp_path, model, RetryPolicy(2, sleep=waits))
+    assert (score, errors) == (0.5, {"model": 1})
+    assert retries == [2, 2] and len(calls) == 6  # row 2: two failures, then an answer
+
+
+def test_a_permanent_failure_is_not_retried(tmp_path: Path) -> None:
+    waits = Waits()
+    model, calls = _flaky([ModelHTTPError(400, "fn")])
+    assert _run(tmp_path, model, RetryPolicy(3, sleep=waits)) == (0.5, {"model": 1}, [0, 0])
+    assert waits.seconds == [] and len(calls) == 2
+
+
+@pytest.mark.parametrize(
+    ("error", "transient"),
+    [
+        (ModelHTTPError(408, "m"), True),
+        (ModelHTTPError(429, "m"), True),
+        (ModelHTTPError(500, "m"), True),
+        (ModelHTTPError(599, "m"), True),
+        (ModelHTTPError(400, "m"), False),
+        (ModelHTTPError(401, "m"), False),
+        (ModelHTTPError(404, "m"), False),
+        (ModelTimeoutError("m", "read timed out"), True),
+        (ModelQuotaExceededError("m", "insufficient quota"), False),
+        (ModelAPIError("m", "bad request shape"), False),
+        (ConnectionRefusedError("refused"), True),
+        (ValueError("not a model failure"), False),
+    ],
+)
+def test_transient_failures(error: BaseException, transient: bool) -> None:
+    assert is_transient(error) is transient
+
+
+class TransportError(Exception):
+    """Stands in for httpx's transport error base class."""
+
+
+class ConnectError(TransportError):
+    pass
+
+
+@pytest.mark.parametrize("cause", [ConnectError("refused"), ConnectionResetError("reset")])
+def test_a_transport_caused_api_error_is_transient(cause: BaseException) -> None:
+    error = ModelAPIError("m", "connection failed")
+    error.__cause__ = cause
+    assert is_transient(error)
