@@ -3,6 +3,7 @@ measurement fails (run as a user runs them: ``python benchmarks/<name>.py --quic
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -71,10 +72,18 @@ def test_eval_throughput_fails_when_rows_do_not_score() -> None:
     assert "benchmark suite did not score cleanly" in result.stderr
 
 
-def test_call_overhead_quick() -> None:
-    result = _run("benchmarks/call_overhead.py", "--quick")
+def test_call_overhead_quick_reports_every_shape(tmp_path: Path) -> None:
+    target = tmp_path / "results.json"
+    result = _run("benchmarks/call_overhead.py", "--quick", "--json", str(target))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.splitlines()[-1].startswith("ratio          : ")
+    names = [entry["benchmark"] for entry in json.loads(target.read_text())]
+    assert names == [
+        "procedure call: expression return",
+        "procedure call: text return",
+        "procedure call: two-statement body",
+        "procedure call: nested <call(...)>",
+        "procedure call: fenced Python loop",
+    ]
 
 
 def test_call_overhead_fails_on_a_wrong_result() -> None:
@@ -83,6 +92,43 @@ def test_call_overhead_fails_on_a_wrong_result() -> None:
     )
     assert result.returncode == 1
     assert "add(2, 3) returned -1, not 5: not measured" in result.stderr
+
+
+def test_run_writes_one_table_from_every_script(tmp_path: Path) -> None:
+    output = tmp_path / "RESULTS.md"
+    done = _run("benchmarks/run.py", "--quick", "--output", str(output))
+    text = output.read_text()
+    assert "| benchmark | ours | baseline | ratio | goal | met |" in text
+    assert "`nproc`" in text
+    scripts = sorted(
+        p.name for p in BENCHMARKS.glob("*.py") if p.name != "run.py" and p.name[0] != "_"
+    )
+    for script in scripts:
+        assert f"| `{script}` |" in text
+    assert "| procedure call: expression return |" in text
+    if done.returncode != 0:  # a script failed: it is named in the table
+        assert "FAILED" in text, done.stderr
+
+
+def test_run_names_a_failing_script_and_exits_non_zero(tmp_path: Path) -> None:
+    output = tmp_path / "RESULTS.md"
+    code = (
+        "import sys; sys.path.insert(0, 'benchmarks'); import run, pathlib\n"
+        "broken = pathlib.Path(sys.argv[1]) / 'broken.py'\n"
+        "broken.write_text('raise SystemExit(\"no measurement\")\\n')\n"
+        "run.scripts = lambda only: [broken]\n"
+        "sys.exit(run.main(['--quick', '--output', sys.argv[2]]))\n"
+    )
+    done = _run("-c", code, str(tmp_path), str(output))
+    assert done.returncode == 1
+    assert "| `broken.py` |" in output.read_text()
+    assert "FAILED: exit 1: no measurement" in output.read_text()
+
+
+def test_run_only_rejects_an_unknown_name() -> None:
+    done = _run("benchmarks/run.py", "--only", "no_such_benchmark")
+    assert done.returncode != 0
+    assert "no benchmark named no_such_benchmark" in done.stderr
 
 
 @pytest.mark.skipif(not CORPUS.is_file(), reason="Kedi corpus not available (../shared/corpus)")
