@@ -15,7 +15,7 @@ text, sub-result labels, xdist transport, the terminal, the CLI) passes through
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
 from pytest_kedi.constants import SECRET_ENV_SUFFIX
@@ -28,8 +28,28 @@ MIN_SECRET_LENGTH = 8
 T = TypeVar("T")
 
 
+_SUFFIX_BYTES = SECRET_ENV_SUFFIX.encode()
+_LAST: tuple[dict[bytes, bytes], list[tuple[str, str]]] | None = None
+
+
 def secrets(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
     """``(variable, value)`` of every credential variable set, longest value first."""
+    if environ is None:
+        raw = getattr(os.environ, "_data", None)
+        if os.name == "posix" and isinstance(raw, dict):
+            # This runs for every row and report: reuse the last answer while the raw
+            # environment table is unchanged (a C-level comparison of the two tables).
+            global _LAST
+            last = _LAST
+            if last is not None and last[0] == raw:
+                return list(last[1])
+            found = _sorted(
+                (os.fsdecode(name), os.fsdecode(value).strip())
+                for name, value in raw.items()
+                if type(name) is bytes and name.upper().endswith(_SUFFIX_BYTES)
+            )
+            _LAST = (dict(raw), found)
+            return list(found)
     env = os.environ if environ is None else environ
     found = [
         (name, value.strip())
@@ -37,6 +57,11 @@ def secrets(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
         if name.upper().endswith(SECRET_ENV_SUFFIX) and len(value.strip()) >= MIN_SECRET_LENGTH
     ]
     return sorted(found, key=lambda item: -len(item[1]))
+
+
+def _sorted(found: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    kept = [item for item in found if len(item[1]) >= MIN_SECRET_LENGTH]
+    return sorted(kept, key=lambda item: -len(item[1])) if kept else kept
 
 
 def clean_with(text: str, found: list[tuple[str, str]]) -> str:
