@@ -14,6 +14,7 @@ text, sub-result labels, xdist transport, the terminal, the CLI) passes through
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Mapping
 from typing import TypeVar
@@ -83,7 +84,25 @@ def clean_text(text: str) -> str:
 
 def clean_data(value: T) -> T:
     """`clean_text` applied to every string (keys included) of a builtin JSON-like value."""
-    return _clean_data(value, secrets())  # type: ignore[return-value]
+    found = secrets()
+    if _already_clean(value, found):
+        return value
+    return _clean_data(value, found)  # type: ignore[return-value]
+
+
+def _already_clean(value: object, found: list[tuple[str, str]]) -> bool:
+    """Whether ``value`` has nothing to clean, decided by one C-level JSON dump (large
+    suite records cross this for every report): it encodes as UTF-8 and contains no
+    credential value (one that JSON would escape is left to the full walk)."""
+    try:
+        dumped = json.dumps(value, ensure_ascii=False, check_circular=False)
+        dumped.encode("utf-8")
+    except (TypeError, ValueError, RecursionError):
+        return False
+    for _name, secret in found:
+        if not secret.isprintable() or '"' in secret or "\\" in secret or secret in dumped:
+            return False
+    return True
 
 
 def _clean_data(value: object, found: list[tuple[str, str]]) -> object:

@@ -160,3 +160,17 @@ def test_loading_scale_quick() -> None:
         for mode in ("validate", "run"):
             assert any(line.split()[:2] == [shape, mode] and "x" in line for line in lines)
     assert "FAILED" not in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("script", "count"), [("collection", 3), ("row_overhead", 2), ("memory", 2)]
+)
+def test_script_quick_writes_its_results(tmp_path: Path, script: str, count: int) -> None:
+    target = tmp_path / "results.json"
+    done = _run(f"benchmarks/{script}.py", "--quick", "--json", str(target))
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads(target.read_text())
+    assert len(results) == count
+    for entry in results:
+        assert set(entry) == {"benchmark", "ours", "baseline", "ratio", "goal", "met", "note"}
+        assert entry["ratio"] > 0
