@@ -29,6 +29,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _results import Result, add_json_argument, emit  # noqa: E402
 
 from pytest_kedi.runtime import load  # noqa: E402
 
@@ -90,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--factor", type=int, default=10, help="large file = small * factor")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per measurement")
     parser.add_argument("--quick", action="store_true", help="100 vs 1,000 statements, 1 run")
+    add_json_argument(parser)
     args = parser.parse_args(argv)
     if args.quick:
         args.small, args.repeat = 100, 1
@@ -99,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     goal = 1.2 * args.factor
     failures = 0
     worst = 0.0
+    results: list[Result] = []
     print(f"loading scale: {sizes[0]:,} vs {sizes[1]:,} statements (goal: ratio <= {goal:g})")
     header = f"{'shape':<11} {'mode':<9} {'time':>17} {'ratio':>6} {'peak memory':>21} {'ratio':>6}"
     print(header)
@@ -110,13 +115,13 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     for path, source in zip(paths, sources, strict=True):
                         path.write_text(source, encoding="utf-8")
-                    results = measure(paths, sources, mode, args.repeat)
+                    measured = measure(paths, sources, mode, args.repeat)
                 except Exception as exc:  # report and go on with the other measurements
                     failures += 1
                     message = str(exc).strip().splitlines()[-1] if str(exc).strip() else ""
                     print(f"{shape:<11} {mode:<9} FAILED: {type(exc).__name__}: {message}")
                     continue
-                (t_small, m_small), (t_large, m_large) = results
+                (t_small, m_small), (t_large, m_large) = measured
                 t_ratio = t_large / max(t_small, 1e-6)
                 m_ratio = m_large / max(m_small, 1)
                 worst = max(worst, t_ratio, m_ratio)
@@ -124,11 +129,26 @@ def main(argv: list[str] | None = None) -> int:
                 mems = f"{m_small / 1e6:.1f}MB/{m_large / 1e6:.1f}MB"
                 ratios = f"{t_ratio:>5.1f}x {mems:>21} {m_ratio:>5.1f}x"
                 print(f"{shape:<11} {mode:<9} {times:>17} {ratios}")
+                results.append(
+                    Result(
+                        benchmark=f"loading {shape}, {mode} ({sizes[1]:,} vs {sizes[0]:,})",
+                        ours=f"{t_large:.3f} s, {m_large / 1e6:.1f} MB peak",
+                        baseline=f"{t_small:.3f} s, {m_small / 1e6:.1f} MB peak (small file)",
+                        ratio=max(t_ratio, m_ratio),
+                        goal=f"<= {goal:g}x (linear)",
+                        met=max(t_ratio, m_ratio) <= goal,
+                        note=(
+                            f"the larger of the CPU-time ratio ({t_ratio:.1f}x, best of "
+                            f"{args.repeat}) and the tracemalloc peak ratio ({m_ratio:.1f}x)"
+                        ),
+                    )
+                )
     verdict = "within" if worst <= goal else "OVER"
     print(f"worst ratio {worst:.1f}x: {verdict} the goal of {goal:g}x")
     if failures:
         print(f"{failures} measurement(s) failed", file=sys.stderr)
         return 1
+    emit(results, args.json)
     return 0
 
 

@@ -14,8 +14,9 @@ text, sub-result labels, xdist transport, the terminal, the CLI) passes through
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
 from pytest_kedi.constants import SECRET_ENV_SUFFIX
@@ -28,8 +29,28 @@ MIN_SECRET_LENGTH = 8
 T = TypeVar("T")
 
 
+_SUFFIX_BYTES = SECRET_ENV_SUFFIX.encode()
+_LAST: tuple[dict[bytes, bytes], list[tuple[str, str]]] | None = None
+
+
 def secrets(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
     """``(variable, value)`` of every credential variable set, longest value first."""
+    if environ is None:
+        raw = getattr(os.environ, "_data", None)
+        if os.name == "posix" and isinstance(raw, dict):
+            # This runs for every row and report: reuse the last answer while the raw
+            # environment table is unchanged (a C-level comparison of the two tables).
+            global _LAST
+            last = _LAST
+            if last is not None and last[0] == raw:
+                return list(last[1])
+            found = _sorted(
+                (os.fsdecode(name), os.fsdecode(value).strip())
+                for name, value in raw.items()
+                if type(name) is bytes and name.upper().endswith(_SUFFIX_BYTES)
+            )
+            _LAST = (dict(raw), found)
+            return list(found)
     env = os.environ if environ is None else environ
     found = [
         (name, value.strip())
@@ -37,6 +58,11 @@ def secrets(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
         if name.upper().endswith(SECRET_ENV_SUFFIX) and len(value.strip()) >= MIN_SECRET_LENGTH
     ]
     return sorted(found, key=lambda item: -len(item[1]))
+
+
+def _sorted(found: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    kept = [item for item in found if len(item[1]) >= MIN_SECRET_LENGTH]
+    return sorted(kept, key=lambda item: -len(item[1])) if kept else kept
 
 
 def clean_with(text: str, found: list[tuple[str, str]]) -> str:
@@ -58,7 +84,25 @@ def clean_text(text: str) -> str:
 
 def clean_data(value: T) -> T:
     """`clean_text` applied to every string (keys included) of a builtin JSON-like value."""
-    return _clean_data(value, secrets())  # type: ignore[return-value]
+    found = secrets()
+    if _already_clean(value, found):
+        return value
+    return _clean_data(value, found)  # type: ignore[return-value]
+
+
+def _already_clean(value: object, found: list[tuple[str, str]]) -> bool:
+    """Whether ``value`` has nothing to clean, decided by one C-level JSON dump (large
+    suite records cross this for every report): it encodes as UTF-8 and contains no
+    credential value (one that JSON would escape is left to the full walk)."""
+    try:
+        dumped = json.dumps(value, ensure_ascii=False, check_circular=False)
+        dumped.encode("utf-8")
+    except (TypeError, ValueError, RecursionError):
+        return False
+    for _name, secret in found:
+        if not secret.isprintable() or '"' in secret or "\\" in secret or secret in dumped:
+            return False
+    return True
 
 
 def _clean_data(value: object, found: list[tuple[str, str]]) -> object:

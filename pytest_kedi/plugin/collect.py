@@ -140,8 +140,12 @@ class KediFile(pytest.File):
         from pytest_kedi.text import display_path
 
         # Paths are shown relative to the directory pytest runs in, as the CLI shows them.
+        parse_cache = kedi_session(self.config).disk_caches[0]
         try:
-            module = check_python(parse_file(self.path))
+            if parse_cache is not None:
+                module = parse_cache.module(self.path)
+            else:
+                module = check_python(parse_file(self.path))
         except KediParseError as exc:
             kedi_session(self.config).parse_errors.append(self.nodeid)
             where = f"{display_path(exc.path)}:{exc.line}:{exc.column}"

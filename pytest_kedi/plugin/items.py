@@ -189,13 +189,22 @@ class KediEvalItem(_KediItem):
             trace=settings.trace,
         )
         carry, rerun = self._rerun(settings)
-        progress = kedi_session(self.config).progress
+        session = kedi_session(self.config)
+        progress = session.progress
+        # Looked up once per suite, not once per row.
+        row_hook = self.ihook.pytest_kedi_row_result
+
+        def on_row(row: RowResult) -> None:
+            row_hook(item=self, row=row)
+            if progress is not None:
+                progress.row(row)
+
         try:
             result = run_suite(
                 program,
                 self.suite,
                 options,
-                on_row=self._on_row,
+                on_row=on_row,
                 carry=carry,
                 on_rows=None if progress is None else partial(progress.start, self.suite.name),
             )
@@ -257,12 +266,6 @@ class KediEvalItem(_KediItem):
         first = text.split("\n", 1)[0]
         message = first.removeprefix(prefix)
         return KediFailure(raised, record.path, record.line, message, text)
-
-    def _on_row(self, row: RowResult) -> None:
-        self.ihook.pytest_kedi_row_result(item=self, row=row)
-        progress = kedi_session(self.config).progress
-        if progress is not None:
-            progress.row(row)
 
     def _publish(self, record: SuiteRecord) -> None:
         kedi_session(self.config).publish(record)
@@ -348,10 +351,13 @@ class KediCaseItem(_KediItem):
         if failure is not None:
             self._fail(failure)
         trace = TraceCase(_rewrite_asserts) if self.config.getoption("trace", False) else None
+        # Compiled, assertion-rewritten case code is kept across runs (not under --trace,
+        # whose transform must see the code being compiled).
+        store = kedi_session(self.config).disk_caches[1] if trace is None else None
         try:
             with trace or contextlib.nullcontext():
                 transform = trace.transform if trace is not None else _rewrite_asserts
-                program.run_case(self.suite, self.case, transform=transform)
+                program.run_case(self.suite, self.case, transform=transform, store=store)
         except Exception as error:
             text, message, line = _case_failure(error)
             self._publish("failed", message)

@@ -26,6 +26,7 @@ from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.plugin import baseline, options, transport
 from pytest_kedi.plugin.collect import EVAL_SKIP_REASON, KediFile, is_kedi_program
 from pytest_kedi.plugin.crashes import crash_record
+from pytest_kedi.plugin.diskcache import CodeCache, ParseCache, caches_for
 from pytest_kedi.plugin.gating import UnmatchedGates
 from pytest_kedi.plugin.items import KediEvalItem
 from pytest_kedi.plugin.modelrun import ModelRun
@@ -82,6 +83,15 @@ class KediSession:
         self.baseline: dict[str, SuiteRecord] | None = None
         self._progress: Progress | None = None
         self._progress_resolved = False  # _progress is looked up on first use
+        self._disk_caches: tuple[ParseCache | None, CodeCache | None] | None = None
+
+    @property
+    def disk_caches(self) -> tuple[ParseCache | None, CodeCache | None]:
+        """The parse and case-code caches in pytest's cache directory (once the cache
+        provider has configured it), or None each when it is disabled."""
+        if self._disk_caches is None:
+            self._disk_caches = caches_for(self.config)
+        return self._disk_caches
 
     # ------------------------------------------------------------------ configuration
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_kedi.errors import KediExecutionError, KediTraceFrame
 from pytest_kedi.lang import nodes
-from pytest_kedi.runtime.pyinterop import CompiledUnit, Transform, compile_unit
+from pytest_kedi.runtime.pyinterop import CodeStore, CompiledUnit, Transform, compile_unit
 from pytest_kedi.runtime.scope import Scope
 from pytest_kedi.runtime.sourcefile import SourceFile
 
@@ -79,10 +79,12 @@ class Runtime:
         procedure: str | None,
         *,
         transform: Transform | None = None,
+        store: CodeStore | None = None,
     ) -> CompiledUnit:
-        """Compile ``code`` once (a ``transform`` compiles a fresh, uncached unit)."""
+        """Compile ``code`` once (a ``transform`` compiles a fresh unit, or takes it from
+        ``store``)."""
         if transform is not None:
-            return compile_unit(code, source_file, procedure, transform=transform)
+            return compile_unit(code, source_file, procedure, transform=transform, store=store)
         entry = self.compiled.get(id(code))
         if entry is not None and entry[0] is code:
             return entry[1]

@@ -16,7 +16,7 @@ from pytest_kedi.runtime.interpreter import exec_body, exec_stmt
 from pytest_kedi.runtime.lazy import declare_all
 from pytest_kedi.runtime.modules import load_unit
 from pytest_kedi.runtime.procedures import KediProcedure
-from pytest_kedi.runtime.pyinterop import Transform, run_block
+from pytest_kedi.runtime.pyinterop import CodeStore, Transform, run_block
 from pytest_kedi.runtime.scope import KediArgs, Scope
 
 __all__ = ["Program", "load"]
@@ -215,8 +215,10 @@ class Program:
         case: nodes.Case,
         *,
         transform: Transform | None = None,
+        store: CodeStore | None = None,
     ) -> None:
-        """Run a case's Python on the compiled runtime.
+        """Run a case's Python on the compiled runtime (its code compiled with
+        ``transform``, or taken from ``store`` when compiled so before).
 
         The case body (its statement lines and fences, in order) is one Python unit,
         so a name bound on one line is visible on the next; like every Python block,
@@ -227,7 +229,9 @@ class Program:
         runtime = self._unit.runtime
         code = _case_code(case)
         try:
-            unit = runtime.unit_for(code, self._unit.source_file, label, transform=transform)
+            unit = runtime.unit_for(
+                code, self._unit.source_file, label, transform=transform, store=store
+            )
             run_block(unit, ctx.scope)
         except KediExecutionError as err:
             raise err.with_outer_frame(ctx.frame("case", self._span(case)))

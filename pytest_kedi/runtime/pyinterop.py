@@ -9,7 +9,7 @@ import ast
 import itertools
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from pytest_kedi.errors import KediValueExecutionError
 from pytest_kedi.lang.nodes import PyCode
@@ -31,6 +31,7 @@ from pytest_kedi.runtime.scope import MISSING, Scope
 from pytest_kedi.runtime.sourcefile import SourceFile
 
 __all__ = [
+    "CodeStore",
     "CompiledUnit",
     "Transform",
     "build_globals",
@@ -50,7 +51,24 @@ _BLOCK_NAME = "__kedi_block__"
 
 
 class CompiledUnit:
-    __slots__ = ("candidates", "code", "filename", "info", "kind", "simple", "top_assigned")
+    """One compiled unit. A block's top-level assignments are fast function locals
+    except for ``shared`` names, declared ``global``; when a run finds other of its
+    assigned names bound in the visible Kedi environment (they must then be read and
+    written back as Kedi bindings), the block runs as a variant declaring exactly those
+    global, compiled once by ``rebuild`` and kept in ``variants``."""
+
+    __slots__ = (
+        "candidates",
+        "code",
+        "filename",
+        "info",
+        "kind",
+        "rebuild",
+        "shared",
+        "simple",
+        "top_assigned",
+        "variants",
+    )
 
     def __init__(
         self,
@@ -68,6 +86,24 @@ class CompiledUnit:
         self.top_assigned = top_assigned
         self.candidates = candidates
         self.simple = kind == "expr" and _is_simple(code)
+        self.shared: frozenset[str] = top_assigned
+        self.rebuild: Callable[[frozenset[str]], types.CodeType] | None = None
+        self.variants: dict[frozenset[str], types.CodeType] = {}
+
+    def code_for(self, g: dict[str, Any]) -> types.CodeType:
+        """The block's code for the globals ``g`` (see the class doc)."""
+        top = self.top_assigned
+        if not top or self.rebuild is None:
+            return self.code
+        shared = self.shared
+        visible = [name for name in top if name in g and name not in shared]
+        if not visible:
+            return self.code
+        names = shared.union(visible)
+        code = self.variants.get(names)
+        if code is None:
+            code = self.variants[names] = self.rebuild(names)
+        return code
 
 
 def _is_simple(code: types.CodeType) -> bool:
@@ -208,6 +244,15 @@ def _parse(code: PyCode, info: UnitInfo, filename: str, mode: str) -> Any:
         raise syntax_error(exc, info, filename, relative=True) from None
 
 
+class CodeStore(Protocol):
+    """A store of compiled block code kept across runs (the pytest plugin keeps one in
+    pytest's cache directory): ``(code, top-level targets, write-back candidates)``."""
+
+    def get(self, key: tuple[object, ...]) -> tuple[Any, ...] | None: ...
+
+    def put(self, key: tuple[object, ...], value: tuple[Any, ...]) -> None: ...
+
+
 def compile_unit(
     code: PyCode,
     source_file: SourceFile,
@@ -215,14 +260,28 @@ def compile_unit(
     *,
     mode: str | None = None,
     transform: Transform | None = None,
+    store: CodeStore | None = None,
 ) -> CompiledUnit:
     """Compile one embedded unit. ``mode``: ``"expr"``, ``"block"`` or ``"prelude"``
-    (default: ``"expr"`` for backtick expressions, ``"block"`` otherwise)."""
+    (default: ``"expr"`` for backtick expressions, ``"block"`` otherwise). A block's code
+    is looked up in (and added to) ``store`` when one is given."""
     info = UnitInfo(code, source_file, procedure)
     kind = mode or ("expr" if code.kind == "expr" else "block")
     filename = _register(info, kind)
     path = source_file.path
     stripped = len(code.source) - len(code.source.lstrip()) if kind == "expr" else 0
+    key = ("block", path, procedure, code.source, code.line, code.col)
+    if kind == "block" and store is not None:
+        hit = store.get(key)
+        if hit is not None:
+            func_code, top_names, candidate_names, shared = hit
+            unit = CompiledUnit(
+                info, filename, kind, _track(func_code, info), frozenset(top_names),
+                frozenset(candidate_names),
+            )  # fmt: skip
+            unit.shared = frozenset(shared)
+            unit.rebuild = _rebuilder(code, info, filename, transform)
+            return unit
     try:
         if kind == "expr":
             tree_e = _parse(code, info, filename, "eval")
@@ -232,27 +291,60 @@ def compile_unit(
             if any(isinstance(n, ast.NamedExpr) for n in ast.walk(tree_e)):
                 unit.simple = False
             return unit
-        tree = _parse(code, info, filename, "exec")
-        assert isinstance(tree, ast.Module)
-        if transform is not None:
-            transform(tree, path)
-        _relocate(tree, code, source_file, 0)
+        tree = _block_tree(code, info, filename, transform)
         if kind == "prelude":
             compiled = compile(tree, path, "exec")
             return CompiledUnit(info, filename, kind, _track(compiled, info))
         top = _top_level_targets(tree.body)
-        body: list[ast.stmt] = []
-        if top:
-            body.append(
-                ast.Global(names=sorted(top), lineno=code.line, col_offset=0, end_lineno=code.line)
-            )
-        body.extend(tree.body or [ast.Pass(lineno=code.line, col_offset=0, end_lineno=code.line)])
-        func_code = _function_code(_BLOCK_NAME, (), body, path, code.line)
+        nested = _nested_globals(tree.body)
+        # Names a nested scope declares global stay module-level for the whole block;
+        # so does every name of a block that introspects its namespace.
+        introspects = any(
+            isinstance(node, ast.Name) and node.id in _INTROSPECTION for node in ast.walk(tree)
+        )
+        shared = frozenset(top) if introspects else frozenset(top & nested)
+        func_code = _block_code(tree, shared, path, code.line)
     except SyntaxError as exc:
         raise syntax_error(exc, info, filename) from exc
-    candidates = frozenset(top | _nested_globals(tree.body))
+    candidates = frozenset(top | nested)
     unit = CompiledUnit(info, filename, kind, _track(func_code, info), frozenset(top), candidates)
+    unit.shared = shared
+    unit.rebuild = _rebuilder(code, info, filename, transform)
+    if store is not None:
+        store.put(key, (func_code, tuple(sorted(top)), tuple(sorted(candidates)), tuple(shared)))
     return unit
+
+
+def _block_tree(
+    code: PyCode, info: UnitInfo, filename: str, transform: Transform | None
+) -> ast.Module:
+    tree = _parse(code, info, filename, "exec")
+    assert isinstance(tree, ast.Module)
+    if transform is not None:
+        transform(tree, info.source_file.path)
+    _relocate(tree, code, info.source_file, 0)
+    return tree
+
+
+def _block_code(tree: ast.Module, shared: frozenset[str], path: str, line: int) -> types.CodeType:
+    """The block as a function; the names in ``shared`` are declared ``global``."""
+    body: list[ast.stmt] = []
+    if shared:
+        body.append(ast.Global(names=sorted(shared), lineno=line, col_offset=0, end_lineno=line))
+    body.extend(tree.body or [ast.Pass(lineno=line, col_offset=0, end_lineno=line)])
+    return _function_code(_BLOCK_NAME, (), body, path, line)
+
+
+def _rebuilder(
+    code: PyCode, info: UnitInfo, filename: str, transform: Transform | None
+) -> Callable[[frozenset[str]], types.CodeType]:
+    """Compile the block again with other names declared ``global`` (see `run_block`)."""
+
+    def rebuild(shared: frozenset[str]) -> types.CodeType:
+        tree = _block_tree(code, info, filename, transform)
+        return _track(_block_code(tree, shared, info.source_file.path, code.line), info)
+
+    return rebuild
 
 
 def _track(code: types.CodeType, info: UnitInfo) -> types.CodeType:
@@ -351,7 +443,7 @@ def run_block(unit: CompiledUnit, scope: Scope) -> Any:
     candidates = unit.candidates
     before = {name: raw_global(g, name) for name in candidates} if candidates else None
     try:
-        result = types.FunctionType(unit.code, g)()
+        result = types.FunctionType(unit.code_for(g), g)()
     except USER_ERRORS as exc:
         err = python_error(exc, unit)
         if err is exc:

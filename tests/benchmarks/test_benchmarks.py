@@ -16,7 +16,7 @@ BENCHMARKS = ROOT / "benchmarks"
 CORPUS = ROOT.parent / "shared" / "corpus" / "kedi" / "MANIFEST.json"
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
+def _run(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     env = {
         k: v
         for k, v in os.environ.items()
@@ -28,7 +28,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
         env=env,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=timeout,
         check=False,
     )
 
@@ -72,10 +72,18 @@ def test_eval_throughput_fails_when_rows_do_not_score() -> None:
     assert "benchmark suite did not score cleanly" in result.stderr
 
 
-def test_call_overhead_quick() -> None:
-    result = _run("benchmarks/call_overhead.py", "--quick")
+def test_call_overhead_quick_reports_every_shape(tmp_path: Path) -> None:
+    target = tmp_path / "results.json"
+    result = _run("benchmarks/call_overhead.py", "--quick", "--json", str(target))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.splitlines()[-1].startswith("ratio          : ")
+    names = [entry["benchmark"] for entry in json.loads(target.read_text())]
+    assert names == [
+        "procedure call: expression return",
+        "procedure call: text return",
+        "procedure call: two-statement body",
+        "procedure call: nested <call(...)>",
+        "procedure call: fenced Python loop",
+    ]
 
 
 def test_call_overhead_fails_on_a_wrong_result() -> None:
@@ -84,6 +92,44 @@ def test_call_overhead_fails_on_a_wrong_result() -> None:
     )
     assert result.returncode == 1
     assert "add(2, 3) returned -1, not 5: not measured" in result.stderr
+
+
+def test_run_writes_one_table_from_every_script(tmp_path: Path) -> None:
+    output = tmp_path / "RESULTS.md"
+    # Every script at its quick size: minutes on a busy 2-core machine.
+    done = _run("benchmarks/run.py", "--quick", "--output", str(output), timeout=1800)
+    text = output.read_text()
+    assert "| benchmark | ours | baseline | ratio | goal | met |" in text
+    assert "`nproc`" in text
+    scripts = sorted(
+        p.name for p in BENCHMARKS.glob("*.py") if p.name != "run.py" and p.name[0] != "_"
+    )
+    for script in scripts:
+        assert f"| `{script}` |" in text
+    assert "| procedure call: expression return |" in text
+    if done.returncode != 0:  # a script failed: it is named in the table
+        assert "FAILED" in text, done.stderr
+
+
+def test_run_names_a_failing_script_and_exits_non_zero(tmp_path: Path) -> None:
+    output = tmp_path / "RESULTS.md"
+    code = (
+        "import sys; sys.path.insert(0, 'benchmarks'); import run, pathlib\n"
+        "broken = pathlib.Path(sys.argv[1]) / 'broken.py'\n"
+        "broken.write_text('raise SystemExit(\"no measurement\")\\n')\n"
+        "run.scripts = lambda only: [broken]\n"
+        "sys.exit(run.main(['--quick', '--output', sys.argv[2]]))\n"
+    )
+    done = _run("-c", code, str(tmp_path), str(output))
+    assert done.returncode == 1
+    assert "| `broken.py` |" in output.read_text()
+    assert "FAILED: exit 1: no measurement" in output.read_text()
+
+
+def test_run_only_rejects_an_unknown_name() -> None:
+    done = _run("benchmarks/run.py", "--only", "no_such_benchmark")
+    assert done.returncode != 0
+    assert "no benchmark named no_such_benchmark" in done.stderr
 
 
 @pytest.mark.skipif(not CORPUS.is_file(), reason="Kedi corpus not available (../shared/corpus)")
@@ -198,3 +244,17 @@ def test_xdist_scaling_fails_when_a_suite_does_not_score(tmp_path: Path) -> None
     result = _patched("xdist_scaling", patch, "bench.best(folder, 0, repeat=1)")
     assert result.returncode != 0
     assert "benchmark suites did not all score 1.0 under -n 0" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("script", "count"), [("collection", 3), ("row_overhead", 2), ("memory", 2)]
+)
+def test_script_quick_writes_its_results(tmp_path: Path, script: str, count: int) -> None:
+    target = tmp_path / "results.json"
+    done = _run(f"benchmarks/{script}.py", "--quick", "--json", str(target))
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads(target.read_text())
+    assert len(results) == count
+    for entry in results:
+        assert set(entry) == {"benchmark", "ours", "baseline", "ratio", "goal", "met", "note"}
+        assert entry["ratio"] > 0

@@ -211,3 +211,49 @@ def test_failing_iterable_in_loop_is_a_kedi_error(run):
     with pytest.raises(KediExecutionError) as info:
         run(src)
     assert isinstance(info.value.original, LookupError)
+
+
+def test_a_blocks_new_names_are_function_locals(run):
+    # Fenced Python runs like the same code in a Python function: names it creates are
+    # fast locals (not module globals), while rebinding a Kedi name still writes back.
+    src = """
+    [n: int] = `1`
+    @loop(count: int) -> tuple:
+      = ```
+      import sys
+      total = 0
+      for i in range(count):
+          total += i
+      return (total, sorted(sys._getframe().f_code.co_varnames))
+      ```
+    ```
+    import sys
+    n = n + 1
+    created = 5
+    local_names = sorted(sys._getframe().f_code.co_varnames)
+    ```
+    = `(loop(4), n, "created" in globals())`
+    """
+    (total, names), n, leaked = run(src)
+    assert total == 6
+    assert {"total", "i", "sys"} <= set(names)
+    assert n == 2
+    assert leaked is False
+
+
+def test_a_block_rebinds_a_name_that_becomes_visible_later(run):
+    # The same block runs once before and once after `seen` is a Kedi binding of its
+    # scope: the first run keeps `seen` local, the second writes it back.
+    src = """
+    @bump(flag: bool) -> int:
+      [out: int] = `0`
+      > if: `flag`
+        [seen: int] = `10`
+      ```
+      seen = 1
+      out = seen
+      ```
+      = `out`
+    = `(bump(False), bump(True))`
+    """
+    assert run(src) == (1, 1)

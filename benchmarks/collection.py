@@ -1,0 +1,177 @@
+"""Collection and execution of many `.kedi` files vs the same tests as plain pytest modules.
+
+Usage: python benchmarks/collection.py [--files N] [--quick]
+
+Generates N ``.kedi`` files (two procedures, one ``@eval:`` suite, two ``@test:`` cases
+each) and N equivalent ``.py`` test modules (the same two functions, one test scoring the
+same rows, the same two test functions), then runs pytest on each tree in a fresh
+process:
+
+* ``--collect-only`` cold: no ``.pytest_cache`` (our parse cache) and no ``__pycache__``
+  (pytest's compiled, assertion-rewritten modules);
+* ``--collect-only`` warm: the same command again, both caches filled;
+* full execution (``--kedi-eval``), warm.
+
+Times are the child processes' CPU time (user + system; best of ``--repeat``), so a
+loaded machine skews neither side; ratios are ours / plain pytest. Exits non-zero when
+a pytest run fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _results import Result, add_json_argument, emit  # noqa: E402
+
+KEDI_TEMPLATE = """\
+@double_{i}(x: int) -> int:
+  = `x * 2`
+
+@label_{i}(x: int) -> str:
+  = item <x>
+
+@eval: double_{i}:
+  > data: numbers:
+    = `[(n, n * 2) for n in range(5)]`
+  > metric: exact(numbers):
+    = `double_{i}(numbers) == expected`
+
+@test: file_{i}:
+  > case: doubles:
+    `assert double_{i}(21) == 42`
+  > case: labels:
+    ```
+    text = label_{i}(3)
+    assert text == "item 3"
+    ```
+"""
+
+PY_TEMPLATE = """\
+def double_{i}(x: int) -> int:
+    return x * 2
+
+
+def label_{i}(x: int) -> str:
+    return f"item {{x}}"
+
+
+def test_eval_double_{i}():
+    numbers = [(n, n * 2) for n in range(5)]
+    scores = [double_{i}(value) == expected for value, expected in numbers]
+    assert sum(scores) / len(scores) == 1.0
+
+
+def test_doubles():
+    assert double_{i}(21) == 42
+
+
+def test_labels():
+    text = label_{i}(3)
+    assert text == "item 3"
+"""
+
+# Both trees run with the same plugins; plugins that reorder or time out are left out.
+COMMON = ["-q", "-p", "no:randomly", "-p", "no:xdist", "-p", "no:rerunfailures"]
+
+
+def generate(root: Path, files: int) -> tuple[Path, Path]:
+    kedi, py = root / "kedi", root / "py"
+    for folder, ini in ((kedi, "[pytest]\nkedi_collect = true\n"), (py, "[pytest]\n")):
+        folder.mkdir(parents=True)
+        (folder / "pytest.ini").write_text(ini, encoding="utf-8")
+    for i in range(files):
+        (kedi / f"suite_{i}.kedi").write_text(KEDI_TEMPLATE.format(i=i), encoding="utf-8")
+        (py / f"test_suite_{i}.py").write_text(PY_TEMPLATE.format(i=i), encoding="utf-8")
+    return kedi, py
+
+
+def clear_caches(folder: Path) -> None:
+    shutil.rmtree(folder / ".pytest_cache", ignore_errors=True)
+    shutil.rmtree(folder / "__pycache__", ignore_errors=True)
+
+
+def cpu_of(folder: Path, args: list[str], expect: int) -> float:
+    """CPU seconds (user + system) of one pytest process run in ``folder``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KEDI_", "PYTEST_"))}
+    env["PYTHONDONTWRITEBYTECODE"] = ""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", *COMMON, *args],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    summary = done.stdout.strip().splitlines()[-1:] or [""]
+    if done.returncode != 0 or str(expect) not in summary[0]:
+        sys.stderr.write(done.stdout[-3000:] + done.stderr[-3000:])
+        raise SystemExit(f"pytest {' '.join(args)} in {folder.name} failed: {summary[0]}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=1_000, help="files per tree")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per measurement (best)")
+    parser.add_argument("--quick", action="store_true", help="50 files, one run")
+    add_json_argument(parser)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.files, args.repeat = 50, 1
+    files = args.files
+    tests = files * 3
+    best: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="kedi-collect-") as tmp:
+        kedi, py = generate(Path(tmp), files)
+        for _ in range(args.repeat):  # interleaved, so a change of load hits both
+            for name, folder in (("kedi", kedi), ("py", py)):
+                clear_caches(folder)
+                cold = cpu_of(folder, ["--collect-only"], tests)
+                warm = cpu_of(folder, ["--collect-only"], tests)
+                run = cpu_of(folder, ["--kedi-eval"], tests)
+                for key, value in (("cold", cold), ("warm", warm), ("run", run)):
+                    slot = best.setdefault(f"{name}-{key}", [])
+                    slot.append(value)
+    figures = {key: min(values) for key, values in best.items()}
+    results: list[Result] = []
+    for key, label, goal in (
+        ("cold", "--collect-only, cold caches", 1.0),
+        ("warm", "--collect-only, warm caches", 0.5),
+        ("run", "full run (--kedi-eval), warm caches", 1.0),
+    ):
+        ours, theirs = figures[f"kedi-{key}"], figures[f"py-{key}"]
+        ratio = ours / theirs
+        results.append(
+            Result(
+                benchmark=f"{files:,} files: {label}",
+                ours=f"{ours:.2f} s CPU",
+                baseline=f"{theirs:.2f} s CPU (equivalent .py test modules)",
+                ratio=ratio,
+                goal=f"<= {goal:g}x",
+                met=ratio <= goal,
+                note=(
+                    f"{files:,} generated .kedi files (2 procedures, 1 @eval: suite of 5 rows, "
+                    "2 @test: cases each) vs as many .py modules with the same functions and "
+                    "3 tests; CPU time of a fresh pytest process, best of "
+                    f"{args.repeat}; cold = no .pytest_cache and no __pycache__"
+                ),
+            )
+        )
+    emit(results, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,182 @@
+"""Per-row overhead of deterministic eval rows: pytest-kedi vs pydantic-evals vs a plain loop.
+
+Usage: python benchmarks/row_overhead.py [--rows N] [--quick]
+
+The same work three ways, N rows (20,000) of a typed ``word_count(text: str) -> int``
+scored by exact match against the expected count:
+
+* ours: ``pytest --kedi-eval`` on a ``.kedi`` suite (in-process ``pytest.main``, default
+  settings: every row becomes a sub-result). The per-row cost is the CPU time of the run
+  with N rows minus that of the same run with one row (so pytest's start-up and
+  collection are not counted as row overhead).
+* pydantic-evals: ``Dataset.evaluate_sync`` over N ``Case``s with the ``EqualsExpected``
+  evaluator, the same function as the task (CPU time of the call; building the dataset
+  excluded).
+* a plain loop: builds the same N rows, calls a Python function checking its parameter
+  and return types with ``isinstance``, compares with the expected value and averages.
+
+Goals: >= 30x pydantic-evals' rows/s and <= 8x the plain loop's time per row. Exits
+non-zero when a run does not score every row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from _results import Result, add_json_argument, emit  # noqa: E402
+
+PROGRAM = """\
+@word_count(text: str) -> int:
+  = `len(text.split())`
+
+@eval: word_count:
+  > data: samples:
+    = `[(" ".join(["w"] * (i % 7 + 1)), i % 7 + 1) for i in range({rows})]`
+  > metric: exact(samples):
+    = `word_count(samples) == expected`
+"""
+
+
+def rows_of(count: int) -> list[tuple[str, int]]:
+    return [(" ".join(["w"] * (i % 7 + 1)), i % 7 + 1) for i in range(count)]
+
+
+def word_count(text: str) -> int:
+    return len(text.split())
+
+
+class _Probe:
+    def __init__(self) -> None:
+        self.scores: list[float | None] = []
+
+    def pytest_kedi_suite_result(self, item: Any, result: Any) -> None:
+        self.scores.append(result.score)
+
+
+def pytest_cpu(folder: Path, rows: int) -> float:
+    """CPU seconds of one in-process ``pytest --kedi-eval`` run over ``rows`` rows."""
+    import pytest
+
+    import pytest_kedi.plugin
+
+    project = folder / f"rows_{rows}"
+    project.mkdir(exist_ok=True)
+    (project / "rows.kedi").write_text(PROGRAM.format(rows=rows), encoding="utf-8")
+    probe = _Probe()
+    args = [
+        "-q", "-p", "no:cacheprovider", "-p", "no:kedi", "-p", "no:randomly",
+        "--rootdir", str(project), "--kedi-eval", str(project / "rows.kedi"),
+    ]  # fmt: skip
+    output = io.StringIO()
+    start = time.process_time()
+    with contextlib.redirect_stdout(output):
+        code = pytest.main(args, plugins=[probe, pytest_kedi.plugin])
+    elapsed = time.process_time() - start
+    if code != 0 or probe.scores != [1.0]:
+        print(output.getvalue()[-3000:])
+        raise SystemExit(f"benchmark pytest run failed (exit {code}, scores {probe.scores})")
+    return elapsed
+
+
+def pydantic_evals_cpu(rows: int) -> float:
+    from pydantic_evals import Case, Dataset
+    from pydantic_evals.evaluators import EqualsExpected
+
+    cases = [
+        Case(name=f"row {i}", inputs=text, expected_output=count)
+        for i, (text, count) in enumerate(rows_of(rows))
+    ]
+    dataset = Dataset(name="word_count", cases=cases, evaluators=[EqualsExpected()])
+    start = time.process_time()
+    report = dataset.evaluate_sync(word_count, progress=False)
+    elapsed = time.process_time() - start
+    if len(report.cases) != rows or report.averages().assertions != 1.0:  # type: ignore[union-attr]
+        raise SystemExit("pydantic-evals did not score every row")
+    return elapsed
+
+
+def plain_cpu(rows: int) -> float:
+    def typed(text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError("text must be str")
+        value = len(text.split())
+        if not isinstance(value, int):
+            raise TypeError("return value must be int")
+        return value
+
+    start = time.process_time()
+    data = rows_of(rows)
+    scores = [1.0 if typed(text) == expected else 0.0 for text, expected in data]
+    mean = sum(scores) / len(scores)
+    elapsed = time.process_time() - start
+    if mean != 1.0:
+        raise SystemExit("the plain loop did not score every row")
+    return elapsed
+
+
+def best(measure: Callable[[], float], rounds: int) -> float:
+    return min(measure() for _ in range(rounds))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=3, help="best of this many runs")
+    parser.add_argument("--quick", action="store_true", help="1,000 rows, one round")
+    add_json_argument(parser)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rows, args.rounds = 1_000, 1
+    rows = args.rows
+    with tempfile.TemporaryDirectory(prefix="kedi-rows-") as tmp:
+        folder = Path(tmp)
+        pytest_cpu(folder, 1)  # warm-up: imports, caches
+        one = best(lambda: pytest_cpu(folder, 1), args.rounds)
+        many = best(lambda: pytest_cpu(folder, rows), args.rounds)
+    ours = max(many - one, 1e-9) / rows
+    theirs = best(lambda: pydantic_evals_cpu(rows), max(1, args.rounds - 1)) / rows
+    plain = best(lambda: plain_cpu(rows), args.rounds) / rows
+    method = (
+        f"{rows:,} rows; ours = CPU time of `pytest --kedi-eval` with {rows:,} rows minus "
+        "with 1 row (rows reported as sub-results, the default); pydantic-evals = "
+        "Dataset.evaluate_sync with EqualsExpected; plain loop = build the rows, typed "
+        f"call checked with isinstance, compare, average; best of {args.rounds}"
+    )
+    results = [
+        Result(
+            benchmark=f"deterministic rows under pytest vs pydantic-evals ({rows:,})",
+            ours=f"{1 / ours:,.0f} rows/s",
+            baseline=f"{1 / theirs:,.0f} rows/s (pydantic-evals)",
+            ratio=theirs / ours,
+            goal=">= 30x faster",
+            met=theirs / ours >= 30,
+            note=method,
+        ),
+        Result(
+            benchmark=f"deterministic rows under pytest vs a plain loop ({rows:,})",
+            ours=f"{ours * 1e6:.1f} us/row",
+            baseline=f"{plain * 1e6:.2f} us/row (plain loop)",
+            ratio=ours / plain,
+            goal="<= 8x",
+            met=ours / plain <= 8,
+            note=method,
+        ),
+    ]
+    emit(results, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

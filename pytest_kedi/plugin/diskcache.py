@@ -1,0 +1,215 @@
+"""Caches kept across pytest runs in pytest's cache directory (``.pytest_cache``).
+
+* `ParseCache`: each ``.kedi`` file's parsed and checked module, keyed by the file's path
+  and content and by the parser's version (a hash of the parser's own sources, so any
+  change to the parser invalidates every entry). IDEs re-collect on every save, so an
+  unchanged file is then read from the cache instead of being parsed again.
+* `CodeCache`: each test case's compiled, assertion-rewritten code, keyed by the case's
+  source and position, the Python and pytest versions and the compiler's sources (the
+  way pytest keeps rewritten test modules as ``.pyc`` files).
+
+Entries are written atomically (a temporary file renamed into place), so pytest-xdist
+workers filling the same cache never read a partial entry. An entry that cannot be read
+or decoded is ignored with a one-line debug log record (logger ``pytest_kedi``), and the
+file is parsed or compiled as if there were no cache.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import hashlib
+import inspect
+import io
+import logging
+import marshal
+import os
+import pickle
+import sys
+import tempfile
+import types
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_kedi.lang import nodes
+
+__all__ = ["CodeCache", "ParseCache", "caches_for", "parser_version", "sources_hash"]
+
+LOG = logging.getLogger("pytest_kedi")
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def sources_hash(root: Path, *parts: str) -> str:
+    """A hash of the ``.py`` and ``.lark`` files at ``parts`` (files, or folders searched
+    recursively) below ``root``, and of the Python version."""
+    digest = hashlib.sha256(f"{sys.version_info[:2]}".encode())
+    for part in parts:
+        where = root / part
+        files = sorted(where.rglob("*")) if where.is_dir() else [where]
+        for file in files:
+            if file.is_file() and file.suffix in (".py", ".lark"):
+                digest.update(file.relative_to(root).as_posix().encode())
+                digest.update(b"\0")
+                digest.update(file.read_bytes())
+    return digest.hexdigest()[:20]
+
+
+@cache
+def parser_version() -> str:
+    """A hash of every source file of the parser (computed once per process)."""
+    return sources_hash(_PACKAGE, "lang")
+
+
+@cache
+def compiler_version() -> str:
+    """A hash of the sources that compile case code, and of the Python/pytest versions."""
+    hashed = sources_hash(_PACKAGE, "runtime/pyinterop.py", "plugin/items.py")
+    return f"{hashed}-{pytest.__version__}-{sys.version}"
+
+
+@cache
+def _node_reducers() -> dict[type, Callable[[Any], tuple[Any, ...]]]:
+    """Pickle each AST node as ``(class, field values)``: about twice as fast to load as
+    the default state-restoring pickle of a frozen, slotted dataclass."""
+
+    def reducer(cls: type, names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+        return lambda node: (cls, tuple(getattr(node, name) for name in names))
+
+    table: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
+    for cls in vars(nodes).values():
+        if not (inspect.isclass(cls) and dataclasses.is_dataclass(cls)):
+            continue
+        fields = dataclasses.fields(cls)
+        if cls.__module__ == nodes.__name__ and all(f.init for f in fields):
+            table[cls] = reducer(cls, tuple(f.name for f in fields))
+    return table
+
+
+def _unpickle(data: bytes) -> Any:
+    """Load an acyclic AST: cyclic GC passes during the load would only cost time."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return pickle.loads(data)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _atomic_write(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` so that no reader ever sees a partial file."""
+    try:
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(data)
+            os.replace(temporary, target)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except OSError as exc:  # a read-only or full cache directory: run without it
+        LOG.debug("pytest-kedi: cannot write cache entry %s: %s", target, exc)
+
+
+def _read(target: Path) -> bytes | None:
+    try:
+        return target.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        LOG.debug("pytest-kedi: ignoring unreadable cache entry %s: %s", target, exc)
+        return None
+
+
+class ParseCache:
+    """Parsed, checked ``.kedi`` modules kept in ``directory`` (see the module doc)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.hits = 0
+
+    def _entry(self, path: str, data: bytes) -> Path:
+        digest = hashlib.sha256(parser_version().encode())
+        digest.update(path.encode("utf-8", "surrogatepass"))
+        digest.update(b"\0")
+        digest.update(data)
+        return self.directory / digest.hexdigest()
+
+    def module(self, path: Path) -> nodes.Module:
+        """The checked module of ``path``; raise what `parse_file`/`check_python` raise."""
+        from pytest_kedi.lang import check_python, parse_file
+        from pytest_kedi.lang.parser import _CACHE
+
+        name = os.fspath(path)
+        data = path.read_bytes()
+        entry = self._entry(name, data)
+        cached = _read(entry)
+        if cached is not None:
+            try:
+                module = _unpickle(cached)
+                if not isinstance(module, nodes.Module) or module.path != name:
+                    raise TypeError(f"not a parsed module of {name}")
+            except Exception as exc:  # a corrupt or foreign entry: parse again
+                LOG.debug("pytest-kedi: ignoring corrupt parse cache entry %s: %s", entry, exc)
+            else:
+                self.hits += 1
+                # The program loaded when the file's first item runs reuses it.
+                _CACHE.get_or_parse(name, data.decode("utf-8"), lambda _s, _p: module)
+                return module
+        module = check_python(parse_file(name))
+        stream = io.BytesIO()
+        pickler = pickle.Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL)
+        pickler.dispatch_table = _node_reducers()
+        pickler.dump(module)
+        _atomic_write(entry, stream.getvalue())
+        return module
+
+
+class CodeCache:
+    """Compiled case code kept in ``directory`` as marshalled code objects."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.hits = 0
+
+    def _entry(self, key: tuple[object, ...]) -> Path:
+        digest = hashlib.sha256(compiler_version().encode())
+        digest.update(repr(key).encode("utf-8", "surrogatepass"))
+        return self.directory / digest.hexdigest()
+
+    def get(self, key: tuple[object, ...]) -> tuple[Any, ...] | None:
+        entry = self._entry(key)
+        data = _read(entry)
+        if data is None:
+            return None
+        try:
+            value = marshal.loads(data)
+            if not (isinstance(value, tuple) and isinstance(value[0], types.CodeType)):
+                raise TypeError("not a compiled case")
+        except Exception as exc:
+            LOG.debug("pytest-kedi: ignoring corrupt code cache entry %s: %s", entry, exc)
+            return None
+        self.hits += 1
+        return value
+
+    def put(self, key: tuple[object, ...], value: tuple[Any, ...]) -> None:
+        _atomic_write(self._entry(key), marshal.dumps(value))
+
+
+def caches_for(config: pytest.Config) -> tuple[ParseCache | None, CodeCache | None]:
+    """The session's two caches, or None each when pytest's cache is disabled
+    (``-p no:cacheprovider``) or its directory cannot be created."""
+    store = getattr(config, "cache", None)
+    if store is None:
+        return None, None
+    try:
+        parsed = ParseCache(store.mkdir("kedi-parse"))
+        compiled = CodeCache(store.mkdir("kedi-code"))
+    except OSError as exc:
+        LOG.debug("pytest-kedi: cache directory unavailable: %s", exc)
+        return None, None
+    return parsed, compiled

@@ -1,0 +1,126 @@
+"""Parsed `.kedi` files and compiled case code are kept in pytest's cache directory, so a
+second run neither parses unchanged files again nor recompiles their cases; a damaged
+cache entry is ignored (with a one-line debug record) and never changes an outcome."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from kedi_plugin_helpers import DEMO, Kedi
+
+from pytest_kedi.plugin.diskcache import sources_hash
+
+# Imported by every process of a run (xdist workers too): when asked, the parser and the
+# assertion rewriter refuse to work, so only cached results can make the run pass.
+CONFTEST = """
+import os
+
+if os.environ.get("REFUSE_KEDI_PARSE"):
+    from pytest_kedi.lang import parser
+
+    def _refuse(src):
+        raise RuntimeError("parsed again")
+
+    parser._build = _refuse
+
+if os.environ.get("REFUSE_CASE_COMPILE"):
+    import pytest_kedi.plugin.items as items
+
+    def _refuse_rewrite(tree, filename):
+        raise RuntimeError("compiled again")
+
+    items._rewrite_asserts = _refuse_rewrite
+"""
+
+FAILING_CASE = """\
+@double(x: int) -> int:
+  = `x * 2`
+
+@test: double:
+  > case: wrong:
+    `assert double(1) == 3`
+"""
+
+
+def _entries(kedi: Kedi, kind: str) -> list[Path]:
+    folder = kedi.pytester.path / ".pytest_cache" / "d" / kind
+    return sorted(folder.iterdir()) if folder.is_dir() else []
+
+
+def test_second_run_uses_cached_parses_and_case_code(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kedi.write("demo.kedi", DEMO)
+    kedi.write("conftest.py", CONFTEST)
+    first = kedi.subprocess("--kedi-eval")
+    first.assert_outcomes(passed=3)
+    assert len(_entries(kedi, "kedi-parse")) == 1
+    assert len(_entries(kedi, "kedi-code")) == 2
+    monkeypatch.setenv("REFUSE_KEDI_PARSE", "1")
+    monkeypatch.setenv("REFUSE_CASE_COMPILE", "1")
+    second = kedi.subprocess("--kedi-eval")
+    second.assert_outcomes(passed=3)
+    assert "again" not in second.stdout.str()
+
+
+def test_a_changed_file_is_parsed_again(kedi: Kedi, monkeypatch: pytest.MonkeyPatch) -> None:
+    kedi.write("demo.kedi", DEMO)
+    kedi.write("conftest.py", CONFTEST)
+    kedi.subprocess("--kedi-eval", "--collect-only").assert_outcomes()
+    kedi.write("demo.kedi", DEMO.replace("two_words", "three_words"))
+    monkeypatch.setenv("REFUSE_KEDI_PARSE", "1")
+    result = kedi.subprocess("--kedi-eval", "--collect-only")
+    assert "internal error in the Kedi parser" in result.stdout.str()
+
+
+def test_cached_case_code_keeps_assertion_introspection(kedi: Kedi) -> None:
+    kedi.write("double.kedi", FAILING_CASE)
+    for _ in range(2):
+        result = kedi.subprocess("--kedi-eval", "-p", "no:randomly")
+        result.assert_outcomes(failed=1)
+        result.stdout.fnmatch_lines(["*AssertionError: assert 2 == 3*"])
+    assert len(_entries(kedi, "kedi-code")) == 1
+
+
+@pytest.mark.single_process("live log records of xdist workers are not shown")
+def test_corrupt_entries_are_ignored_with_a_debug_record(kedi: Kedi) -> None:
+    kedi.write("demo.kedi", DEMO)
+    kedi.run("--kedi-eval").assert_outcomes(passed=3)
+    entries = _entries(kedi, "kedi-parse") + _entries(kedi, "kedi-code")
+    assert len(entries) == 3
+    for entry in entries:
+        entry.write_bytes(b"\x80not a cache entry")
+    from pytest_kedi.lang import parser
+
+    parser._CACHE.clear()  # this process parsed the file already
+    result = kedi.run("--kedi-eval", "-o", "log_cli=true", "--log-cli-level=DEBUG")
+    result.assert_outcomes(passed=3)
+    output = result.stdout.str()
+    assert output.count("ignoring corrupt parse cache entry") == 1, output
+    assert output.count("ignoring corrupt code cache entry") == 2, output
+    assert "Traceback" not in output
+
+
+def test_runs_without_pytest_cache(kedi: Kedi) -> None:
+    kedi.write("demo.kedi", DEMO)
+    result = kedi.run("--kedi-eval", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
+    assert not (kedi.pytester.path / ".pytest_cache").exists()
+
+
+def test_parser_version_changes_with_any_parser_source(tmp_path: Path) -> None:
+    import pytest_kedi
+
+    package = Path(pytest_kedi.__file__).parent
+    shutil.copytree(package / "lang", tmp_path / "lang")
+    before = sources_hash(tmp_path, "lang")
+    assert sources_hash(tmp_path, "lang") == before
+    grammar = next((tmp_path / "lang" / "grammar").glob("*.lark"))
+    grammar.write_text(grammar.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    after_grammar = sources_hash(tmp_path, "lang")
+    assert after_grammar != before
+    scanner = tmp_path / "lang" / "scanner.py"
+    scanner.write_text(scanner.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    assert sources_hash(tmp_path, "lang") not in (before, after_grammar)
