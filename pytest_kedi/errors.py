@@ -19,6 +19,8 @@ recognises any of them without importing the runtime.
     │   ├── KediModelError            a model call failed (located)
     │   └── KediImportError           `> import:` failed
     ├── ModelError                a model call, configuration or adapter failure (unlocated)
+    │   ├── CassetteMiss              strict replay found no recorded answer (`cassette_miss`)
+    │   └── BudgetExhausted           the run's model request budget is spent (`budget`)
     ├── UnsupportedFeature        an unsupported construct met at the model boundary (unlocated)
     ├── KediSuiteError            an eval suite could not be scored (its data, its setup)
     ├── InvalidScoreError         a metric returned NaN or an infinite score (also a ValueError)

@@ -67,14 +67,8 @@ def _module_map() -> set[str]:
 
 
 def test_the_architecture_module_map_names_every_module() -> None:
-    # lang/ and runtime/directives.py are being reorganised on another branch; the map
-    # must name every other module of the package.
     package = ROOT / "pytest_kedi"
-    modules = {
-        path.relative_to(package).as_posix()
-        for path in package.rglob("*.py")
-        if not path.relative_to(package).as_posix().startswith("lang/")
-    } - {"runtime/directives.py"}
+    modules = {path.relative_to(package).as_posix() for path in package.rglob("*.py")}
     assert modules - _module_map() == set()
 
 

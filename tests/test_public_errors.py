@@ -12,6 +12,8 @@ import pytest_kedi
 from pytest_kedi import KediError
 
 ERROR_NAMES = [
+    "BudgetExhausted",
+    "CassetteMiss",
     "InvalidScoreError",
     "KediExecutionError",
     "KediImportError",
