@@ -9,7 +9,7 @@ not skipped); suites and rows present on one side only are listed, never an erro
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from pytest_kedi.plugin.records import SuiteRecord, source_order
@@ -38,14 +38,12 @@ def _scored(record: SuiteRecord | None) -> bool:
 
 
 def _interval(record: SuiteRecord) -> tuple[float, float] | None:
-    """The suite's confidence interval (the JSON report's ``ci``), when it has one."""
-    ci = record.to_json().get("ci")
-    if not isinstance(ci, Mapping):
+    """The suite's confidence interval where its summary line shows one: with repeats or
+    under the lower-bound gate (a plain run's comparison reads as it always did)."""
+    result = record.result
+    if result.error is not None or not (result.repeats > 1 or record.gate == "lower"):
         return None
-    low, high = ci.get("low"), ci.get("high")
-    if isinstance(low, int | float) and isinstance(high, int | float):
-        return float(low), float(high)
-    return None
+    return result.stats.ci
 
 
 def _label(record: SuiteRecord) -> str:

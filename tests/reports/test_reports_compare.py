@@ -3,6 +3,7 @@ suites and rows, the max-drop gate, and reading saved reports."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 from report_docs import record, row, run, save, suite
 
-from pytest_kedi.plugin.records import RunRecord, SuiteRecord
+from pytest_kedi.plugin.records import RunRecord
 from pytest_kedi.reports.compare import (
     compare_runs,
     compare_suites,
@@ -121,22 +122,26 @@ def test_max_drop(before: float, after: float, max_drop: float, fails: bool) -> 
         )
 
 
-class _WithInterval(SuiteRecord):
-    """A suite record whose JSON form has a confidence interval (the repeats' ``ci``)."""
+def test_both_intervals_are_shown_when_both_sides_show_them() -> None:
+    pair = _pair(
+        [row(i, repr(c), s) for i, (c, s) in enumerate(zip("abcde", [1, 1, 1, 0, 0], strict=True))],
+        [row(i, repr(c), s) for i, (c, s) in enumerate(zip("abcde", [1, 1, 1, 1, 0], strict=True))],
+    )
+    old, new = (dataclasses.replace(r, gate="lower") for r in pair)
+    shown = [f"[{r.result.stats.ci[0]:.4f}, {r.result.stats.ci[1]:.4f}]" for r in (old, new)]
+    assert comparison_lines(compare_runs([old], [new]))[1] == (
+        f"- alpha::m: 0.6000 {shown[0]} -> 0.8000 {shown[1]} (+0.2000)"
+    )
 
-    def to_json(self) -> dict[str, Any]:
-        data = SuiteRecord.to_json(self)
-        score = self.result.score
-        return {**data, "ci": {"low": score - 0.1, "high": score + 0.05}}
 
-
-def test_both_intervals_are_shown_when_both_sides_have_them() -> None:
-    old, new = record(suite(A, 0.6)), record(suite(A, 0.8))
-    with_ci = [
-        _WithInterval(r.nodeid, r.line, r.result, r.threshold, r.outcome) for r in (old, new)
-    ]
-    assert comparison_lines(compare_runs([with_ci[0]], [with_ci[1]]))[1] == (
-        "- alpha::m: 0.6000 [0.5000, 0.6500] -> 0.8000 [0.7000, 0.8500] (+0.2000)"
+def test_a_plain_runs_comparison_shows_no_interval() -> None:
+    old, new = _pair(
+        [row(i, repr(c), s) for i, (c, s) in enumerate(zip("abcde", [1, 1, 1, 0, 0], strict=True))],
+        [row(i, repr(c), s) for i, (c, s) in enumerate(zip("abcde", [1, 1, 1, 1, 0], strict=True))],
+    )
+    assert old.result.stats.ci is not None  # computed, but a plain run does not show it
+    assert (
+        comparison_lines(compare_runs([old], [new]))[1] == "- alpha::m: 0.6000 -> 0.8000 (+0.2000)"
     )
 
 
