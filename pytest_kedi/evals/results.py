@@ -41,7 +41,8 @@ def _clean_fields(record: object, *names: str) -> None:
     found = secrets()
     for name in names:
         text = getattr(record, name)
-        if text is not None:
+        # ASCII text is always encodable: without credentials to redact it is clean as is.
+        if text is not None and (found or not text.isascii()):
             setattr(record, name, clean_with(text, found))
 
 
