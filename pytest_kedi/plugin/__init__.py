@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kedi.plugin import options
+from pytest_kedi.plugin import resolution
 from pytest_kedi.plugin.collect import KediFile, received_collect_error
 from pytest_kedi.plugin.session import KediSession
 
@@ -47,7 +47,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    options.register(parser)
+    resolution.register(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from pytest_kedi.evals.safetext import clean_text
-from pytest_kedi.plugin import baseline, options, transport
+from pytest_kedi.plugin import baseline, resolution, transport
 from pytest_kedi.plugin.collect import EVAL_SKIP_REASON, KediFile, is_kedi_program
 from pytest_kedi.plugin.crashes import crash_record
 from pytest_kedi.plugin.diskcache import CodeCache, ParseCache, caches_for
@@ -102,7 +102,7 @@ class KediSession:
             config.addinivalue_line("markers", marker)
         # Row sub-results need pytest's built-in `subtests` plugin (not `-p no:subtests`).
         subtests = SUBTESTS_AVAILABLE and config.pluginmanager.hasplugin("subtests")
-        session = cls(config, options.resolve(config, subtests_available=subtests))
+        session = cls(config, resolution.resolve(config, subtests_available=subtests))
         config.stash[SESSION_KEY] = session
         if session.settings.collect and session.settings.baseline_path is not None:
             session.baseline = baseline.load(session.settings.baseline_path)
