@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from pytest_kedi.errors import KediValueExecutionError
 from pytest_kedi.lang.nodes import PyCode
+from pytest_kedi.runtime.pyanalysis import INTROSPECTION, nested_globals, top_level_targets
 from pytest_kedi.runtime.pyerrors import (
     PYTHON_UNITS,
     USER_ERRORS,
@@ -110,52 +111,7 @@ def _is_simple(code: types.CodeType) -> bool:
     """An expression with no nested scopes and no stores can read frame names as locals."""
     if any(isinstance(c, types.CodeType) for c in code.co_consts):
         return False
-    return not any(name in _INTROSPECTION for name in code.co_names)
-
-
-# ----------------------------------------------------------------------------- analysis
-
-_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-
-
-def _top_level_targets(body: list[ast.stmt]) -> set[str]:
-    """Names bound at the top level of a block (not inside nested scopes)."""
-    found: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            found.add(node.name)
-            for deco in node.decorator_list:
-                visit(deco)
-            return
-        if isinstance(node, (ast.Lambda, *_COMPREHENSIONS)):
-            return
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            found.add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                if alias.name != "*":
-                    found.add(alias.asname or alias.name.split(".")[0])
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            found.add(node.name)
-        elif isinstance(node, ast.Global):
-            found.update(node.names)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    for stmt in body:
-        visit(stmt)
-    return found
-
-
-def _nested_globals(body: list[ast.stmt]) -> set[str]:
-    names: set[str] = set()
-    for stmt in body:
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Global):
-                names.update(node.names)
-    return names
+    return not any(name in INTROSPECTION for name in code.co_names)
 
 
 # ----------------------------------------------------------------------------- compiling
@@ -295,12 +251,12 @@ def compile_unit(
         if kind == "prelude":
             compiled = compile(tree, path, "exec")
             return CompiledUnit(info, filename, kind, _track(compiled, info))
-        top = _top_level_targets(tree.body)
-        nested = _nested_globals(tree.body)
+        top = top_level_targets(tree.body)
+        nested = nested_globals(tree.body)
         # Names a nested scope declares global stay module-level for the whole block;
         # so does every name of a block that introspects its namespace.
         introspects = any(
-            isinstance(node, ast.Name) and node.id in _INTROSPECTION for node in ast.walk(tree)
+            isinstance(node, ast.Name) and node.id in INTROSPECTION for node in ast.walk(tree)
         )
         shared = frozenset(top) if introspects else frozenset(top & nested)
         func_code = _block_code(tree, shared, path, code.line)
@@ -403,12 +359,9 @@ def compile_function(
         func_code = _function_code(procedure, params, body, source_file.path, code.line)
     except SyntaxError:
         return None
-    if any(name in _INTROSPECTION for name in func_code.co_names):
+    if any(name in INTROSPECTION for name in func_code.co_names):
         return None
     return CompiledUnit(info, filename, "function", _track(func_code, info))
-
-
-_INTROSPECTION = frozenset({"locals", "globals", "vars", "eval", "exec"})
 
 
 # ----------------------------------------------------------------------------- running
