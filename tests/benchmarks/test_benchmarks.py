@@ -94,21 +94,21 @@ def test_call_overhead_fails_on_a_wrong_result() -> None:
     assert "add(2, 3) returned -1, not 5: not measured" in result.stderr
 
 
-def test_run_writes_one_table_from_every_script(tmp_path: Path) -> None:
+def test_run_writes_one_table_from_the_scripts_it_runs(tmp_path: Path) -> None:
+    # Each script's own quick run is checked by its own test; this one checks the table.
     output = tmp_path / "RESULTS.md"
-    # Every script at its quick size: minutes on a busy 2-core machine.
-    done = _run("benchmarks/run.py", "--quick", "--output", str(output), timeout=1800)
+    done = _run(
+        "benchmarks/run.py", "--quick", "--only", "call_overhead", "loading_scale",
+        "--output", str(output),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
     text = output.read_text()
     assert "| benchmark | ours | baseline | ratio | goal | met |" in text
     assert "`nproc`" in text
-    scripts = sorted(
-        p.name for p in BENCHMARKS.glob("*.py") if p.name != "run.py" and p.name[0] != "_"
-    )
-    for script in scripts:
-        assert f"| `{script}` |" in text
+    assert "| `call_overhead.py` |" in text
+    assert "| `loading_scale.py` |" in text
+    assert "| `parse_speed.py` |" not in text
     assert "| procedure call: expression return |" in text
-    if done.returncode != 0:  # a script failed: it is named in the table
-        assert "FAILED" in text, done.stderr
 
 
 def test_run_names_a_failing_script_and_exits_non_zero(tmp_path: Path) -> None:
@@ -247,7 +247,8 @@ def test_xdist_scaling_fails_when_a_suite_does_not_score(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(
-    ("script", "count"), [("collection", 3), ("row_overhead", 2), ("memory", 2)]
+    ("script", "count"),
+    [("collection", 3), ("row_overhead", 2), ("memory", 2), ("replay_cost", 1)],
 )
 def test_script_quick_writes_its_results(tmp_path: Path, script: str, count: int) -> None:
     target = tmp_path / "results.json"
