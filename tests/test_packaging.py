@@ -39,8 +39,9 @@ def test_declared_floors() -> None:
         dep.split(">=")[0]: dep.split(">=")[1].split(",")[0]
         for dep in PROJECT["project"]["dependencies"]
     }
-    # 2.58: ModelSettings gained `max_retries`/`request_timeout` (the documented examples)
-    assert floors["pydantic-ai-slim"] == "2.58"
+    # 2.58: ModelSettings gained `max_retries`/`request_timeout` (the documented examples);
+    # 2.59: ModelConnectionError and ModelQuotaExceededError (what --kedi-retries tells apart)
+    assert floors["pydantic-ai-slim"] == "2.59"
     # 9.2: older 9.x turn a bad ini value into an internal error (exit 3), not a usage error
     assert floors["pytest"] == "9.2"
     # 1.1.3: older lark imports the deprecated `sre_parse` (fails under `-W error`)
