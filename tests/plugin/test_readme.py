@@ -66,6 +66,8 @@ def _samples() -> list[Block]:
 
 def _normal(line: str) -> str:
     line = _TIMING.sub(" in <T>", line.rstrip())
+    if line.startswith("usage: "):  # a FunctionModel's token counts are pydantic-ai's estimates
+        line = re.sub(r"\d+ (input|output) tokens", r"<N> \1 tokens", line)
     separator = _SEPARATOR.match(line)
     return f"== {separator[1]} ==" if separator else line
 

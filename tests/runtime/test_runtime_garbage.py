@@ -5,11 +5,13 @@ triggered cyclic GC passes over its growing heap and grew faster than linearly."
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from pytest_kedi.evals.executor import IDLE_NAME, IDLE_SECONDS
 from pytest_kedi.runtime import load
 
 STATEMENTS = 200
@@ -25,6 +27,11 @@ def source(count: int) -> str:
 
 @pytest.fixture
 def no_automatic_gc() -> Iterator[None]:
+    # Row worker threads left idle by earlier tests in this process end on their own a few
+    # seconds later, and a thread's end leaves garbage of its own: wait for them first.
+    for thread in threading.enumerate():
+        if thread.name == IDLE_NAME:
+            thread.join(IDLE_SECONDS * 2)
     gc.collect()
     enabled = gc.isenabled()
     gc.disable()
