@@ -31,16 +31,21 @@ from pytest_kedi.runtime.types import (
 )
 
 __all__ = [
+    "NotCallable",
     "PositionalCallee",
+    "apply_callee",
     "call_value",
     "eval_arg",
     "eval_code",
     "eval_rhs",
     "lookup",
+    "not_callable",
+    "render",
     "render_text",
     "resolve_type",
     "run_fence",
     "type_violation",
+    "unknown_name",
 ]
 
 _NATIVE_ARG = (nodes.InlinePython, nodes.Subst, nodes.CallSubst, nodes.ExprSubst)
@@ -76,10 +81,15 @@ def type_violation(
 def lookup(name: str, ctx: Frame, node: nodes.Node) -> Any:
     value = ctx.scope.get(name)
     if value is MISSING:
-        if ctx.unit.import_failures:
-            raise copy.copy(ctx.unit.import_failures[0])
-        raise KediNameError(f"{where(ctx, node)}: unknown name {name!r}")
+        raise unknown_name(name, ctx, node)
     return value
+
+
+def unknown_name(name: str, ctx: Frame, node: nodes.Node) -> KediExecutionError:
+    """The error for reading an unbound name (a deferred import failure explains it)."""
+    if ctx.unit.import_failures:
+        return copy.copy(ctx.unit.import_failures[0])
+    return KediNameError(f"{where(ctx, node)}: unknown name {name!r}")
 
 
 def eval_code(code: nodes.PyCode, ctx: Frame) -> Any:
@@ -144,18 +154,35 @@ def call_value(call: nodes.CallSubst, ctx: Frame) -> Any:
     """``<proc(a, b)>``: positional arguments, evaluated left to right; native result."""
     callee = lookup(call.callee, ctx, call)
     args = [eval_arg(arg, ctx) for arg in call.args]
+    try:
+        return apply_callee(callee, args)
+    except NotCallable:
+        raise not_callable(call, ctx, callee) from None
+
+
+class NotCallable(Exception):
+    """Raised by `apply_callee` for a callee that cannot be called."""
+
+
+def apply_callee(callee: Any, args: list[Any]) -> Any:
+    """Call what a ``<proc(...)>`` names with its evaluated arguments: a Kedi procedure
+    takes them itself; a Python error of another callable is located."""
     if isinstance(callee, PositionalCallee):
         return callee.invoke_positional(args)
     if not callable(callee):
-        raise KediTypeExecutionError(
-            f"{where(ctx, call)}: {call.callee!r} is not callable (it is {describe_value(callee)})"
-        )
+        raise NotCallable
     try:
         return callee(*args)
     except KediExecutionError:
         raise
     except USER_ERRORS as exc:
         raise python_error(exc, None) from exc
+
+
+def not_callable(call: nodes.CallSubst, ctx: Frame, callee: Any) -> KediTypeExecutionError:
+    return KediTypeExecutionError(
+        f"{where(ctx, call)}: {call.callee!r} is not callable (it is {describe_value(callee)})"
+    )
 
 
 def eval_rhs(rhs: nodes.Rhs, ctx: Frame) -> Any:

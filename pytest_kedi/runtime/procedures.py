@@ -4,7 +4,6 @@ type declarations (docs/language.md#custom-types)."""
 from __future__ import annotations
 
 import inspect
-import types
 from collections.abc import Callable
 from typing import Any
 
@@ -16,28 +15,16 @@ from pytest_kedi.runtime.cancel import check_current
 from pytest_kedi.runtime.context import Frame, ModuleUnit
 from pytest_kedi.runtime.customtypes import make_custom_type
 from pytest_kedi.runtime.evaluate import PositionalCallee, eval_code, resolve_type
-from pytest_kedi.runtime.interpreter import exec_body, stmt_frame
+from pytest_kedi.runtime.fastbody import FastBody, build
+from pytest_kedi.runtime.interpreter import exec_body
 from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
-from pytest_kedi.runtime.pyinterop import (
-    CompiledUnit,
-    compile_function,
-    module_globals,
-    python_error,
-)
+from pytest_kedi.runtime.pyglobals import module_globals
 from pytest_kedi.runtime.rowscope import current as current_row
 from pytest_kedi.runtime.scope import EPOCHS, MISSING, Scope
 from pytest_kedi.runtime.types import describe_type, describe_value, validator_for
 
 __all__ = ["KediProcedure", "define_procedure", "define_type"]
-
-
-class _NoType:
-    """Placeholder: no exact-type fast check for this return annotation."""
-
-
-#: Types whose exact-type check implies strict validity (fast path).
-_EXACT = (str, int, float, bool, bytes)
 
 
 class KediProcedure(PositionalCallee):
@@ -71,15 +58,19 @@ class KediProcedure(PositionalCallee):
         self._str_return = return_type is str
         self._n = len(self.names)
         self._body = node.body
-        self._fast = self._fast_unit()
-        self._fn_cache: tuple[int, Callable[..., Any]] | None = None
-        exact = tuple(param_types)
-        self._exact: tuple[type, ...] | None = (
-            exact if self._fast is not None and all(tp in _EXACT for tp in exact) else None
+        #: the generated body (`fastbody`), built on the first call; None: interpreted
+        self._generated: FastBody | None = None
+        self._built = False
+        self._fn: Callable[..., Any] | None = None
+        self._fn_epoch = -1
+        # Generated code checks every parameter value; a default is never checked, so
+        # calls that use one stay interpreted unless every default passes its check.
+        self._defaults_valid = all(
+            d is MISSING or check(d) for d, check in zip(defaults, self.checks, strict=True)
         )
-        self._exact_return = return_type if return_type in _EXACT else _NoType
         span = unit.source_file.line_span(node.header_line)
-        self._frame = KediTraceFrame(
+        #: this procedure's trace frame (the outermost frame of its errors)
+        self.frame = KediTraceFrame(
             kind="procedure",
             label=node.name,
             span=span,
@@ -112,32 +103,23 @@ class KediProcedure(PositionalCallee):
             )
         return self._signature
 
-    def _fast_unit(self) -> CompiledUnit | None:
-        body = self._body
-        if len(body) != 1 or not isinstance(body[0], nodes.Return):
+    def _fast_fn(self) -> Callable[..., Any] | None:
+        """The generated body bound to the current module globals (None: interpreted)."""
+        if not self._built:
+            self._built = True
+            self._generated = build(self)
+        if self._generated is None:
             return None
-        rhs = body[0].value
-        if rhs.mode != "expr" or rhs.code is None or self.closure.kind != "module":
-            return None
-        cache = self.unit.runtime.function_units
-        entry = cache.get(id(rhs.code))
-        if entry is not None and entry[0] is rhs.code:
-            return entry[1]
-        unit = compile_function(rhs.code, self.unit.source_file, self.name, self.names)
-        cache[id(rhs.code)] = (rhs.code, unit)
-        return unit
-
-    def _fast_function(self) -> Callable[..., Any]:
-        """The fast body bound to the current module globals (rebuilt when they change)."""
-        closure = self.closure
-        epoch = EPOCHS.module
-        cached = self._fn_cache
-        if cached is not None and cached[0] == epoch and not closure.volatile:
-            return cached[1]
-        assert self._fast is not None
-        fn = types.FunctionType(self._fast.code, module_globals(closure))
-        self._fn_cache = (epoch, fn)
+        fn = self._generated.bind(module_globals(self.closure))
+        if not self.closure.volatile:
+            self._fn, self._fn_epoch = fn, EPOCHS.module
         return fn
+
+    def _failed(
+        self, exc: BaseException, values: tuple[Any, ...]
+    ) -> tuple[BaseException, BaseException | None]:
+        assert self._generated is not None
+        return self._generated.failure(exc, self, values)
 
     def __repr__(self) -> str:
         return f"<kedi procedure {self.name}{self.__signature__}>"
@@ -150,38 +132,42 @@ class KediProcedure(PositionalCallee):
             row = current_row()
             if row is not None and not row.output_depth:
                 return row.record_output(self, *args, **kwargs)
-        if not kwargs and len(args) == self._n:
-            exact = self._exact
-            if exact is not None and tuple(map(type, args)) == exact:
-                # Hot path: exact-type arguments, one-expression body, cached globals.
-                cached = self._fn_cache
-                if cached is not None and cached[0] == EPOCHS.module and not self.closure.volatile:
-                    fn = cached[1]
-                else:
-                    fn = self._fast_function()
-                try:
-                    result = fn(*args)
-                except USER_ERRORS as exc:
-                    err = self._fast_error(exc, args)
-                    if err is exc:
-                        raise
-                    raise err from exc
-                if type(result) is self._exact_return or self._return_check(result):
-                    return result
-                raise _violation(self, self._body[0], result)
-            return self._invoke(args, None)
-        values, passed = self._bind(args, kwargs)
-        return self._invoke(values, passed)
+        if kwargs or len(args) != self._n:
+            values, passed = self._bind(args, kwargs)
+            return self._invoke(values, passed)
+        fn = self._fn
+        if fn is None or self._fn_epoch != EPOCHS.module:
+            fn = self._fast_fn()
+            if fn is None:
+                return self._invoke(args, None)
+        try:
+            return fn(*args)
+        except USER_ERRORS as exc:
+            err, cause = self._failed(exc, args)
+            if err is exc:
+                raise
+            raise err from cause
 
     def invoke_positional(self, args: list[Any]) -> Any:
         if self.records_output:
             row = current_row()
             if row is not None and not row.output_depth:
                 return row.record_output(self.invoke_positional, args)
-        if len(args) == self._n:
-            return self._invoke(tuple(args), None)
-        values, passed = self._bind(tuple(args), {})
-        return self._invoke(values, passed)
+        if len(args) != self._n:
+            values, passed = self._bind(tuple(args), {})
+            return self._invoke(values, passed)
+        fn = self._fn
+        if fn is None or self._fn_epoch != EPOCHS.module:
+            fn = self._fast_fn()
+            if fn is None:
+                return self._invoke(tuple(args), None)
+        try:
+            return fn(*args)
+        except USER_ERRORS as exc:
+            err, cause = self._failed(exc, tuple(args))
+            if err is exc:
+                raise
+            raise err from cause
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], Any]:
         n = self._n
@@ -213,24 +199,24 @@ class KediProcedure(PositionalCallee):
         return tuple(values), passed
 
     def _call_error(self, message: str) -> KediTypeExecutionError:
-        return KediTypeExecutionError(message, frames=(self._frame,))
+        return KediTypeExecutionError(message, frames=(self.frame,))
 
     def _invoke(self, values: tuple[Any, ...], passed: list[bool] | None) -> Any:
+        if passed is None or self._defaults_valid:
+            fn = self._fast_fn()
+            if fn is not None:
+                try:
+                    return fn(*values)
+                except USER_ERRORS as exc:
+                    err, cause = self._failed(exc, values)
+                    if err is exc:
+                        raise
+                    raise err from cause
         for check, value in zip(self.checks, values, strict=False):
             if not check(value):
-                self._argument_error(values, passed)
-        if self._fast is not None:
-            # Fast path: the body is one ``= `expr` `` return over a module-level closure,
-            # compiled as a function of the parameters; no frame object is built.
-            try:
-                value = self._fast_function()(*values)
-            except USER_ERRORS as exc:
-                err = self._fast_error(exc, values)
-                if err is exc:
-                    raise
-                raise err from exc
-            if self._return_check(value):
-                return value
+                error = self.argument_error(values, passed)
+                if error is not None:  # else a used default fails (it is not checked)
+                    raise error
         frame = Scope(
             dict(zip(self.names, values, strict=False)), self.closure, "frame", self.state
         )
@@ -245,29 +231,31 @@ class KediProcedure(PositionalCallee):
             self._check_return(None, self.node)
             return None
         except KediExecutionError as err:
-            raise err.with_outer_frame(self._frame)
+            raise err.with_outer_frame(self.frame)
 
-    def _fast_error(self, exc: BaseException, values: tuple[Any, ...]) -> KediExecutionError:
-        err = python_error(exc, self._fast)
-        frame = Scope(
-            dict(zip(self.names, values, strict=False)), self.closure, "frame", self.state
+    def argument_error(
+        self, values: tuple[Any, ...], passed: list[bool] | None = None
+    ) -> KediTypeExecutionError | None:
+        """The error for the first passed argument that fails its parameter's type."""
+        failing = [
+            index
+            for index, value in enumerate(values)
+            if (passed is None or passed[index]) and not self.checks[index](value)
+        ]
+        if not failing:
+            return None
+        index = failing[0]
+        param = self.node.params[index]
+        return KediTypeExecutionError(
+            f"{param.span.path}:{param.span.start_line}: parameter {param.name!r} of "
+            f"{self.name} expects {describe_type(self.param_types[index])}, "
+            f"got {describe_value(values[index])}",
+            frames=(self.frame,),
         )
-        ctx = Frame(frame, self.unit, self.name, self, self._check_return)
-        err.with_outer_frame(stmt_frame(self._body[0], ctx))
-        return err.with_outer_frame(self._frame)
 
-    def _argument_error(self, values: tuple[Any, ...], passed: list[bool] | None) -> None:
-        for index, value in enumerate(values):
-            if passed is not None and not passed[index]:
-                continue  # a used default is not validated (docs/language.md#procedures)
-            if not self.checks[index](value):
-                param = self.node.params[index]
-                raise KediTypeExecutionError(
-                    f"{param.span.path}:{param.span.start_line}: parameter {param.name!r} of "
-                    f"{self.name} expects {describe_type(self.param_types[index])}, "
-                    f"got {describe_value(value)}",
-                    frames=(self._frame,),
-                )
+    def violation(self, node: nodes.Node, value: Any) -> KediTypeExecutionError:
+        """The error for a return value that fails the return type."""
+        return _violation(self, node, value)
 
     def _check_return(self, value: Any, node: nodes.Node) -> None:
         if not self._return_check(value):

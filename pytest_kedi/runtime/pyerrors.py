@@ -125,12 +125,18 @@ _ERROR_CLASSES: tuple[tuple[type[BaseException], type[KediExecutionError]], ...]
 )
 
 
-def _traces(exc: BaseException) -> list[KediPythonTrace]:
+#: A code object standing for a unit where its frame first appears in a traceback.
+Origin = tuple[types.CodeType, UnitInfo]
+
+
+def _traces(exc: BaseException, origin: Origin | None = None) -> list[KediPythonTrace]:
     traces: list[KediPythonTrace] = []
     tb = exc.__traceback__
     while tb is not None:
         f_code = tb.tb_frame.f_code
         entry = PYTHON_UNITS.codes.get(id(f_code))
+        if origin is not None and f_code is origin[0]:
+            entry, origin = origin, None
         if entry is not None and entry[0] is f_code:
             info = entry[1]
             kedi_line = tb.tb_lineno
@@ -151,9 +157,14 @@ def _traces(exc: BaseException) -> list[KediPythonTrace]:
     return traces
 
 
-def python_error(exc: BaseException, unit: object = None) -> KediExecutionError:
-    """Wrap an exception escaping an embedded unit, located at its `.kedi` lines."""
-    traces = _traces(exc)
+def python_error(
+    exc: BaseException, unit: object = None, *, origin: Origin | None = None
+) -> KediExecutionError:
+    """Wrap an exception escaping an embedded unit, located at its `.kedi` lines.
+
+    ``origin``: a code object that is not a unit of its own (a generated procedure body)
+    standing for the given unit's code where it first appears in the traceback."""
+    traces = _traces(exc, origin)
     if isinstance(exc, KediExecutionError):
         frames = [
             KediTraceFrame(

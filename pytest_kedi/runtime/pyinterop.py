@@ -36,10 +36,11 @@ __all__ = [
     "CompiledUnit",
     "Transform",
     "build_globals",
-    "compile_function",
     "compile_unit",
+    "function_code",
     "module_globals",
     "python_error",
+    "relocated_expression",
     "run_block",
     "run_expr",
     "run_prelude",
@@ -288,7 +289,7 @@ def _block_code(tree: ast.Module, shared: frozenset[str], path: str, line: int) 
     if shared:
         body.append(ast.Global(names=sorted(shared), lineno=line, col_offset=0, end_lineno=line))
     body.extend(tree.body or [ast.Pass(lineno=line, col_offset=0, end_lineno=line)])
-    return _function_code(_BLOCK_NAME, (), body, path, line)
+    return function_code(_BLOCK_NAME, (), body, path, line)
 
 
 def _rebuilder(
@@ -309,7 +310,7 @@ def _track(code: types.CodeType, info: UnitInfo) -> types.CodeType:
     return code
 
 
-def _function_code(
+def function_code(
     name: str, params: tuple[str, ...], body: list[ast.stmt], filename: str, line: int
 ) -> types.CodeType:
     """Compile ``def <name>(<params>): <body>`` under ``filename``; its code object."""
@@ -336,32 +337,12 @@ def _function_code(
     return next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
 
 
-def compile_function(
-    code: PyCode, source_file: SourceFile, procedure: str, params: tuple[str, ...]
-) -> CompiledUnit | None:
-    """Compile a one-expression procedure body as ``def f(<params>): return <expr>``.
-
-    Parameters become the function's arguments, every other name a global read. Returns
-    None when the expression does not compile (the regular path reports the error) or
-    introspects its namespace (``locals()``, ``globals()``...).
-    """
-    info = UnitInfo(code, source_file, procedure)
-    filename = _register(info, "expr")
-    try:
-        tree = ast.parse(code.source.strip(), source_file.path, mode="eval")
-        stripped = len(code.source) - len(code.source.lstrip())
-        _relocate(tree, code, source_file, stripped)
-        body: list[ast.stmt] = [
-            ast.Return(
-                value=tree.body, lineno=code.line, col_offset=0, end_lineno=tree.body.end_lineno
-            )
-        ]
-        func_code = _function_code(procedure, params, body, source_file.path, code.line)
-    except SyntaxError:
-        return None
-    if any(name in INTROSPECTION for name in func_code.co_names):
-        return None
-    return CompiledUnit(info, filename, "function", _track(func_code, info))
+def relocated_expression(code: PyCode, source_file: SourceFile) -> ast.Expression:
+    """A backtick expression's tree with `.kedi` line numbers and columns, as
+    `compile_unit` compiles it (raises `SyntaxError` when it does not parse)."""
+    tree = ast.parse(code.source.strip(), source_file.path, mode="eval")
+    _relocate(tree, code, source_file, len(code.source) - len(code.source.lstrip()))
+    return tree
 
 
 # ----------------------------------------------------------------------------- running
