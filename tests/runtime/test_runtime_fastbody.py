@@ -1,0 +1,317 @@
+"""Generated procedure bodies (`runtime.fastbody`) must behave exactly like the interpreter.
+
+Each case calls a procedure of a common shape (expression return, text return, a
+two-statement body, a nested ``<call(...)>``) on the generated body and, in a second
+load of the same file, on the interpreter (generation switched off), and compares the
+values, or the errors: class, message, `.kedi` frames, Python traces, cause and the
+rendered stack trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from pytest_kedi.errors import KediExecutionError
+from pytest_kedi.runtime import procedures
+from pytest_kedi.runtime.cancel import Cancelled, CancelToken, bound
+
+SOURCE = """\
+```
+class Loud:
+    def __str__(self):
+        raise ValueError("no text")
+
+def boom(x):
+    raise KeyError(x)
+
+not_a_procedure = 3
+```
+[k: int] = `10`
+[broken: int] = `1 // 0`
+
+@add(a: int, b: int) -> int:
+  = `a + b + k`
+
+@div(a: int, b: int) -> float:
+  = `a / b`
+
+@bad(a: int) -> int:
+  = `str(a)`
+
+@lam(n: int) -> int:
+  = `sum(map(lambda i: 10 // i, range(n)))`
+
+@unknown(a: int) -> int:
+  = `a + nowhere`
+
+@greet(name: str) -> str:
+  = Hello <name>, `name.upper()` \\[answer] <k>!
+
+@render(x: object) -> str:
+  = value: <x>
+
+@missing(a: int) -> str:
+  = <a> and <nowhere>
+
+@twice(a: int, b: int) -> int:
+  [s: int] = `a + b`
+  = `s * 2`
+
+@typed(a: int) -> int:
+  [s: int] = `str(a)`
+  = `s`
+
+@second(a: int, b: int) -> float:
+  [s: int] = `a + 1`
+  = `s / b`
+
+@text_then(a: int) -> str:
+  [label] = item <a>
+  = `label + "!"`
+
+@outer(a: int, b: int) -> int:
+  = <add(<a>, <b>)>
+
+@outer_text(a: int, b: int) -> str:
+  = sum <add(<a>, <b>)> of <a>/<b>
+
+@outer_bad(a: int) -> int:
+  = <bad(<a>)>
+
+@call_python(a: int) -> int:
+  = <boom(<a>)>
+
+@call_number(a: int) -> int:
+  = <not_a_procedure(<a>)>
+
+@call_nothing(a: int) -> int:
+  = <nothing(<a>)>
+
+@call_text_arg(a: int) -> str:
+  = <greet(n<a>)>
+
+@recurse(n: int) -> int:
+  = <recurse(`n + 1`)>
+
+@steps(stop: object, log: object) -> int:
+  [a: int] = `log.append("a") or stop() or 1`
+  [b: int] = `log.append("b") or 2`
+  = `a + b`
+
+@reads_broken(a: int) -> str:
+  = <a> <broken>
+
+@uses_broken(a: int) -> int:
+  = `a + broken`
+
+@nested_steps(stop: object, log: object) -> int:
+  = <steps(<stop>, <log>)>
+"""
+
+#: (procedure, arguments): each one runs on the generated body.
+CALLS: list[tuple[str, tuple[Any, ...]]] = [
+    ("add", (2, 3)),
+    ("add", (True, 3)),
+    ("add", ("2", 3)),
+    ("div", (1, 0)),
+    ("div", (1, 4)),
+    ("bad", (1,)),
+    ("lam", (3,)),
+    ("lam", (0,)),
+    ("unknown", (1,)),
+    ("greet", ("kedi",)),
+    ("greet", (3,)),
+    ("render", (3.5,)),
+    ("render", ([1, "x"],)),
+    ("render", (None,)),
+    ("missing", (1,)),
+    ("twice", (2, 3)),
+    ("typed", (2,)),
+    ("second", (2, 0)),
+    ("second", (2, 4)),
+    ("text_then", (7,)),
+    ("outer", (2, 3)),
+    ("outer", (2, "3")),
+    ("outer_text", (2, 3)),
+    ("outer_bad", (1,)),
+    ("call_python", (1,)),
+    ("call_number", (1,)),
+    ("call_nothing", (1,)),
+    ("call_text_arg", (5,)),
+    ("reads_broken", (1,)),
+    ("uses_broken", (1,)),
+]
+
+
+def line_of(text: str) -> int:
+    return SOURCE.splitlines().index(text) + 1
+
+
+def outcome(call: Callable[[], Any]) -> tuple[Any, ...]:
+    """What a user sees of a call: its value, or its error in every detail."""
+    try:
+        value = call()
+    except KediExecutionError as err:
+        return (
+            "error",
+            type(err),
+            err.message,
+            err.frames,
+            err.python_traces,
+            type(err.original),
+            type(err.__cause__),
+            err.line,
+            err.render(),
+        )
+    return ("value", type(value), value)
+
+
+@pytest.fixture
+def programs(kedi: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
+    """``programs(source) -> (generated, interpreted)``: the same file loaded twice;
+    the second program's procedures never generate their bodies."""
+
+    def make(source: str) -> tuple[Any, Any]:
+        generated = kedi(source, mode="validate")
+        interpreted = kedi(source, mode="validate")
+        original = procedures.build
+        monkeypatch.setattr(
+            procedures,
+            "build",
+            lambda proc: None if proc.unit.scope is interpreted._unit.scope else original(proc),
+        )
+        return generated, interpreted
+
+    return make
+
+
+@pytest.mark.parametrize(("name", "args"), CALLS, ids=[f"{n}{a!r}" for n, a in CALLS])
+def test_generated_body_agrees_with_the_interpreter(programs, name, args):
+    generated, interpreted = programs(SOURCE)
+    fast = outcome(lambda: generated.procedures[name](*args))
+    slow = outcome(lambda: interpreted.procedures[name](*args))
+    assert generated.procedures[name]._generated is not None
+    assert interpreted.procedures[name]._generated is None
+    assert fast == slow
+    # ... and from a Kedi call site, which passes arguments positionally
+    fast_nested = outcome(lambda: generated.procedures[name].invoke_positional(list(args)))
+    slow_nested = outcome(lambda: interpreted.procedures[name].invoke_positional(list(args)))
+    assert fast_nested == slow_nested
+
+
+def test_expected_values_and_locations(programs):
+    generated, _ = programs(SOURCE)
+    procs = generated.procedures
+    assert procs["add"](2, 3) == 15
+    assert procs["greet"]("kedi") == "Hello kedi, KEDI [answer] 10!"
+    assert procs["twice"](2, 3) == 10
+    assert procs["outer"](2, 3) == 15
+    assert procs["outer_text"](2, 3) == "sum 15 of 2/3"
+    with pytest.raises(KediExecutionError) as info:
+        procs["second"](2, 0)
+    assert isinstance(info.value.original, ZeroDivisionError)
+    assert info.value.line == line_of("  = `s / b`")  # the return, not the assignment
+    assert [f.kind for f in info.value.frames] == ["procedure", "return"]
+    with pytest.raises(KediExecutionError) as info:
+        procs["div"](1, 0)
+    assert [t.kedi_line for t in info.value.python_traces] == [line_of("  = `a / b`")]
+    lam = line_of("  = `sum(map(lambda i: 10 // i, range(n)))`")
+    with pytest.raises(KediExecutionError) as info:
+        procs["lam"](3)
+    assert [t.kedi_line for t in info.value.python_traces] == [lam, lam]  # body and lambda
+
+
+def test_deep_recursion_is_a_located_error_on_both_paths(programs):
+    generated, interpreted = programs(SOURCE)
+    for program in (generated, interpreted):
+        with pytest.raises(KediExecutionError, match="maximum recursion depth") as info:
+            program.procedures["recurse"](0)
+        assert info.value.frames[0].kind == "procedure"
+
+
+@pytest.mark.parametrize("name", ["steps", "nested_steps"])
+def test_cancellation_stops_before_the_next_statement(programs, name):
+    generated, interpreted = programs(SOURCE)
+    logs = []
+    for program in (generated, interpreted):
+        log: list[str] = []
+        token = CancelToken()
+        with bound(token), pytest.raises(Cancelled):
+            program.procedures[name](token.cancel, log)
+        logs.append(log)
+        assert program.procedures["steps"](lambda: None, []) == 3  # no token bound
+    assert logs == [["a"], ["a"]]
+    assert generated.procedures["steps"]._generated is not None
+
+
+def test_cancelled_before_the_call_runs_nothing(programs):
+    generated, _ = programs(SOURCE)
+    token = CancelToken()
+    token.cancel("deadline")
+    log: list[str] = []
+    with bound(token), pytest.raises(Cancelled, match="deadline"):
+        generated.procedures["steps"].invoke_positional([lambda: None, log])
+    assert log == []
+
+
+def test_module_rebinding_is_seen_by_generated_bodies(kedi):
+    source = """\
+[k: int] = `10`
+@add(a: int, b: int) -> int:
+  = `a + b + k`
+@outer(a: int, b: int) -> str:
+  [s: int] = <add(<a>, <b>)>
+  = <s> and <k>
+[first: str] = <outer(`1`, `2`)>
+[k] := `100`
+= `(first, outer(1, 2))`
+"""
+    program = kedi(source)
+    assert program.run() == ("13 and 10", "103 and 100")
+    assert program.procedures["outer"]._generated is not None
+
+
+GENERAL_ONLY = """\
+[k: int] = `1`
+@reads_later(a: int) -> int:
+  [x: int] = `k + a`
+  [k: int] = `x`
+  = `k`
+@walrus(a: int) -> int:
+  = `(y := a + 1) * y`
+@builtin_name(a: int) -> int:
+  = <len(<a>)>
+@fence(a: int) -> int:
+  = ```
+  return a
+  ```
+@reassigns(a: int) -> int:
+  [x: int] = `a`
+  [x: int] = `a + 1`
+  = `x`
+@custom(a: int) -> int:
+  [x: Count] = `a`
+  = `x`
+~Count(n: int)
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("reads_later", (1,)),
+        ("walrus", (2,)),
+        ("builtin_name", (1,)),
+        ("fence", (1,)),
+        ("reassigns", (1,)),
+        ("custom", (1,)),
+    ],
+)
+def test_other_shapes_stay_interpreted(programs, name, args):
+    generated, interpreted = programs(GENERAL_ONLY)
+    fast = outcome(lambda: generated.procedures[name](*args))
+    assert generated.procedures[name]._generated is None
+    assert fast == outcome(lambda: interpreted.procedures[name](*args))
