@@ -63,6 +63,11 @@ _BUILTIN_NAMES = frozenset(vars(builtins))
 #: Python that behaves differently inlined in a function than evaluated on its own.
 _NOT_INLINED = (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await)
 _SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+#: Code that can run after its statement (reading module globals then): the interpreter
+#: gives it a snapshot of the globals, a one-expression return (as before) the live ones.
+_DEFERRED = (ast.Lambda, ast.GeneratorExp)
+#: Names whose result depends on the evaluating namespace itself.
+_NAMESPACE = INTROSPECTION | {"dir"}
 _NATIVE_ARG = (nodes.InlinePython, nodes.Subst, nodes.CallSubst, nodes.ExprSubst)
 
 
@@ -186,6 +191,10 @@ class _Builder:
         self.line = proc.node.header_line
         self.temps = 0
         self.scoped_lines: list[tuple[int, int, UnitInfo]] = []
+        body = proc.node.body
+        #: the body is one ``= `expr` `` return
+        first = body[0] if len(body) == 1 else None
+        self.single = isinstance(first, nodes.Return) and first.value.mode == "expr"
 
     # -- emitting ---------------------------------------------------------------------------
     def helper(self, value: Any) -> ast.Name:
@@ -247,6 +256,8 @@ class _Builder:
                 raise _Unsupported
             if isinstance(node, _SCOPES):
                 scoped = True
+                if isinstance(node, _DEFERRED) and not self.single:
+                    raise _Unsupported
             elif isinstance(node, ast.Name):
                 self.read(node.id, python=True)
         info = UnitInfo(code, self.source_file, self.proc.name)
@@ -258,7 +269,7 @@ class _Builder:
     def read(self, name: str, *, python: bool = False) -> bool:
         """Whether ``name`` is a local here; raises `_Unsupported` for a name the
         generated function would read differently from the interpreter."""
-        if name.startswith(_PREFIX) or (python and name in INTROSPECTION):
+        if name.startswith(_PREFIX) or (python and name in _NAMESPACE):
             raise _Unsupported
         if name in self.bound:
             return True

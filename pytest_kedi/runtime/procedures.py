@@ -61,8 +61,8 @@ class KediProcedure(PositionalCallee):
         #: the generated body (`fastbody`), built on the first call; None: interpreted
         self._generated: FastBody | None = None
         self._built = False
-        self._fn: Callable[..., Any] | None = None
-        self._fn_epoch = -1
+        #: (module binding epoch, the generated body bound to the module globals)
+        self._fn: tuple[int, Callable[..., Any]] | None = None
         # Generated code checks every parameter value; a default is never checked, so
         # calls that use one stay interpreted unless every default passes its check.
         self._defaults_valid = all(
@@ -110,9 +110,10 @@ class KediProcedure(PositionalCallee):
             self._generated = build(self)
         if self._generated is None:
             return None
+        epoch = EPOCHS.module
         fn = self._generated.bind(module_globals(self.closure))
         if not self.closure.volatile:
-            self._fn, self._fn_epoch = fn, EPOCHS.module
+            self._fn = (epoch, fn)
         return fn
 
     def _failed(
@@ -135,11 +136,14 @@ class KediProcedure(PositionalCallee):
         if kwargs or len(args) != self._n:
             values, passed = self._bind(args, kwargs)
             return self._invoke(values, passed)
-        fn = self._fn
-        if fn is None or self._fn_epoch != EPOCHS.module:
+        cached = self._fn
+        fn: Callable[..., Any] | None
+        if cached is not None and cached[0] == EPOCHS.module:
+            fn = cached[1]
+        else:
             fn = self._fast_fn()
             if fn is None:
-                return self._invoke(args, None)
+                return self._interpret(args, None)
         try:
             return fn(*args)
         except USER_ERRORS as exc:
@@ -156,11 +160,14 @@ class KediProcedure(PositionalCallee):
         if len(args) != self._n:
             values, passed = self._bind(tuple(args), {})
             return self._invoke(values, passed)
-        fn = self._fn
-        if fn is None or self._fn_epoch != EPOCHS.module:
+        cached = self._fn
+        fn: Callable[..., Any] | None
+        if cached is not None and cached[0] == EPOCHS.module:
+            fn = cached[1]
+        else:
             fn = self._fast_fn()
             if fn is None:
-                return self._invoke(tuple(args), None)
+                return self._interpret(tuple(args), None)
         try:
             return fn(*args)
         except USER_ERRORS as exc:
@@ -212,6 +219,10 @@ class KediProcedure(PositionalCallee):
                     if err is exc:
                         raise
                     raise err from cause
+        return self._interpret(values, passed)
+
+    def _interpret(self, values: tuple[Any, ...], passed: list[bool] | None) -> Any:
+        """The interpreter's path: check the arguments, run the body statement by statement."""
         for check, value in zip(self.checks, values, strict=False):
             if not check(value):
                 error = self.argument_error(values, passed)

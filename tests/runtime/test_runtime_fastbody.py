@@ -292,6 +292,11 @@ GENERAL_ONLY = """\
   [x: int] = `a`
   [x: int] = `a + 1`
   = `x`
+@deferred(a: int) -> int:
+  [f: object] = `lambda: a + k`
+  = `f()`
+@names(a: int) -> int:
+  = `len(dir())`
 @custom(a: int) -> int:
   [x: Count] = `a`
   = `x`
@@ -308,6 +313,8 @@ GENERAL_ONLY = """\
         ("fence", (1,)),
         ("reassigns", (1,)),
         ("custom", (1,)),
+        ("deferred", (1,)),
+        ("names", (1,)),
     ],
 )
 def test_other_shapes_stay_interpreted(programs, name, args):
