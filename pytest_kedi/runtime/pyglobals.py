@@ -89,7 +89,10 @@ class LazyGlobals(dict[str, Any]):
 
     def child(self) -> LazyGlobals:
         """A copy for one unit's run, sharing the pending bindings and builtins."""
-        return LazyGlobals(dict(dict.items(self)), self._pending, self._forcer, self._builtins)
+        copy = dict.__new__(LazyGlobals)
+        dict.update(copy, dict.items(self))  # the table alone, in one copy
+        copy._pending, copy._forcer, copy._builtins = self._pending, self._forcer, self._builtins
+        return copy
 
     def assign(self, name: str, value: Any) -> None:
         """Track a rebinding of the module scope this view flattens."""

@@ -92,13 +92,14 @@ class CompiledUnit:
         self.rebuild: Callable[[frozenset[str]], types.CodeType] | None = None
         self.variants: dict[frozenset[str], types.CodeType] = {}
 
-    def code_for(self, g: dict[str, Any]) -> types.CodeType:
-        """The block's code for the globals ``g`` (see the class doc)."""
+    def code_for(self, before: dict[str, Any] | None) -> types.CodeType:
+        """The block's code for globals whose write-back ``candidates`` are bound as in
+        ``before`` (`raw_global` values; see the class doc)."""
         top = self.top_assigned
-        if not top or self.rebuild is None:
+        if not top or self.rebuild is None or before is None:
             return self.code
         shared = self.shared
-        visible = [name for name in top if name in g and name not in shared]
+        visible = [name for name in top if name not in shared and before[name] is not MISSING]
         if not visible:
             return self.code
         names = shared.union(visible)
@@ -377,7 +378,7 @@ def run_block(unit: CompiledUnit, scope: Scope) -> Any:
     candidates = unit.candidates
     before = {name: raw_global(g, name) for name in candidates} if candidates else None
     try:
-        result = types.FunctionType(unit.code_for(g), g)()
+        result = types.FunctionType(unit.code_for(before), g)()
     except USER_ERRORS as exc:
         err = python_error(exc, unit)
         if err is exc:
