@@ -2,7 +2,8 @@
 
 A body qualifies when it is a run of ``[name: T] = rhs`` assignments ending in one
 ``= rhs`` return, each right-hand side a backtick expression, a text template or a
-``<call(...)>``, and the procedure is defined at module level. `build` turns it into
+``<call(...)>`` (or the body is one fenced return), and the procedure is defined at
+module level. `build` turns it into
 ``def <proc>(<params>)`` that does what the interpreter does, in the same order:
 
 * checks each parameter (an exact-type test first, then the strict validator);
@@ -46,7 +47,12 @@ from pytest_kedi.runtime.evaluate import (
 from pytest_kedi.runtime.interpreter import stmt_frame
 from pytest_kedi.runtime.pyanalysis import INTROSPECTION
 from pytest_kedi.runtime.pyerrors import PYTHON_UNITS, UnitInfo, python_error
-from pytest_kedi.runtime.pyinterop import function_code, relocated_expression
+from pytest_kedi.runtime.pyinterop import (
+    CompiledUnit,
+    function_code,
+    relocated_expression,
+    run_block,
+)
 from pytest_kedi.runtime.scope import Scope
 from pytest_kedi.runtime.types import resolve_type_source, validator_for
 
@@ -92,7 +98,8 @@ class Op:
     """One operation of a generated body that can fail.
 
     ``kind``: ``args`` (parameter checks), ``python`` (backtick code), ``lookup`` (a
-    module-level name), ``call``, ``render``, ``assign`` / ``return`` (type checks)."""
+    module-level name), ``call``, ``render``, ``fence``, ``assign`` / ``return`` (type
+    checks)."""
 
     kind: str
     stmt: nodes.Node | None = None
@@ -166,6 +173,13 @@ class FastBody:
         assert op.stmt is not None
         err.with_outer_frame(stmt_frame(op.stmt, ctx))
         return err.with_outer_frame(proc.frame), cause
+
+
+def _fence(unit: CompiledUnit, proc: KediProcedure, values: tuple[Any, ...]) -> Any:
+    """Run a procedure's one-fence body in a frame of its parameters."""
+    frame = Scope(dict(zip(proc.names, values, strict=True)), proc.closure, "frame", proc.state)
+    frame.params = proc.param_set
+    return run_block(unit, frame)
 
 
 def _pos(node: Any, line: int) -> Any:
@@ -336,6 +350,18 @@ class _Builder:
             return self.apply(rhs.call, stmt), False
         if rhs.mode == "text" and rhs.text is not None:
             return self.text(rhs.text.parts, stmt), True
+        if rhs.mode == "fence" and rhs.code is not None and len(self.proc.node.body) == 1:
+            # The whole body is one fence: it runs as the interpreter runs it, in a frame
+            # of the parameters (a Kedi local it rebinds would not be seen by later
+            # generated statements, hence the one-statement limit).
+            try:
+                unit = self.proc.unit.runtime.unit_for(rhs.code, self.source_file, self.proc.name)
+            except KediExecutionError:
+                raise _Unsupported from None  # the interpreter reports it when it runs
+            values = ast.Tuple(elts=[_name(name) for name in self.proc.names], ctx=ast.Load())
+            self.out.append(self.mark(Op("fence", stmt)))
+            run = self.call(_fence, self.helper(unit), self.helper(self.proc), values)
+            return self.temp(run), False
         raise _Unsupported
 
     # -- statements -------------------------------------------------------------------------

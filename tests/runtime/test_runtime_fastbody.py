@@ -107,6 +107,25 @@ not_a_procedure = 3
 @uses_broken(a: int) -> int:
   = `a + broken`
 
+@fenced(n: int) -> int:
+  = ```
+  total = 0
+  for i in range(n):
+      total += 10 // (i - 2)
+  return total
+  ```
+
+@fence_rebinds(n: int) -> int:
+  = ```
+  n = 5
+  return n
+  ```
+
+@fence_text(n: int) -> int:
+  = ```
+  return str(n)
+  ```
+
 @nested_steps(stop: object, log: object) -> int:
   = <steps(<stop>, <log>)>
 """
@@ -143,6 +162,11 @@ CALLS: list[tuple[str, tuple[Any, ...]]] = [
     ("call_text_arg", (5,)),
     ("reads_broken", (1,)),
     ("uses_broken", (1,)),
+    ("fenced", (2,)),
+    ("fenced", (3,)),
+    ("fenced", ("3",)),
+    ("fence_rebinds", (1,)),
+    ("fence_text", (1,)),
 ]
 
 
@@ -274,6 +298,23 @@ def test_module_rebinding_is_seen_by_generated_bodies(kedi):
     assert program.procedures["outer"]._generated is not None
 
 
+def test_fence_rebinding_a_module_name_agrees(kedi, monkeypatch):
+    source = """\
+[count: int] = `0`
+@bump(by: int) -> int:
+  = ```
+  count = count + by
+  return count
+  ```
+= `(bump(2), bump(3), count)`
+"""
+    program = kedi(source)
+    assert program.run() == (2, 5, 5)
+    assert program.procedures["bump"]._generated is not None
+    monkeypatch.setattr(procedures, "build", lambda proc: None)
+    assert kedi(source).run() == (2, 5, 5)
+
+
 GENERAL_ONLY = """\
 [k: int] = `1`
 @reads_later(a: int) -> int:
@@ -284,9 +325,10 @@ GENERAL_ONLY = """\
   = `(y := a + 1) * y`
 @builtin_name(a: int) -> int:
   = <len(<a>)>
-@fence(a: int) -> int:
+@fence_then(a: int) -> int:
+  [x: int] = `a`
   = ```
-  return a
+  return x
   ```
 @reassigns(a: int) -> int:
   [x: int] = `a`
@@ -310,7 +352,7 @@ GENERAL_ONLY = """\
         ("reads_later", (1,)),
         ("walrus", (2,)),
         ("builtin_name", (1,)),
-        ("fence", (1,)),
+        ("fence_then", (1,)),
         ("reassigns", (1,)),
         ("custom", (1,)),
         ("deferred", (1,)),
