@@ -339,8 +339,27 @@ class _Builder:
                 args.append(self.part(arg.parts[0], stmt))
             else:
                 args.append(self.text(arg.parts, stmt))
+        values = self.temp(ast.List(elts=args, ctx=ast.Load()))
         self.out.append(self.mark(Op("call", stmt, call, name=callee.id)))
-        return self.temp(self.call(apply_callee, callee, ast.List(elts=args, ctx=ast.Load())))
+        # A Kedi procedure takes its arguments itself (what `apply_callee` does first).
+        result = f"{_PREFIX}t{self.temps}"
+        self.temps += 1
+        own = ast.Call(
+            func=ast.Attribute(value=_name(callee.id), attr="invoke_positional", ctx=ast.Load()),
+            args=[_name(values.id)],
+            keywords=[],
+        )
+        other = self.call(apply_callee, _name(callee.id), _name(values.id))
+        kind = ast.Attribute(value=_name(callee.id), attr="__class__", ctx=ast.Load())
+        test = ast.Compare(left=kind, ops=[ast.Is()], comparators=[self.helper(type(self.proc))])
+        self.emit(
+            ast.If(
+                test=test,
+                body=[_pos(ast.Assign(targets=[_name(result, True)], value=own), self.line)],
+                orelse=[_pos(ast.Assign(targets=[_name(result, True)], value=other), self.line)],
+            )
+        )
+        return _name(result)
 
     def rhs(self, rhs: nodes.Rhs, stmt: nodes.Node) -> tuple[ast.expr, bool]:
         """The value's expression, and whether it is an exact `str` (text)."""
