@@ -15,7 +15,8 @@ from pytest_kedi.runtime.cancel import check_current
 from pytest_kedi.runtime.context import Frame, ModuleUnit
 from pytest_kedi.runtime.customtypes import make_custom_type
 from pytest_kedi.runtime.evaluate import PositionalCallee, eval_code, resolve_type
-from pytest_kedi.runtime.fastbody import FastBody, build
+from pytest_kedi.runtime.fastbody import FastBody
+from pytest_kedi.runtime.fastbuild import build
 from pytest_kedi.runtime.interpreter import exec_body
 from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
