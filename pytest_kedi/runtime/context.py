@@ -46,7 +46,6 @@ class Runtime:
         self.loading: list[str] = []
         self.type_cache: dict[int, tuple[nodes.TypeRef, Any]] = {}
         self.type_units: dict[int, tuple[nodes.TypeRef, CompiledUnit]] = {}
-        self.function_units: dict[int, tuple[nodes.PyCode, CompiledUnit | None]] = {}
         #: completed iterations after which a conditional loop fails (docs/language.md#loops)
         self.loop_limit = LOOP_LIMIT
 
