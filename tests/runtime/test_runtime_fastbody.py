@@ -53,6 +53,18 @@ not_a_procedure = 3
 @render(x: object) -> str:
   = value: <x>
 
+@loud_text(a: int) -> str:
+  = value <a> `Loud()`
+
+@loud_arg(a: int) -> str:
+  = <render(x `Loud()`)>
+
+@loose_default(a: int, b: int = `"x"`) -> str:
+  = <a> <b>
+
+@default(a: int, b: int = `2`) -> int:
+  = `a + b`
+
 @missing(a: int) -> str:
   = <a> and <nowhere>
 
@@ -130,6 +142,12 @@ not_a_procedure = 3
   = <steps(<stop>, <log>)>
 """
 
+
+class Shy:
+    def __str__(self) -> str:
+        raise RuntimeError("shy")
+
+
 #: (procedure, arguments): each one runs on the generated body.
 CALLS: list[tuple[str, tuple[Any, ...]]] = [
     ("add", (2, 3)),
@@ -146,6 +164,9 @@ CALLS: list[tuple[str, tuple[Any, ...]]] = [
     ("render", (3.5,)),
     ("render", ([1, "x"],)),
     ("render", (None,)),
+    ("render", (Shy(),)),
+    ("loud_text", (1,)),
+    ("loud_arg", (1,)),
     ("missing", (1,)),
     ("twice", (2, 3)),
     ("typed", (2,)),
@@ -226,6 +247,24 @@ def test_generated_body_agrees_with_the_interpreter(programs, name, args):
     assert fast_nested == slow_nested
 
 
+@pytest.mark.parametrize(
+    ("name", "args", "kwargs"),
+    [
+        ("default", (1,), {}),
+        ("default", (), {"a": 1, "b": 5}),
+        ("default", (1,), {"b": "5"}),
+        ("default", (), {"b": 5}),
+        ("loose_default", (1,), {}),
+        ("loose_default", (1,), {"b": "y"}),
+        ("twice", (), {"b": 1, "a": 2}),
+    ],
+)
+def test_keyword_and_default_calls_agree(programs, name, args, kwargs):
+    generated, interpreted = programs(SOURCE)
+    fast = outcome(lambda: generated.procedures[name](*args, **kwargs))
+    assert fast == outcome(lambda: interpreted.procedures[name](*args, **kwargs))
+
+
 def test_expected_values_and_locations(programs):
     generated, _ = programs(SOURCE)
     procs = generated.procedures
@@ -234,6 +273,9 @@ def test_expected_values_and_locations(programs):
     assert procs["twice"](2, 3) == 10
     assert procs["outer"](2, 3) == 15
     assert procs["outer_text"](2, 3) == "sum 15 of 2/3"
+    assert procs["default"](1) == 3
+    assert procs["default"]._generated is not None
+    assert procs["loose_default"](1) == "1 x"  # a used default is not checked
     with pytest.raises(KediExecutionError) as info:
         procs["second"](2, 0)
     assert isinstance(info.value.original, ZeroDivisionError)
