@@ -233,7 +233,9 @@ def programs(kedi: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> Calla
     return make
 
 
-@pytest.mark.parametrize(("name", "args"), CALLS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CALLS)])
+@pytest.mark.parametrize(
+    ("name", "args"), CALLS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CALLS)]
+)
 def test_generated_body_agrees_with_the_interpreter(programs, name, args):
     generated, interpreted = programs(SOURCE)
     fast = outcome(lambda: generated.procedures[name](*args))
