@@ -15,7 +15,7 @@ from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
 from pytest_kedi.lang.scanner import scan
 from pytest_kedi.lang.source import KediSyntaxError, Source
 
-__all__ = ["parse", "parse_file"]
+__all__ = ["parse", "parse_data", "parse_file"]
 
 DEFAULT_PATH = "<string>"
 _CACHE = ModuleCache()
@@ -78,6 +78,11 @@ def parse_file(path: str | os.PathLike[str]) -> n.Module:
     name = os.fspath(path)
     with open(name, "rb") as handle:
         data = handle.read()
+    return parse_data(name, data)
+
+
+def parse_data(name: str, data: bytes) -> n.Module:
+    """`parse_file` of the content ``data`` read from the file ``name`` (same cache)."""
     try:
         source = data.decode("utf-8")
     except UnicodeDecodeError as exc:

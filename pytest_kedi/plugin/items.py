@@ -27,6 +27,7 @@ from pytest_kedi.plugin.failures import (
     user_exception,
 )
 from pytest_kedi.plugin.gating import KediGateFailed, Verdict, failure_text, judge
+from pytest_kedi.plugin.outline import CaseOutline, LazyModule, SuiteOutline
 from pytest_kedi.plugin.records import CaseRecord, Rerun, SuiteRecord, node_path
 from pytest_kedi.plugin.rerun import carry_over, previous_rows
 from pytest_kedi.plugin.rows import emit_row_reports, rows_section
@@ -75,8 +76,9 @@ class _KediItem(pytest.Item):
     ``usefixtures`` marks (also those added after collection, e.g. by
     ``pytest_collection_modifyitems``) are set up around each item, function-scoped."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, lazy: LazyModule, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.lazy = lazy  # the file's module, loaded when an item first needs it
         self._initrequest()
 
     @property
@@ -130,11 +132,9 @@ class _KediItem(pytest.Item):
     def _program(self) -> Any:
         __tracebackhide__ = True
         session = kedi_session(self.config)
+        collected = self.lazy.module()  # loaded first: the program reuses it
         loaded = session.programs.program_for(self.path, self.ihook)
-        collected = next(
-            (n.kedi_source for n in self.listchain() if hasattr(n, "kedi_source")), None
-        )
-        if collected is not None and loaded.program.module.source != collected:
+        if loaded.program.module.source != collected.source:
             from pytest_kedi.text import display_path
 
             text = f"{display_path(str(self.path))} changed since collection; run pytest again"
@@ -146,12 +146,19 @@ class _KediItem(pytest.Item):
 class KediEvalItem(_KediItem):
     """One ``@eval:`` suite; rows become sub-results, the suite carries the verdict."""
 
-    def __init__(self, *, suite: nodes.EvalSuite, **kwargs: Any) -> None:
+    def __init__(self, *, outline: SuiteOutline, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.suite = suite
+        self.outline = outline
+
+    @property
+    def suite(self) -> nodes.EvalSuite:
+        """The suite's node (the file's full module is loaded on first use)."""
+        suite = self.lazy.suite(self.outline)
+        assert isinstance(suite, nodes.EvalSuite)
+        return suite
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, self.suite.span.start_line - 1, self.name
+        return self.path, self.outline.line - 1, self.name
 
     def runtest(self) -> None:
         from pytest_kedi.evals import EvalOptions, SuiteResult, run_suite
@@ -320,13 +327,29 @@ def _case_failure(error: BaseException) -> tuple[str, str, int | None]:
 class KediCaseItem(_KediItem):
     """One ``> case:`` of a ``@test:`` suite, run on the file's shared runtime."""
 
-    def __init__(self, *, suite: nodes.TestSuite, case: nodes.Case, **kwargs: Any) -> None:
+    def __init__(
+        self, *, outline: SuiteOutline, case_outline: CaseOutline, index: int, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
-        self.suite = suite
-        self.case = case
+        self.outline = outline
+        self.case_outline = case_outline
+        self.case_index = index
+
+    @property
+    def suite(self) -> nodes.TestSuite:
+        """The suite's node (the file's full module is loaded on first use)."""
+        suite = self.lazy.suite(self.outline)
+        assert isinstance(suite, nodes.TestSuite)
+        return suite
+
+    @property
+    def case(self) -> nodes.Case:
+        case = self.suite.cases[self.case_index]
+        assert case.name == self.case_outline.name
+        return case
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, self.case.span.start_line - 1, self.name
+        return self.path, self.case_outline.line - 1, self.name
 
     def _failure(
         self, raised: BaseException, line: int | None, message: str, how: str, text: str
