@@ -71,15 +71,40 @@ def _internal_dirs() -> tuple[str, ...]:
     )
 
 
+class _OnFirstRead:
+    """An item's fixture attribute, computed (with the others) when first read.
+
+    Collection then costs no fixture closure per item; pytest reads them when the item
+    runs, and a hook or plugin reading one earlier gets it computed on the spot.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, item: _KediItem | None, owner: type | None = None) -> Any:
+        if item is None:
+            return self
+        item._initrequest()  # sets the attribute on the instance, which shadows this
+        try:
+            return item.__dict__[self.name]
+        except KeyError:  # --fixtures-per-test: items have no fixtures
+            raise AttributeError(self.name) from None
+
+
 class _KediItem(pytest.Item):
     """Fixture support as pytest's doctest items have it: autouse fixtures and
     ``usefixtures`` marks (also those added after collection, e.g. by
     ``pytest_collection_modifyitems``) are set up around each item, function-scoped."""
 
+    if not TYPE_CHECKING:  # typed by their assignments in `_initrequest`
+        _fixtureinfo = _OnFirstRead()
+        fixturenames = _OnFirstRead()
+        funcargs = _OnFirstRead()
+        _request = _OnFirstRead()
+
     def __init__(self, *, lazy: LazyModule, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.lazy = lazy  # the file's module, loaded when an item first needs it
-        self._initrequest()
 
     @property
     def module(self) -> ModuleType:
