@@ -175,7 +175,7 @@ class ParseCache:
     def _load(self, name: str, data: bytes, entry: Path) -> nodes.Module:
         """The full module of the entry written for ``data`` (parsed again if the entry
         has gone or is damaged since collection read it)."""
-        from pytest_kedi.lang.parser import _CACHE
+        from pytest_kedi.lang.cache import MODULES
 
         cached = _read(entry)
         if cached is not None:
@@ -187,13 +187,13 @@ class ParseCache:
                 LOG.debug("pytest-kedi: ignoring corrupt parse cache entry %s: %s", entry, exc)
             else:
                 # The program loaded for the file reuses it.
-                return _CACHE.get_or_parse(name, module.source, lambda _s, _p: module)
+                return MODULES.get_or_parse(name, module.source, lambda _s, _p: module)
         return self._parse(name, data, entry)
 
     def _parse(self, name: str, data: bytes, entry: Path) -> nodes.Module:
         """Parse and check ``data`` (the content of ``name``) and store it at ``entry``."""
         from pytest_kedi.lang import check_python
-        from pytest_kedi.lang.parser import parse_data
+        from pytest_kedi.lang.files import parse_data
 
         module = check_python(parse_data(name, data))
         stream = io.BytesIO()

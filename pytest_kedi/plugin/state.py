@@ -164,9 +164,11 @@ class ProgramCache:
 
 def _not_a_model(value: object) -> str | None:
     """Why a ``pytest_kedi_model`` result is unusable, or None when it is fine."""
+    if value is None:  # the usual answer: no need to import pydantic-ai to check it
+        return None
     from pydantic_ai.models import Model
 
-    if value is None or isinstance(value, Model):
+    if isinstance(value, Model):
         return None
     if isinstance(value, str) and value.strip():
         return None

@@ -87,3 +87,26 @@ def test_a_collection_hook_sees_the_fixtures_of_kedi_items(kedi: Kedi) -> None:
         lines = (kedi.pytester.path / "fixtures.txt").read_text(encoding="utf-8").splitlines()
         assert len(lines) == 3, lines
         assert all("around_everything" in line for line in lines), lines
+
+
+# Records, in each process, which heavy modules a run imported.
+IMPORTED = """
+import os
+import sys
+
+def pytest_sessionfinish(session):
+    heavy = ("pytest_kedi.lang.parser", "lark", "pydantic_ai")
+    with open(f"imported-{os.getpid()}.txt", "w", encoding="utf-8") as handle:
+        handle.write(" ".join(name for name in heavy if name in sys.modules))
+"""
+
+
+def test_a_warm_run_imports_neither_the_parser_nor_pydantic_ai(kedi: Kedi) -> None:
+    kedi.write("demo.kedi", DEMO)
+    _fill_parse_cache(kedi)
+    kedi.write("conftest.py", IMPORTED)
+    kedi.subprocess("--kedi-eval", "--collect-only").stdout.fnmatch_lines(["*3 tests collected*"])
+    kedi.subprocess("--kedi-eval").assert_outcomes(passed=3)
+    records = list(kedi.pytester.path.glob("imported-*.txt"))
+    assert records
+    assert [path.read_text(encoding="utf-8") for path in records] == [""] * len(records)
