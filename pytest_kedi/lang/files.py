@@ -13,15 +13,19 @@ from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.cache import MODULES
 from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
 
-__all__ = ["parse_data", "parse_file"]
+__all__ = ["parse_data", "parse_file", "read_source"]
+
+
+def read_source(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a `.kedi` file (every reader of program files reads them here)."""
+    with open(path, "rb") as handle:
+        return handle.read()
 
 
 def parse_file(path: str | os.PathLike[str]) -> n.Module:
     """Parse a `.kedi` file; unchanged content (same path and hash) is not reparsed."""
     name = os.fspath(path)
-    with open(name, "rb") as handle:
-        data = handle.read()
-    return parse_data(name, data)
+    return parse_data(name, read_source(name))
 
 
 def parse_data(name: str, data: bytes) -> n.Module:

@@ -154,8 +154,10 @@ class ParseCache:
     def outline(self, path: Path) -> tuple[FileOutline, LazyModule]:
         """The outline of ``path`` and its lazily loaded module; raise what `parse_file`
         and `check_python` raise."""
+        from pytest_kedi.lang.files import read_source
+
         name = os.fspath(path)
-        data = path.read_bytes()
+        data = read_source(name)
         entry = self._entry(name, data)
         cached = _read(entry)
         if cached is not None:
