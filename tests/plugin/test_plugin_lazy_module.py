@@ -110,3 +110,42 @@ def test_a_warm_run_imports_neither_the_parser_nor_pydantic_ai(kedi: Kedi) -> No
     records = list(kedi.pytester.path.glob("imported-*.txt"))
     assert records
     assert [path.read_text(encoding="utf-8") for path in records] == [""] * len(records)
+
+
+REPEATED_NAMES = (
+    DEMO
+    + """
+@test: initials:
+  > case: two_words:
+    `assert initials("x y") == "XY"`
+  > case: one_word:
+    `assert initials("a") == "A"`
+
+@eval: initials:
+  > data: more:
+    = `[("a b", "AB")]`
+  > metric: exact(more):
+    = `initials(more) == expected`
+"""
+)
+
+LOCATIONS = """
+def pytest_collection_modifyitems(items):
+    with open("locations.txt", "a", encoding="utf-8") as handle:
+        for item in items:
+            path, line, name = item.reportinfo()
+            handle.write(f"{item.nodeid} {line} {name} {item.location}\\n")
+        handle.write("--\\n")
+"""
+
+
+@pytest.mark.single_process("the hook writes one file per process")
+def test_a_cached_collection_names_and_locates_items_as_a_parse_does(kedi: Kedi) -> None:
+    kedi.write("demo.kedi", REPEATED_NAMES)
+    kedi.write("conftest.py", LOCATIONS)
+    for _ in range(2):  # parsed, then read from the parse cache
+        kedi.run("--kedi-eval", "--collect-only").stdout.fnmatch_lines(["*6 tests collected*"])
+    cold, warm, _ = (kedi.pytester.path / "locations.txt").read_text(encoding="utf-8").split("--\n")
+    assert cold == warm
+    assert "demo.kedi::test:initials-2::one_word 20 one_word" in cold, cold
+    assert "demo.kedi::eval:initials-2 23 eval:initials-2" in cold, cold
