@@ -123,3 +123,15 @@ def test_kedi_errors_are_recognised_by_class_not_by_module_lookup() -> None:
         if "sys.modules" in path.read_text(encoding="utf-8")
     )
     assert readers == ["evals/runner.py"]
+
+
+def test_loading_the_pytest_plugin_imports_neither_the_parser_nor_pydantic() -> None:
+    code = (
+        "import sys, pytest_kedi.plugin\n"
+        "heavy = ('pytest_kedi.lang.parser', 'lark', 'pydantic', 'pydantic_ai')\n"
+        "print([name for name in heavy if name in sys.modules])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"

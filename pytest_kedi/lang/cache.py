@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from pytest_kedi.lang import nodes as n
 
-__all__ = ["ModuleCache"]
+__all__ = ["MODULES", "ModuleCache"]
 
 
 class ModuleCache:
@@ -43,3 +43,7 @@ class ModuleCache:
     def clear(self) -> None:
         self._entries.clear()
         self.hits = self.misses = 0
+
+
+#: The process's cache of parsed files (`pytest_kedi.lang.files.parse_file`).
+MODULES = ModuleCache()

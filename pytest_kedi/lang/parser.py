@@ -1,24 +1,25 @@
-"""Entry points: `parse` (source text -> `nodes.Module`) and `parse_file` (cached)."""
+"""Entry points: `parse` (source text -> `nodes.Module`) and `parse_file` (cached, from
+`pytest_kedi.lang.files`)."""
 
 from __future__ import annotations
 
 import gc
-import os
 
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.blocks import build_tree
 from pytest_kedi.lang.builder import Builder
-from pytest_kedi.lang.cache import ModuleCache
+from pytest_kedi.lang.cache import MODULES
 from pytest_kedi.lang.checks import check_package
 from pytest_kedi.lang.context import BuildContext
 from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
+from pytest_kedi.lang.files import parse_data, parse_file
 from pytest_kedi.lang.scanner import scan
 from pytest_kedi.lang.source import KediSyntaxError, Source
 
-__all__ = ["parse", "parse_file"]
+__all__ = ["parse", "parse_data", "parse_file"]
 
 DEFAULT_PATH = "<string>"
-_CACHE = ModuleCache()
+_CACHE = MODULES  # the cache `parse_file` keeps (pytest_kedi.lang.files)
 
 
 def _diagnostic(src: Source, offset: int, message: str) -> Diagnostic:
@@ -71,27 +72,3 @@ def parse(source: str, path: str | None = None) -> n.Module:
     finally:
         if collecting:
             gc.enable()
-
-
-def parse_file(path: str | os.PathLike[str]) -> n.Module:
-    """Parse a `.kedi` file; unchanged content (same path and hash) is not reparsed."""
-    name = os.fspath(path)
-    with open(name, "rb") as handle:
-        data = handle.read()
-    try:
-        source = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise KediParseError([_undecodable(name, data, exc)]) from None
-    return _CACHE.get_or_parse(name, source, parse)
-
-
-def _undecodable(path: str, data: bytes, exc: UnicodeDecodeError) -> Diagnostic:
-    """Locate the first byte that is not UTF-8 (Kedi source is UTF-8, docs/language.md#lines)."""
-    line_start = data.rfind(b"\n", 0, exc.start) + 1
-    line_end = data.find(b"\n", exc.start)
-    raw = data[line_start : line_end if line_end >= 0 else len(data)]
-    text = raw.decode("utf-8", "replace").rstrip("\r")
-    column = len(data[line_start : exc.start].decode("utf-8", "replace")) + 1
-    line = data.count(b"\n", 0, exc.start) + 1
-    message = f"the file is not valid UTF-8 text (byte 0x{data[exc.start]:02x})"
-    return Diagnostic(path, line, column, message, text)

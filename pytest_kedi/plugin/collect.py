@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from _pytest._code.code import ReprEntryNative, ReprExceptionInfo, ReprFileLocat
 
 from pytest_kedi.lang import nodes
 from pytest_kedi.plugin.items import KediCaseItem, KediEvalItem
+from pytest_kedi.plugin.outline import FileOutline, LazyModule, SuiteOutline, outline_of
 from pytest_kedi.plugin.state import kedi_session
 from pytest_kedi.text import is_kedi_program
 
@@ -135,69 +137,106 @@ class KediFile(pytest.File):
         return super().repr_failure(excinfo)
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        outline, lazy = self._outline()
+        marks = _marks(self.config)
+        evals = [s for s in outline.suites if s.kind == "eval"]
+        tests = [s for s in outline.suites if s.kind == "test"]
+        names = dict(zip(map(id, evals), unique_names(_safe(s.name) for s in evals), strict=True))
+        names.update(zip(map(id, tests), unique_names(_safe(s.name) for s in tests), strict=True))
+        for suite in outline.suites:
+            if suite.kind == "eval":
+                item = KediEvalItem.from_parent(
+                    self, name=f"eval:{names[id(suite)]}", outline=suite, lazy=lazy
+                )
+                for mark in marks.evals:
+                    item.add_marker(mark)
+                yield item
+            else:
+                yield KediTestSuite.from_parent(
+                    self, name=f"test:{names[id(suite)]}", outline=suite, lazy=lazy
+                )
+
+    def _outline(self) -> tuple[FileOutline, LazyModule]:
+        """The file's outline (from the parse cache when it has the file's content) and
+        its module, loaded on first use; raise `KediCollectError`."""
         from pytest_kedi.evals.classify import relative_locations
-        from pytest_kedi.lang import KediParseError, check_python, parse_file
+        from pytest_kedi.lang import KediParseError
         from pytest_kedi.text import display_path
 
-        # Paths are shown relative to the directory pytest runs in, as the CLI shows them.
-        parse_cache = kedi_session(self.config).disk_caches[0]
+        session = kedi_session(self.config)
+        parse_cache = session.disk_caches[0]
         try:
             if parse_cache is not None:
-                module = parse_cache.module(self.path)
+                outline, lazy = parse_cache.outline(self.path)
             else:
+                from pytest_kedi.lang import check_python, parse_file
+
                 module = check_python(parse_file(self.path))
+                outline, lazy = outline_of(module), LazyModule(lambda: module, module)
         except KediParseError as exc:
-            kedi_session(self.config).parse_errors.append(self.nodeid)
+            session.parse_errors.append(self.nodeid)
+            # Paths are shown relative to the directory pytest runs in, as the CLI shows them.
             where = f"{display_path(exc.path)}:{exc.line}:{exc.column}"
-            text = relative_locations(exc.render(debug=kedi_session(self.config).settings.debug))
+            text = relative_locations(exc.render(debug=session.settings.debug))
             headline = f"{where}: {exc.message}"
             raise KediCollectError(text, headline, display_path(exc.path), exc.line) from None
         except (OSError, UnicodeDecodeError) as exc:
-            kedi_session(self.config).parse_errors.append(self.nodeid)
+            session.parse_errors.append(self.nodeid)
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             message = f"cannot read {display_path(str(self.path))}: {reason}"
             raise KediCollectError(message, message, display_path(str(self.path)), 0) from None
+        return outline, lazy
 
-        self.kedi_source = module.source  # items fail if the file changes before they run
-        eval_enabled = kedi_session(self.config).settings.eval_enabled
-        evals = module.eval_suites
-        tests = module.test_suites
-        eval_names = dict(
-            zip(map(id, evals), unique_names(_safe(s.name) for s in evals), strict=True)
-        )
-        test_names = dict(
-            zip(map(id, tests), unique_names(_safe(s.name) for s in tests), strict=True)
-        )
-        for stmt in module.body:
-            if isinstance(stmt, nodes.EvalSuite):
-                item = KediEvalItem.from_parent(
-                    self, name=f"eval:{eval_names[id(stmt)]}", suite=stmt
-                )
-                item.add_marker("kedi")
-                item.add_marker("kedi_eval")
-                if not eval_enabled:
-                    item.add_marker(pytest.mark.skip(reason=EVAL_SKIP_REASON))
-                yield item
-            elif isinstance(stmt, nodes.TestSuite):
-                yield KediTestSuite.from_parent(
-                    self, name=f"test:{test_names[id(stmt)]}", suite=stmt
-                )
+
+@dataclass(frozen=True, slots=True)
+class _Marks:
+    evals: tuple[pytest.MarkDecorator, ...]
+    cases: tuple[pytest.MarkDecorator, ...]
+
+
+_MARKS = pytest.StashKey[_Marks]()
+
+
+def _marks(config: pytest.Config) -> _Marks:
+    """The marks every eval item and every case item gets (made once per session)."""
+    marks = config.stash.get(_MARKS, None)
+    if marks is None:
+        kedi = pytest.mark.kedi
+        evals: tuple[pytest.MarkDecorator, ...] = (kedi, pytest.mark.kedi_eval)
+        if not kedi_session(config).settings.eval_enabled:
+            evals += (pytest.mark.skip(reason=EVAL_SKIP_REASON),)
+        marks = _Marks(evals, (kedi, pytest.mark.kedi_test))
+        config.stash[_MARKS] = marks
+    return marks
 
 
 class KediTestSuite(pytest.Collector):
     """One ``@test:`` suite: a collector with one item per ``> case:``."""
 
-    def __init__(self, *, suite: nodes.TestSuite, **kwargs: Any) -> None:
+    def __init__(self, *, outline: SuiteOutline, lazy: LazyModule, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.suite = suite
+        self.outline = outline
+        self.lazy = lazy
+
+    @property
+    def suite(self) -> nodes.TestSuite:
+        """The suite's node (the file's full module is loaded on first use)."""
+        suite = self.lazy.suite(self.outline)
+        assert isinstance(suite, nodes.TestSuite)
+        return suite
 
     def collect(self) -> Iterator[pytest.Item]:
-        names = unique_names(_safe(case.name) for case in self.suite.cases)
-        for case, name in zip(self.suite.cases, names, strict=True):
-            item = KediCaseItem.from_parent(self, name=name, suite=self.suite, case=case)
-            item.add_marker("kedi")
-            item.add_marker("kedi_test")
+        marks = _marks(self.config).cases
+        cases = self.outline.cases
+        names = unique_names(_safe(case.name) for case in cases)
+        for index, (case, name) in enumerate(zip(cases, names, strict=True)):
+            item = KediCaseItem.from_parent(
+                self, name=name, outline=self.outline, case_outline=case, index=index,
+                lazy=self.lazy,
+            )  # fmt: skip
+            for mark in marks:
+                item.add_marker(mark)
             yield item
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, self.suite.span.start_line - 1, self.name
+        return self.path, self.outline.line - 1, self.name

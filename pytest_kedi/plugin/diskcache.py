@@ -3,7 +3,9 @@
 * `ParseCache`: each ``.kedi`` file's parsed and checked module, keyed by the file's path
   and content and by the parser's version (a hash of the parser's own sources, so any
   change to the parser invalidates every entry). IDEs re-collect on every save, so an
-  unchanged file is then read from the cache instead of being parsed again.
+  unchanged file is then read from the cache instead of being parsed again; collection
+  reads only the file's outline (its suites' and cases' names and lines), the full
+  module is read when one of the file's items first needs it.
 * `CodeCache`: each test case's compiled, assertion-rewritten code, keyed by the case's
   source and position, the Python and pytest versions and the compiler's sources (the
   way pytest keeps rewritten test modules as ``.pyc`` files).
@@ -36,6 +38,7 @@ from typing import Any
 import pytest
 
 from pytest_kedi.lang import nodes
+from pytest_kedi.plugin.outline import FileOutline, LazyModule, outline_of
 
 __all__ = ["CodeCache", "ParseCache", "caches_for", "parser_version", "sources_hash"]
 
@@ -60,8 +63,9 @@ def sources_hash(root: Path, *parts: str) -> str:
 
 @cache
 def parser_version() -> str:
-    """A hash of every source file of the parser (computed once per process)."""
-    return sources_hash(_PACKAGE, "lang")
+    """A hash of every source file of the parser and of the cache's own format
+    (computed once per process)."""
+    return sources_hash(_PACKAGE, "lang", "plugin/outline.py", "plugin/diskcache.py")
 
 
 @cache
@@ -89,12 +93,16 @@ def _node_reducers() -> dict[type, Callable[[Any], tuple[Any, ...]]]:
     return table
 
 
-def _unpickle(data: bytes) -> Any:
-    """Load an acyclic AST: cyclic GC passes during the load would only cost time."""
+def _unpickle(data: bytes, *, skip: int = 0) -> Any:
+    """Load the pickle after the first ``skip`` ones in ``data``, an acyclic AST: cyclic GC
+    passes during the load would only cost time."""
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return pickle.loads(data)
+        stream = io.BytesIO(data)
+        for _ in range(skip):
+            pickle.load(stream)
+        return pickle.load(stream)
     finally:
         if collecting:
             gc.enable()
@@ -126,7 +134,11 @@ def _read(target: Path) -> bytes | None:
 
 
 class ParseCache:
-    """Parsed, checked ``.kedi`` modules kept in ``directory`` (see the module doc)."""
+    """Parsed, checked ``.kedi`` modules kept in ``directory`` (see the module doc).
+
+    An entry holds two pickles: ``(path, outline)``, all that collection reads, then the
+    full module, read when an item of the file first needs it (`LazyModule`).
+    """
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -139,30 +151,57 @@ class ParseCache:
         digest.update(data)
         return self.directory / digest.hexdigest()
 
-    def module(self, path: Path) -> nodes.Module:
-        """The checked module of ``path``; raise what `parse_file`/`check_python` raise."""
-        from pytest_kedi.lang import check_python, parse_file
-        from pytest_kedi.lang.parser import _CACHE
+    def outline(self, path: Path) -> tuple[FileOutline, LazyModule]:
+        """The outline of ``path`` and its lazily loaded module; raise what `parse_file`
+        and `check_python` raise."""
+        from pytest_kedi.lang.files import read_source
 
         name = os.fspath(path)
-        data = path.read_bytes()
+        data = read_source(name)
         entry = self._entry(name, data)
         cached = _read(entry)
         if cached is not None:
             try:
-                module = _unpickle(cached)
-                if not isinstance(module, nodes.Module) or module.path != name:
+                head = pickle.loads(cached)  # the first of the entry's two pickles
+                if not (isinstance(head, tuple) and len(head) == 2 and head[0] == name):
                     raise TypeError(f"not a parsed module of {name}")
+                outline = FileOutline.from_tuple(head[1])
             except Exception as exc:  # a corrupt or foreign entry: parse again
                 LOG.debug("pytest-kedi: ignoring corrupt parse cache entry %s: %s", entry, exc)
             else:
                 self.hits += 1
-                # The program loaded when the file's first item runs reuses it.
-                _CACHE.get_or_parse(name, data.decode("utf-8"), lambda _s, _p: module)
-                return module
-        module = check_python(parse_file(name))
+                return outline, LazyModule(lambda: self._load(name, data, entry), None)
+        module = self._parse(name, data, entry)
+        return outline_of(module), LazyModule(lambda: module, module)
+
+    def _load(self, name: str, data: bytes, entry: Path) -> nodes.Module:
+        """The full module of the entry written for ``data`` (parsed again if the entry
+        has gone or is damaged since collection read it)."""
+        from pytest_kedi.lang.cache import MODULES
+
+        cached = _read(entry)
+        if cached is not None:
+            try:
+                module = _unpickle(cached, skip=1)
+                if not isinstance(module, nodes.Module) or module.path != name:
+                    raise TypeError(f"not a parsed module of {name}")
+            except Exception as exc:
+                LOG.debug("pytest-kedi: ignoring corrupt parse cache entry %s: %s", entry, exc)
+            else:
+                # The program loaded for the file reuses it.
+                return MODULES.get_or_parse(name, module.source, lambda _s, _p: module)
+        return self._parse(name, data, entry)
+
+    def _parse(self, name: str, data: bytes, entry: Path) -> nodes.Module:
+        """Parse and check ``data`` (the content of ``name``) and store it at ``entry``."""
+        from pytest_kedi.lang import check_python
+        from pytest_kedi.lang.files import parse_data
+
+        module = check_python(parse_data(name, data))
         stream = io.BytesIO()
         pickler = pickle.Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL)
+        pickler.dump((name, outline_of(module).to_tuple()))
+        pickler.clear_memo()  # each pickle stands alone
         pickler.dispatch_table = _node_reducers()
         pickler.dump(module)
         _atomic_write(entry, stream.getvalue())

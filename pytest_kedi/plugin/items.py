@@ -27,6 +27,7 @@ from pytest_kedi.plugin.failures import (
     user_exception,
 )
 from pytest_kedi.plugin.gating import KediGateFailed, Verdict, failure_text, judge
+from pytest_kedi.plugin.outline import CaseOutline, LazyModule, SuiteOutline
 from pytest_kedi.plugin.records import CaseRecord, Rerun, SuiteRecord, node_path
 from pytest_kedi.plugin.rerun import carry_over, previous_rows
 from pytest_kedi.plugin.rows import emit_row_reports, rows_section
@@ -70,14 +71,40 @@ def _internal_dirs() -> tuple[str, ...]:
     )
 
 
+class _OnFirstRead:
+    """An item's fixture attribute, computed (with the others) when first read.
+
+    Collection then costs no fixture closure per item; pytest reads them when the item
+    runs, and a hook or plugin reading one earlier gets it computed on the spot.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, item: _KediItem | None, owner: type | None = None) -> Any:
+        if item is None:
+            return self
+        item._initrequest()  # sets the attribute on the instance, which shadows this
+        try:
+            return item.__dict__[self.name]
+        except KeyError:  # --fixtures-per-test: items have no fixtures
+            raise AttributeError(self.name) from None
+
+
 class _KediItem(pytest.Item):
     """Fixture support as pytest's doctest items have it: autouse fixtures and
     ``usefixtures`` marks (also those added after collection, e.g. by
     ``pytest_collection_modifyitems``) are set up around each item, function-scoped."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    if not TYPE_CHECKING:  # typed by their assignments in `_initrequest`
+        _fixtureinfo = _OnFirstRead()
+        fixturenames = _OnFirstRead()
+        funcargs = _OnFirstRead()
+        _request = _OnFirstRead()
+
+    def __init__(self, *, lazy: LazyModule, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._initrequest()
+        self.lazy = lazy  # the file's module, loaded when an item first needs it
 
     @property
     def module(self) -> ModuleType:
@@ -130,11 +157,9 @@ class _KediItem(pytest.Item):
     def _program(self) -> Any:
         __tracebackhide__ = True
         session = kedi_session(self.config)
+        collected = self.lazy.module()  # loaded first: the program reuses it
         loaded = session.programs.program_for(self.path, self.ihook)
-        collected = next(
-            (n.kedi_source for n in self.listchain() if hasattr(n, "kedi_source")), None
-        )
-        if collected is not None and loaded.program.module.source != collected:
+        if loaded.program.module.source != collected.source:
             from pytest_kedi.text import display_path
 
             text = f"{display_path(str(self.path))} changed since collection; run pytest again"
@@ -146,12 +171,19 @@ class _KediItem(pytest.Item):
 class KediEvalItem(_KediItem):
     """One ``@eval:`` suite; rows become sub-results, the suite carries the verdict."""
 
-    def __init__(self, *, suite: nodes.EvalSuite, **kwargs: Any) -> None:
+    def __init__(self, *, outline: SuiteOutline, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.suite = suite
+        self.outline = outline
+
+    @property
+    def suite(self) -> nodes.EvalSuite:
+        """The suite's node (the file's full module is loaded on first use)."""
+        suite = self.lazy.suite(self.outline)
+        assert isinstance(suite, nodes.EvalSuite)
+        return suite
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, self.suite.span.start_line - 1, self.name
+        return self.path, self.outline.line - 1, self.name
 
     def runtest(self) -> None:
         from pytest_kedi.evals import EvalOptions, SuiteResult, run_suite
@@ -320,13 +352,29 @@ def _case_failure(error: BaseException) -> tuple[str, str, int | None]:
 class KediCaseItem(_KediItem):
     """One ``> case:`` of a ``@test:`` suite, run on the file's shared runtime."""
 
-    def __init__(self, *, suite: nodes.TestSuite, case: nodes.Case, **kwargs: Any) -> None:
+    def __init__(
+        self, *, outline: SuiteOutline, case_outline: CaseOutline, index: int, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
-        self.suite = suite
-        self.case = case
+        self.outline = outline
+        self.case_outline = case_outline
+        self.case_index = index
+
+    @property
+    def suite(self) -> nodes.TestSuite:
+        """The suite's node (the file's full module is loaded on first use)."""
+        suite = self.lazy.suite(self.outline)
+        assert isinstance(suite, nodes.TestSuite)
+        return suite
+
+    @property
+    def case(self) -> nodes.Case:
+        case = self.suite.cases[self.case_index]
+        assert case.name == self.case_outline.name
+        return case
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, self.case.span.start_line - 1, self.name
+        return self.path, self.case_outline.line - 1, self.name
 
     def _failure(
         self, raised: BaseException, line: int | None, message: str, how: str, text: str

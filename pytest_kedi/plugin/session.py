@@ -121,7 +121,7 @@ class KediSession:
 
     def close(self) -> None:
         """``pytest_unconfigure``: model requests end with the session (no leak at exit)."""
-        self.programs.model_loop.close()
+        self.programs.close_model_loop()
 
     def header(self) -> str | None:
         settings = self.settings

@@ -17,11 +17,11 @@ import pytest
 
 from pytest_kedi.constants import TEST_MODEL
 from pytest_kedi.plugin.summary import HOOK_NOTE
-from pytest_kedi.runtime.model.loop import ModelLoop
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.plugin.session import KediSession
     from pytest_kedi.runtime import Program
+    from pytest_kedi.runtime.model.loop import ModelLoop
 
 __all__ = [
     "SESSION_KEY",
@@ -67,14 +67,31 @@ class ProgramCache:
     config: pytest.Config
     default_model: str | None  # the configured ``--kedi-model`` (None: the offline model)
     debug: bool = False  # ``--kedi-debug``: show the traceback of an internal parser error
-    #: the one event loop every model request of this process runs on; closed with the
-    #: session (``pytest_unconfigure``)
-    model_loop: ModelLoop = field(default_factory=ModelLoop)
     usage_errors: list[str] = field(default_factory=list)  # e.g. a hook returned no model
     #: the model policy of a program loaded from a path (cassettes, retries, budget)
     model_policy: Callable[[Path], Any] | None = None
     _programs: dict[Path, LoadedProgram | ProgramLoadError] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _model_loop: ModelLoop | None = None
+    _loop_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def model_loop(self) -> ModelLoop:
+        """The one event loop every model request of this process runs on, made when the
+        first program loads (a run that loads none never imports the model layer)."""
+        with self._loop_lock:
+            if self._model_loop is None:
+                from pytest_kedi.runtime.model.loop import ModelLoop
+
+                self._model_loop = ModelLoop()
+            return self._model_loop
+
+    def close_model_loop(self) -> None:
+        """Close the model loop, if one was made (at the end of the session)."""
+        with self._loop_lock:
+            loop = self._model_loop
+        if loop is not None:
+            loop.close()
 
     def default_model_label(self) -> tuple[str, bool]:
         """The configured default model (no hook involved) and whether it is synthetic."""
@@ -147,9 +164,11 @@ class ProgramCache:
 
 def _not_a_model(value: object) -> str | None:
     """Why a ``pytest_kedi_model`` result is unusable, or None when it is fine."""
+    if value is None:  # the usual answer: no need to import pydantic-ai to check it
+        return None
     from pydantic_ai.models import Model
 
-    if value is None or isinstance(value, Model):
+    if isinstance(value, Model):
         return None
     if isinstance(value, str) and value.strip():
         return None

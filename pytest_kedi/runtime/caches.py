@@ -55,9 +55,9 @@ def registered() -> tuple[Resettable, ...]:
 
 def reset_all() -> None:
     """Reset every registered process-wide object and the parse cache."""
-    from pytest_kedi.lang import parser
+    from pytest_kedi.lang.cache import MODULES
 
-    parser._CACHE.clear()
+    MODULES.clear()
     for state in _REGISTERED:
         state.reset()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_kedi.constants import ENV_HOME
-from pytest_kedi.lang import nodes, parse, parse_file
+from pytest_kedi.lang import nodes, parse_file
 from pytest_kedi.lang.syntax import is_identifier
 from pytest_kedi.runtime.context import Frame, ModuleUnit, Runtime
 from pytest_kedi.runtime.errors import (
@@ -36,6 +36,8 @@ def load_unit(
     """Parse a file, run its prelude and create its module scope (nothing else runs)."""
     text_path = str(path)
     if source is not None:
+        from pytest_kedi.lang.parser import parse
+
         module = parse(source, text_path)
     else:
         try:

@@ -170,7 +170,7 @@ def _deny(monkeypatch: pytest.MonkeyPatch, denied: str) -> None:
     """Reading ``denied`` fails with EACCES (a chmod 000 file is still readable by root)."""
     import builtins
 
-    from pytest_kedi.lang import parser
+    from pytest_kedi.lang import files as parser  # where program files are read
 
     real_open = builtins.open
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kedi_marks import patched_plugin
@@ -302,16 +303,18 @@ def test_a_raising_model_hook_shows_the_users_frames_only(kedi: Kedi) -> None:
 def test_an_unreadable_kedi_file_does_not_stop_the_others(
     kedi: Kedi, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import pytest_kedi.lang
+    import builtins
 
-    real = pytest_kedi.lang.parse_file
+    from pytest_kedi.lang import files  # where program files are read
 
-    def parse_file(path: object) -> object:
-        if str(path).endswith("locked.kedi"):
+    real_open = builtins.open
+
+    def fake_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(file).endswith("locked.kedi"):
             raise PermissionError(13, "Permission denied")
-        return real(path)  # type: ignore[arg-type]
+        return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr(pytest_kedi.lang, "parse_file", parse_file)
+    monkeypatch.setattr(files, "open", fake_open, raising=False)
     kedi.write("locked.kedi", DEMO)
     kedi.write("demo.kedi", DEMO)
     result = kedi.run("--kedi-eval")

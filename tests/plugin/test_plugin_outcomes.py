@@ -137,7 +137,7 @@ def test_a_case_that_exits_shows_a_kedi_stack_trace(kedi: Kedi) -> None:
 
 @patched_plugin
 def test_an_unreadable_file_says_cannot_read(kedi: Kedi, monkeypatch) -> None:
-    from pytest_kedi.lang import parser
+    from pytest_kedi.lang import files as parser  # where program files are read
 
     kedi.write("secret.kedi", NEEDS_MISSING)
     real_open = builtins.open

@@ -1,0 +1,55 @@
+"""`parse_file` and `parse_data`: file content -> module, through the in-process cache.
+
+Kept apart from `pytest_kedi.lang.parser` so that reading an unchanged file again (a
+cache hit) does not import the parser, whose grammars and regular expressions take most
+of the front end's import time.
+"""
+
+from __future__ import annotations
+
+import os
+
+from pytest_kedi.lang import nodes as n
+from pytest_kedi.lang.cache import MODULES
+from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
+
+__all__ = ["parse_data", "parse_file", "read_source"]
+
+
+def read_source(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a `.kedi` file (every reader of program files reads them here)."""
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def parse_file(path: str | os.PathLike[str]) -> n.Module:
+    """Parse a `.kedi` file; unchanged content (same path and hash) is not reparsed."""
+    name = os.fspath(path)
+    return parse_data(name, read_source(name))
+
+
+def parse_data(name: str, data: bytes) -> n.Module:
+    """`parse_file` of the content ``data`` read from the file ``name`` (same cache)."""
+    try:
+        source = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise KediParseError([_undecodable(name, data, exc)]) from None
+    return MODULES.get_or_parse(name, source, _parse)
+
+
+def _parse(source: str, path: str) -> n.Module:
+    from pytest_kedi.lang.parser import parse
+
+    return parse(source, path)
+
+
+def _undecodable(path: str, data: bytes, exc: UnicodeDecodeError) -> Diagnostic:
+    """Locate the first byte that is not UTF-8 (Kedi source is UTF-8, docs/language.md#lines)."""
+    line_start = data.rfind(b"\n", 0, exc.start) + 1
+    line_end = data.find(b"\n", exc.start)
+    raw = data[line_start : line_end if line_end >= 0 else len(data)]
+    text = raw.decode("utf-8", "replace").rstrip("\r")
+    column = len(data[line_start : exc.start].decode("utf-8", "replace")) + 1
+    line = data.count(b"\n", 0, exc.start) + 1
+    message = f"the file is not valid UTF-8 text (byte 0x{data[exc.start]:02x})"
+    return Diagnostic(path, line, column, message, text)

@@ -1,0 +1,102 @@
+"""What collection needs of a ``.kedi`` file, and its full AST loaded on first use.
+
+Collection only names and locates items, so the parse cache (`diskcache.ParseCache`)
+gives it a `FileOutline`: each suite's kind, name, header line and position in the
+module, and each case's name and line. A file's `LazyModule` loads the full module
+(from the cache entry, or by parsing the collected text) when one of its items first
+needs a node (when it runs or is reported); all items of the file share it, and the
+program loaded for the file reuses it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from pytest_kedi.lang import nodes
+
+__all__ = ["CaseOutline", "FileOutline", "LazyModule", "SuiteOutline", "outline_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class CaseOutline:
+    name: str
+    line: int  # 1-based line of the ``> case:`` header
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteOutline:
+    kind: Literal["eval", "test"]
+    name: str
+    line: int  # 1-based line of the suite's header
+    index: int  # position of the suite in ``Module.body``
+    cases: tuple[CaseOutline, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FileOutline:
+    """The suites of one file in source order."""
+
+    suites: tuple[SuiteOutline, ...]
+
+    def to_tuple(self) -> tuple[object, ...]:
+        """Plain tuples (what the cache stores: the fastest shape to unpickle)."""
+        return tuple(
+            (s.kind, s.name, s.line, s.index, tuple((c.name, c.line) for c in s.cases))
+            for s in self.suites
+        )
+
+    @classmethod
+    def from_tuple(cls, data: object) -> FileOutline:
+        """The inverse of `to_tuple`; raise `TypeError`/`ValueError` on any other shape."""
+        if not isinstance(data, tuple):
+            raise TypeError("not a file outline")
+        suites = []
+        for kind, name, line, index, cases in data:
+            if kind not in ("eval", "test") or not isinstance(name, str):
+                raise ValueError("not a suite outline")
+            outlined = tuple(CaseOutline(str(case), int(at)) for case, at in cases)
+            suites.append(SuiteOutline(kind, name, int(line), int(index), outlined))
+        return cls(tuple(suites))
+
+
+def outline_of(module: nodes.Module) -> FileOutline:
+    suites: list[SuiteOutline] = []
+    for index, stmt in enumerate(module.body):
+        if isinstance(stmt, nodes.EvalSuite):
+            suites.append(SuiteOutline("eval", stmt.name, stmt.span.start_line, index))
+        elif isinstance(stmt, nodes.TestSuite):
+            cases = tuple(CaseOutline(c.name, c.span.start_line) for c in stmt.cases)
+            suites.append(SuiteOutline("test", stmt.name, stmt.span.start_line, index, cases))
+    return FileOutline(tuple(suites))
+
+
+class LazyModule:
+    """The full module of one collected file, loaded once, on first use.
+
+    ``load`` returns the module of exactly the collected source (the cache entry of that
+    content, or a parse of it); the loaded module is checked against the outline the
+    items were made from. Its ``source`` is the text collected: items fail when the file
+    has changed since.
+    """
+
+    def __init__(self, load: Callable[[], nodes.Module], module: nodes.Module | None) -> None:
+        self._load = load
+        self._module = module
+        self._lock = threading.Lock()
+
+    def module(self) -> nodes.Module:
+        with self._lock:
+            if self._module is None:
+                self._module = self._load()
+            return self._module
+
+    def suite(self, outline: SuiteOutline) -> nodes.EvalSuite | nodes.TestSuite:
+        """The suite node that ``outline`` describes."""
+        node = self.module().body[outline.index]
+        expected = nodes.EvalSuite if outline.kind == "eval" else nodes.TestSuite
+        if not isinstance(node, expected) or node.name != outline.name:
+            raise LookupError(f"suite {outline.name!r} is not at its collected position")
+        return node
