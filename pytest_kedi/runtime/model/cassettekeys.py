@@ -21,6 +21,7 @@ import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -111,8 +112,9 @@ class KeyTemplate:
         return cls(head, middle, tail)
 
     def key(self, prompt: str, repeat: int) -> str:
-        text = self.head + canonical(prompt) + self.middle + canonical(repeat) + self.tail
-        return _digest(text)
+        # what `canonical` gives for a str (no ASCII escaping) and for an int
+        count = str(repeat) if type(repeat) is int else canonical(repeat)
+        return _digest(self.head + encode_basestring(prompt) + self.middle + count + self.tail)
 
 
 def key_template(

@@ -241,3 +241,20 @@ def test_a_call_recorded_through_the_loop_replays_in_the_calling_thread(
                 assert answer is not None, (prompt, repeat)
     with rowscope.entered(rowscope.RowScope(repeat=1)):
         assert replaying.replay("plain", instructions, model_settings, params) is None
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_reading_a_cassette_leaves_the_garbage_collector_as_it_was(
+    legacy: Path, enabled: bool
+) -> None:
+    import gc
+
+    from pytest_kedi.runtime.model.cassettes import read_cassette
+
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        assert len(read_cassette(legacy.with_name("legacy.kedi.cassette.json"))) == 26
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
