@@ -3,7 +3,7 @@ adapter."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, cast, runtime_checkable
 
@@ -11,7 +11,8 @@ from pydantic import BaseModel
 from pydantic_ai.models import Model
 
 from pytest_kedi.errors import ModelError
-from pytest_kedi.runtime.model.direct import CallStats, OutputPlan, request_output
+from pytest_kedi.runtime.model.cassettes import CassetteModel
+from pytest_kedi.runtime.model.direct import CallStats, OutputPlan, replayed_output, request_output
 from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.names import describe_model
 from pytest_kedi.runtime.model.policy import ModelPolicy
@@ -104,9 +105,10 @@ class PydanticAIAdapter:
     The synchronous methods run the request on ``loop`` (a `ModelLoop`; without one the
     adapter owns a private loop, closed when the adapter is garbage-collected or at
     exit). The model and the output plan are resolved in the calling thread (so the loop
-    only does I/O). A model built from a name is entered on the loop once per loop
-    lifetime: its provider keeps one HTTP client shared by every call, closed when the
-    loop closes. Injected `Model` instances are used as given.
+    only does I/O), and a call the cassette answers is answered there, without the loop
+    (`pytest_kedi.runtime.model.direct.replayed_output`). A model built from a name is
+    entered on the loop once per loop lifetime: its provider keeps one HTTP client shared
+    by every call, closed when the loop closes. Injected `Model` instances are used as given.
     """
 
     kind = "agent-framework"
@@ -168,17 +170,11 @@ class PydanticAIAdapter:
             + (f"; {detail}" if detail else "")
         )
 
-    def _start(
-        self,
-        spec: Model | str,
-        output_schema: Mapping[str, Any] | None,
-        prompt: str,
-        instructions: str | None,
-        settings: Mapping[str, Any] | None,
-        stats: CallStats | None,
-    ) -> Coroutine[Any, Any, Any]:
-        """Prepare a call in the calling thread (``None`` schema: text output); the returned
-        coroutine makes it."""
+    def _prepare(
+        self, spec: Model | str, output_schema: Mapping[str, Any] | None
+    ) -> tuple[Model, OutputPlan | None, SchemaKey]:
+        """The model, output plan and schema key of a call (``None`` schema: text output),
+        resolved in the calling thread."""
         key: SchemaKey = ()
         try:
             model = self._model(spec)
@@ -190,7 +186,36 @@ class PydanticAIAdapter:
                 plan = self._plan(build_output_model(key))
         except Exception as error:
             raise self._failure(spec, error, key) from error
-        return self._run(spec, model, plan, key, prompt, instructions, settings, stats)
+        return model, plan, key
+
+    def _call(
+        self,
+        spec: Model | str,
+        output_schema: Mapping[str, Any] | None,
+        prompt: str,
+        instructions: str | None,
+        settings: Mapping[str, Any] | None,
+        stats: CallStats | None,
+    ) -> tuple[bool, Any]:
+        """Prepare a call in the calling thread: ``(True, output)`` when the cassette
+        answered it there, else ``(False, coroutine)``, the coroutine making it."""
+        model, plan, key = self._prepare(spec, output_schema)
+        stats = stats if stats is not None else CallStats()
+        if isinstance(model, CassetteModel) and not self.loop.in_loop_thread():
+            try:
+                output = replayed_output(model, plan, prompt, instructions, settings, stats)
+            except Exception as error:
+                raise self._failure(spec, error, key) from error
+            if output is not None:
+                return True, self._values(plan, key, output, stats)
+        return False, self._run(spec, model, plan, key, prompt, instructions, settings, stats)
+
+    @staticmethod
+    def _values(plan: OutputPlan | None, key: SchemaKey, output: Any, stats: CallStats) -> Any:
+        if plan is None:
+            return output
+        stats.output = values = read_output(cast(BaseModel, output), key)
+        return values
 
     async def _run(
         self,
@@ -201,18 +226,14 @@ class PydanticAIAdapter:
         prompt: str,
         instructions: str | None,
         settings: Mapping[str, Any] | None,
-        stats: CallStats | None,
+        stats: CallStats,
     ) -> Any:
-        stats = stats if stats is not None else CallStats()
         try:
             await self._enter(spec, model)
             output = await request_output(model, plan, prompt, instructions, settings, stats)
         except Exception as error:
             raise self._failure(spec, error, key) from error
-        if plan is None:
-            return output
-        stats.output = values = read_output(cast(BaseModel, output), key)
-        return values
+        return self._values(plan, key, output, stats)
 
     def produce_sync(
         self,
@@ -224,8 +245,8 @@ class PydanticAIAdapter:
         settings: Mapping[str, Any] | None = None,
         stats: CallStats | None = None,
     ) -> dict[str, Any]:
-        call = self._start(model, output_schema, template, instructions, settings, stats)
-        output: dict[str, Any] = self.loop.run(call)
+        done, call = self._call(model, output_schema, template, instructions, settings, stats)
+        output: dict[str, Any] = call if done else self.loop.run(call)
         return output
 
     async def produce(
@@ -238,8 +259,8 @@ class PydanticAIAdapter:
         settings: Mapping[str, Any] | None = None,
         stats: CallStats | None = None,
     ) -> dict[str, Any]:
-        call = self._start(model, output_schema, template, instructions, settings, stats)
-        output: dict[str, Any] = await call
+        done, call = self._call(model, output_schema, template, instructions, settings, stats)
+        output: dict[str, Any] = call if done else await call
         return output
 
     def invoke_sync(
@@ -251,8 +272,8 @@ class PydanticAIAdapter:
         settings: Mapping[str, Any] | None = None,
         stats: CallStats | None = None,
     ) -> str:
-        call = self._start(model, None, prompt, instructions, settings, stats)
-        text: str = self.loop.run(call)
+        done, call = self._call(model, None, prompt, instructions, settings, stats)
+        text: str = call if done else self.loop.run(call)
         return text
 
     async def invoke(
@@ -264,7 +285,8 @@ class PydanticAIAdapter:
         settings: Mapping[str, Any] | None = None,
         stats: CallStats | None = None,
     ) -> str:
-        text: str = await self._start(model, None, prompt, instructions, settings, stats)
+        done, call = self._call(model, None, prompt, instructions, settings, stats)
+        text: str = call if done else await call
         return text
 
 

@@ -83,6 +83,9 @@ class ModelBoundary:
         self._count_lock = threading.Lock()
         self.synthetic_calls = 0
         self._calls: dict[str, int] = {}
+        #: per template node (by id): its output fields and schema (`calls.TemplateShape`)
+        self.shapes: dict[int, Any] = {}
+        self._labels: dict[int, tuple[Model, str]] = {}
 
     # ------------------------------------------------------------------ selection
     def configured_default(self) -> str | None:
@@ -115,6 +118,15 @@ class ModelBoundary:
         with self._count_lock:
             return dict(self._calls)
 
+    def _label(self, model: Model | str) -> str:
+        """`describe_model` of ``model``, once per model instance."""
+        if isinstance(model, str):
+            return model
+        hit = self._labels.get(id(model))
+        if hit is None or hit[0] is not model:
+            hit = self._labels[id(model)] = (model, describe_model(model))
+        return hit[1]
+
     @staticmethod
     def _synthetic(model: Model | str, source: ModelSource) -> bool:
         return source != "injected" and model == TEST_MODEL
@@ -135,7 +147,7 @@ class ModelBoundary:
         model, source = self.select(state)
         settings = validate_settings(state.settings) if state.settings else {}
         instructions = state.render_instructions()
-        label, synthetic = describe_model(model), self._synthetic(model, source)
+        label, synthetic = self._label(model), self._synthetic(model, source)
         with self._count_lock:
             self._calls[label] = self._calls.get(label, 0) + 1
             self.synthetic_calls += synthetic

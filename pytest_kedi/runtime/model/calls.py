@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pytest_kedi.errors import (
@@ -11,6 +12,8 @@ from pytest_kedi.errors import (
     KediModelError,
     KediTypeExecutionError,
     KediUnsupportedError,
+    ModelError,
+    UnsupportedFeature,
 )
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.cancel import checkpoint
@@ -29,8 +32,6 @@ __all__ = ["ask_claim", "run_template"]
 
 
 def _call(ctx: Frame, node: nodes.Node, method: str, *args: Any) -> Any:
-    from pytest_kedi.runtime.model import ModelError, UnsupportedFeature
-
     checkpoint()  # a timed-out row stops before its next model call
     boundary = ctx.unit.runtime.boundary
     try:
@@ -53,6 +54,32 @@ def _schema_entry(tp: Any) -> tuple[Any, str | None]:
     return base, description
 
 
+@dataclass(slots=True)
+class TemplateShape:
+    """A template's output fields, and its output schema for the field types it last
+    resolved to (a schema is built once per template while its types stay the same)."""
+
+    template: nodes.Template
+    outputs: tuple[nodes.OutputField, ...]
+    last: tuple[tuple[Any, ...], dict[str, Any]] | None = None
+
+    def schema(self, types_: tuple[Any, ...]) -> dict[str, Any]:
+        last = self.last
+        if last is not None and all(a is b for a, b in zip(last[0], types_, strict=True)):
+            return last[1]
+        schema = {f.name: _schema_entry(tp) for f, tp in zip(self.outputs, types_, strict=True)}
+        self.last = (types_, schema)
+        return schema
+
+
+def _shape(template: nodes.Template, ctx: Frame) -> TemplateShape:
+    shapes = ctx.unit.runtime.boundary.shapes
+    shape = shapes.get(id(template))
+    if shape is None or shape.template is not template:
+        shape = shapes[id(template)] = TemplateShape(template, template.outputs)
+    return shape
+
+
 def _prompt(template: nodes.Template, ctx: Frame, prefix: str | None) -> str:
     text = "\n".join(render_text(row, ctx) for row in template.rows)
     if prefix:
@@ -62,16 +89,17 @@ def _prompt(template: nodes.Template, ctx: Frame, prefix: str | None) -> str:
 
 def run_template(template: nodes.Template, ctx: Frame, prefix: str | None = None) -> None:
     """One model call; outputs are strictly validated and bound together."""
-    outputs = template.outputs
+    shape = _shape(template, ctx)
+    outputs = shape.outputs
     # Field types resolve (and fail) before the model is contacted (docs/language.md#model-calls).
-    types_ = [resolve_type(f.type, ctx) for f in outputs]
+    types_ = tuple(resolve_type(f.type, ctx) for f in outputs)
     prompt = _prompt(template, ctx, prefix)
     if not outputs:
         _call(ctx, template, "invoke", prompt)
         return
     for field in outputs:
         check_assignable(field.name, ctx, field)
-    schema = {f.name: _schema_entry(tp) for f, tp in zip(outputs, types_, strict=False)}
+    schema = shape.schema(types_)
     raw = _call(ctx, template, "produce", prompt, schema)
     values: list[Any] = []
     for field, tp in zip(outputs, types_, strict=False):

@@ -1,15 +1,17 @@
 """Record/replay cassettes: model answers stored as reviewable JSON beside each `.kedi` file.
 
 `CassetteModel` wraps the pydantic-ai `Model` every request of a program goes through. Each
-request has a key: the SHA-256 of the canonical JSON (sorted keys, no whitespace) of the
-resolved model (its class and name), the model settings, the rendered message list
-(instructions included; timestamps and run ids left out), the request parameters (output
-schema, output and function tool definitions) and the repeat index of the row (0 outside a
-row). Changing any of them misses exactly the requests it shapes.
+request has a key (`pytest_kedi.runtime.model.cassettekeys`): a hash of the resolved model,
+the settings, the messages and instructions, the output schema and the row's repeat index.
 
 Modes (``--kedi-record-mode``): ``record`` calls the model and stores every answer;
 ``replay`` answers from the cassette and calls (and stores) only on a miss; ``strict``
 answers only from the cassette and raises `CassetteMiss` on a miss, without a live call.
+
+A replayed call need not wait for the model loop: `CassetteModel.replay` finds the answer
+to the first request of a call in the calling thread, its key filled into a `KeyTemplate`
+made once per instructions, settings and output schema. On a miss, in record mode and for
+an answer it does not read, the call takes the usual path through `CassetteModel.request`.
 
 `CassetteBook` is the process-wide store: it reads a cassette file on first use, keeps the
 answers recorded in this process and the keys every request used, and writes each changed
@@ -23,25 +25,38 @@ entry before it is kept, and request headers or credentials are never part of an
 
 from __future__ import annotations
 
-import hashlib
+import gc
 import json
 import os
 import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import TypeAdapter
-from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+)
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
+from pydantic_core import from_json
 
 from pytest_kedi import __version__
 from pytest_kedi.constants import RECORD_MODES
 from pytest_kedi.errors import CassetteMiss, ModelError
 from pytest_kedi.runtime import rowscope
+from pytest_kedi.runtime.model.cassettekeys import (
+    KeyTemplate,
+    canonical,
+    key_template,
+    request_key,
+)
 from pytest_kedi.runtime.model.names import describe_model
 from pytest_kedi.text import clip, display_path, one_line
 
@@ -51,51 +66,20 @@ __all__ = [
     "RECORD_MODES",
     "CassetteBook",
     "CassetteModel",
+    "StoredAnswer",
     "request_key",
+    "stored_answer",
 ]
 
 CASSETTE_SUFFIX = ".cassette.json"
 CASSETTE_VERSION = 1
 #: characters of the prompt kept in an entry (for review) and in a miss message
 EXCERPT = 80
-#: request fields that change on every run without changing the answer
-_VOLATILE = frozenset({"timestamp", "run_id", "conversation_id"})
-
 _RESPONSE: TypeAdapter[ModelResponse] = TypeAdapter(ModelResponse)
-_PARAMETERS: TypeAdapter[ModelRequestParameters] = TypeAdapter(ModelRequestParameters)
+#: key templates one cassette model keeps (one per instructions, settings and schema)
+_TEMPLATES = 256
 
 Entry = dict[str, Any]
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-def _stable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _stable(v) for k, v in value.items() if k not in _VOLATILE}
-    if isinstance(value, list):
-        return [_stable(v) for v in value]
-    return value
-
-
-def request_key(
-    model: str,
-    messages: list[ModelMessage],
-    settings: Mapping[str, Any] | None,
-    parameters: ModelRequestParameters,
-    repeat: int,
-) -> str:
-    """The cassette key of one request (see the module docstring)."""
-    payload = {
-        "model": model,
-        "settings": dict(settings or {}),
-        "messages": _stable(ModelMessagesTypeAdapter.dump_python(messages, mode="json")),
-        "parameters": _stable(_PARAMETERS.dump_python(parameters, mode="json")),
-        "repeat": repeat,
-    }
-    text = _canonical(payload)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def prompt_excerpt(messages: list[ModelMessage]) -> str:
@@ -191,13 +175,13 @@ class CassetteBook:
 def read_cassette(path: Path) -> dict[str, Entry]:
     """The entries of a cassette file ({} when it does not exist)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes()
     except FileNotFoundError:
         return {}
     except OSError as error:
         raise ModelError(f"cannot read cassette {display_path(str(path))}: {error}") from error
     try:
-        data = json.loads(text)
+        data = _parse(text)
         entries = data["entries"]
         if not isinstance(entries, dict):
             raise TypeError("'entries' is not an object")
@@ -206,6 +190,22 @@ def read_cassette(path: Path) -> dict[str, Entry]:
             f"cassette {display_path(str(path))} is not a pytest-kedi cassette: {one_line(error)}"
         ) from error
     return entries
+
+
+def _parse(text: bytes) -> Any:
+    """The JSON document ``text``, parsed with the cyclic garbage collector paused: a
+    cassette is hundreds of thousands of small objects, and collections triggered while
+    they are made would walk them again and again (the parse takes 2-3 times as long)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        try:  # pydantic-core's parser: the values `json.loads` gives, in about half the time
+            return from_json(text)
+        except ValueError:  # what it refuses (a lone surrogate escape) or invalid JSON
+            return json.loads(text)
+    finally:
+        if paused:
+            gc.enable()
 
 
 def write_cassette(path: Path, entries: Mapping[str, Entry]) -> None:
@@ -230,7 +230,22 @@ class CassetteModel(WrapperModel):
         super().__init__(wrapped)
         self.book = book
         self.path = path
+        self._names: tuple[str, str] | None = None
+        self._templates: dict[
+            tuple[int, str | None, str], tuple[ModelRequestParameters, KeyTemplate | None]
+        ] = {}
         book.attach(path)
+
+    def names(self) -> tuple[str, str]:
+        """The model part of every key (class and name of the innermost wrapped model) and
+        the model's name."""
+        if self._names is None:
+            inner = self.wrapped
+            while isinstance(inner, WrapperModel):
+                inner = inner.wrapped
+            name = describe_model(inner)
+            self._names = (f"{type(inner).__name__} {name}", name)
+        return self._names
 
     async def request(
         self,
@@ -240,17 +255,8 @@ class CassetteModel(WrapperModel):
     ) -> ModelResponse:
         scope = rowscope.current()
         repeat = scope.repeat if scope is not None else 0
-        inner = self.wrapped
-        while isinstance(inner, WrapperModel):
-            inner = inner.wrapped
-        name = describe_model(inner)
-        key = request_key(
-            f"{type(inner).__name__} {name}",
-            messages,
-            model_settings,
-            model_request_parameters,
-            repeat,
-        )
+        model, name = self.names()
+        key = request_key(model, messages, model_settings, model_request_parameters, repeat)
         if self.book.mode != "record":
             entry = self.book.lookup(self.path, key)
             if entry is not None:
@@ -264,6 +270,90 @@ class CassetteModel(WrapperModel):
         response = await self.wrapped.request(messages, model_settings, model_request_parameters)
         self.book.store(self.path, key, _entry(name, messages, repeat, response))
         return response
+
+    # ------------------------------------------------------------------ in the calling thread
+    def replay(
+        self,
+        prompt: str,
+        instructions: str | None,
+        settings: ModelSettings | None,
+        parameters: ModelRequestParameters,
+    ) -> StoredAnswer | None:
+        """The stored answer to the first request of a call (`direct.first_request`), found
+        without a request: ``None`` in record mode, on a miss and for an entry only `request`
+        reads (the call then goes through `request`, which handles it as always)."""
+        if self.book.mode == "record":
+            return None
+        template = self._template(instructions, settings, parameters)
+        if template is None:
+            return None
+        scope = rowscope.current()
+        key = template.key(prompt, scope.repeat if scope is not None else 0)
+        entry = self.book.lookup(self.path, key)
+        return None if entry is None else stored_answer(entry)
+
+    def _template(
+        self,
+        instructions: str | None,
+        settings: ModelSettings | None,
+        parameters: ModelRequestParameters,
+    ) -> KeyTemplate | None:
+        cache_key = (id(parameters), instructions, canonical(settings) if settings else "")
+        hit = self._templates.get(cache_key)
+        if hit is not None and hit[0] is parameters:
+            return hit[1]
+        template = key_template(self, self.names()[0], instructions, settings, parameters)
+        if len(self._templates) >= _TEMPLATES:
+            self._templates.clear()
+        self._templates[cache_key] = (parameters, template)
+        return template
+
+
+class StoredTokens(NamedTuple):
+    input_tokens: int
+    output_tokens: int
+
+
+class StoredAnswer(NamedTuple):
+    """What output validation and usage read of a stored answer (`direct.Answer`)."""
+
+    parts: tuple[TextPart | ToolCallPart, ...]
+    usage: StoredTokens
+
+
+def stored_answer(entry: Entry) -> StoredAnswer | None:
+    """The text and tool-call parts and the token usage of an entry's answer, read without
+    validating the whole stored response (as `CassetteModel.request` does); ``None`` for an
+    answer holding any other part (thinking aside) or an unexpected shape."""
+    try:
+        data = entry["response"]
+        parts: list[TextPart | ToolCallPart] = []
+        for part in data["parts"]:
+            kind = part["part_kind"]
+            if kind == "text" and type(part["content"]) is str:
+                parts.append(TextPart(part["content"]))
+            elif (
+                kind == "tool-call"
+                and type(part["tool_name"]) is str
+                and type(part["tool_call_id"]) is str
+                and (part["args"] is None or type(part["args"]) in (str, dict))
+            ):
+                parts.append(
+                    ToolCallPart(
+                        tool_name=part["tool_name"],
+                        args=part["args"],
+                        tool_call_id=part["tool_call_id"],
+                    )
+                )
+            elif kind != "thinking":
+                return None
+        usage = data["usage"]
+        tokens = StoredTokens(usage["input_tokens"], usage["output_tokens"])
+    except (KeyError, TypeError):
+        return None
+    if type(tokens.input_tokens) is not int or type(tokens.output_tokens) is not int:
+        return None
+    return StoredAnswer(tuple(parts), tokens)
 
 
 def _entry(name: str, messages: list[ModelMessage], repeat: int, response: ModelResponse) -> Entry:

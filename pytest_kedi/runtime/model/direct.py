@@ -13,14 +13,16 @@ JSON (Markdown fences allowed).
 
 Every request goes through ``Model.request`` of the model the adapter resolved, so
 wrappers around that model (`pydantic_ai.models.wrapper.WrapperModel`) see every request.
+The one exception is `replayed_output`: a call whose first answer is in the cassette is
+answered in the calling thread, read and validated by the same code as a live answer.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from pydantic import BaseModel, ValidationError
 from pydantic_ai import messages as pai_messages
@@ -30,7 +32,7 @@ from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelRequestPart,
-    ModelResponse,
+    ModelResponsePart,
     TextPart,
     ToolCallPart,
     UserPromptPart,
@@ -40,7 +42,17 @@ from pydantic_ai.output import OutputObjectDefinition
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import GenerateToolJsonSchema, ToolDefinition
 
-__all__ = ["MAX_OUTPUT_RETRIES", "CallStats", "OutputPlan", "request_output"]
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.runtime.model.cassettes import CassetteModel
+
+__all__ = [
+    "MAX_OUTPUT_RETRIES",
+    "CallStats",
+    "OutputPlan",
+    "first_request",
+    "replayed_output",
+    "request_output",
+]
 
 #: Requests after the first one that an invalid answer may cost (an `Agent`'s default).
 MAX_OUTPUT_RETRIES = 1
@@ -55,6 +67,25 @@ _ASK_FOR_OUTPUT = "Please return text or include your response in a tool call."
 _SPLIT_RETRY_PARTS = hasattr(pai_messages, "RetryFeedbackPart")
 
 
+class Tokens(Protocol):
+    @property
+    def input_tokens(self) -> int: ...
+
+    @property
+    def output_tokens(self) -> int: ...
+
+
+class Answer(Protocol):
+    """What reading an answer needs: a `ModelResponse` has it, and so has an answer read
+    from a cassette (`pytest_kedi.runtime.model.cassettes.StoredAnswer`)."""
+
+    @property
+    def parts(self) -> Sequence[ModelResponsePart]: ...
+
+    @property
+    def usage(self) -> Tokens: ...
+
+
 @dataclass(slots=True)
 class CallStats:
     """What one call cost and answered, filled on the model loop, read by the caller after."""
@@ -65,7 +96,7 @@ class CallStats:
     #: the validated output: ``{name: value}`` for structured calls, the text otherwise
     output: Any = None
 
-    def count(self, response: ModelResponse) -> None:
+    def count(self, response: Answer) -> None:
         self.requests += 1
         usage = response.usage
         self.input_tokens += usage.input_tokens or 0
@@ -115,11 +146,9 @@ async def request_output(
     stats: CallStats,
 ) -> BaseModel | str:
     """The validated output of one call (``plan`` None: text); usage goes to ``stats``."""
-    history: list[ModelMessage] = [
-        ModelRequest(parts=[UserPromptPart(prompt)], instructions=instructions)
-    ]
+    history = first_request(prompt, instructions)
     params = plan.params if plan is not None else _TEXT_PARAMS
-    model_settings = cast(ModelSettings, dict(settings)) if settings else None
+    model_settings = _model_settings(settings)
     retry: _Retry | None = None
     for _ in range(MAX_OUTPUT_RETRIES + 1):
         response = await model_request(
@@ -127,7 +156,7 @@ async def request_output(
         )
         stats.count(response)
         try:
-            output = _read(response, plan, model) if plan is not None else _read_text(response)
+            output = _read_output(response, plan, model)
         except _Retry as caught:
             retry = caught
             history.append(response)
@@ -141,18 +170,60 @@ async def request_output(
     ) from retry.error
 
 
-def _text(response: ModelResponse) -> str:
+def replayed_output(
+    model: CassetteModel,
+    plan: OutputPlan | None,
+    prompt: str,
+    instructions: str | None,
+    settings: Mapping[str, Any] | None,
+    stats: CallStats,
+) -> BaseModel | str | None:
+    """The validated output of one call whose first answer ``model``'s cassette holds, read
+    in the calling thread (no request, no event loop); usage goes to ``stats``.
+
+    ``None`` when the call must be made by `request_output` instead, which then behaves
+    exactly as without this shortcut: in record mode, on a cassette miss, and when the stored
+    answer fails output validation (the validation retry is a second request, made there).
+    """
+    params = plan.params if plan is not None else _TEXT_PARAMS
+    answer = model.replay(prompt, instructions, _model_settings(settings), params)
+    if answer is None:
+        return None
+    try:
+        output = _read_output(answer, plan, model)
+    except _Retry:
+        return None
+    stats.count(answer)
+    stats.output = output
+    return output
+
+
+def first_request(prompt: str, instructions: str | None) -> list[ModelMessage]:
+    """The message list of a call's first request."""
+    return [ModelRequest(parts=[UserPromptPart(prompt)], instructions=instructions)]
+
+
+def _model_settings(settings: Mapping[str, Any] | None) -> ModelSettings | None:
+    return cast(ModelSettings, dict(settings)) if settings else None
+
+
+def _read_output(response: Answer, plan: OutputPlan | None, model: Model) -> BaseModel | str:
+    """The validated output of ``response``; `_Retry` when it needs a validation retry."""
+    return _read(response, plan, model) if plan is not None else _read_text(response)
+
+
+def _text(response: Answer) -> str:
     return "".join(part.content for part in response.parts if isinstance(part, TextPart))
 
 
-def _read_text(response: ModelResponse) -> str:
+def _read_text(response: Answer) -> str:
     text = _text(response)
     if not text:
         raise _Retry(_feedback(_ASK_FOR_TEXT, "no_output"))
     return text
 
 
-def _read(response: ModelResponse, plan: OutputPlan, model: Model) -> BaseModel:
+def _read(response: Answer, plan: OutputPlan, model: Model) -> BaseModel:
     calls = [part for part in response.parts if isinstance(part, ToolCallPart)]
     call = next((part for part in calls if part.tool_name == OUTPUT_TOOL_NAME), None)
     if call is not None:
