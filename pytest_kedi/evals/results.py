@@ -121,6 +121,13 @@ class Usage:
         return bool(self.requests or self.input_tokens or self.output_tokens)
 
     @classmethod
+    def of(cls, requests: int = 0, input_tokens: int = 0, output_tokens: int = 0) -> Usage:
+        """A usage; every zero usage is one shared instance (most rows call no model)."""
+        if requests or input_tokens or output_tokens:
+            return cls(requests, input_tokens, output_tokens)
+        return NO_USAGE
+
+    @classmethod
     def total(cls, usages: Iterable[Usage]) -> Usage:
         return sum(usages, cls())
 
@@ -134,12 +141,16 @@ class Usage:
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> Usage:
         if not data:
-            return cls()
-        return cls(
+            return NO_USAGE
+        return cls.of(
             int(data.get("requests", 0)),
             int(data.get("input_tokens", 0)),
             int(data.get("output_tokens", 0)),
         )
+
+
+#: The zero usage (`Usage.of`).
+NO_USAGE = Usage()
 
 
 @dataclass(slots=True)
@@ -166,7 +177,7 @@ class RowResult:
     output: str | None = None
     calls: tuple[ModelCallTrace, ...] = ()
     retries: int = 0  # transient model failures retried during the row
-    usage: Usage = field(default_factory=Usage)  # the row's model requests and tokens
+    usage: Usage = NO_USAGE  # the row's model requests and tokens
 
     def __post_init__(self) -> None:
         if not self.scores:
