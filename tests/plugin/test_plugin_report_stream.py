@@ -4,14 +4,18 @@ that cannot be written leaves the other one written and any previous file in pla
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
+from kedi_plugin_helpers import Kedi
 
 from pytest_kedi.evals import RowResult, SuiteResult
 from pytest_kedi.evals.files import AtomicWriter
-from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord
+from pytest_kedi.evals.safetext import clean_data
+from pytest_kedi.plugin import transport
+from pytest_kedi.plugin.records import CaseRecord, Rerun, RunRecord, SuiteRecord
 from pytest_kedi.plugin.reportwriter import dumps, stream_reports
 from pytest_kedi.reports.deltas import RowDelta, SuiteDelta
 
@@ -127,3 +131,60 @@ def test_an_interrupted_write_leaves_the_previous_files(
     assert report.read_text("utf-8") == "old report\n"
     assert rows.read_text("utf-8") == "old rows\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "rows.jsonl"]
+
+
+def test_a_record_handed_over_in_process_equals_what_xdist_reads() -> None:
+    record = _suite("a.kedi::eval:first", 1, 3)
+    record.rows[1].exception = ValueError("kept by the row runner")
+    record = dataclasses.replace(
+        record,
+        result=dataclasses.replace(record.result, exception=KeyError("suite")),
+        rerun=Rerun("errors", previous_run=True),
+        max_errors=3.0,
+    )
+    read = transport.settled(record)
+    assert read == SuiteRecord.from_json(clean_data(record.to_json()))
+    assert dumps(read.to_json()) == dumps(SuiteRecord.from_json(record.to_json()).to_json())
+    assert read.max_errors == 3 and dumps(read.to_json()["max_errors"]) == "3"
+    assert all(row.exception is None for row in read.rows)
+    assert read.result.exception is None
+
+
+KEPT_CONFTEST = """\
+def pytest_terminal_summary(terminalreporter):
+    kept = [
+        report
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        if hasattr(report, "kedi_suite") or hasattr(report, "kedi_case")
+    ]
+    terminalreporter.write_line(f"reports holding kedi records: {len(kept)}")
+"""
+
+SUITE = """\
+@double(x: int) -> int:
+  = `x * 2`
+
+@eval: double:
+  > data: xs:
+    = `[(i, i * 2) for i in range(50)]`
+  > metric: exact(xs):
+    = `double(xs) == expected`
+
+@test: double:
+  > case: two:
+    `assert double(1) == 2`
+"""
+
+
+def test_reports_kept_by_pytest_hold_no_second_copy_of_the_rows(kedi: Kedi) -> None:
+    kedi.write("double.kedi", SUITE)
+    kedi.pytester.makeconftest(KEPT_CONFTEST)
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json", "--kedi-rows-jsonl", "r.jsonl")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["reports holding kedi records: 0"])
+    (suite,) = kedi.json("r.json")["suites"]
+    assert len(suite["rows"]) == 50 and suite["score"] == 1.0
+    assert len(kedi.json("r.json")["tests"]) == 1
+    lines = (kedi.pytester.path / "r.jsonl").read_text("utf-8").splitlines()
+    assert [json.loads(line)["index"] for line in lines] == list(range(50))
