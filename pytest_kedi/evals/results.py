@@ -129,7 +129,12 @@ class Usage:
 
     @classmethod
     def total(cls, usages: Iterable[Usage]) -> Usage:
-        return sum(usages, cls())
+        requests = input_tokens = output_tokens = 0
+        for usage in usages:  # one pass, no intermediate sums (a suite may have many rows)
+            requests += usage.requests
+            input_tokens += usage.input_tokens
+            output_tokens += usage.output_tokens
+        return cls.of(requests, input_tokens, output_tokens)
 
     def to_json(self) -> dict[str, int]:
         return {
@@ -195,8 +200,11 @@ class RowResult:
     @property
     def flaky(self) -> bool:
         """The repeats of the row did not all score the same."""
-        first = self.scores[0]
-        return any(score != first for score in self.scores)
+        scores = self.scores
+        if len(scores) == 1:
+            return False
+        first = scores[0]
+        return any(score != first for score in scores)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -213,7 +213,9 @@ class SuiteRecord:
         """The JSON form of each row, in order (built as iterated)."""
         rows = self.baseline.by_index() if self.baseline else {}
         for row in self.result.rows:
-            yield {**row.to_json(), **row_fields(rows, row.index)}
+            data = row.to_json()
+            data.update(row_fields(rows, row.index))
+            yield data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SuiteRecord:

@@ -23,7 +23,16 @@ __all__ = ["dumps", "stream_reports"]
 
 def dumps(value: object, indent: int | None = None) -> str:
     """The report's JSON: UTF-8 text as is, no NaN or infinity."""
+    if indent is None:
+        return _encode(value)
     return json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+#: Rows are encoded this many at a time before they are written.
+_BATCH = 512
+
+#: `dumps` without indentation: one encoder for every row (``json.dumps`` makes one a call).
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 
 
 def _nested(value: object, depth: int) -> str:
@@ -118,15 +127,27 @@ def _stream(run: RunRecord, doc: _Target | None, lines: _Target | None) -> None:
 
 def _stream_rows(suite: SuiteRecord, doc: _Target | None, lines: _Target | None) -> None:
     prefix = dumps(suite.row_context())[:-1] + ", "  # "{...context..., " then the row's keys
-    separator = "\n        "
+    batch: list[str] = []  # encoded rows not written yet: written `_BATCH` at a time
     wrote = False
     for row in suite.row_json():
-        text = dumps(row)
-        if doc is not None:
-            doc.write(separator + text)
-            separator = ",\n        "
-        if lines is not None:
-            lines.write(prefix + text[1:] + "\n")
+        batch.append(_encode(row))
+        if len(batch) == _BATCH:
+            _write_rows(batch, prefix, doc, lines, after=wrote)
+            batch.clear()
+            wrote = True
+    if batch:
+        _write_rows(batch, prefix, doc, lines, after=wrote)
         wrote = True
     if doc is not None and wrote:
         doc.write("\n      ")
+
+
+def _write_rows(
+    batch: list[str], prefix: str, doc: _Target | None, lines: _Target | None, *, after: bool
+) -> None:
+    """``batch``'s rows as lines of the report's ``rows`` array (``after`` earlier rows)
+    and as JSONL lines (each after its suite's ``prefix``)."""
+    if doc is not None:
+        doc.write((",\n        " if after else "\n        ") + ",\n        ".join(batch))
+    if lines is not None:
+        lines.write("".join([prefix + text[1:] + "\n" for text in batch]))
