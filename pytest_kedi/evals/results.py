@@ -220,7 +220,7 @@ class RowResult:
             "flaky": self.flaky,
             "carried_over": self.carried_over,
             "output": self.output,
-            "calls": [call_to_json(call) for call in self.calls],
+            "calls": [call_to_json(call) for call in self.calls] if self.calls else [],
             "retries": self.retries,
             "usage": self.usage.to_json(),
         }

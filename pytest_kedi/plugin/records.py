@@ -214,7 +214,10 @@ class SuiteRecord:
         rows = self.baseline.by_index() if self.baseline else {}
         for row in self.result.rows:
             data = row.to_json()
-            data.update(row_fields(rows, row.index))
+            if rows:
+                data.update(row_fields(rows, row.index))
+            else:  # no baseline: what `row_fields` gives every row
+                data["delta"] = data["regressed"] = None
             yield data
 
     @classmethod

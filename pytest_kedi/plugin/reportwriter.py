@@ -31,8 +31,9 @@ def dumps(value: object, indent: int | None = None) -> str:
 #: Rows are encoded this many at a time before they are written.
 _BATCH = 512
 
-#: `dumps` without indentation: one encoder for every row (``json.dumps`` makes one a call).
-_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+#: `dumps` without indentation: one encoder for every row (``json.dumps`` makes one a call);
+#: records hold no cycles.
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False).encode
 
 
 def _nested(value: object, depth: int) -> str:
