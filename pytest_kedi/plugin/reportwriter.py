@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from pathlib import Path
 
+from pytest_kedi.evals import RowResult
 from pytest_kedi.evals.files import AtomicWriter
 from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.plugin.records import RunRecord, SuiteRecord, source_order
+from pytest_kedi.reports.deltas import RowDelta, row_fields
 
 __all__ = ["dumps", "stream_reports"]
 
@@ -128,10 +131,11 @@ def _stream(run: RunRecord, doc: _Target | None, lines: _Target | None) -> None:
 
 def _stream_rows(suite: SuiteRecord, doc: _Target | None, lines: _Target | None) -> None:
     prefix = dumps(suite.row_context())[:-1] + ", "  # "{...context..., " then the row's keys
+    deltas = suite.baseline.by_index() if suite.baseline else {}
     batch: list[str] = []  # encoded rows not written yet: written `_BATCH` at a time
     wrote = False
-    for row in suite.row_json():
-        batch.append(_encode(row))
+    for row in suite.rows:
+        batch.append(_row_text(row, deltas.get(row.index)))
         if len(batch) == _BATCH:
             _write_rows(batch, prefix, doc, lines, after=wrote)
             batch.clear()
@@ -152,3 +156,54 @@ def _write_rows(
         doc.write((",\n        " if after else "\n        ") + ",\n        ".join(batch))
     if lines is not None:
         lines.write("".join([prefix + text[1:] + "\n" for text in batch]))
+
+
+# A row's text is built directly from its fields: the same text as encoding its JSON form
+# (`SuiteRecord.row_json`: ``RowResult.to_json`` and the baseline fields), without building
+# that dict (a test compares the two on every kind of row). Any value these helpers do not
+# recognise goes to the encoder, which decides (and refuses NaN) as it would in the dict.
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return "null"
+    return encode_basestring(value) if type(value) is str else _encode(value)
+
+
+def _number(value: object) -> str:
+    if type(value) is float and value - value == 0.0:  # finite
+        return float.__repr__(value)
+    if type(value) is int:
+        return int.__repr__(value)
+    return _encode(value)
+
+
+def _flag(value: object) -> str:
+    return "true" if value is True else "false" if value is False else _encode(value)
+
+
+def _row_text(row: RowResult, delta: RowDelta | None) -> str:
+    """``_encode({**row.to_json(), **row_fields(...)})``, built directly."""
+    if row.calls:  # traced model calls: rare, and nested; the encoder writes them
+        data = row.to_json()
+        data.update(row_fields({} if delta is None else {delta.index: delta}, row.index))
+        return _encode(data)
+    usage = row.usage
+    scores = ", ".join([_number(score) for score in row.scores])
+    return (
+        f'{{"index": {_number(row.index)}, "input": {_text(row.input)}, '
+        f'"expected": {_text(row.expected)}, "score": {_number(row.score)}, '
+        f'"feedback": {_text(row.feedback)}, "error": {_text(row.error)}, '
+        f'"error_class": {_text(row.error_class)}, "duration_s": {_number(row.duration_s)}, '
+        f'"scores": [{scores}], "flaky": {_flag(row.flaky)}, '
+        f'"carried_over": {_flag(row.carried_over)}, "output": {_text(row.output)}, '
+        f'"calls": [], "retries": {_number(row.retries)}, '
+        f'"usage": {{"requests": {_number(usage.requests)}, '
+        f'"input_tokens": {_number(usage.input_tokens)}, '
+        f'"output_tokens": {_number(usage.output_tokens)}}}, '
+        + (
+            '"delta": null, "regressed": null}'
+            if delta is None
+            else f'"delta": {_number(delta.delta)}, "regressed": {_flag(delta.regressed)}}}'
+        )
+    )

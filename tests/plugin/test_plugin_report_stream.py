@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from kedi_plugin_helpers import Kedi
 
-from pytest_kedi.evals import RowResult, SuiteResult
+from pytest_kedi.evals import RowResult, SuiteResult, Usage
 from pytest_kedi.evals.files import AtomicWriter
+from pytest_kedi.evals.results import ModelCallTrace
 from pytest_kedi.evals.safetext import clean_data
 from pytest_kedi.plugin import transport
 from pytest_kedi.plugin.records import CaseRecord, Rerun, RunRecord, SuiteRecord
@@ -53,6 +54,21 @@ def _suite(nodeid: str, line: int, rows: int, *, baseline: bool = False) -> Suit
     return SuiteRecord(nodeid, line, result, 0.8, "failed", baseline=delta)
 
 
+def _odd_rows() -> SuiteRecord:
+    """Rows of every shape: errors, repeats, carried over, usage, traced calls, odd text."""
+    call = ModelCallTrace("m", 'say "hi"\n', None, "\u00e9\\", 3, 4, 0.5)
+    rows = [
+        RowResult(0, None, None, 0.0, None, "boom \udcff", "KeyError", 1e-05),
+        RowResult(1, "'a\\b\"c'", "'\t'", 0.5, "half", None, None, 2.0, scores=[1.0, 0.0]),
+        RowResult(2, "'x'", "'y'", 1.0, None, None, None, 0.0, carried_over=True, retries=2),
+        RowResult(3, "'x'", None, 1.0, None, None, None, 3, usage=Usage(1, 2, 3), calls=(call,)),
+        RowResult(4, "'\u2713'", None, 1.0, "\u2028 sep", None, None, 1e300, scores=[1, 1]),
+    ]
+    result = SuiteResult("odd", "m", "d", "test", 0.5, rows, 5, 1, {"KeyError": 1}, None, None, 1)
+    delta = SuiteDelta(0.5, 0.0, (RowDelta(1, 0.25), RowDelta(2, -0.5)))
+    return SuiteRecord("c.kedi::eval:odd", 2, result, None, "passed", baseline=delta)
+
+
 def _run(*suites: SuiteRecord, tests: tuple[CaseRecord, ...] = ()) -> RunRecord:
     return RunRecord(
         exitstatus=1, interrupted=False, model_calls=(("m", 2),), suites=suites, tests=tests
@@ -71,6 +87,7 @@ RUNS = {
     ),
     "no suites": _run(tests=(CaseRecord("t.kedi::test:s::c", 3, "s", "c", "passed", None),)),
     "no tests": _run(_suite("a.kedi::eval:first", 1, 1)),
+    "odd rows": _run(_odd_rows(), dataclasses.replace(_odd_rows(), baseline=None)),
 }
 
 
@@ -88,7 +105,8 @@ def test_streamed_files_hold_the_records_json_in_order(tmp_path: Path, name: str
         for suite in sorted(run.suites, key=lambda s: (s.path, s.line, s.nodeid))
         for line in suite.row_lines()
     ]
-    assert rows.read_text("utf-8").splitlines(keepends=True) == expected
+    # (split at newlines only: a row's text may hold a raw U+2028)
+    assert rows.read_text("utf-8").split("\n") == [*[line[:-1] for line in expected], ""]
     # indented as before, one line per row
     document = run.to_json()
     for suite in document["suites"]:
@@ -99,7 +117,7 @@ def test_streamed_files_hold_the_records_json_in_order(tmp_path: Path, name: str
     for key, value in document.items():
         if key not in ("suites", "tests"):
             assert f'\n  "{key}": {dumps(value, indent=2).replace(chr(10), chr(10) + "  ")}' in text
-    assert text.endswith("\n}\n") and "\\u" not in text  # UTF-8 text, not escapes
+    assert text.endswith("\n}\n") and "\\u2713" not in text  # UTF-8 text, not escapes
 
 
 def test_one_unwritable_report_does_not_stop_the_other(tmp_path: Path) -> None:
@@ -188,3 +206,15 @@ def test_reports_kept_by_pytest_hold_no_second_copy_of_the_rows(kedi: Kedi) -> N
     assert len(kedi.json("r.json")["tests"]) == 1
     lines = (kedi.pytester.path / "r.jsonl").read_text("utf-8").splitlines()
     assert [json.loads(line)["index"] for line in lines] == list(range(50))
+
+
+def test_a_value_that_is_not_a_number_is_refused_as_before(tmp_path: Path) -> None:
+    suite = _suite("a.kedi::eval:first", 1, 2)
+    suite.rows[1].duration_s = float("nan")
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        json.dumps(suite.to_json(), allow_nan=False)
+    report = tmp_path / "r.json"
+    report.write_text("old\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        stream_reports(_run(suite), report, None)
+    assert report.read_text("utf-8") == "old\n"
