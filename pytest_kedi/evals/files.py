@@ -7,6 +7,9 @@
 * a character device (``/dev/null``, a terminal) or a FIFO: written through directly, never
   replaced (a FIFO without a reader is an error instead of a hang);
 * a directory or anything else: an `OSError`, nothing touched.
+
+`AtomicWriter` streams text by these rules (a large report is never held whole in memory);
+`write_text_atomic` writes one text.
 """
 
 from __future__ import annotations
@@ -16,8 +19,12 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import IO
 
-__all__ = ["write_text_atomic"]
+__all__ = ["AtomicWriter", "write_text_atomic"]
+
+#: Text is encoded and written in chunks of about this many bytes.
+_BUFFER = 1 << 20
 
 
 def _umask() -> int:
@@ -37,62 +44,100 @@ def _new_file_mode() -> int:
     return 0o666 & ~_umask()
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _write_through(target: Path, data: bytes, *, fifo: bool) -> None:
+def _open_through(target: Path, *, fifo: bool) -> int:
     flags = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0)
-    if fifo:
-        try:  # never wait for a reader that may not come
-            fd = os.open(target, flags | os.O_NONBLOCK)
-        except OSError as exc:
-            if exc.errno == errno.ENXIO:
-                raise OSError(errno.ENXIO, "FIFO has no reader", str(target)) from None
-            raise
-        os.set_blocking(fd, True)
-    else:
-        fd = os.open(target, flags)
-    try:
-        _write_all(fd, data)
-    finally:
-        os.close(fd)
-
-
-def _replace(target: Path, data: bytes, mode: int) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    if not fifo:
+        return os.open(target, flags)
+    try:  # never wait for a reader that may not come
+        fd = os.open(target, flags | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise OSError(errno.ENXIO, "FIFO has no reader", str(target)) from None
         raise
+    os.set_blocking(fd, True)
+    return fd
+
+
+def _text_file(fd: int) -> IO[str]:
+    """UTF-8 text over ``fd``, newlines untranslated, written in large chunks."""
+    return open(fd, "w", encoding="utf-8", newline="", buffering=_BUFFER)
+
+
+class AtomicWriter:
+    """Text streamed to ``path`` by the rules of this module: `write` as often as needed,
+    then `commit` (the file appears whole, in place) or `abort` (a replaced file is left as
+    it was). Opening raises `OSError` for a path that cannot be written."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        target = Path(os.path.realpath(path))
+        self._target = target
+        self._tmp: str | None = None  # the temporary file, when the target is replaced
+        try:
+            info = os.stat(target)
+        except FileNotFoundError:
+            self._start_replace(_new_file_mode())
+            return
+        kind = info.st_mode
+        if stat.S_ISREG(kind):
+            self._start_replace(stat.S_IMODE(kind))
+        elif stat.S_ISCHR(kind) or stat.S_ISFIFO(kind):
+            self._file = _text_file(_open_through(target, fifo=stat.S_ISFIFO(kind)))
+        elif stat.S_ISDIR(kind):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+        else:
+            raise OSError(errno.EINVAL, "not a regular file, character device or FIFO", str(path))
+
+    def _start_replace(self, mode: int) -> None:
+        target = self._target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, self._tmp = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
+        )
+        self._mode = mode
+        try:
+            self._file = _text_file(fd)
+        except BaseException:
+            os.close(fd)
+            self.abort()
+            raise
+
+    def write(self, text: str) -> None:
+        self._file.write(text)
+
+    def commit(self) -> None:
+        """Flush and close; a temporary file then replaces the target."""
+        try:
+            self._file.close()
+            if self._tmp is not None:
+                os.chmod(self._tmp, self._mode)
+                os.replace(self._tmp, self._target)
+                self._tmp = None
+        except BaseException:
+            self.abort()
+            raise
+
+    def abort(self) -> None:
+        """Close without putting anything in place (a temporary file is removed)."""
+        file = getattr(self, "_file", None)
+        if file is not None:
+            try:
+                file.close()
+            except (OSError, ValueError):
+                pass
+        if self._tmp is not None:
+            try:
+                os.unlink(self._tmp)
+            except OSError:
+                pass
+            self._tmp = None
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` by the rules of this module."""
-    target = Path(os.path.realpath(path))
-    data = text.encode("utf-8")
+    writer = AtomicWriter(path)
     try:
-        info = os.stat(target)
-    except FileNotFoundError:
-        _replace(target, data, _new_file_mode())
-        return
-    kind = info.st_mode
-    if stat.S_ISREG(kind):
-        _replace(target, data, stat.S_IMODE(kind))
-    elif stat.S_ISCHR(kind) or stat.S_ISFIFO(kind):
-        _write_through(target, data, fifo=stat.S_ISFIFO(kind))
-    elif stat.S_ISDIR(kind):
-        raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
-    else:
-        raise OSError(errno.EINVAL, "not a regular file, character device or FIFO", str(path))
+        writer.write(text)
+    except BaseException:
+        writer.abort()
+        raise
+    writer.commit()

@@ -121,8 +121,20 @@ class Usage:
         return bool(self.requests or self.input_tokens or self.output_tokens)
 
     @classmethod
+    def of(cls, requests: int = 0, input_tokens: int = 0, output_tokens: int = 0) -> Usage:
+        """A usage; every zero usage is one shared instance (most rows call no model)."""
+        if requests or input_tokens or output_tokens:
+            return cls(requests, input_tokens, output_tokens)
+        return NO_USAGE
+
+    @classmethod
     def total(cls, usages: Iterable[Usage]) -> Usage:
-        return sum(usages, cls())
+        requests = input_tokens = output_tokens = 0
+        for usage in usages:  # one pass, no intermediate sums (a suite may have many rows)
+            requests += usage.requests
+            input_tokens += usage.input_tokens
+            output_tokens += usage.output_tokens
+        return cls.of(requests, input_tokens, output_tokens)
 
     def to_json(self) -> dict[str, int]:
         return {
@@ -134,12 +146,16 @@ class Usage:
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> Usage:
         if not data:
-            return cls()
-        return cls(
+            return NO_USAGE
+        return cls.of(
             int(data.get("requests", 0)),
             int(data.get("input_tokens", 0)),
             int(data.get("output_tokens", 0)),
         )
+
+
+#: The zero usage (`Usage.of`).
+NO_USAGE = Usage()
 
 
 @dataclass(slots=True)
@@ -166,7 +182,7 @@ class RowResult:
     output: str | None = None
     calls: tuple[ModelCallTrace, ...] = ()
     retries: int = 0  # transient model failures retried during the row
-    usage: Usage = field(default_factory=Usage)  # the row's model requests and tokens
+    usage: Usage = NO_USAGE  # the row's model requests and tokens
 
     def __post_init__(self) -> None:
         if not self.scores:
@@ -184,8 +200,11 @@ class RowResult:
     @property
     def flaky(self) -> bool:
         """The repeats of the row did not all score the same."""
-        first = self.scores[0]
-        return any(score != first for score in self.scores)
+        scores = self.scores
+        if len(scores) == 1:
+            return False
+        first = scores[0]
+        return any(score != first for score in scores)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -201,7 +220,7 @@ class RowResult:
             "flaky": self.flaky,
             "carried_over": self.carried_over,
             "output": self.output,
-            "calls": [call_to_json(call) for call in self.calls],
+            "calls": [call_to_json(call) for call in self.calls] if self.calls else [],
             "retries": self.retries,
             "usage": self.usage.to_json(),
         }

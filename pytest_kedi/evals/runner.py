@@ -169,7 +169,7 @@ def _score_rows(
         scope = RowScope(repeat=repeat, trace=options.trace)
         row = score_row(index, scope)
         row.retries = scope.retries
-        row.usage = Usage(scope.requests, scope.input_tokens, scope.output_tokens)
+        row.usage = Usage.of(scope.requests, scope.input_tokens, scope.output_tokens)
         return row
 
     def score_row(index: int, scope: RowScope) -> RowResult:

@@ -177,6 +177,10 @@ class SuiteRecord:
         )
 
     def to_json(self) -> Json:
+        return {**self.head_json(), "rows": list(self.row_json())}
+
+    def head_json(self) -> Json:
+        """`to_json` without its last key, ``rows`` (the report streams the rows)."""
         result = self.result
         return {
             "nodeid": self.nodeid,
@@ -203,13 +207,18 @@ class SuiteRecord:
             "delta": self.baseline.delta if self.baseline else None,
             "retries": result.retries,
             "usage": result.usage.to_json(),
-            "rows": list(self._row_json()),
         }
 
-    def _row_json(self) -> Iterator[Json]:
+    def row_json(self) -> Iterator[Json]:
+        """The JSON form of each row, in order (built as iterated)."""
         rows = self.baseline.by_index() if self.baseline else {}
         for row in self.result.rows:
-            yield {**row.to_json(), **row_fields(rows, row.index)}
+            data = row.to_json()
+            if rows:
+                data.update(row_fields(rows, row.index))
+            else:  # no baseline: what `row_fields` gives every row
+                data["delta"] = data["regressed"] = None
+            yield data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SuiteRecord:
@@ -231,14 +240,19 @@ class SuiteRecord:
     def row_lines(self) -> Iterator[Json]:
         """The rows JSONL's objects: each row with its suite's node id, procedure, metric
         and split."""
-        context = {
-            "nodeid": self.nodeid,
-            "procedure": self.result.suite,
-            "metric": self.result.metric,
-            "split": self.result.split,
-        }
-        for row in self._row_json():
+        context = self.row_context()
+        for row in self.row_json():
             yield {**context, **row}
+
+    def row_context(self) -> Json:
+        """What each rows JSONL object has before the row's own keys."""
+        result = self.result
+        return {
+            "nodeid": self.nodeid,
+            "procedure": result.suite,
+            "metric": result.metric,
+            "split": result.split,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,14 +343,20 @@ class RunRecord:
 
     def to_json(self) -> Json:
         return {
+            **self.head_json(),
+            "suites": [suite.to_json() for suite in source_order(self.suites)],
+            "tests": [test.to_json() for test in source_order(self.tests)],
+        }
+
+    def head_json(self) -> Json:
+        """`to_json` without its last two keys, ``suites`` and ``tests``."""
+        return {
             "version": REPORT_VERSION,
             "interrupted": self.interrupted,
             "exitstatus": self.exitstatus,
             "model_calls": dict(self.model_calls),
             "usage": self.usage.to_json(),
             "retries": self.retries,
-            "suites": [suite.to_json() for suite in source_order(self.suites)],
-            "tests": [test.to_json() for test in source_order(self.tests)],
         }
 
     @classmethod

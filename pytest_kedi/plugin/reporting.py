@@ -1,23 +1,21 @@
 """Controller-side output from records: the report files and the ``kedi`` terminal section.
 
-`write_reports` writes the JSON report (`RunRecord.to_json`), the rows JSONL
-(`SuiteRecord.row_lines`) and the views through `pytest_kedi.evals.files.write_text_atomic`;
+`write_reports` writes the JSON report (`RunRecord.to_json`) and the rows JSONL
+(`SuiteRecord.row_lines`) in one streaming pass (`reportwriter`), then the views;
 `write_summary` prints the ``kedi`` section. Neither keeps state: `KediSession` owns the
 records and calls them at the end of the session.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pytest_kedi.evals.files import write_text_atomic
-from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord, source_order
+from pytest_kedi.plugin.reportwriter import stream_reports
 from pytest_kedi.plugin.rows import row_line
 from pytest_kedi.plugin.settings import KediSettings
 from pytest_kedi.plugin.sparkline import histogram_line
@@ -44,10 +42,6 @@ class Output:
     errors: tuple[str, ...] = ()
 
 
-def _dumps(value: object, indent: int | None = None) -> str:
-    return json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
-
-
 def write_reports(
     settings: KediSettings,
     run: RunRecord,
@@ -57,24 +51,9 @@ def write_reports(
     started: datetime,
 ) -> Output:
     """Write the JSON report, the rows JSONL and the views that ``settings`` ask for."""
-    targets: list[tuple[Path, str]] = []
-    if settings.report_path is not None:
-        targets.append((settings.report_path, _dumps(run.to_json(), indent=2) + "\n"))
-    if settings.rows_jsonl_path is not None:
-        lines = (
-            _dumps(line) + "\n" for suite in source_order(run.suites) for line in suite.row_lines()
-        )
-        targets.append((settings.rows_jsonl_path, "".join(lines)))
-    written: list[Path] = []
-    errors: list[str] = []
-    for path, text in targets:
-        try:
-            write_text_atomic(path, text)
-            written.append(path)
-        except OSError as exc:
-            errors.append(clean_text(f"cannot write {path}: {exc}"))
+    streamed = stream_reports(run, settings.report_path, settings.rows_jsonl_path)
     views = write_views(settings, run, xfailed=xfailed, exitstatus=exitstatus, started=started)
-    return Output((*written, *views.written), (*errors, *views.errors))
+    return Output((*streamed.written, *views.written), (*streamed.errors, *views.errors))
 
 
 @dataclass(frozen=True, slots=True)

@@ -130,11 +130,12 @@ def emit_row_reports(item: pytest.Item, rows: Sequence[RowResult]) -> None:
     keywords: dict[str, Literal[1]] = dict.fromkeys(item.keywords, 1)
     limit = None if item.config.get_verbosity() > 0 else _LABEL_FEEDBACK  # -v: unclipped
     now = time.time()
+    nodeid = getattr(item, "_id", item.nodeid)  # parsed once, not for every row
     with suspend if suspend is not None else contextlib.nullcontext():
         for row in rows:
             duration = row.duration_s
             report = pytest.SubtestReport(
-                nodeid=item.nodeid,
+                nodeid=nodeid,
                 location=item.location,
                 keywords=keywords,
                 outcome="passed",

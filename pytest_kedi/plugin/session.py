@@ -49,6 +49,7 @@ MARKERS = (
 #: ``workeroutput`` keys: an xdist worker's model call counts and usage errors.
 MODEL_CALLS_KEY = "kedi_model_calls"
 USAGE_ERRORS_KEY = "kedi_usage_errors"
+_NOTHING = transport.Carried(None, None, None)
 
 
 class KediSession:
@@ -70,6 +71,8 @@ class KediSession:
         # what this process's items published while running (by node id)
         self._published: dict[str, SuiteRecord | CaseRecord] = {}
         self._models: dict[str, str] = {}
+        # records of this process's reports not logged yet, by the report's id (no xdist)
+        self._carried: dict[int, tuple[pytest.TestReport, transport.Carried]] = {}
         # the run's records (controller, or the only process)
         self.suites: dict[str, SuiteRecord] = {}
         self.tests: dict[str, CaseRecord] = {}
@@ -195,7 +198,17 @@ class KediSession:
         published = self._published.get(nodeid)
         threshold = self.settings.threshold_for(nodeid) if isinstance(item, KediEvalItem) else None
         model = self._models.get(nodeid)
-        transport.attach(item, when, report, published=published, model=model, threshold=threshold)
+        carried = transport.attach(
+            item,
+            when,
+            report,
+            published=published,
+            model=model,
+            threshold=threshold,
+            local=not self.worker,
+        )
+        if carried is not None and carried != _NOTHING:  # read by `log_report`, next
+            self._carried[id(report)] = (report, carried)
         if when == "call" and isinstance(published, SuiteRecord):
             self._add_html_rows(published, report)
         if when == "teardown":  # a rerun (pytest-rerunfailures) starts afresh
@@ -221,8 +234,13 @@ class KediSession:
         """Collect the record a report carries (controller, or the only process)."""
         if self.worker or isinstance(report, getattr(pytest, "SubtestReport", ())):
             return
-        suite = transport.suite_of(report)
-        case = transport.case_of(report)
+        held = self._carried.pop(id(report), None)
+        if held is not None and held[0] is report:
+            suite, case, model = held[1].suite, held[1].case, held[1].model
+        else:  # from an xdist worker
+            suite, case = transport.suite_of(report), transport.case_of(report)
+            model = transport.model_of(report)
+            transport.release(report)
         if suite is None and case is None and report.failed and report.when == "???":
             self._crashed(report)  # an xdist worker died while running the item
         if suite is not None:
@@ -233,7 +251,6 @@ class KediSession:
                 self.xfailed.add(report.nodeid)
         if case is not None:
             self.tests[report.nodeid] = case
-        model = transport.model_of(report)
         if model is not None:
             self.default_models.add(model)
 
@@ -350,6 +367,7 @@ class ReportListener:
     def __init__(self, session: KediSession) -> None:
         self.session = session
 
+    @pytest.hookimpl(trylast=True)  # after other plugins saw the records on the report
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.session.log_report(report)
 

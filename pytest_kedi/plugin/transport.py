@@ -1,16 +1,22 @@
 """Records on reports: what a Kedi item's report carries, and the one cleaning of its text.
 
-An item's record travels on its report as ``to_json`` builtins (``report.kedi_suite`` or
-``report.kedi_case``, and the default model's label as ``report.kedi_model``), so the xdist
-controller reads exactly what a single process reads (`suite_of`, `case_of`, `model_of`,
-each through ``from_json``). Every text of a Kedi item's report is cleaned once, in
-`attach` (surrogates escaped, keys redacted): the one exit of an item's text to the
-terminal, JUnit, xdist and the reports.
+On an xdist worker, an item's record travels on its report as ``to_json`` builtins
+(``report.kedi_suite`` or ``report.kedi_case``, and the default model's label as
+``report.kedi_model``); the controller reads them back through ``from_json`` (`suite_of`,
+`case_of`, `model_of`) and then takes them off the report (`release`: pytest keeps every
+report to the end of the session, and a large suite's rows would stay there twice). In a
+single process `attach` hands the record over directly (`Carried`), in the form the
+controller would read (`settled`), without building the JSON of every row at once.
+
+Every text of a Kedi item's report is cleaned once, in `attach` (surrogates escaped, keys
+redacted): the one exit of an item's text to the terminal, JUnit, xdist and the reports.
+A row's texts are cleaned when the row is made (`RowResult`), also when read back.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 import pytest
 
@@ -19,7 +25,7 @@ from pytest_kedi.plugin.items import KediCaseItem, KediEvalItem
 from pytest_kedi.plugin.outcomes import case_outcome
 from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
 
-__all__ = ["attach", "case_of", "model_of", "suite_of"]
+__all__ = ["Carried", "attach", "case_of", "model_of", "release", "settled", "suite_of"]
 
 _SUITE = "kedi_suite"
 _CASE = "kedi_case"
@@ -84,6 +90,28 @@ def _case_record(
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class Carried:
+    """What a Kedi item's report carries, handed over within one process."""
+
+    suite: SuiteRecord | None
+    case: CaseRecord | None
+    model: str | None
+
+
+def settled(record: SuiteRecord) -> SuiteRecord:
+    """``record`` as the controller reads it back from its cleaned JSON form, built without
+    that form's rows: the rows themselves are kept (a row's texts were cleaned when it was
+    made, and it reads back equal), without the exceptions they raised."""
+    head = clean_data({**record.head_json(), "rows": []})
+    back = SuiteRecord.from_json(head)
+    rows = [
+        row if row.exception is None else dataclasses.replace(row, exception=None)
+        for row in record.rows
+    ]
+    return dataclasses.replace(back, result=dataclasses.replace(back.result, rows=rows))
+
+
 def attach(
     item: pytest.Item,
     when: str,
@@ -92,23 +120,43 @@ def attach(
     published: SuiteRecord | CaseRecord | None,
     model: str | None,
     threshold: float | None,
-) -> None:
-    """Put the record of ``item``'s phase ``when`` on ``report`` (``published``: what the
-    item's run published, if anything; ``model``: its file's default model label), then
-    clean every text of the report. Nothing happens for items that are not Kedi items."""
+    local: bool,
+) -> Carried | None:
+    """The record of ``item``'s phase ``when`` (``published``: what the item's run
+    published, if anything; ``model``: its file's default model label), cleaned, and every
+    text of ``report`` cleaned. ``local`` (no xdist worker): the record is returned;
+    otherwise it is put on ``report``. Nothing happens for items that are not Kedi items."""
+    suite = case = None
     if isinstance(item, KediEvalItem):
         suite = _suite_record(item, when, report, published, threshold)
-        if suite is not None:
-            setattr(report, _SUITE, suite.to_json())
     elif isinstance(item, KediCaseItem):
         case = _case_record(item, when, report, published)
-        if case is not None:
-            setattr(report, _CASE, case.to_json())
     else:
-        return
-    if when == "call" and model is not None:
-        setattr(report, _MODEL, model)
+        return None
+    if when != "call":
+        model = None
     _clean_report(report)
+    if local:
+        return Carried(
+            None if suite is None else settled(suite),
+            None if case is None else CaseRecord.from_json(clean_data(case.to_json())),
+            None if model is None else clean_text(model),
+        )
+    for name, value in (
+        (_SUITE, None if suite is None else suite.to_json()),
+        (_CASE, None if case is None else case.to_json()),
+        (_MODEL, model),
+    ):
+        if value is not None:
+            setattr(report, name, clean_data(value))
+    return None
+
+
+def release(report: pytest.TestReport) -> None:
+    """Take the records off ``report`` once the controller has read them."""
+    for name in (_SUITE, _CASE):
+        if hasattr(report, name):
+            delattr(report, name)
 
 
 def suite_of(report: pytest.TestReport) -> SuiteRecord | None:
@@ -127,10 +175,6 @@ def model_of(report: pytest.TestReport) -> str | None:
 
 
 def _clean_report(report: pytest.TestReport) -> None:
-    for name in (_SUITE, _CASE, _MODEL):
-        value = getattr(report, name, None)
-        if value is not None:
-            setattr(report, name, clean_data(value))
     if isinstance(report.longrepr, str):
         report.longrepr = clean_text(report.longrepr)
     elif report.longrepr is not None:
