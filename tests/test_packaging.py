@@ -42,6 +42,9 @@ def test_declared_floors() -> None:
     # 2.58: ModelSettings gained `max_retries`/`request_timeout` (the documented examples);
     # 2.59: ModelConnectionError and ModelQuotaExceededError (what --kedi-retries tells apart)
     assert floors["pydantic-ai-slim"] == "2.59"
+    # 2.13: pydantic 2.12 cannot serialize pydantic-ai's `RequestUsage` (a cassette key over a
+    # conversation that holds a model response, e.g. a validation retry, warns and fails)
+    assert floors["pydantic"] == "2.13"
     # 9.2: older 9.x turn a bad ini value into an internal error (exit 3), not a usage error
     assert floors["pytest"] == "9.2"
     # 1.1.3: older lark imports the deprecated `sre_parse` (fails under `-W error`)
