@@ -142,6 +142,10 @@ class Usage:
         )
 
 
+#: The usage of a row that made no model request (shared: `Usage` is immutable).
+NO_USAGE = Usage()
+
+
 @dataclass(slots=True)
 class RowResult:
     """One scored row. ``input``/``expected`` are short reprs (``expected`` is ``None``
@@ -166,7 +170,7 @@ class RowResult:
     output: str | None = None
     calls: tuple[ModelCallTrace, ...] = ()
     retries: int = 0  # transient model failures retried during the row
-    usage: Usage = field(default_factory=Usage)  # the row's model requests and tokens
+    usage: Usage = NO_USAGE  # the row's model requests and tokens
 
     def __post_init__(self) -> None:
         if not self.scores:
