@@ -154,7 +154,7 @@ class Usage:
         )
 
 
-#: The zero usage (`Usage.of`).
+#: The usage of a row that made no model request (shared: `Usage` is immutable; `Usage.of`).
 NO_USAGE = Usage()
 
 

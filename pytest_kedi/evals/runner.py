@@ -29,6 +29,7 @@ from pytest_kedi.evals.datasets import (
 from pytest_kedi.evals.evaloptions import EvalOptions
 from pytest_kedi.evals.executor import DeadlineExceeded, call_with_deadline, run_rows
 from pytest_kedi.evals.results import (
+    NO_USAGE,
     RowResult,
     SuiteResult,
     Usage,
@@ -39,7 +40,7 @@ from pytest_kedi.evals.results import (
 from pytest_kedi.evals.scoring import InvalidScoreError, mean, normalize_score
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
-from pytest_kedi.runtime.rowscope import ModelCallTrace, RowScope, entered
+from pytest_kedi.runtime.rowscope import ModelCallTrace, RowScope, enter, leave
 
 __all__ = ["CarryOver", "EvalProgram", "RowCallback", "RowsCallback", "run_suite"]
 
@@ -163,16 +164,12 @@ def _score_rows(
 ) -> list[RowResult]:
     run_metric = program.run_metric
     perf_counter = time.perf_counter
+    trace = options.trace
 
     def run_row(index: int, repeat: int = 0) -> RowResult:
-        # What the row's model calls report (retries, usage, traces) is collected in its scope.
-        scope = RowScope(repeat=repeat, trace=options.trace)
-        row = score_row(index, scope)
-        row.retries = scope.retries
-        row.usage = Usage.of(scope.requests, scope.input_tokens, scope.output_tokens)
-        return row
-
-    def score_row(index: int, scope: RowScope) -> RowResult:
+        # What the row's model calls report (retries, usage, traces) is collected in its
+        # scope, made current with `enter`/`leave` (no context manager on this hot path).
+        scope = RowScope(repeat, trace)
         value, expected = rows[index]
         if name is None:
             bindings: dict[str, Any] = {}
@@ -183,8 +180,11 @@ def _score_rows(
         start = perf_counter()
         failure: BaseException
         try:
-            with entered(scope):
+            token = enter(scope)
+            try:
                 raw = run_metric(suite, metric, bindings)
+            finally:
+                leave(token)
             if raw is True:
                 score, feedback = 1.0, None
             elif raw is False:
@@ -211,11 +211,14 @@ def _score_rows(
                 perf_counter() - start,
                 output=join_outputs(scope.outputs),
                 calls=tuple(scope.calls),
+                retries=scope.retries,
+                usage=_usage(scope),
             )
         elapsed = perf_counter() - start
         return _row(
             index, name, value, expected, f"error: {text}", error, error_class, elapsed, failure,
             output=join_outputs(scope.outputs), calls=tuple(scope.calls),
+            retries=scope.retries, usage=_usage(scope),
         )  # fmt: skip
 
     def on_timeout(index: int, elapsed: float) -> RowResult:
@@ -223,9 +226,18 @@ def _score_rows(
         text = f"timeout: row exceeded {options.timeout:g}s"
         return _row(index, name, value, expected, f"error: {text}", text, "timeout", elapsed)
 
+    repeats = options.repeat
+    if repeats == 1 and carry is None:  # every row runs once: a row is a unit of work
+        return run_rows(
+            len(rows),
+            run_row,
+            concurrency=options.concurrency,
+            timeout=options.timeout,
+            on_timeout=on_timeout,
+            on_row=on_row,
+        )
     # Each repeat of a row is one unit of work (for the pool and the time limit); unit u
     # is repeat u % repeats of row todo[u // repeats].
-    repeats = options.repeat
     carried = _carried(rows, name, carry)
     todo = [index for index, kept in enumerate(carried) if kept is None]
     results: list[RowResult | None] = list(carried)
@@ -322,6 +334,8 @@ def _row(
     *,
     output: str | None = None,
     calls: tuple[ModelCallTrace, ...] = (),
+    retries: int = 0,
+    usage: Usage = NO_USAGE,
 ) -> RowResult:
     return RowResult(
         index=index,
@@ -335,7 +349,16 @@ def _row(
         exception=exc,
         output=output,
         calls=calls,
+        retries=retries,
+        usage=usage,
     )
+
+
+def _usage(scope: RowScope) -> Usage:
+    """The model usage a row's scope collected (the shared `NO_USAGE` for none)."""
+    if scope.requests or scope.input_tokens or scope.output_tokens:
+        return Usage(scope.requests, scope.input_tokens, scope.output_tokens)
+    return NO_USAGE
 
 
 def _scored(

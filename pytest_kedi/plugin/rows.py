@@ -18,7 +18,7 @@ import html
 import os
 import time
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 
@@ -122,30 +122,38 @@ def rows_html(rows: Sequence[RowResult]) -> str:
 
 
 def emit_row_reports(item: pytest.Item, rows: Sequence[RowResult]) -> None:
-    """Log one passed `pytest.SubtestReport` per row, with capture suspended."""
+    """Log one passed `pytest.SubtestReport` per row, with capture suspended.
+
+    Per row only the report itself is built: the hook caller, the keywords, the location
+    and the parsed node id are looked up once and shared by every row's report.
+    """
     if not SUBTESTS_AVAILABLE or not rows:
         return
     capman = item.config.pluginmanager.getplugin("capturemanager")
     suspend = capman.global_and_fixture_disabled() if capman is not None else None
     keywords: dict[str, Literal[1]] = dict.fromkeys(item.keywords, 1)
     limit = None if item.config.get_verbosity() > 0 else _LABEL_FEEDBACK  # -v: unclipped
+    logreport = item.ihook.pytest_runtest_logreport
+    location = item.location
+    make = pytest.SubtestReport
+    nodeid: Any = item.nodeid  # parsed by the first report; its parsed id is reused
     now = time.time()
-    nodeid = getattr(item, "_id", item.nodeid)  # parsed once, not for every row
     with suspend if suspend is not None else contextlib.nullcontext():
         for row in rows:
             duration = row.duration_s
-            report = pytest.SubtestReport(
-                nodeid=nodeid,
-                location=item.location,
-                keywords=keywords,
-                outcome="passed",
-                longrepr=None,
-                when="call",
-                sections=[],
-                duration=duration,
-                start=now - duration,
-                stop=now,
-                user_properties=[],
+            report = make(
+                nodeid,
+                location,
+                keywords,
+                "passed",
+                None,
+                "call",
+                (),
+                duration,
+                now - duration,
+                now,
+                None,
                 context=SubtestContext(msg=row_label(row, limit=limit), kwargs={}),
             )
-            item.ihook.pytest_runtest_logreport(report=report)
+            nodeid = report.id
+            logreport(report=report)

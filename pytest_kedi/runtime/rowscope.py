@@ -21,14 +21,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
 from pytest_kedi.text import truncate
 
-__all__ = ["REPR_LIMIT", "ModelCallTrace", "RowScope", "current", "entered", "short_repr"]
+__all__ = [
+    "REPR_LIMIT",
+    "ModelCallTrace",
+    "RowScope",
+    "current",
+    "enter",
+    "entered",
+    "leave",
+    "short_repr",
+]
 
 REPR_LIMIT = 200
 
@@ -99,3 +108,14 @@ def entered(scope: RowScope) -> Iterator[RowScope]:
         yield scope
     finally:
         _CURRENT.reset(token)
+
+
+def enter(scope: RowScope) -> Token[RowScope | None]:
+    """Make ``scope`` current until `leave` is called with the returned token (`entered`
+    without a context manager, for the suite runner's per-row hot path)."""
+    return _CURRENT.set(scope)
+
+
+def leave(token: Token[RowScope | None]) -> None:
+    """Restore the scope that was current before the `enter` that returned ``token``."""
+    _CURRENT.reset(token)
