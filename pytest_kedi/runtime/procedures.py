@@ -154,6 +154,8 @@ class KediProcedure(PositionalCallee):
             raise err from cause
 
     def invoke_positional(self, args: list[Any]) -> Any:
+        if CANCEL.pending:  # as in `__call__`: a timed-out row stops at its next call
+            check_current()
         if self.records_output:
             row = current_row()
             if row is not None and not row.output_depth:

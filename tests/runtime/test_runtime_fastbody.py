@@ -408,3 +408,19 @@ def test_other_shapes_stay_interpreted(programs, name, args):
     fast = outcome(lambda: generated.procedures[name](*args))
     assert generated.procedures[name]._generated is None
     assert fast == outcome(lambda: interpreted.procedures[name](*args))
+
+
+def test_a_cancelled_row_stops_at_a_call_from_a_text_template(kedi):
+    # `<call(...)>` inside a `=` text reaches the callee through `invoke_positional`, which
+    # must check for cancellation like a direct call does, before running the callee.
+    program = kedi(
+        "@effect(stopped: object, log: list) -> str:\n  = `log.append('ran') or 'x'`\n\n"
+        "@outer(stop: object, log: list) -> str:\n  = said <effect(`stop()`, <log>)>\n",
+        mode="validate",
+    )
+    log: list[str] = []
+    token = CancelToken()
+    with bound(token), pytest.raises(Cancelled, match="deadline"):
+        program.procedures["outer"](lambda: token.cancel("deadline"), log)
+    assert log == []
+    assert program.procedures["outer"](lambda: None, log) == "said x"  # no token bound

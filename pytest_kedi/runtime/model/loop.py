@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import threading
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
@@ -120,10 +121,10 @@ class ModelLoop:
         except BaseException:
             coro.close()
             raise
-        scope = rowscope.current()
-        if scope is not None:  # the row's scope follows its request onto the loop
-            coro = _in_scope(scope, coro)
-        call: _Call[T] = _Call(coro)
+        # The row's scope follows its request onto the loop (the task's own context, not a
+        # wrapper coroutine: a wrapper closed before it started would leave ``coro``
+        # never awaited).
+        call: _Call[T] = _Call(coro, rowscope.current())
         with self._lock:
             self._calls.add(call)
         try:
@@ -165,10 +166,11 @@ class _Call(Generic[T]):
     run on the loop; `abandon` runs after the loop thread stopped.
     """
 
-    __slots__ = ("cancelled", "coro", "done", "error", "finished", "result", "task")
+    __slots__ = ("cancelled", "coro", "done", "error", "finished", "result", "scope", "task")
 
-    def __init__(self, coro: Coroutine[Any, Any, T]) -> None:
+    def __init__(self, coro: Coroutine[Any, Any, T], scope: rowscope.RowScope | None) -> None:
         self.coro = coro
+        self.scope = scope
         self.done = threading.Lock()
         self.done.acquire()
         self.task: asyncio.Task[T] | None = None
@@ -184,7 +186,13 @@ class _Call(Generic[T]):
             self.coro.close()
             self._finish()
             return
-        task = self.task = loop.create_task(self.coro)
+        if self.scope is None:
+            task = loop.create_task(self.coro)
+        else:
+            context = contextvars.copy_context()
+            context.run(rowscope.enter, self.scope)
+            task = loop.create_task(self.coro, context=context)
+        self.task = task
         task.add_done_callback(self._done)
 
     def cancel(self) -> None:
@@ -224,12 +232,6 @@ def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[[], object]) 
         loop.call_soon_threadsafe(callback)
     except RuntimeError:
         pass
-
-
-async def _in_scope(scope: rowscope.RowScope, coro: Coroutine[Any, Any, T]) -> T:
-    """Await ``coro`` with ``scope`` as the current row scope (a task's own context)."""
-    with rowscope.entered(scope):
-        return await coro
 
 
 def _serve(loop: asyncio.AbstractEventLoop) -> None:

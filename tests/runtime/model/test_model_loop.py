@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 import threading
+import time
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
 from pydantic_ai.models.test import TestModel
 
-from pytest_kedi.runtime import cancel, load
+from pytest_kedi.runtime import cancel, load, rowscope
 from pytest_kedi.runtime.model import ModelError
 from pytest_kedi.runtime.model.loop import ModelLoop
 
@@ -152,3 +155,54 @@ def test_a_call_from_inside_the_loop_is_refused() -> None:
 
         with pytest.raises(ModelError, match="cannot be made from inside a model call"):
             loop.run(nested())
+
+
+@pytest.mark.parametrize("in_row", [False, True], ids=["no-row", "in-a-row"])
+def test_a_request_cancelled_before_it_starts_is_closed_not_leaked(
+    in_row: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A row's deadline can pass between submitting its request and the loop starting it.
+    # The request's coroutine must then be closed: one left unawaited is reported by the
+    # garbage collector ("coroutine ... was never awaited"), in whatever test runs next.
+    unraisable: list[str] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: unraisable.append(repr(u.object)))
+    token = cancel.CancelToken()
+    busy, release = threading.Event(), threading.Event()
+    ran: list[bool] = []
+    outcome: list[BaseException] = []
+
+    async def request() -> None:
+        ran.append(True)
+
+    with ModelLoop() as loop:
+        loop.run(where())
+
+        def block() -> None:  # keeps the loop thread busy so the request cannot start
+            busy.set()
+            release.wait(30)
+
+        loop._ensure().call_soon_threadsafe(block)
+        assert busy.wait(30)
+
+        def row() -> None:
+            scope = rowscope.entered(rowscope.RowScope()) if in_row else nullcontext()
+            with cancel.bound(token), scope:
+                try:
+                    loop.run(request())
+                except BaseException as exc:
+                    outcome.append(exc)
+
+        thread = threading.Thread(target=row)
+        thread.start()
+        while not token._callbacks:  # the request is queued behind `block`, cancellable
+            time.sleep(0.001)
+        token.cancel("row exceeded 1s")
+        release.set()
+        thread.join(30)
+    outcome_types = [type(exc) for exc in outcome]
+    outcome.clear()
+    del thread
+    gc.collect()
+    assert not ran
+    assert outcome_types == [cancel.Cancelled]
+    assert unraisable == []
