@@ -26,7 +26,7 @@ SECRET = "sk-test-cassette-secret-0123456789"
 
 def _entries(path: Path) -> dict[str, dict[str, object]]:
     document = json.loads(path.read_text(encoding="utf-8"))
-    assert document["version"] == 1
+    assert document["version"] == 2
     entries: dict[str, dict[str, object]] = document["entries"]
     return entries
 

@@ -1,10 +1,19 @@
 """Cassette keys: `request_key` for one request, `KeyTemplate` for the first request of a call.
 
-A request's key is the SHA-256 of the canonical JSON (sorted keys, no whitespace) of the
-resolved model (its class and name), the model settings, the rendered message list
-(instructions included; timestamps and run ids left out), the request parameters (output
-schema, output and function tool definitions) and the repeat index of the row (0 outside a
-row). Changing any of them misses exactly the requests it shapes.
+A request's key is the SHA-256 of the canonical JSON (sorted keys, no whitespace) of
+
+* ``call``: the SHA-256 of the resolved model (its class and name), the model settings and
+  the request parameters (output schema, output and function tool definitions);
+* ``messages``: the rendered message list, instructions included;
+* ``repeat``: the repeat index of the row (0 outside a row).
+
+Changing any of them misses exactly the requests it shapes. Messages and parameters enter
+the key through `key_view`, which keeps what the model is sent and leaves out what is not:
+metadata about an answer's origin (timestamps, run ids, usage, provider details, the
+answering model's name) and every field that holds its default value. A pydantic-ai release
+that adds a field with a default therefore keeps every key, so cassettes recorded with one
+version replay under another. (The model, settings and parameters are hashed apart so that
+the text hashed per replayed call stays short: see `KeyTemplate`.)
 
 A call answered from the cassette in the calling thread has no request to hash. Its key
 comes from a `KeyTemplate`: the canonical key text of the call's first request with marks
@@ -16,6 +25,7 @@ marks gives the text `request_key` hashes, byte for byte.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import uuid
@@ -24,20 +34,37 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import Any
 
-from pydantic import TypeAdapter
 from pydantic_ai.direct import model_request
-from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
+from pydantic_core import to_jsonable_python
 
 from pytest_kedi.runtime.model.direct import first_request
 
-__all__ = ["KeyTemplate", "canonical", "key_template", "request_key"]
+__all__ = ["KeyTemplate", "canonical", "key_template", "key_view", "request_key"]
 
-#: request fields that change on every run without changing the answer
-_VOLATILE = frozenset({"timestamp", "run_id", "conversation_id"})
-_PARAMETERS: TypeAdapter[ModelRequestParameters] = TypeAdapter(ModelRequestParameters)
+#: fields about where an answer came from, not what the model is sent (left out of keys)
+_ORIGIN = frozenset(
+    {
+        "timestamp",
+        "run_id",
+        "conversation_id",
+        "metadata",
+        "usage",
+        "model_name",
+        "provider_name",
+        "provider_url",
+        "provider_details",
+        "provider_response_id",
+        "finish_reason",
+        "id",
+    }
+)
+#: fields kept even at their default value: the discriminators of messages and parts
+_KINDS = frozenset({"kind", "part_kind"})
+_MISSING = object()
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 #: where a key template's prompt and repeat index go (never part of a real request)
 _PROMPT_MARK = f"kedi-prompt-{uuid.uuid4().hex}"
@@ -49,12 +76,81 @@ def canonical(value: Any) -> str:
     return _ENCODER.encode(value)
 
 
-def _stable(value: Any) -> Any:
+_FIELDS: dict[type, tuple[tuple[str, Any], ...]] = {}
+
+
+def _fields(cls: type) -> tuple[tuple[str, Any], ...]:
+    """``(name, default)`` of each field of dataclass ``cls`` (`_MISSING`: no default)."""
+    known = _FIELDS.get(cls)
+    if known is None:
+        items = []
+        for item in dataclasses.fields(cls):
+            if item.default is not dataclasses.MISSING:
+                default: Any = item.default
+            elif item.default_factory is not dataclasses.MISSING:
+                default = item.default_factory()
+            else:
+                default = _MISSING
+            items.append((item.name, default))
+        known = _FIELDS[cls] = tuple(items)
+    return known
+
+
+def key_view(value: Any, leave_out: frozenset[str] = _ORIGIN) -> Any:
+    """``value`` (pydantic-ai messages, request parameters, tool definitions: dataclasses)
+    as JSON builtins, without the fields named in ``leave_out`` and without fields that hold
+    their default value (the discriminators ``kind``/``part_kind`` are always kept)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        retry = _retry_view(value)
+        if retry is not None:
+            return retry
+        view: dict[str, Any] = {}
+        for name, default in _fields(type(value)):
+            if name in leave_out:
+                continue
+            item = getattr(value, name)
+            if name in _KINDS or default is _MISSING or not _same(item, default):
+                view[name] = key_view(item, leave_out)
+        return view
+    if type(value) in (str, int, float, bool) or value is None:
+        return value
     if isinstance(value, dict):
-        return {k: _stable(v) for k, v in value.items() if k not in _VOLATILE}
-    if isinstance(value, list):
-        return [_stable(v) for v in value]
-    return value
+        return {str(k): key_view(v, leave_out) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [key_view(v, leave_out) for v in value]
+    return to_jsonable_python(value, bytes_mode="base64", fallback=str)
+
+
+def _retry_view(part: Any) -> dict[str, Any] | None:
+    """One view of the feedback asking the model to try again, whichever part carries it:
+    older pydantic-ai releases send a `RetryPromptPart`, newer ones a `ToolReturnPart` with
+    outcome ``retried`` (feedback on a tool call) or a `RetryFeedbackPart`; the model is sent
+    the same content either way."""
+    kind = getattr(part, "part_kind", None)
+    if kind not in ("retry-prompt", "retry-feedback") and not (
+        kind == "tool-return" and getattr(part, "outcome", None) == "retried"
+    ):
+        return None
+    view = {"part_kind": "retry", "content": key_view(part.content)}
+    tool = getattr(part, "tool_name", None)
+    if tool is not None:
+        view["tool_name"] = tool
+        view["tool_call_id"] = part.tool_call_id
+    return view
+
+
+def _same(value: Any, default: Any) -> bool:
+    try:
+        return type(value) is type(default) and bool(value == default)
+    except Exception:  # a value whose comparison raises is never a default
+        return False
+
+
+def _call_digest(
+    model: str, settings: Mapping[str, Any] | None, parameters: ModelRequestParameters
+) -> str:
+    payload = {"model": model, "parameters": key_view(parameters), "settings": dict(settings or {})}
+    return _digest(canonical(payload))
 
 
 def _key_text(
@@ -65,10 +161,8 @@ def _key_text(
     repeat: int | str,
 ) -> str:
     payload = {
-        "model": model,
-        "settings": dict(settings or {}),
-        "messages": _stable(ModelMessagesTypeAdapter.dump_python(messages, mode="json")),
-        "parameters": _stable(_PARAMETERS.dump_python(parameters, mode="json")),
+        "call": _call_digest(model, settings, parameters),
+        "messages": key_view(messages),
         "repeat": repeat,
     }
     return canonical(payload)

@@ -55,6 +55,7 @@ from pytest_kedi.runtime.model.cassettekeys import (
     KeyTemplate,
     canonical,
     key_template,
+    key_view,
     request_key,
 )
 from pytest_kedi.runtime.model.names import describe_model
@@ -72,7 +73,8 @@ __all__ = [
 ]
 
 CASSETTE_SUFFIX = ".cassette.json"
-CASSETTE_VERSION = 1
+#: the cassette format; 2: keys left pydantic-ai's serialization (`cassettekeys.key_view`)
+CASSETTE_VERSION = 2
 #: characters of the prompt kept in an entry (for review) and in a miss message
 EXCERPT = 80
 _RESPONSE: TypeAdapter[ModelResponse] = TypeAdapter(ModelResponse)
@@ -104,6 +106,8 @@ class CassetteBook:
         self._disk: dict[Path, dict[str, Entry]] = {}
         self._new: dict[Path, dict[str, Entry]] = {}
         self._used: dict[Path, set[str]] = {}
+        #: cassettes in an older format, by path: their format (their entries are not read)
+        self.stale: dict[Path, int] = {}
 
     # ------------------------------------------------------------------ in the run
     def attach(self, path: Path) -> None:
@@ -129,8 +133,21 @@ class CassetteBook:
     def _read(self, path: Path) -> dict[str, Entry]:
         entries = self._disk.get(path)
         if entries is None:
-            entries = self._disk[path] = read_cassette(path)
+            version, entries = _load(path)
+            if version != CASSETTE_VERSION:
+                self.stale[path] = version
+            self._disk[path] = entries
         return entries
+
+    def miss_note(self, path: Path) -> str:
+        """What a miss message adds about ``path`` (why none of its entries can match)."""
+        version = self.stale.get(path)
+        if version is None:
+            return ""
+        return (
+            f"; the cassette is in format {version}, written by an older pytest-kedi whose "
+            f"keys this one (format {CASSETTE_VERSION}) does not use: record it again"
+        )
 
     # ------------------------------------------------------------------ across processes
     def export(self) -> dict[str, Any]:
@@ -173,23 +190,39 @@ class CassetteBook:
 
 
 def read_cassette(path: Path) -> dict[str, Entry]:
-    """The entries of a cassette file ({} when it does not exist)."""
+    """The entries of a cassette file: {} when it does not exist or is in an older format
+    (its keys are not this version's: recording replaces it)."""
+    return _load(path)[1]
+
+
+def _load(path: Path) -> tuple[int, dict[str, Entry]]:
+    """The format and entries of a cassette file (entries of an older format: {})."""
     try:
         text = path.read_bytes()
     except FileNotFoundError:
-        return {}
+        return CASSETTE_VERSION, {}
     except OSError as error:
         raise ModelError(f"cannot read cassette {display_path(str(path))}: {error}") from error
     try:
         data = _parse(text)
         entries = data["entries"]
+        version = data.get("version", 1)
         if not isinstance(entries, dict):
             raise TypeError("'entries' is not an object")
-    except (ValueError, KeyError, TypeError) as error:
+        if type(version) is not int:
+            raise TypeError("'version' is not an integer")
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise ModelError(
             f"cassette {display_path(str(path))} is not a pytest-kedi cassette: {one_line(error)}"
         ) from error
-    return entries
+    if version > CASSETTE_VERSION:
+        raise ModelError(
+            f"cassette {display_path(str(path))} is in format {version}, written by a newer "
+            f"pytest-kedi (this one reads format {CASSETTE_VERSION}): upgrade pytest-kedi"
+        )
+    if version < CASSETTE_VERSION:
+        return version, {}
+    return version, entries
 
 
 def _parse(text: bytes) -> Any:
@@ -265,7 +298,7 @@ class CassetteModel(WrapperModel):
                 raise CassetteMiss(
                     f"cassette miss (--kedi-record-mode strict): no recorded answer in "
                     f"{display_path(str(self.path))} for {name} prompt "
-                    f"{prompt_excerpt(messages)!r}"
+                    f"{prompt_excerpt(messages)!r}{self.book.miss_note(self.path)}"
                 )
         response = await self.wrapped.request(messages, model_settings, model_request_parameters)
         self.book.store(self.path, key, _entry(name, messages, repeat, response))
@@ -336,20 +369,18 @@ def stored_answer(entry: Entry) -> StoredAnswer | None:
                 kind == "tool-call"
                 and type(part["tool_name"]) is str
                 and type(part["tool_call_id"]) is str
-                and (part["args"] is None or type(part["args"]) in (str, dict))
+                and ((args := part.get("args")) is None or type(args) in (str, dict))
             ):
                 parts.append(
                     ToolCallPart(
-                        tool_name=part["tool_name"],
-                        args=part["args"],
-                        tool_call_id=part["tool_call_id"],
+                        tool_name=part["tool_name"], args=args, tool_call_id=part["tool_call_id"]
                     )
                 )
             elif kind != "thinking":
                 return None
-        usage = data["usage"]
-        tokens = StoredTokens(usage["input_tokens"], usage["output_tokens"])
-    except (KeyError, TypeError):
+        usage = data.get("usage", {})  # fields at their default value (0) are not stored
+        tokens = StoredTokens(usage.get("input_tokens", 0), usage.get("output_tokens", 0))
+    except (KeyError, TypeError, AttributeError):
         return None
     if type(tokens.input_tokens) is not int or type(tokens.output_tokens) is not int:
         return None
@@ -362,7 +393,7 @@ def _entry(name: str, messages: list[ModelMessage], repeat: int, response: Model
         "model": name,
         "prompt": prompt_excerpt(messages),
         "repeat": repeat,
-        "response": _RESPONSE.dump_python(response, mode="json"),
+        "response": key_view(response, frozenset()),
         "usage": {
             "requests": 1,
             "input_tokens": usage.input_tokens,

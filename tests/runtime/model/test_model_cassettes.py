@@ -127,7 +127,7 @@ def test_credentials_are_never_written(tmp_path: Path, monkeypatch: pytest.Monke
     text = (tmp_path / "label.kedi.cassette.json").read_text(encoding="utf-8")
     assert secret not in text
     assert "[REDACTED:EXAMPLE_API_KEY]" in text
-    assert json.loads(text)["version"] == 1
+    assert json.loads(text)["version"] == 2
 
 
 def test_a_corrupt_cassette_is_a_one_line_model_error(tmp_path: Path) -> None:

@@ -1,0 +1,247 @@
+"""Cassette keys and entries do not depend on how pydantic-ai serializes its messages: a
+cassette recorded with one pydantic-ai release replays under another, and an entry is the
+answer without the fields that hold their default value. Cassettes of an older format are
+named as such, never misread."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ValidationError
+from pydantic_ai import messages as pai_messages
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RequestUsage,
+    ToolCallPart,
+    UserPromptPart,
+)
+from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.tools import ToolDefinition
+
+from pytest_kedi.errors import ModelError
+from pytest_kedi.evals import EvalOptions, run_suite
+from pytest_kedi.runtime import load
+from pytest_kedi.runtime.model import direct
+from pytest_kedi.runtime.model.cassettes import (
+    CASSETTE_VERSION,
+    CassetteBook,
+    read_cassette,
+    request_key,
+)
+from pytest_kedi.runtime.model.policy import ModelPolicy
+
+PROGRAM = """\
+@label(text: str) -> str:
+  >> Label <text> [word: str]
+  = <word>
+
+@eval: label:
+  > data: rows:
+    = `[("one", "w-one"), ("two", "w-two")]`
+  > metric: exact(rows):
+    = `label(rows) == expected`
+"""
+
+
+@dataclasses.dataclass(repr=False)
+class NewerRequest(ModelRequest):
+    """`ModelRequest` as a later pydantic-ai release might have it: one more field."""
+
+    introduced_later: list[str] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass(repr=False)
+class NewerParameters(ModelRequestParameters):
+    introduced_later: str | None = None
+
+
+def _parameters(cls: type[ModelRequestParameters] = ModelRequestParameters) -> Any:
+    schema = {"type": "object", "properties": {"word": {"type": "string"}}}
+    return cls(output_tools=[ToolDefinition(name="final_result", parameters_json_schema=schema)])
+
+
+def _key(messages: list[ModelMessage], parameters: ModelRequestParameters | None = None) -> str:
+    return request_key("m", messages, {"temperature": 0}, parameters or _parameters(), 0)
+
+
+def test_a_field_added_with_its_default_value_keeps_every_key() -> None:
+    base = _key([ModelRequest(parts=[UserPromptPart("hi")], instructions="be brief")])
+    newer = NewerRequest(parts=[UserPromptPart("hi")], instructions="be brief")
+    assert _key([newer]) == base
+    assert (
+        _key(
+            [ModelRequest(parts=[UserPromptPart("hi")], instructions="be brief")],
+            _parameters(NewerParameters),
+        )
+        == base
+    )
+    # a value the model is sent still counts
+    newer.introduced_later = ["shapes the request"]
+    assert _key([newer]) != base
+
+
+def _retry_conversation(
+    answer: ModelResponse, retry: pai_messages.ModelRequestPart
+) -> list[ModelMessage]:
+    return [ModelRequest(parts=[UserPromptPart("hi")]), answer, ModelRequest(parts=[retry])]
+
+
+def test_where_an_answer_came_from_is_not_part_of_a_key() -> None:
+    def answer(**origin: Any) -> ModelResponse:
+        call = ToolCallPart("final_result", {"word": 1}, tool_call_id="call-1")
+        return ModelResponse(parts=[call], **origin)
+
+    retry = pai_messages.UserPromptPart("try again")
+    plain = _key(_retry_conversation(answer(), retry))
+    dressed = answer(
+        model_name="gpt-x-2026-01-01",
+        usage=RequestUsage(input_tokens=12, output_tokens=3),
+        timestamp=datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC),
+        provider_name="openai",
+        provider_response_id="resp-42",
+        finish_reason="tool_call",
+    )
+    assert _key(_retry_conversation(dressed, retry)) == plain
+    what_it_said = ModelResponse(
+        parts=[ToolCallPart("final_result", {"word": 2}, tool_call_id="call-1")]
+    )
+    assert _key(_retry_conversation(what_it_said, retry)) != plain
+
+
+def test_validation_feedback_has_one_key_whichever_part_carries_it() -> None:
+    # pydantic-ai releases differ in the part that carries validation feedback: an older
+    # `RetryPromptPart`, or a `ToolReturnPart` with outcome "retried". The model is sent the
+    # same content, so a cassette recorded with either replays with the other.
+    class Output(BaseModel):
+        word: int
+
+    with pytest.raises(ValidationError) as info:
+        Output.model_validate({"word": "big"})
+    call = ToolCallPart("final_result", {"word": "big"}, tool_call_id="call-1")
+    answer = ModelResponse(parts=[call])
+    content = direct._errors(info.value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecated in newer releases
+        older = pai_messages.RetryPromptPart(
+            content=content, tool_name="final_result", tool_call_id="call-1"
+        )
+    keys = {_key(_retry_conversation(answer, older))}
+    if hasattr(pai_messages, "RetryFeedbackPart"):
+        newer = pai_messages.ToolReturnPart(
+            tool_name="final_result", content=content, tool_call_id="call-1", outcome="retried"
+        )
+        keys.add(_key(_retry_conversation(answer, newer)))
+    keys.add(_key(_retry_conversation(answer, direct._tool_retry(info.value, call))))
+    assert len(keys) == 1
+
+
+def _echo_model(calls: list[str]) -> FunctionModel:
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        prompt = str(messages[-1].parts[-1].content)  # type: ignore[union-attr]
+        calls.append(prompt)
+        word = "w-" + prompt.split()[1]
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"word": word})])
+
+    return FunctionModel(respond)
+
+
+def _run(path: Path, model: FunctionModel, book: CassetteBook) -> Any:
+    policy = ModelPolicy(cassettes=book, cassette=path.with_name(path.name + ".cassette.json"))
+    program = load(str(path), mode="validate", model=model, model_policy=policy)
+    (suite,) = program.module.eval_suites
+    return run_suite(program, suite, EvalOptions())
+
+
+def _recorded(tmp_path: Path) -> Path:
+    path = tmp_path / "label.kedi"
+    path.write_text(PROGRAM, encoding="utf-8")
+    book = CassetteBook("record")
+    assert _run(path, _echo_model([]), book).score == 1.0
+    book.save(prune=False)
+    return tmp_path / "label.kedi.cassette.json"
+
+
+def test_an_entry_stores_the_answer_without_its_default_valued_fields(tmp_path: Path) -> None:
+    cassette = _recorded(tmp_path)
+    document = json.loads(cassette.read_text(encoding="utf-8"))
+    assert document["version"] == CASSETTE_VERSION == 2
+    (entry, _) = document["entries"].values()
+    response = entry["response"]
+    assert response["kind"] == "response"
+    assert [part["part_kind"] for part in response["parts"]] == ["tool-call"]
+    assert response["parts"][0]["args"] == {"word": "w-one"} or response["parts"][0]["args"] == {
+        "word": "w-two"
+    }
+
+    def nulls(value: Any) -> list[Any]:
+        if isinstance(value, dict):
+            return [k for k, v in value.items() if v is None] + [
+                n for v in value.values() for n in nulls(v)
+            ]
+        if isinstance(value, list):
+            return [n for v in value for n in nulls(v)]
+        return []
+
+    assert nulls(response) == []
+    # and the trimmed answer replays, on both replay paths
+    calls: list[str] = []
+    assert _run(tmp_path / "label.kedi", _echo_model(calls), CassetteBook("strict")).score == 1.0
+    assert calls == []
+
+
+def _as_format_1(cassette: Path) -> None:
+    document = json.loads(cassette.read_text(encoding="utf-8"))
+    document["version"] = 1
+    cassette.write_text(json.dumps(document), encoding="utf-8")
+
+
+def test_a_cassette_in_an_older_format_is_named_on_a_strict_miss(tmp_path: Path) -> None:
+    cassette = _recorded(tmp_path)
+    _as_format_1(cassette)
+    assert read_cassette(cassette) == {}
+    calls: list[str] = []
+    result = _run(tmp_path / "label.kedi", _echo_model(calls), CassetteBook("strict"))
+    assert result.errors_by_class == {"cassette_miss": 2}
+    assert calls == []
+    error = result.rows[0].error
+    assert "label.kedi.cassette.json" in error
+    assert "the cassette is in format 1, written by an older pytest-kedi" in error
+    assert "record it again" in error
+
+
+def test_recording_replaces_a_cassette_in_an_older_format(tmp_path: Path) -> None:
+    cassette = _recorded(tmp_path)
+    _as_format_1(cassette)
+    calls: list[str] = []
+    book = CassetteBook("replay")
+    assert _run(tmp_path / "label.kedi", _echo_model(calls), book).score == 1.0
+    assert len(calls) == 2
+    book.save(prune=False)
+    document = json.loads(cassette.read_text(encoding="utf-8"))
+    assert document["version"] == CASSETTE_VERSION
+    assert len(document["entries"]) == 2
+
+
+def test_a_cassette_from_a_newer_pytest_kedi_is_refused_and_kept(tmp_path: Path) -> None:
+    cassette = _recorded(tmp_path)
+    document = json.loads(cassette.read_text(encoding="utf-8"))
+    document["version"] = CASSETTE_VERSION + 1
+    text = json.dumps(document)
+    cassette.write_text(text, encoding="utf-8")
+    with pytest.raises(ModelError, match=r"format 3, written by a newer pytest-kedi"):
+        read_cassette(cassette)
+    book = CassetteBook("replay")
+    result = _run(tmp_path / "label.kedi", _echo_model([]), book)
+    assert result.errors_by_class == {"model": 2}
+    assert "upgrade pytest-kedi" in result.rows[0].error
+    assert book.save(prune=False) == []
+    assert cassette.read_text(encoding="utf-8") == text
