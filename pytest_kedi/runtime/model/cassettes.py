@@ -13,7 +13,8 @@ to the first request of a call in the calling thread, its key filled into a `Key
 made once per instructions, settings and output schema. On a miss, in record mode and for
 an answer it does not read, the call takes the usual path through `CassetteModel.request`.
 
-`CassetteBook` is the process-wide store: it reads a cassette file on first use, keeps the
+`CassetteBook` is the process-wide store: it reads a cassette file on first use (indexed by
+`pytest_kedi.runtime.model.cassettefiles`, each entry parsed when used), keeps the
 answers recorded in this process and the keys every request used, and writes each changed
 file once, at the end of the run (an xdist worker hands its part to the controller, which
 writes). A file is written to a temporary file in the same directory and moved into place,
@@ -25,10 +26,6 @@ entry before it is kept, and request headers or credentials are never part of an
 
 from __future__ import annotations
 
-import gc
-import json
-import os
-import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -45,12 +42,19 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
-from pydantic_core import from_json
 
 from pytest_kedi import __version__
 from pytest_kedi.constants import RECORD_MODES
-from pytest_kedi.errors import CassetteMiss, ModelError
+from pytest_kedi.errors import CassetteMiss
 from pytest_kedi.runtime import rowscope
+from pytest_kedi.runtime.model.cassettefiles import (
+    CASSETTE_VERSION,
+    Entry,
+    entry_from_text,
+    index_cassette,
+    read_cassette,
+    write_cassette,
+)
 from pytest_kedi.runtime.model.cassettekeys import (
     KeyTemplate,
     canonical,
@@ -59,7 +63,7 @@ from pytest_kedi.runtime.model.cassettekeys import (
     request_key,
 )
 from pytest_kedi.runtime.model.names import describe_model
-from pytest_kedi.text import clip, display_path, one_line
+from pytest_kedi.text import clip, display_path
 
 __all__ = [
     "CASSETTE_SUFFIX",
@@ -68,20 +72,17 @@ __all__ = [
     "CassetteBook",
     "CassetteModel",
     "StoredAnswer",
+    "read_cassette",
     "request_key",
     "stored_answer",
 ]
 
 CASSETTE_SUFFIX = ".cassette.json"
-#: the cassette format; 2: keys left pydantic-ai's serialization (`cassettekeys.key_view`)
-CASSETTE_VERSION = 2
 #: characters of the prompt kept in an entry (for review) and in a miss message
 EXCERPT = 80
 _RESPONSE: TypeAdapter[ModelResponse] = TypeAdapter(ModelResponse)
 #: key templates one cassette model keeps (one per instructions, settings and schema)
 _TEMPLATES = 256
-
-Entry = dict[str, Any]
 
 
 def prompt_excerpt(messages: list[ModelMessage]) -> str:
@@ -103,7 +104,7 @@ class CassetteBook:
         self.mode = mode
         self.clean = clean
         self._lock = threading.Lock()
-        self._disk: dict[Path, dict[str, Entry]] = {}
+        self._disk: dict[Path, dict[str, Entry | str]] = {}
         self._new: dict[Path, dict[str, Entry]] = {}
         self._used: dict[Path, set[str]] = {}
         #: cassettes in an older format, by path: their format (their entries are not read)
@@ -119,7 +120,9 @@ class CassetteBook:
         with self._lock:
             entry = self._new.get(path, {}).get(key)
             if entry is None:
-                entry = self._read(path).get(key)
+                stored = self._read(path).get(key)
+                # parsed when used; not kept, so the collector never walks the cassette
+                entry = entry_from_text(path, key, stored) if isinstance(stored, str) else stored
             if entry is not None:
                 self._used.setdefault(path, set()).add(key)
             return entry
@@ -130,10 +133,10 @@ class CassetteBook:
             self._new.setdefault(path, {})[key] = cleaned
             self._used.setdefault(path, set()).add(key)
 
-    def _read(self, path: Path) -> dict[str, Entry]:
+    def _read(self, path: Path) -> dict[str, Entry | str]:
         entries = self._disk.get(path)
         if entries is None:
-            version, entries = _load(path)
+            version, entries = index_cassette(path)
             if version != CASSETTE_VERSION:
                 self.stale[path] = version
             self._disk[path] = entries
@@ -187,73 +190,6 @@ class CassetteBook:
                 write_cassette(path, entries)
                 written.append(path)
         return written
-
-
-def read_cassette(path: Path) -> dict[str, Entry]:
-    """The entries of a cassette file: {} when it does not exist or is in an older format
-    (its keys are not this version's: recording replaces it)."""
-    return _load(path)[1]
-
-
-def _load(path: Path) -> tuple[int, dict[str, Entry]]:
-    """The format and entries of a cassette file (entries of an older format: {})."""
-    try:
-        text = path.read_bytes()
-    except FileNotFoundError:
-        return CASSETTE_VERSION, {}
-    except OSError as error:
-        raise ModelError(f"cannot read cassette {display_path(str(path))}: {error}") from error
-    try:
-        data = _parse(text)
-        entries = data["entries"]
-        version = data.get("version", 1)
-        if not isinstance(entries, dict):
-            raise TypeError("'entries' is not an object")
-        if type(version) is not int:
-            raise TypeError("'version' is not an integer")
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
-        raise ModelError(
-            f"cassette {display_path(str(path))} is not a pytest-kedi cassette: {one_line(error)}"
-        ) from error
-    if version > CASSETTE_VERSION:
-        raise ModelError(
-            f"cassette {display_path(str(path))} is in format {version}, written by a newer "
-            f"pytest-kedi (this one reads format {CASSETTE_VERSION}): upgrade pytest-kedi"
-        )
-    if version < CASSETTE_VERSION:
-        return version, {}
-    return version, entries
-
-
-def _parse(text: bytes) -> Any:
-    """The JSON document ``text``, parsed with the cyclic garbage collector paused: a
-    cassette is hundreds of thousands of small objects, and collections triggered while
-    they are made would walk them again and again (the parse takes 2-3 times as long)."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        try:  # pydantic-core's parser: the values `json.loads` gives, in about half the time
-            return from_json(text)
-        except ValueError:  # what it refuses (a lone surrogate escape) or invalid JSON
-            return json.loads(text)
-    finally:
-        if paused:
-            gc.enable()
-
-
-def write_cassette(path: Path, entries: Mapping[str, Entry]) -> None:
-    """Write ``entries`` as stable, reviewable JSON; atomically (temporary file + replace)."""
-    document = {"version": CASSETTE_VERSION, "entries": dict(entries)}
-    text = json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 class CassetteModel(WrapperModel):

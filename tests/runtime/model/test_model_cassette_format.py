@@ -30,7 +30,7 @@ from pydantic_ai.tools import ToolDefinition
 from pytest_kedi.errors import ModelError
 from pytest_kedi.evals import EvalOptions, run_suite
 from pytest_kedi.runtime import load
-from pytest_kedi.runtime.model import direct
+from pytest_kedi.runtime.model import cassettefiles, direct
 from pytest_kedi.runtime.model.cassettes import (
     CASSETTE_VERSION,
     CassetteBook,
@@ -245,3 +245,55 @@ def test_a_cassette_from_a_newer_pytest_kedi_is_refused_and_kept(tmp_path: Path)
     assert "upgrade pytest-kedi" in result.rows[0].error
     assert book.save(prune=False) == []
     assert cassette.read_text(encoding="utf-8") == text
+
+
+def test_a_replay_reads_only_the_entries_it_uses_from_a_written_cassette(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A cassette in the layout pytest-kedi writes is cut into one text per entry, each parsed
+    # when a call uses it; the whole document is never parsed on the replay path.
+    cassette = _recorded(tmp_path)
+    entries = read_cassette(cassette)
+    version, index = cassettefiles.index_cassette(cassette)
+    assert version == CASSETTE_VERSION
+    assert set(index) == set(entries)
+    assert all(isinstance(text, str) for text in index.values())
+    assert {k: cassettefiles.entry_from_text(cassette, k, t) for k, t in index.items()} == entries
+    monkeypatch.setattr(cassettefiles, "_parse", lambda text: pytest.fail("parsed whole"))
+    calls: list[str] = []
+    assert _run(tmp_path / "label.kedi", _echo_model(calls), CassetteBook("strict")).score == 1.0
+    assert calls == []
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda text: json.dumps(json.loads(text)),  # one line
+        lambda text: json.dumps(json.loads(text), indent=4),
+        lambda text: text.replace('{\n  "entries"', '{"entries"', 1),
+        lambda text: text.rstrip("\n"),
+    ],
+    ids=["one-line", "indent-4", "edited-head", "no-final-newline"],
+)
+def test_a_cassette_in_another_layout_is_read_whole_with_the_same_answers(
+    tmp_path: Path, edit: Any
+) -> None:
+    cassette = _recorded(tmp_path)
+    entries = read_cassette(cassette)
+    cassette.write_text(edit(cassette.read_text(encoding="utf-8")), encoding="utf-8")
+    version, index = cassettefiles.index_cassette(cassette)
+    assert (version, index) == (CASSETTE_VERSION, entries)
+    calls: list[str] = []
+    assert _run(tmp_path / "label.kedi", _echo_model(calls), CassetteBook("strict")).score == 1.0
+    assert calls == []
+
+
+def test_a_damaged_entry_is_a_located_model_error_when_it_is_used(tmp_path: Path) -> None:
+    cassette = _recorded(tmp_path)
+    text = cassette.read_text(encoding="utf-8")
+    cassette.write_text(text.replace('"word": "w-one"', '"word": w-one', 1), encoding="utf-8")
+    result = _run(tmp_path / "label.kedi", _echo_model([]), CassetteBook("strict"))
+    assert [row.error_class for row in result.rows] == ["model", None]
+    error = result.rows[0].error
+    assert "label.kedi.cassette.json is not a pytest-kedi cassette: entry " in error
+    assert "\n" not in error.split(": ", 1)[1]

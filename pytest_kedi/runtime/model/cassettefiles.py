@@ -1,0 +1,173 @@
+"""Cassette files: reading, indexing and writing the JSON document of one cassette.
+
+A cassette is ``{"entries": {key: entry, ...}, "version": N}`` written with sorted keys and
+two-space indentation (`write_cassette`), so a re-recording is a small diff. Reading the
+whole document (`read_cassette`) makes hundreds of thousands of small objects for a large
+cassette, which cost time to make and, while they live, slow every full pass of the cyclic
+garbage collector. A replaying run only needs the entries it looks up, so `index_cassette`
+cuts a file in the layout `write_cassette` gives into the text of each entry (strings, which
+the collector never visits), and `entry_from_text` parses one entry when it is used. A file
+in any other layout (edited by hand, reformatted) is read whole instead, with the same
+result.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, cast
+
+from pydantic_core import from_json
+
+from pytest_kedi.errors import ModelError
+from pytest_kedi.text import display_path, one_line
+
+__all__ = [
+    "CASSETTE_VERSION",
+    "Entry",
+    "entry_from_text",
+    "index_cassette",
+    "read_cassette",
+    "write_cassette",
+]
+
+#: the cassette format; 2: keys left pydantic-ai's serialization (`cassettekeys.key_view`)
+CASSETTE_VERSION = 2
+
+Entry = dict[str, Any]
+
+#: what `write_cassette` puts around the entries
+_HEAD = '{\n  "entries": {\n'
+_TAIL = f'\n  }},\n  "version": {CASSETTE_VERSION}\n}}\n'
+_EMPTY = f'{{\n  "entries": {{}},\n  "version": {CASSETTE_VERSION}\n}}\n'
+#: the marks around each entry in that layout: ``    "<64 hex digits>": {`` ... ``    }``
+_FIRST = '    "'
+_OPEN = '": {'
+_CLOSE = "\n    }"
+_NEXT = ',\n    "'
+
+
+def read_cassette(path: Path) -> dict[str, Entry]:
+    """The entries of a cassette file: {} when it does not exist or is in an older format
+    (its keys are not this version's: recording replaces it)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as error:
+        raise ModelError(f"cannot read cassette {display_path(str(path))}: {error}") from error
+    return _document(path, raw)[1]
+
+
+def _document(path: Path, text: bytes) -> tuple[int, dict[str, Entry]]:
+    """The format and entries of a cassette document (entries of an older format: {})."""
+    try:
+        data = _parse(text)
+        entries = data["entries"]
+        version = data.get("version", 1)
+        if not isinstance(entries, dict):
+            raise TypeError("'entries' is not an object")
+        if type(version) is not int:
+            raise TypeError("'version' is not an integer")
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ModelError(
+            f"cassette {display_path(str(path))} is not a pytest-kedi cassette: {one_line(error)}"
+        ) from error
+    if version > CASSETTE_VERSION:
+        raise ModelError(
+            f"cassette {display_path(str(path))} is in format {version}, written by a newer "
+            f"pytest-kedi (this one reads format {CASSETTE_VERSION}): upgrade pytest-kedi"
+        )
+    if version < CASSETTE_VERSION:
+        return version, {}
+    return version, entries
+
+
+def _parse(text: bytes) -> Any:
+    """The JSON document ``text``, parsed with the cyclic garbage collector paused: a
+    cassette is hundreds of thousands of small objects, and collections triggered while
+    they are made would walk them again and again (the parse takes 2-3 times as long)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        try:  # pydantic-core's parser: the values `json.loads` gives, in about half the time
+            return from_json(text)
+        except ValueError:  # what it refuses (a lone surrogate escape) or invalid JSON
+            return json.loads(text)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def write_cassette(path: Path, entries: Mapping[str, Entry]) -> None:
+    """Write ``entries`` as stable, reviewable JSON; atomically (temporary file + replace)."""
+    document = {"version": CASSETTE_VERSION, "entries": dict(entries)}
+    text = json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def index_cassette(path: Path) -> tuple[int, dict[str, Entry | str]]:
+    """The format and entries of a cassette file for lookups: an entry is its JSON text
+    (`entry_from_text`) when the file has `write_cassette`'s layout, else its value."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return CASSETTE_VERSION, {}
+    except OSError as error:
+        raise ModelError(f"cannot read cassette {display_path(str(path))}: {error}") from error
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = ""
+    texts = _cut(text)
+    if texts is not None:
+        return CASSETTE_VERSION, texts
+    version, entries = _document(path, raw)
+    return version, dict(entries)
+
+
+def _cut(text: str) -> dict[str, Entry | str] | None:
+    """Each entry's JSON text, by key; ``None`` unless ``text`` has the written layout."""
+    if text == _EMPTY:
+        return {}
+    if not (text.startswith(_HEAD) and text.endswith(_TAIL)):
+        return None
+    body = text[len(_HEAD) : len(text) - len(_TAIL)]
+    if not (body.startswith(_FIRST) and body.endswith(_CLOSE)):
+        return None
+    texts: dict[str, Entry | str] = {}
+    # An entry closes with a line of four spaces and a brace: no line inside a value has that
+    # indentation, and a JSON string holds no raw line break.
+    for chunk in body[len(_FIRST) :].split(_CLOSE + _NEXT):
+        if chunk[64:68] != _OPEN:
+            return None
+        texts[chunk[:64]] = chunk[67:] + _CLOSE
+    last = texts.popitem()  # the last entry's text already ends with its closing line
+    texts[last[0]] = cast(str, last[1])[: -len(_CLOSE)]
+    return texts
+
+
+def entry_from_text(path: Path, key: str, text: str) -> Entry:
+    """The entry whose JSON text `index_cassette` gave."""
+    try:
+        entry = from_json(text)
+        if not isinstance(entry, dict):
+            raise TypeError("an entry is not an object")
+    except (ValueError, TypeError) as error:
+        raise ModelError(
+            f"cassette {display_path(str(path))} is not a pytest-kedi cassette: entry "
+            f"{key[:12]}: {one_line(error)}"
+        ) from error
+    return entry
