@@ -28,6 +28,11 @@ from pytest_kedi.text import one_line
 
 __all__ = ["Adapter", "AdapterCapabilities", "PydanticAIAdapter"]
 
+#: a call's model (behind the session's policy), output plan and schema key
+Prepared = tuple[Model, "OutputPlan | None", SchemaKey]
+#: prepared calls one adapter keeps (one per template schema and model in use)
+_PREPARED = 256
+
 #: Capabilities the built-in adapter advertises to `> requires:` (docs/language.md#newer-directives
 #: reading).
 PYDANTIC_CAPABILITIES = frozenset({"structured_output", "model_override", "settings"})
@@ -124,6 +129,9 @@ class PydanticAIAdapter:
         self.loop = loop
         self._models: dict[str, Model] = {}
         self._plans: dict[type[BaseModel], OutputPlan] = {}
+        #: `_prepare`'s result per model and schema object (a template's schema is one object
+        #: while its field types stay the same): ``(spec, schema, prepared)`` by their ids
+        self._prepared: dict[tuple[int, int], tuple[Any, Any, Prepared]] = {}
         self._entered: set[tuple[int, int]] = set()
 
     # ------------------------------------------------------------------ caches
@@ -170,11 +178,21 @@ class PydanticAIAdapter:
             + (f"; {detail}" if detail else "")
         )
 
-    def _prepare(
-        self, spec: Model | str, output_schema: Mapping[str, Any] | None
-    ) -> tuple[Model, OutputPlan | None, SchemaKey]:
+    def _prepare(self, spec: Model | str, output_schema: Mapping[str, Any] | None) -> Prepared:
         """The model, output plan and schema key of a call (``None`` schema: text output),
-        resolved in the calling thread."""
+        resolved in the calling thread; once per model and schema object."""
+        ids = (id(spec), id(output_schema))
+        hit = self._prepared.get(ids)
+        if hit is not None and hit[0] is spec and hit[1] is output_schema:
+            return hit[2]
+        prepared = self._resolve(spec, output_schema)
+        if len(self._prepared) >= _PREPARED:
+            self._prepared.clear()
+        # the entry holds both objects, so their ids cannot be reused while it exists
+        self._prepared[ids] = (spec, output_schema, prepared)
+        return prepared
+
+    def _resolve(self, spec: Model | str, output_schema: Mapping[str, Any] | None) -> Prepared:
         key: SchemaKey = ()
         try:
             model = self._model(spec)

@@ -86,6 +86,8 @@ class ModelBoundary:
         #: per template node (by id): its output fields and schema (`calls.TemplateShape`)
         self.shapes: dict[int, Any] = {}
         self._labels: dict[int, tuple[Model, str]] = {}
+        #: validated settings per merged-settings mapping of a state (never mutated)
+        self._settings: dict[int, tuple[Mapping[str, Any], dict[str, Any]]] = {}
 
     # ------------------------------------------------------------------ selection
     def configured_default(self) -> str | None:
@@ -127,6 +129,16 @@ class ModelBoundary:
             hit = self._labels[id(model)] = (model, describe_model(model))
         return hit[1]
 
+    def _validated(self, settings: Mapping[str, Any]) -> dict[str, Any]:
+        """`validate_settings` of a state's settings, once per mapping (a state's settings
+        never change; the result is never mutated)."""
+        hit = self._settings.get(id(settings))
+        if hit is None or hit[0] is not settings:
+            if len(self._settings) >= 256:
+                self._settings.clear()
+            hit = self._settings[id(settings)] = (settings, validate_settings(settings))
+        return hit[1]
+
     @staticmethod
     def _synthetic(model: Model | str, source: ModelSource) -> bool:
         return source != "injected" and model == TEST_MODEL
@@ -145,7 +157,7 @@ class ModelBoundary:
     def _prepare(self, state: AgentState) -> tuple[Model | str, str | None, dict[str, Any], str]:
         self._check(state)
         model, source = self.select(state)
-        settings = validate_settings(state.settings) if state.settings else {}
+        settings = self._validated(state.settings) if state.settings else {}
         instructions = state.render_instructions()
         label, synthetic = self._label(model), self._synthetic(model, source)
         with self._count_lock:
