@@ -224,8 +224,11 @@ def _read_text(response: Answer) -> str:
 
 
 def _read(response: Answer, plan: OutputPlan, model: Model) -> BaseModel:
-    calls = [part for part in response.parts if isinstance(part, ToolCallPart)]
-    call = next((part for part in calls if part.tool_name == OUTPUT_TOOL_NAME), None)
+    call = None
+    for part in response.parts:  # the first call of the output tool
+        if isinstance(part, ToolCallPart) and part.tool_name == OUTPUT_TOOL_NAME:
+            call = part
+            break
     if call is not None:
         try:
             if isinstance(call.args, str):
