@@ -48,7 +48,7 @@ def short_repr(value: object, limit: int = REPR_LIMIT) -> str:
         text = repr(value)
     except USER_ERRORS as exc:  # a user object with a broken __repr__
         text = f"<unrepresentable {type(value).__name__}: {type(exc).__name__}>"
-    return truncate(text, limit)
+    return text if len(text) <= limit else truncate(text, limit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,9 +95,9 @@ class RowScope:
 _CURRENT: ContextVar[RowScope | None] = ContextVar("kedi_row_scope", default=None)
 
 
-def current() -> RowScope | None:
-    """The scope of the row running in this thread, or ``None`` outside a row."""
-    return _CURRENT.get()
+#: ``current()``: the scope of the row running in this thread, or ``None`` outside a row
+#: (the context variable's own method: no Python call on the per-call hot path).
+current: Callable[[], RowScope | None] = _CURRENT.get
 
 
 @contextmanager
@@ -110,12 +110,8 @@ def entered(scope: RowScope) -> Iterator[RowScope]:
         _CURRENT.reset(token)
 
 
-def enter(scope: RowScope) -> Token[RowScope | None]:
-    """Make ``scope`` current until `leave` is called with the returned token (`entered`
-    without a context manager, for the suite runner's per-row hot path)."""
-    return _CURRENT.set(scope)
-
-
-def leave(token: Token[RowScope | None]) -> None:
-    """Restore the scope that was current before the `enter` that returned ``token``."""
-    _CURRENT.reset(token)
+#: ``enter(scope) -> token``: make ``scope`` current until ``leave(token)`` restores the
+#: scope that was current before (`entered` without a context manager, for the suite
+#: runner's per-row hot path; the context variable's own methods).
+enter: Callable[[RowScope], Token[RowScope | None]] = _CURRENT.set
+leave: Callable[[Token[RowScope | None]], None] = _CURRENT.reset
