@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
@@ -64,19 +64,28 @@ class ModelCallTrace:
     duration_s: float
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class RowScope:
     """The mutable collector of one row (see the module docstring)."""
 
-    repeat: int = 0
-    trace: bool = False
-    outputs: list[str] = field(default_factory=list)
-    calls: list[ModelCallTrace] = field(default_factory=list)
-    retries: int = 0
-    requests: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    output_depth: int = 0  # calls of the suite procedure in progress (recursion)
+    repeat: int
+    trace: bool
+    outputs: list[str]
+    calls: list[ModelCallTrace]
+    retries: int
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    output_depth: int  # calls of the suite procedure in progress (recursion)
+
+    def __init__(self, repeat: int = 0, trace: bool = False) -> None:
+        # Written out: one scope is made per row, and this is half the generated one's cost.
+        self.repeat = repeat
+        self.trace = trace
+        self.outputs = []
+        self.calls = []
+        self.retries = self.requests = self.input_tokens = self.output_tokens = 0
+        self.output_depth = 0
 
     def record_output(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``call(*args, **kwargs)``, a call of the suite procedure: its value's repr joins
