@@ -39,7 +39,6 @@ from pytest_kedi.evals.results import (
 )
 from pytest_kedi.evals.scoring import InvalidScoreError, mean, normalize_score
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric
-from pytest_kedi.runtime.heap import older_objects_frozen
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
 from pytest_kedi.runtime.rowscope import ModelCallTrace, RowScope, enter, leave
 
@@ -235,20 +234,6 @@ def _score_rows(
         text = f"timeout: row exceeded {options.timeout:g}s"
         return _row(index, name, value, expected, f"error: {text}", text, "timeout", elapsed)
 
-    with older_objects_frozen():  # GC passes skip the heap that was there before the rows
-        return _run_units(rows, name, options, on_row, carry, run_row, on_timeout)
-
-
-def _run_units(
-    rows: list[Row],
-    name: str | None,
-    options: EvalOptions,
-    on_row: RowCallback | None,
-    carry: CarryOver | None,
-    run_row: Callable[..., RowResult],
-    on_timeout: Callable[[int, float], RowResult],
-) -> list[RowResult]:
-    """Run every row (each repeat of a row is one unit of work) and return their results."""
     repeats = options.repeat
     if repeats == 1 and carry is None:  # every row runs once: a row is a unit of work
         return run_rows(
