@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pytest_kedi.evals.files import write_text_atomic
-from pytest_kedi.evals.safetext import clean_with, secrets
+from pytest_kedi.evals.safetext import clean_with, current_secrets, secrets
 from pytest_kedi.evals.stats import SuiteStats, suite_stats
 from pytest_kedi.runtime.rowscope import REPR_LIMIT, ModelCallTrace, short_repr
 
@@ -62,6 +62,8 @@ def join_outputs(outputs: Sequence[str]) -> str | None:
     after `OUTPUTS_SHOWN` values, ``"; ... (N calls)"``)."""
     if not outputs:
         return None
+    if len(outputs) == 1:
+        return outputs[0]
     text = "; ".join(outputs[:OUTPUTS_SHOWN])
     if len(outputs) > OUTPUTS_SHOWN:
         text += f"; ... ({len(outputs)} calls)"
@@ -187,8 +189,16 @@ class RowResult:
     def __post_init__(self) -> None:
         if not self.scores:
             self.scores = [self.score]
-        # Every text a row carries is made encodable and secret-free once, here.
-        _clean_fields(self, "input", "expected", "feedback", "error", "output")
+        # Every text a row carries is made encodable and secret-free once, here (ASCII
+        # text is always encodable: without credentials to redact it is clean as is).
+        if current_secrets() or not (
+            (self.input is None or self.input.isascii())
+            and (self.expected is None or self.expected.isascii())
+            and (self.feedback is None or self.feedback.isascii())
+            and (self.error is None or self.error.isascii())
+            and (self.output is None or self.output.isascii())
+        ):
+            _clean_fields(self, "input", "expected", "feedback", "error", "output")
         if self.calls:
             found = secrets()
             self.calls = tuple(_clean_call(call, found) for call in self.calls)

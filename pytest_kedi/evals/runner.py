@@ -200,6 +200,11 @@ def _score_rows(
             error = f"{text} (at {where})" if where else text
             error_class, failure = classify_exception(exc), exc
         else:
+            duration = perf_counter() - start
+            calls = scope.calls
+            # Positional, in field order (index, input, expected, score, feedback, error,
+            # error_class, duration_s, exception, scores, carried_over, output, calls,
+            # retries, usage): the cheapest call on this per-row path.
             return RowResult(
                 index,
                 None if name is None else short_repr(value),
@@ -208,11 +213,14 @@ def _score_rows(
                 feedback,
                 None,
                 None,
-                perf_counter() - start,
-                output=join_outputs(scope.outputs),
-                calls=tuple(scope.calls),
-                retries=scope.retries,
-                usage=_usage(scope),
+                duration,
+                None,
+                [score],
+                False,
+                join_outputs(scope.outputs),
+                tuple(calls) if calls else (),
+                scope.retries,
+                _usage(scope),
             )
         elapsed = perf_counter() - start
         return _row(

@@ -21,7 +21,14 @@ from typing import TypeVar
 
 from pytest_kedi.constants import SECRET_ENV_SUFFIX
 
-__all__ = ["MIN_SECRET_LENGTH", "clean_data", "clean_text", "clean_with", "secrets"]
+__all__ = [
+    "MIN_SECRET_LENGTH",
+    "clean_data",
+    "clean_text",
+    "clean_with",
+    "current_secrets",
+    "secrets",
+]
 
 #: Shorter values are not redacted (they would match ordinary text); real keys are longer.
 MIN_SECRET_LENGTH = 8
@@ -31,6 +38,15 @@ T = TypeVar("T")
 
 _SUFFIX_BYTES = SECRET_ENV_SUFFIX.encode()
 _LAST: tuple[dict[bytes, bytes], list[tuple[str, str]]] | None = None
+
+
+def current_secrets() -> list[tuple[str, str]]:
+    """`secrets()` of the process environment, shared: callers must not change it (this
+    runs for every row: no copy)."""
+    last = _LAST
+    if last is not None and os.name == "posix" and last[0] == getattr(os.environ, "_data", None):
+        return last[1]
+    return secrets()
 
 
 def secrets(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:

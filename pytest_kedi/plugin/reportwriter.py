@@ -99,6 +99,8 @@ def stream_reports(run: RunRecord, report: Path | None, rows_jsonl: Path | None)
     doc = None if report is None else _Target(report)
     lines = None if rows_jsonl is None else _Target(rows_jsonl)
     targets = [target for target in (doc, lines) if target is not None]
+    if not targets:  # nothing asked for: no row is encoded
+        return Streamed((), ())
     try:
         _stream(run, doc, lines)
     except BaseException:

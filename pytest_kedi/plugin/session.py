@@ -232,7 +232,7 @@ class KediSession:
 
     def log_report(self, report: pytest.TestReport) -> None:
         """Collect the record a report carries (controller, or the only process)."""
-        if self.worker or isinstance(report, getattr(pytest, "SubtestReport", ())):
+        if self.worker or isinstance(report, _SUB_RESULTS):
             return
         held = self._carried.pop(id(report), None)
         if held is not None and held[0] is report:
@@ -359,6 +359,12 @@ class KediSession:
             tr.write_line(f"kedi: {count} @eval: {suites} skipped: {EVAL_SKIP_REASON}")
 
 
+#: pytest's sub-result report class (none before pytest 9)
+_SUB_RESULTS: tuple[type, ...] = tuple(
+    cls for cls in (getattr(pytest, "SubtestReport", None),) if cls is not None
+)
+
+
 class ReportListener:
     """The controller's listener for the two hooks that need its session but get no
     ``config`` (``pytest_runtest_logreport``) or must print before the plugin's own
@@ -369,7 +375,8 @@ class ReportListener:
 
     @pytest.hookimpl(trylast=True)  # after other plugins saw the records on the report
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.session.log_report(report)
+        if not isinstance(report, _SUB_RESULTS):  # a row's sub-result carries no record
+            self.session.log_report(report)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         self.session.terminal_summary(terminalreporter)

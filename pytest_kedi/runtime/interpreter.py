@@ -15,7 +15,7 @@ from pytest_kedi.runtime.context import Frame, Ret
 from pytest_kedi.runtime.evaluate import eval_rhs, resolve_type, run_fence, type_violation, where
 from pytest_kedi.runtime.types import validator_for
 
-__all__ = ["HANDLERS", "Handler", "exec_body", "exec_stmt", "stmt_frame"]
+__all__ = ["HANDLERS", "Handler", "exec_body", "exec_stmt", "statement_failed", "stmt_frame"]
 
 Handler = Callable[[Any, Frame], "Ret | None"]
 
@@ -67,14 +67,25 @@ def exec_body(body: tuple[nodes.Node, ...], ctx: Frame) -> Ret | None:
             check_current()
         try:
             result = HANDLERS[type(stmt)](stmt, ctx)
-        except KediExecutionError as err:
-            raise err.with_outer_frame(stmt_frame(stmt, ctx))
-        except RecursionError as exc:
-            deep = KediExecutionError("maximum recursion depth exceeded", original=exc)
-            raise deep.with_outer_frame(stmt_frame(stmt, ctx)) from exc
+        except (KediExecutionError, RecursionError) as exc:
+            error = statement_failed(exc, stmt, ctx)
+            if error is exc:
+                raise
+            raise error from exc
         if result is not None:
             return result
     return None
+
+
+def statement_failed(
+    exc: KediExecutionError | RecursionError, stmt: nodes.Node, ctx: Frame
+) -> KediExecutionError:
+    """The error a statement of a body raises when ``exc`` escapes it: located at the
+    statement (a `RecursionError` becomes a Kedi error first)."""
+    if isinstance(exc, KediExecutionError):
+        return exc.with_outer_frame(stmt_frame(stmt, ctx))
+    deep = KediExecutionError("maximum recursion depth exceeded", original=exc)
+    return deep.with_outer_frame(stmt_frame(stmt, ctx))
 
 
 # ----------------------------------------------------------------------------- statements

@@ -6,22 +6,40 @@ import contextlib
 import gc
 import os
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pytest_kedi.errors import KediExecutionError
 from pytest_kedi.lang import nodes
+from pytest_kedi.runtime.cancel import STATE as CANCEL
+from pytest_kedi.runtime.cancel import check_current
 from pytest_kedi.runtime.context import Frame, ModuleUnit, Runtime
 from pytest_kedi.runtime.dispatch import install as install_dispatch
 from pytest_kedi.runtime.interpreter import exec_body, exec_stmt
 from pytest_kedi.runtime.lazy import declare_all
 from pytest_kedi.runtime.modules import load_unit
 from pytest_kedi.runtime.procedures import KediProcedure
+from pytest_kedi.runtime.pyerrors import USER_ERRORS
+from pytest_kedi.runtime.pyglobals import module_globals
 from pytest_kedi.runtime.pyinterop import CodeStore, Transform, run_block
+from pytest_kedi.runtime.quickbody import QuickBody, quick_body
 from pytest_kedi.runtime.scope import KediArgs, Scope
 
 __all__ = ["Program", "load"]
 
 Mode = Literal["run", "validate"]
+
+
+@dataclass(frozen=True, slots=True)
+class _SuitePart:
+    """A dataset or metric body of a suite, with its frame's kind and label and, for a
+    one-return body of simple Python, its `QuickBody` (None: the interpreter runs it)."""
+
+    suite: nodes.EvalSuite
+    part: nodes.Dataset | nodes.Metric
+    kind: str
+    label: str
+    quick: QuickBody | None
 
 
 def load(
@@ -89,6 +107,8 @@ class Program:
         self._unit = unit
         self.mode = mode
         self.returned = False
+        #: id(a suite's dataset or metric) -> what running it needs (`_part`)
+        self._parts: dict[int, _SuitePart] = {}
 
     # -- introspection ---------------------------------------------------------------------
     @property
@@ -179,8 +199,7 @@ class Program:
 
     def load_dataset(self, suite: nodes.EvalSuite, dataset: nodes.Dataset) -> Any:
         """Run a ``> data:``/``> test_data:`` body in a fresh frame; its raw value."""
-        label = f"{dataset.kind} {dataset.name}"
-        return self._run_suite_body(suite, dataset, "dataset", label, {})
+        return self._run_suite_body(self._part(suite, dataset), {})
 
     def run_metric(
         self, suite: nodes.EvalSuite, metric: nodes.Metric, bindings: dict[str, Any]
@@ -192,21 +211,43 @@ class Program:
         procedure = self._unit.scope.vars.get(suite.name)
         if isinstance(procedure, KediProcedure) and not procedure.records_output:
             procedure.records_output = True
-        return self._run_suite_body(suite, metric, "metric", f"metric {metric.name}", bindings)
+        part = self._parts.get(id(metric))
+        if part is None or part.part is not metric:
+            part = self._part(suite, metric)
+        return self._run_suite_body(part, bindings)
 
-    def _run_suite_body(
-        self,
-        suite: nodes.EvalSuite,
-        part: nodes.Dataset | nodes.Metric,
-        kind: str,
-        label: str,
-        bindings: dict[str, Any],
-    ) -> Any:
-        ctx = self._frame_ctx(label, suite.directives, bindings)
+    def _part(self, suite: nodes.EvalSuite, part: nodes.Dataset | nodes.Metric) -> _SuitePart:
+        """What running ``part`` of ``suite`` needs, worked out once per part."""
+        known = self._parts.get(id(part))
+        if known is not None and known.part is part:
+            return known
+        if isinstance(part, nodes.Metric):
+            kind, label = "metric", f"metric {part.name}"
+        else:
+            kind, label = "dataset", f"{part.kind} {part.name}"
+        quick = quick_body(part.body, suite.directives, self._unit)
+        known = self._parts[id(part)] = _SuitePart(suite, part, kind, label, quick)
+        return known
+
+    def _run_suite_body(self, part: _SuitePart, bindings: dict[str, Any]) -> Any:
+        quick = part.quick
+        if quick is not None:  # a one-return body: no interpreter (`quickbody`)
+            if CANCEL.pending:  # a timed-out row stops at its next statement
+                check_current()
+            try:
+                return eval(quick.code, module_globals(self._unit.scope), bindings)
+            except USER_ERRORS as exc:
+                ctx = self._frame_ctx(part.label, (), bindings)
+                error = quick.failure(exc, ctx)
+                error.with_outer_frame(ctx.frame(part.kind, self._span(part.part)))
+                if error is exc:
+                    raise
+                raise error from exc
+        ctx = self._frame_ctx(part.label, part.suite.directives, bindings)
         try:
-            result = exec_body(part.body, ctx)
+            result = exec_body(part.part.body, ctx)
         except KediExecutionError as err:
-            raise err.with_outer_frame(ctx.frame(kind, self._span(part)))
+            raise err.with_outer_frame(ctx.frame(part.kind, self._span(part.part)))
         return None if result is None else result.value
 
     def run_case(

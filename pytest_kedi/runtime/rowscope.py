@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
@@ -48,7 +48,7 @@ def short_repr(value: object, limit: int = REPR_LIMIT) -> str:
         text = repr(value)
     except USER_ERRORS as exc:  # a user object with a broken __repr__
         text = f"<unrepresentable {type(value).__name__}: {type(exc).__name__}>"
-    return truncate(text, limit)
+    return text if len(text) <= limit else truncate(text, limit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,19 +64,28 @@ class ModelCallTrace:
     duration_s: float
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class RowScope:
     """The mutable collector of one row (see the module docstring)."""
 
-    repeat: int = 0
-    trace: bool = False
-    outputs: list[str] = field(default_factory=list)
-    calls: list[ModelCallTrace] = field(default_factory=list)
-    retries: int = 0
-    requests: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    output_depth: int = 0  # calls of the suite procedure in progress (recursion)
+    repeat: int
+    trace: bool
+    outputs: list[str]
+    calls: list[ModelCallTrace]
+    retries: int
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    output_depth: int  # calls of the suite procedure in progress (recursion)
+
+    def __init__(self, repeat: int = 0, trace: bool = False) -> None:
+        # Written out: one scope is made per row, and this is half the generated one's cost.
+        self.repeat = repeat
+        self.trace = trace
+        self.outputs = []
+        self.calls = []
+        self.retries = self.requests = self.input_tokens = self.output_tokens = 0
+        self.output_depth = 0
 
     def record_output(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``call(*args, **kwargs)``, a call of the suite procedure: its value's repr joins
@@ -95,9 +104,9 @@ class RowScope:
 _CURRENT: ContextVar[RowScope | None] = ContextVar("kedi_row_scope", default=None)
 
 
-def current() -> RowScope | None:
-    """The scope of the row running in this thread, or ``None`` outside a row."""
-    return _CURRENT.get()
+#: ``current()``: the scope of the row running in this thread, or ``None`` outside a row
+#: (the context variable's own method: no Python call on the per-call hot path).
+current: Callable[[], RowScope | None] = _CURRENT.get
 
 
 @contextmanager
@@ -110,12 +119,8 @@ def entered(scope: RowScope) -> Iterator[RowScope]:
         _CURRENT.reset(token)
 
 
-def enter(scope: RowScope) -> Token[RowScope | None]:
-    """Make ``scope`` current until `leave` is called with the returned token (`entered`
-    without a context manager, for the suite runner's per-row hot path)."""
-    return _CURRENT.set(scope)
-
-
-def leave(token: Token[RowScope | None]) -> None:
-    """Restore the scope that was current before the `enter` that returned ``token``."""
-    _CURRENT.reset(token)
+#: ``enter(scope) -> token``: make ``scope`` current until ``leave(token)`` restores the
+#: scope that was current before (`entered` without a context manager, for the suite
+#: runner's per-row hot path; the context variable's own methods).
+enter: Callable[[RowScope], Token[RowScope | None]] = _CURRENT.set
+leave: Callable[[Token[RowScope | None]], None] = _CURRENT.reset
