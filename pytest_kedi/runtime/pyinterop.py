@@ -136,16 +136,24 @@ def _first_line_shift(code: PyCode, source_file: SourceFile, stripped: int) -> i
     return len(prefix.encode("utf-8"))
 
 
-def _relocate(tree: ast.AST, code: PyCode, source_file: SourceFile, stripped: int) -> None:
-    """Give ``tree`` `.kedi` line numbers and column offsets."""
+def _relocate(
+    tree: ast.AST, code: PyCode, source_file: SourceFile, stripped: int, *, parsed: bool = False
+) -> bool:
+    """Give ``tree`` `.kedi` line numbers and column offsets; whether it holds an
+    assignment expression (``:=``). ``parsed``: ``tree`` is as `ast.parse` made it, every
+    position present (a transformed tree may lack some, which are completed first)."""
     if code.kind == "block":
         shift_first = shift_rest = len(" " * (code.col - 1))
     else:
         shift_first, shift_rest = _first_line_shift(code, source_file, stripped), 0
     delta = code.line - 1
-    _fix_locations(tree)  # complete positions first (rewritten nodes lack some)
+    if not parsed:
+        _fix_locations(tree)
+    walrus = False
     node: Any
     for node in ast.walk(tree):
+        if type(node) is ast.NamedExpr:
+            walrus = True
         if "lineno" not in node._attributes:
             continue
         lineno = getattr(node, "lineno", None)
@@ -161,6 +169,7 @@ def _relocate(tree: ast.AST, code: PyCode, source_file: SourceFile, stripped: in
                 node.end_col_offset = end_col + (shift_first if end_line == 1 else shift_rest)
             node.end_lineno = end_line + delta
         node.lineno = lineno + delta
+    return walrus
 
 
 def _fix_locations(tree: ast.AST) -> None:
@@ -261,10 +270,10 @@ def compile_unit(
     try:
         if kind == "expr":
             tree_e = _parse(code, info, filename, "eval")
-            _relocate(tree_e, code, source_file, stripped)
+            walrus = _relocate(tree_e, code, source_file, stripped, parsed=True)
             compiled = compile(tree_e, path, "eval")
             unit = CompiledUnit(info, filename, kind, _track(compiled, info))
-            if any(isinstance(n, ast.NamedExpr) for n in ast.walk(tree_e)):
+            if walrus:
                 unit.simple = False
             return unit
         tree = _block_tree(code, info, filename, transform)
@@ -360,7 +369,8 @@ def relocated_expression(code: PyCode, source_file: SourceFile) -> ast.Expressio
     """A backtick expression's tree with `.kedi` line numbers and columns, as
     `compile_unit` compiles it (raises `SyntaxError` when it does not parse)."""
     tree = ast.parse(code.source.strip(), source_file.path, mode="eval")
-    _relocate(tree, code, source_file, len(code.source) - len(code.source.lstrip()))
+    stripped = len(code.source) - len(code.source.lstrip())
+    _relocate(tree, code, source_file, stripped, parsed=True)
     return tree
 
 

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_kedi.lang import nodes
 from pytest_kedi.runtime import pyinterop
+from pytest_kedi.runtime.sourcefile import SourceFile
 
 POSITIONS = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 
@@ -45,3 +47,39 @@ def test_a_generated_tree_without_positions_takes_its_parents() -> None:
         assert (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset) == (7, 2, 7, 9)
     namespace = {"f": lambda value: value}
     exec(compile(module, "<generated>", "exec"), namespace)  # complete enough to compile
+
+
+EXPRESSIONS = [
+    "x * 2",
+    "  [(n, n * 2) for n in range(5)]",
+    "f(a, *b, key=lambda v: v.name)[1:2]",
+    "(total := sum(xs)) / len(xs)",
+    "{k: [v async for v in w] for k, w in d.items()}",
+    "(f'é{x!r:>{width}}'\n  + 'next line')",
+]
+
+
+@pytest.mark.parametrize("source", EXPRESSIONS)
+def test_a_parsed_expression_relocates_as_one_whose_positions_were_completed(
+    source: str,
+) -> None:
+    """A tree straight from `ast.parse` has every position: relocating it without first
+    completing them gives the same tree; the walrus is detected either way."""
+    kedi = f"@p(x: int) -> int:\n  = `{source}`\n"
+    code = nodes.PyCode(
+        nodes.Span("p.kedi", 2, 6, 2, 6, 0, 0),
+        source,
+        "expr",
+        2,
+        kedi.splitlines()[1].index("`") + 2,
+    )
+    file = SourceFile("p.kedi", kedi)
+    stripped = len(source) - len(source.lstrip())
+    trees = [ast.parse(source.strip(), "p.kedi", mode="eval") for _ in range(2)]
+    walrus = [pyinterop._relocate(trees[0], code, file, stripped, parsed=True)]
+    walrus.append(pyinterop._relocate(trees[1], code, file, stripped))
+    assert ast.dump(trees[0], include_attributes=True) == ast.dump(
+        trees[1], include_attributes=True
+    )
+    assert walrus == [":=" in source] * 2
+    assert trees[0].body.lineno == 2
