@@ -3,7 +3,9 @@ runs again only the rows that broke last time and carries the others over.
 
 The cache (``config.cache``, the ``.pytest_cache`` directory) holds one entry per suite,
 keyed by a hash of its node id (``kedi/rows/<hash>``), holding the node id and the rows as
-the JSON report has them. It is written by the xdist controller (or the only process) from
+the JSON report has them, encoded once more as one compact JSON string (``rows_json``: pytest
+indents what it stores, with Python's slow pure-Python encoder, and this entry is written
+for every suite of every run). It is written by the xdist controller (or the only process) from
 the records it collected, and read by whichever process runs the suite. A row is carried
 over only when the previous run had a row at the same index with the same input and
 expected reprs (a changed dataset reruns the changed rows), and that row did not break:
@@ -18,6 +20,7 @@ row runs.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -50,8 +53,10 @@ def previous_rows(config: pytest.Config, nodeid: str) -> dict[int, RowResult] | 
     if not isinstance(entry, Mapping) or entry.get("nodeid") != nodeid:
         return None
     try:
-        rows = [RowResult.from_json(row) for row in entry["rows"]]
-    except (KeyError, TypeError, ValueError):  # an entry of another version: run every row
+        stored = entry["rows_json"] if "rows_json" in entry else entry["rows"]
+        data = json.loads(stored) if isinstance(stored, str) else stored
+        rows = [RowResult.from_json(row) for row in data]
+    except (KeyError, TypeError, ValueError):  # damaged, or of another version: run every row
         return None
     return {row.index: row for row in rows}
 
@@ -77,5 +82,5 @@ def store_rows(config: pytest.Config, records: Iterable[SuiteRecord]) -> None:
         return
     for record in records:
         if record.result.completed and record.outcome != "skipped":
-            rows = [row.to_json() for row in record.rows]
-            cache.set(cache_key(record.nodeid), {"nodeid": record.nodeid, "rows": rows})
+            rows = json.dumps([row.to_json() for row in record.rows], ensure_ascii=False)
+            cache.set(cache_key(record.nodeid), {"nodeid": record.nodeid, "rows_json": rows})

@@ -136,16 +136,24 @@ def _first_line_shift(code: PyCode, source_file: SourceFile, stripped: int) -> i
     return len(prefix.encode("utf-8"))
 
 
-def _relocate(tree: ast.AST, code: PyCode, source_file: SourceFile, stripped: int) -> None:
-    """Give ``tree`` `.kedi` line numbers and column offsets."""
+def _relocate(
+    tree: ast.AST, code: PyCode, source_file: SourceFile, stripped: int, *, parsed: bool = False
+) -> bool:
+    """Give ``tree`` `.kedi` line numbers and column offsets; whether it holds an
+    assignment expression (``:=``). ``parsed``: ``tree`` is as `ast.parse` made it, every
+    position present (a transformed tree may lack some, which are completed first)."""
     if code.kind == "block":
         shift_first = shift_rest = len(" " * (code.col - 1))
     else:
         shift_first, shift_rest = _first_line_shift(code, source_file, stripped), 0
     delta = code.line - 1
-    _fix_locations(tree)  # complete positions first (rewritten nodes lack some)
+    if not parsed:
+        _fix_locations(tree)
+    walrus = False
     node: Any
     for node in ast.walk(tree):
+        if type(node) is ast.NamedExpr:
+            walrus = True
         if "lineno" not in node._attributes:
             continue
         lineno = getattr(node, "lineno", None)
@@ -161,34 +169,53 @@ def _relocate(tree: ast.AST, code: PyCode, source_file: SourceFile, stripped: in
                 node.end_col_offset = end_col + (shift_first if end_line == 1 else shift_rest)
             node.end_lineno = end_line + delta
         node.lineno = lineno + delta
-
-
-def _position(node: Any, name: str, inherited: int) -> int:
-    """``node``'s position field ``name``, set to ``inherited`` when missing."""
-    value = getattr(node, name, None)
-    if value is None:
-        setattr(node, name, inherited)
-        return inherited
-    return int(value)
+    return walrus
 
 
 def _fix_locations(tree: ast.AST) -> None:
     """`ast.fix_missing_locations` without its recursive closure, which is cyclic garbage
     left behind by every call (one per compiled unit: a cyclic GC pass per few hundred
-    statements of a program run). A node missing a position takes its parent's."""
+    statements of a program run). A node missing a position takes its parent's.
+
+    Runs once per compiled unit and generated procedure body, so it reads each node's
+    ``__dict__`` (where a node keeps its fields and positions) instead of going through
+    `ast.iter_child_nodes`, and skips the childless nodes without positions (contexts and
+    operators), which it would leave unchanged."""
     stack: list[tuple[Any, int, int, int, int]] = [(tree, 1, 0, 1, 0)]
+    pop, push = stack.pop, stack.append
+    node_type = ast.AST
     while stack:
-        node, line, col, end_line, end_col = stack.pop()
-        fields = node._attributes
-        if "lineno" in fields:
-            line = _position(node, "lineno", line)
-        if "end_lineno" in fields:
-            end_line = _position(node, "end_lineno", end_line)
-        if "col_offset" in fields:
-            col = _position(node, "col_offset", col)
-        if "end_col_offset" in fields:
-            end_col = _position(node, "end_col_offset", end_col)
-        stack.extend((child, line, col, end_line, end_col) for child in ast.iter_child_nodes(node))
+        node, line, col, end_line, end_col = pop()
+        fields = node.__dict__
+        if node._attributes:  # every node with positions has all four
+            value = fields.get("lineno")
+            if value is None:
+                node.lineno = line
+            else:
+                line = value
+            value = fields.get("end_lineno")
+            if value is None:
+                node.end_lineno = end_line
+            else:
+                end_line = value
+            value = fields.get("col_offset")
+            if value is None:
+                node.col_offset = col
+            else:
+                col = value
+            value = fields.get("end_col_offset")
+            if value is None:
+                node.end_col_offset = end_col
+            else:
+                end_col = value
+        for name in node._fields:
+            value = fields.get(name)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type) and (item._fields or item._attributes):
+                        push((item, line, col, end_line, end_col))
+            elif isinstance(value, node_type) and (value._fields or value._attributes):
+                push((value, line, col, end_line, end_col))
 
 
 def _parse(code: PyCode, info: UnitInfo, filename: str, mode: str) -> Any:
@@ -243,10 +270,10 @@ def compile_unit(
     try:
         if kind == "expr":
             tree_e = _parse(code, info, filename, "eval")
-            _relocate(tree_e, code, source_file, stripped)
+            walrus = _relocate(tree_e, code, source_file, stripped, parsed=True)
             compiled = compile(tree_e, path, "eval")
             unit = CompiledUnit(info, filename, kind, _track(compiled, info))
-            if any(isinstance(n, ast.NamedExpr) for n in ast.walk(tree_e)):
+            if walrus:
                 unit.simple = False
             return unit
         tree = _block_tree(code, info, filename, transform)
@@ -342,7 +369,8 @@ def relocated_expression(code: PyCode, source_file: SourceFile) -> ast.Expressio
     """A backtick expression's tree with `.kedi` line numbers and columns, as
     `compile_unit` compiles it (raises `SyntaxError` when it does not parse)."""
     tree = ast.parse(code.source.strip(), source_file.path, mode="eval")
-    _relocate(tree, code, source_file, len(code.source) - len(code.source.lstrip()))
+    stripped = len(code.source) - len(code.source.lstrip())
+    _relocate(tree, code, source_file, stripped, parsed=True)
     return tree
 
 

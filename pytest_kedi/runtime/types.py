@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import collections.abc
 import datetime as _dt
+import keyword
 import re
 import types
 import typing
@@ -140,8 +141,13 @@ def resolve_type_source(source: str, lookup: Callable[[str], Any]) -> Any:
     ``KeyError`` for unknown names. Raises ``KediTypeExecutionError`` for unknown or
     non-type names and malformed annotations.
     """
+    name = source.strip()
+    if name in TYPE_BUILTINS and not keyword.iskeyword(name):
+        # One built-in name (``int``, ``str``: most annotations) is what the full path
+        # below resolves it to, without parsing and compiling the annotation.
+        return _type_like(source, TYPE_BUILTINS[name])
     try:
-        tree = ast.parse(source.strip(), mode="eval")
+        tree = ast.parse(name, mode="eval")
     except SyntaxError:
         raise KediTypeExecutionError(f"invalid type annotation {source!r}") from None
     namespace: dict[str, Any] = {}
@@ -161,6 +167,11 @@ def resolve_type_source(source: str, lookup: Callable[[str], Any]) -> Any:
         result = eval(compile(tree, "<annotation>", "eval"), {"__builtins__": {}}, namespace)
     except Exception as exc:
         raise KediTypeExecutionError(f"invalid type annotation {source!r}: {exc}") from None
+    return _type_like(source, result)
+
+
+def _type_like(source: str, result: Any) -> Any:
+    """``result``, the value of the annotation ``source``, when it is a type."""
     if not _is_type_like(result):
         raise KediTypeExecutionError(f"{source!r} is not a type (it is {describe_value(result)})")
     return result

@@ -10,6 +10,7 @@ import pytest
 
 from pytest_kedi.evals import EvalOptions, RowResult, SuiteResult, run_suite
 from pytest_kedi.evals.results import join_outputs
+from pytest_kedi.evals.safetext import clean_text, secrets
 from pytest_kedi.runtime import load
 from pytest_kedi.runtime.rowscope import ModelCallTrace, RowScope, current, entered
 
@@ -184,3 +185,25 @@ def test_secrets_in_outputs_and_calls_are_redacted(monkeypatch: pytest.MonkeyPat
     call = ModelCallTrace("m", f"key {secret}", f"use {secret}", f"got {secret}", 1, 1, 0.1)
     row = RowResult(0, None, None, 1.0, None, None, None, 0.1, output=repr(secret), calls=(call,))
     assert secret not in json.dumps(row.to_json())
+
+
+def test_secrets_follow_the_environment_across_test_phases(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The credential list is remembered while the environment is unchanged but for the
+    variable pytest sets for every test phase; any other change is seen at once."""
+    first, second = "sk-first-" + "a" * 20, "sk-second-" + "b" * 20
+    monkeypatch.setenv("KEDI_TEST_API_KEY", first)
+    assert ("KEDI_TEST_API_KEY", first) in secrets()
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "x.py::y (call)")
+    assert ("KEDI_TEST_API_KEY", first) in secrets()
+    monkeypatch.setenv("KEDI_TEST_API_KEY", second)
+    found = secrets()
+    assert ("KEDI_TEST_API_KEY", second) in found
+    assert ("KEDI_TEST_API_KEY", first) not in found
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "x.py::y (teardown)")
+    monkeypatch.setenv("OTHER_API_KEY", first)
+    assert {("KEDI_TEST_API_KEY", second), ("OTHER_API_KEY", first)} <= set(secrets())
+    monkeypatch.delenv("KEDI_TEST_API_KEY")
+    assert all(name != "KEDI_TEST_API_KEY" for name, _ in secrets())
+    assert clean_text(f"key {first}") == "key [REDACTED:OTHER_API_KEY]"

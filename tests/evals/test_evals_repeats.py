@@ -44,6 +44,20 @@ def test_t_quantile_other_levels_and_the_normal_limit() -> None:
     assert t_quantile(0.975, 1000) > t_quantile(0.975, 1001) > t_quantile(0.975, 5000)
 
 
+def test_t_quantile_remembered_values_equal_computed_ones() -> None:
+    """Quantiles are remembered per (p, df): a remembered value is the computed one."""
+    compute = t_quantile.__wrapped__  # the computation without the cache
+    for df in (1, 2, 4, 19, 99, 999, 1000, 1001, 20_000):
+        for p in (0.975, 0.025, 0.995, 0.9):
+            first = t_quantile(p, df)
+            assert first == compute(p, df)
+            assert t_quantile(p, df) == first  # a hit
+    with pytest.raises(ValueError):  # a bad argument is rejected on every call
+        t_quantile(1.0, 3)
+    with pytest.raises(ValueError):
+        t_quantile(1.0, 3)
+
+
 def test_t_cdf_known_values() -> None:
     assert t_cdf(0.0, 3) == 0.5
     assert t_cdf(1.0, 1) == pytest.approx(0.75, abs=1e-12)  # Cauchy: 1/2 + atan(1)/pi

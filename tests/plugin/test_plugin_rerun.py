@@ -3,6 +3,7 @@ carried over from pytest's cache, and the report and the summary say which."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,37 @@ def test_rerun_without_the_cache_plugin_runs_every_row(kedi: Kedi) -> None:
     assert ran(kedi) == [0, 1, 2, 3]
     result.stdout.fnmatch_lines(["kedi rerun: no previous run of 1 suite: all their rows ran"])
     assert not Path(kedi.pytester.path, ".pytest_cache").exists()
+
+
+def _row_entries(kedi: Kedi) -> list[Path]:
+    entries = sorted(Path(kedi.pytester.path, ".pytest_cache", "v", "kedi", "rows").iterdir())
+    assert len(entries) == 1  # one suite
+    return entries
+
+
+@pytest.mark.parametrize("damage", ["not json {", '{"nodeid": "%s", "rows_json": "[{"}'])
+def test_rerun_ignores_a_damaged_entry_and_runs_every_row(kedi: Kedi, damage: str) -> None:
+    setup(kedi, "")
+    run(kedi).assert_outcomes(passed=1)
+    for entry in _row_entries(kedi):
+        nodeid = json.loads(entry.read_text(encoding="utf-8"))["nodeid"]
+        entry.write_text(damage.replace("%s", nodeid), encoding="utf-8")
+    result = run(kedi, "--kedi-rerun", "errors")
+    result.assert_outcomes(passed=1)
+    assert ran(kedi) == [0, 1, 2, 3]
+    result.stdout.fnmatch_lines(["kedi rerun: no previous run of 1 suite: all their rows ran"])
+    assert run(kedi, "--kedi-rerun", "errors").ret == 0  # the entry was written afresh
+    assert ran(kedi) == []
+
+
+def test_rerun_reads_an_entry_written_by_an_earlier_version(kedi: Kedi) -> None:
+    """Earlier versions stored the rows as a JSON list (``rows``), not as one string."""
+    setup(kedi, "e1")
+    run(kedi).assert_outcomes(passed=1)
+    for entry in _row_entries(kedi):
+        data = json.loads(entry.read_text(encoding="utf-8"))
+        old = {"nodeid": data["nodeid"], "rows": json.loads(data["rows_json"])}
+        entry.write_text(json.dumps(old, indent=2), encoding="utf-8")
+    kedi.write("bad.txt", "")
+    run(kedi, "--kedi-rerun", "errors").assert_outcomes(passed=1)
+    assert ran(kedi) == [1]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from pytest_kedi.runtime.errors import KediTypeExecutionError
-from pytest_kedi.runtime.types import check, resolve_type_source
+from pytest_kedi.runtime.types import TYPE_BUILTINS, check, resolve_type_source
 
 
 def _resolve(source: str, **scope: Any) -> Any:
@@ -196,3 +196,12 @@ def test_lists_are_not_tuples(values: list[int]) -> None:
     assert check(values, list[int])
     assert not check(tuple(values), list[int])
     assert check(tuple(values), tuple[int, ...])
+
+
+@pytest.mark.parametrize("name", sorted(TYPE_BUILTINS))
+def test_a_builtin_type_name_resolves_as_the_full_annotation_path_resolves_it(name: str) -> None:
+    """A bare built-in name takes a shortcut; it agrees with the parsed form of the same
+    annotation (parenthesised, which only the full path accepts) and ignores the scope."""
+    shadow = {name: "shadowed"}  # built-in names come before names in scope
+    assert _resolve(f" {name} ", **shadow) is _resolve(f"({name})", **shadow)
+    assert _resolve(name) is TYPE_BUILTINS[name]
