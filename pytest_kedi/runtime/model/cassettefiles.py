@@ -19,7 +19,7 @@ import os
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from pydantic_core import from_json
 
@@ -49,6 +49,7 @@ _FIRST = '    "'
 _OPEN = '": {'
 _CLOSE = "\n    }"
 _NEXT = ',\n    "'
+_KEY_LINE = '\n    "'
 
 
 def read_cassette(path: Path) -> dict[str, Entry]:
@@ -150,12 +151,14 @@ def _cut(text: str) -> dict[str, Entry | str] | None:
     texts: dict[str, Entry | str] = {}
     # An entry closes with a line of four spaces and a brace: no line inside a value has that
     # indentation, and a JSON string holds no raw line break.
-    for chunk in body[len(_FIRST) :].split(_CLOSE + _NEXT):
-        if chunk[64:68] != _OPEN:
+    chunks = body[len(_FIRST) :].split(_CLOSE + _NEXT)
+    last = len(chunks) - 1
+    for index, chunk in enumerate(chunks):
+        # each value spans lines (``{`` then its fields), and no other key line hides in it
+        if chunk[64:69] != _OPEN + "\n" or _KEY_LINE in chunk:
             return None
-        texts[chunk[:64]] = chunk[67:] + _CLOSE
-    last = texts.popitem()  # the last entry's text already ends with its closing line
-    texts[last[0]] = cast(str, last[1])[: -len(_CLOSE)]
+        # the separator took each entry's closing line but the last one's
+        texts[chunk[:64]] = chunk[67:] if index == last else chunk[67:] + _CLOSE
     return texts
 
 

@@ -297,3 +297,30 @@ def test_a_damaged_entry_is_a_located_model_error_when_it_is_used(tmp_path: Path
     error = result.rows[0].error
     assert "label.kedi.cassette.json is not a pytest-kedi cassette: entry " in error
     assert "\n" not in error.split(": ", 1)[1]
+
+
+def _indexed(cassette: Path) -> dict[str, Any]:
+    _, index = cassettefiles.index_cassette(cassette)
+    return {
+        key: cassettefiles.entry_from_text(cassette, key, text) if isinstance(text, str) else text
+        for key, text in index.items()
+    }
+
+
+def test_an_entry_key_written_twice_reads_as_json_does(tmp_path: Path) -> None:
+    # A hand-merged cassette can hold one key twice: the later entry wins, as in JSON.
+    cassette = tmp_path / "dup.kedi.cassette.json"
+    first, second, third = "a" * 64, "b" * 64, "c" * 64
+    cassettefiles.write_cassette(cassette, {first: {"v": 1}, second: {"v": 2}, third: {"v": 3}})
+    text = cassette.read_text(encoding="utf-8").replace(f'"{second}"', f'"{first}"')
+    cassette.write_text(text, encoding="utf-8")
+    assert _indexed(cassette) == read_cassette(cassette) == {first: {"v": 2}, third: {"v": 3}}
+
+
+@pytest.mark.parametrize("where", [0, 1, 2])
+def test_an_entry_on_one_line_is_read_as_json_reads_it(tmp_path: Path, where: int) -> None:
+    cassette = tmp_path / "flat.kedi.cassette.json"
+    entries: dict[str, Any] = {key * 64: {"v": index} for index, key in enumerate("abc")}
+    entries["abc"[where] * 64] = {}  # written as `{}`, on its key's line
+    cassettefiles.write_cassette(cassette, entries)
+    assert _indexed(cassette) == read_cassette(cassette) == entries
