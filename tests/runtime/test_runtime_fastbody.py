@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from kedi_outcomes import error_details
 
 from pytest_kedi.errors import KediExecutionError
 from pytest_kedi.runtime import procedures
@@ -200,17 +201,7 @@ def outcome(call: Callable[[], Any]) -> tuple[Any, ...]:
     try:
         value = call()
     except KediExecutionError as err:
-        return (
-            "error",
-            type(err),
-            err.message,
-            err.frames,
-            err.python_traces,
-            type(err.original),
-            type(err.__cause__),
-            err.line,
-            err.render(),
-        )
+        return error_details(err)
     return ("value", type(value), value)
 
 

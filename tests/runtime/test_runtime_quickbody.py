@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from kedi_outcomes import error_details
 
 from pytest_kedi.errors import KediExecutionError
 from pytest_kedi.evals import run_suite
@@ -78,18 +79,7 @@ def outcome(call: Callable[[], Any]) -> tuple[Any, ...]:
     try:
         value = call()
     except KediExecutionError as err:
-        return (
-            "error",
-            type(err),
-            err.message,
-            err.frames,
-            err.python_traces,
-            type(err.original),
-            type(err.__cause__),
-            err.line,
-            err.render(),
-            scope.outputs,
-        )
+        return (*error_details(err), scope.outputs)
     finally:
         leave(token)
     return ("value", type(value), value, scope.outputs)
