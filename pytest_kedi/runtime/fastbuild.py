@@ -12,11 +12,14 @@ from pytest_kedi.errors import KediExecutionError
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.cancel import STATE as CANCEL
 from pytest_kedi.runtime.cancel import check_current
+from pytest_kedi.runtime.context import Frame
 from pytest_kedi.runtime.evaluate import apply_callee, render
 from pytest_kedi.runtime.fastbody import AT, PREFIX, FastBody, Op, fail, run_fence
+from pytest_kedi.runtime.model.calls import TemplateCall
 from pytest_kedi.runtime.pyanalysis import INTROSPECTION
 from pytest_kedi.runtime.pyerrors import PYTHON_UNITS, UnitInfo
 from pytest_kedi.runtime.pyinterop import function_code, relocated_expression
+from pytest_kedi.runtime.scope import Scope
 from pytest_kedi.runtime.types import resolve_type_source, validator_for
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,6 +39,14 @@ _DEFERRED = (ast.Lambda, ast.GeneratorExp)
 #: Names whose result depends on the evaluating namespace itself.
 _NAMESPACE = INTROSPECTION | {"dir"}
 _NATIVE_ARG = (nodes.InlinePython, nodes.Subst, nodes.CallSubst, nodes.ExprSubst)
+
+
+def _joined(pieces: list[ast.expr]) -> ast.expr:
+    """The concatenation of string expressions."""
+    joined = pieces[0]
+    for piece in pieces[1:]:
+        joined = ast.BinOp(left=joined, op=ast.Add(), right=piece)
+    return joined
 
 
 class _Unsupported(Exception):
@@ -259,6 +270,8 @@ class _Builder:
             if not (text and tp is str):
                 self.check(_name(target), tp, Op("assign", stmt, tp=tp))
             self.bound.add(target)
+        elif isinstance(stmt, nodes.Template) and not last and not stmt.bare:
+            self.template(stmt)
         elif isinstance(stmt, nodes.Return) and last:
             value, text = self.rhs(stmt.value, stmt)
             result = self.owned(value)
@@ -268,6 +281,36 @@ class _Builder:
             self.emit(ast.Return(value=_name(result.id)))
         else:
             raise _Unsupported
+
+    def template(self, stmt: nodes.Template) -> None:
+        """``>> ...``: the prompt rendered as a text is, then `TemplateCall` asks the model
+        and checks its values, which become locals (output types must be built-in ones)."""
+        outputs = stmt.outputs
+        for field in outputs:
+            name = field.name
+            if name in self.bound or name == "args" or name.startswith(PREFIX):
+                raise _Unsupported  # the interpreter reports a read-only target
+        types_ = tuple(self.static_type(field.type) for field in outputs)
+        rows: list[ast.expr] = []
+        for index, row in enumerate(stmt.rows):
+            if index:
+                rows.append(ast.Constant("\n"))
+            rows.append(self.text(row.parts, stmt))
+        prompt = self.owned(_joined(rows))
+        ctx = Frame(
+            Scope({}, self.proc.closure, "frame", self.proc.state),
+            self.proc.unit,
+            self.proc.name,
+            self.proc,
+        )
+        self.out.append(self.mark(Op("template", stmt)))
+        ask = self.call(TemplateCall(stmt, types_, ctx), _name(prompt.id))
+        if not outputs:
+            self.emit(ast.Expr(value=ask))
+            return
+        names: list[ast.expr] = [_name(field.name, True) for field in outputs]
+        self.emit(ast.Assign(targets=[ast.Tuple(elts=names, ctx=ast.Store())], value=ask))
+        self.bound.update(field.name for field in outputs)
 
     def static_type(self, ref: nodes.TypeRef | None) -> Any:
         """An annotation that names only built-in types (others resolve per run)."""
@@ -320,8 +363,12 @@ def build(proc: KediProcedure) -> FastBody | None:
     if not body or proc.closure.kind != "module":
         return None
     builder = _Builder(proc)
-    builder.targets = {s.target for s in body if isinstance(s, nodes.Assign)}
-    if len(builder.targets) != sum(isinstance(s, nodes.Assign) for s in body):
+    targets = [s.target for s in body if isinstance(s, nodes.Assign)]
+    for stmt in body:
+        if isinstance(stmt, nodes.Template):
+            targets.extend(field.name for field in stmt.outputs)
+    builder.targets = set(targets)
+    if len(builder.targets) != len(targets):
         return None  # a name assigned twice
     try:
         builder.parameters()

@@ -28,7 +28,7 @@ from pytest_kedi.runtime.types import (
     validator_for,
 )
 
-__all__ = ["ask_claim", "run_template"]
+__all__ = ["TemplateCall", "ask_claim", "run_template"]
 
 
 def _call(ctx: Frame, node: nodes.Node, method: str, *args: Any) -> Any:
@@ -103,7 +103,20 @@ def run_template(template: nodes.Template, ctx: Frame, prefix: str | None = None
         return
     for field in outputs:
         check_assignable(field.name, ctx, field)
-    schema = shape.schema(types_)
+    values = _answer(ctx, template, outputs, types_, shape.schema(types_), prompt)
+    for field, tp, value in zip(outputs, types_, values, strict=False):
+        ctx.scope.bind(field.name, value, tp)
+
+
+def _answer(
+    ctx: Frame,
+    template: nodes.Template,
+    outputs: tuple[nodes.OutputField, ...],
+    types_: tuple[Any, ...],
+    schema: dict[str, Any],
+    prompt: str,
+) -> list[Any]:
+    """The model's output values for ``prompt``, each checked against its field's type."""
     raw = _call(ctx, template, "produce", prompt, schema)
     values: list[Any] = []
     for field, tp in zip(outputs, types_, strict=False):
@@ -111,8 +124,32 @@ def run_template(template: nodes.Template, ctx: Frame, prefix: str | None = None
         if not validator_for(tp)(value):
             raise type_violation(ctx, field, f"model output [{field.name}]", tp, value)
         values.append(value)
-    for field, tp, value in zip(outputs, types_, values, strict=False):
-        ctx.scope.bind(field.name, value, tp)
+    return values
+
+
+class TemplateCall:
+    """A ``>>`` statement of a generated procedure body (`pytest_kedi.runtime.fastbuild`),
+    whose output types are built-in ones fixed when the body is built: called with the
+    rendered prompt, it asks the model as `run_template` does and returns the checked output
+    values in field order (none for a template without outputs). ``ctx`` stands for the
+    procedure's frame: its state, file and name; nothing is bound in it."""
+
+    __slots__ = ("ctx", "outputs", "schema", "template", "types")
+
+    def __init__(self, template: nodes.Template, types_: tuple[Any, ...], ctx: Frame) -> None:
+        self.template = template
+        self.outputs = template.outputs
+        self.types = types_
+        self.schema = {
+            f.name: _schema_entry(tp) for f, tp in zip(self.outputs, types_, strict=True)
+        }
+        self.ctx = ctx
+
+    def __call__(self, prompt: str) -> list[Any]:
+        if not self.outputs:
+            _call(self.ctx, self.template, "invoke", prompt)
+            return []
+        return _answer(self.ctx, self.template, self.outputs, self.types, self.schema, prompt)
 
 
 def run_raw_capture(stmt: nodes.RawCapture, ctx: Frame) -> None:
