@@ -26,7 +26,7 @@ from pytest_kedi.runtime.model.schema import (
 )
 from pytest_kedi.text import one_line
 
-__all__ = ["Adapter", "AdapterCapabilities", "PydanticAIAdapter"]
+__all__ = ["Adapter", "AdapterCapabilities", "PydanticAIAdapter", "ReplayRoute"]
 
 #: a call's model (behind the session's policy), output plan and schema key
 Prepared = tuple[Model, "OutputPlan | None", SchemaKey]
@@ -228,6 +228,21 @@ class PydanticAIAdapter:
                 return True, self._values(plan, key, output, stats)
         return False, self._run(spec, model, plan, key, prompt, instructions, settings, stats)
 
+    def replay_route(
+        self, spec: Model | str, output_schema: Mapping[str, Any], settings: Mapping[str, Any]
+    ) -> ReplayRoute | None:
+        """How structured calls of ``spec`` with ``output_schema`` and ``settings`` are
+        answered from the cassette in the calling thread, or ``None`` when their model
+        replays nothing here (no cassette, record mode, or a call that cannot be prepared,
+        whose usual path reports why)."""
+        try:
+            model, plan, key = self._prepare(spec, output_schema)
+        except ModelError:
+            return None
+        if not isinstance(model, CassetteModel) or model.book.mode == "record" or plan is None:
+            return None
+        return ReplayRoute(model, plan, key, settings, self.loop)
+
     @staticmethod
     def _values(plan: OutputPlan | None, key: SchemaKey, output: Any, stats: CallStats) -> Any:
         if plan is None:
@@ -306,6 +321,47 @@ class PydanticAIAdapter:
         done, call = self._call(model, None, prompt, instructions, settings, stats)
         text: str = call if done else await call
         return text
+
+
+class ReplayRoute:
+    """A structured call answered from the cassette in the calling thread, prepared once
+    per model, output schema and settings (`PydanticAIAdapter.replay_route`): `answer`
+    reads the stored answer as the adapter's usual path does (`replayed_output`,
+    `read_output`) and returns ``False`` whenever that path must make the call instead (a
+    miss, an answer needing a validation retry, an unreadable entry, the loop's own thread);
+    that path then behaves exactly as without the route, errors included."""
+
+    __slots__ = ("key", "loop", "model", "plan", "settings")
+
+    def __init__(
+        self,
+        model: CassetteModel,
+        plan: OutputPlan,
+        key: SchemaKey,
+        settings: Mapping[str, Any],
+        loop: ModelLoop,
+    ) -> None:
+        self.model = model
+        self.plan = plan
+        self.key = key
+        self.settings = settings
+        self.loop = loop
+
+    def answer(self, prompt: str, instructions: str | None, repeat: int, stats: CallStats) -> bool:
+        """Whether the cassette answered; if so, ``stats`` holds the output values (in
+        schema order) and the stored usage."""
+        if self.loop.in_loop_thread():
+            return False
+        try:
+            output = replayed_output(
+                self.model, self.plan, prompt, instructions, self.settings, stats, repeat
+            )
+        except Exception:
+            return False  # the usual path makes the call again and reports what failed
+        if output is None:
+            return False
+        stats.output = read_output(cast(BaseModel, output), self.key)
+        return True
 
 
 def _exit_closer(model: Model) -> Callable[[], Awaitable[object]]:

@@ -88,6 +88,10 @@ class ModelBoundary:
         self._labels: dict[int, tuple[Model, str]] = {}
         #: validated settings per merged-settings mapping of a state (never mutated)
         self._settings: dict[int, tuple[Mapping[str, Any], dict[str, Any]]] = {}
+        #: what a call in a state needs that does not change between calls (`_plan`)
+        self._plans: dict[int, _StatePlan] = {}
+        #: the adapter's replay route factory (``None``: the adapter has none)
+        self._route: Callable[..., Any] | None = getattr(self.adapter, "replay_route", None)
 
     # ------------------------------------------------------------------ selection
     def configured_default(self) -> str | None:
@@ -154,18 +158,75 @@ class ModelBoundary:
         if missing:
             raise UnsupportedFeature(f"> requires: {missing[0]}")
 
-    def _prepare(self, state: AgentState) -> tuple[Model | str, str | None, dict[str, Any], str]:
+    def _plan(self, state: AgentState) -> _StatePlan:
+        """The checks, model, settings and label of calls in ``state``, worked out once per
+        state (a state never changes; a plan whose model came from the environment is
+        worked out again when the environment variable changes)."""
+        plan = self._plans.get(id(state))
+        if (
+            plan is not None
+            and plan.state is state
+            and (plan.env is None or os.environ.get(MODEL_ENV, "") == plan.env)
+        ):
+            return plan
         self._check(state)
         model, source = self.select(state)
+        from_env = self.injected is None and not state.model and not self.default
         settings = self._validated(state.settings) if state.settings else {}
+        plan = _StatePlan(
+            state,
+            os.environ.get(MODEL_ENV, "") if from_env else None,
+            model,
+            settings,
+            self._label(model),
+            self._synthetic(model, source),
+        )
+        if len(self._plans) >= 256:
+            self._plans.clear()
+        self._plans[id(state)] = plan
+        return plan
+
+    def _prepare(self, state: AgentState) -> tuple[_StatePlan, str | None]:
+        """A call in ``state`` starts: its plan and rendered instructions; it is counted."""
+        plan = self._plan(state)
         instructions = state.render_instructions()
-        label, synthetic = self._label(model), self._synthetic(model, source)
+        label = plan.label
         with self._count_lock:
             self._calls[label] = self._calls.get(label, 0) + 1
-            self.synthetic_calls += synthetic
-        if synthetic:
+            self.synthetic_calls += plan.synthetic
+        if plan.synthetic:
             _print_synthetic_notice()
-        return model, instructions, settings, label
+        return plan, instructions
+
+    def _replayed(
+        self,
+        plan: _StatePlan,
+        schema: Mapping[str, Any],
+        prompt: str,
+        instructions: str | None,
+        scope: RowScope | None,
+    ) -> dict[str, Any] | None:
+        """The output of a structured call the cassette answers in the calling thread
+        (the adapter's replay route), with its usage and trace added to ``scope``; ``None``
+        when the call must take the adapter's usual path (which behaves as without this)."""
+        routes = plan.routes
+        hit = routes.get(id(schema))
+        if hit is None or hit[0] is not schema:
+            assert self._route is not None
+            if len(routes) >= 64:
+                routes.clear()
+            hit = routes[id(schema)] = (schema, self._route(plan.model, schema, plan.settings))
+        route = hit[1]
+        if route is None:
+            return None
+        stats = CallStats()
+        start = time.perf_counter() if scope is not None and scope.trace else 0.0
+        if not route.answer(prompt, instructions, 0 if scope is None else scope.repeat, stats):
+            return None
+        if scope is not None:
+            _account(scope, stats, plan.label, prompt, instructions, start)
+        output: dict[str, Any] = stats.output
+        return output
 
     @staticmethod
     def _recorded(
@@ -177,33 +238,11 @@ class ModelBoundary:
     ) -> T:
         """Run ``call`` and add what it cost (and, tracing, what it said) to ``scope``."""
         stats = CallStats()
-        start = time.perf_counter()
+        start = time.perf_counter() if scope.trace else 0.0
         try:
             return call(stats)
         finally:
-            scope.requests += stats.requests
-            scope.input_tokens += stats.input_tokens
-            scope.output_tokens += stats.output_tokens
-            if scope.trace:
-                output = stats.output
-                answer = (
-                    output
-                    if isinstance(output, str)
-                    else ""
-                    if output is None
-                    else to_json(output, fallback=repr).decode()
-                )
-                scope.calls.append(
-                    ModelCallTrace(
-                        model=label,
-                        prompt=prompt,
-                        instructions=instructions,
-                        answer=answer,
-                        input_tokens=stats.input_tokens,
-                        output_tokens=stats.output_tokens,
-                        duration_s=time.perf_counter() - start,
-                    )
-                )
+            _account(scope, stats, label, prompt, instructions, start)
 
     # ------------------------------------------------------------------ calls
     def produce(
@@ -215,8 +254,13 @@ class ModelBoundary:
                 f"adapter '{self.adapter.shortname}' has no structured output; "
                 "output fields need it"
             )
-        model, instructions, settings, label = self._prepare(state)
+        plan, instructions = self._prepare(state)
+        model, settings, label = plan.model, plan.settings, plan.label
         scope = rowscope.current()
+        if self._route is not None:
+            replayed = self._replayed(plan, schema, template, instructions, scope)
+            if replayed is not None:
+                return replayed
         if scope is None:
             result = self.adapter.produce_sync(
                 template=template,
@@ -247,7 +291,8 @@ class ModelBoundary:
 
     def invoke(self, state: AgentState, prompt: str) -> str:
         """One text call (raw capture, output-less template)."""
-        model, instructions, settings, label = self._prepare(state)
+        plan, instructions = self._prepare(state)
+        model, settings, label = plan.model, plan.settings, plan.label
         scope = rowscope.current()
         if scope is None:
             text = self.adapter.invoke_sync(
@@ -270,3 +315,64 @@ class ModelBoundary:
         if not isinstance(text, str):
             raise ModelError(f"model returned {type(text).__name__}, expected text")
         return text
+
+
+class _StatePlan:
+    """What calls in one agent state share (`ModelBoundary._plan`): the state, the value
+    of the model environment variable the model was chosen by (``None``: not chosen by
+    it), the model, validated settings, label, whether its output is synthetic, and the
+    adapter's replay route per output schema."""
+
+    __slots__ = ("env", "label", "model", "routes", "settings", "state", "synthetic")
+
+    def __init__(
+        self,
+        state: AgentState,
+        env: str | None,
+        model: Model | str,
+        settings: dict[str, Any],
+        label: str,
+        synthetic: bool,
+    ) -> None:
+        self.state = state
+        self.env = env
+        self.model = model
+        self.settings = settings
+        self.label = label
+        self.synthetic = synthetic
+        self.routes: dict[int, tuple[Mapping[str, Any], Any]] = {}
+
+
+def _account(
+    scope: RowScope,
+    stats: CallStats,
+    label: str,
+    prompt: str,
+    instructions: str | None,
+    start: float,
+) -> None:
+    """Add what a call cost to its row's ``scope`` and, tracing, what it said (``start``:
+    when it started, by `time.perf_counter`)."""
+    scope.requests += stats.requests
+    scope.input_tokens += stats.input_tokens
+    scope.output_tokens += stats.output_tokens
+    if scope.trace:
+        output = stats.output
+        answer = (
+            output
+            if isinstance(output, str)
+            else ""
+            if output is None
+            else to_json(output, fallback=repr).decode()
+        )
+        scope.calls.append(
+            ModelCallTrace(
+                model=label,
+                prompt=prompt,
+                instructions=instructions,
+                answer=answer,
+                input_tokens=stats.input_tokens,
+                output_tokens=stats.output_tokens,
+                duration_s=time.perf_counter() - start,
+            )
+        )

@@ -173,7 +173,8 @@ def ask_claim(claim: nodes.Text, ctx: Frame, node: nodes.Node) -> bool:
     from pytest_kedi.runtime.model import CLAIM_FIELD, CLAIM_SCHEMA, claim_prompt
 
     text = render_text(claim, ctx)
-    raw = _call(ctx, node, "produce", claim_prompt(text), dict(CLAIM_SCHEMA))
+    # one schema object for every claim: the boundary and adapter prepare it once
+    raw = _call(ctx, node, "produce", claim_prompt(text), CLAIM_SCHEMA)
     holds = raw.get(CLAIM_FIELD)
     if type(holds) is not bool:
         raise type_violation(ctx, node, "claim answer [holds]", bool, holds)

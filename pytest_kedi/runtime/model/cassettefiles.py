@@ -16,6 +16,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -44,12 +45,14 @@ Entry = dict[str, Any]
 _HEAD = '{\n  "entries": {\n'
 _TAIL = f'\n  }},\n  "version": {CASSETTE_VERSION}\n}}\n'
 _EMPTY = f'{{\n  "entries": {{}},\n  "version": {CASSETTE_VERSION}\n}}\n'
-#: the marks around each entry in that layout: ``    "<64 hex digits>": {`` ... ``    }``
-_FIRST = '    "'
-_OPEN = '": {'
+#: the marks of each entry in that layout: ``    "<64 hex digits>": {`` ... ``    }``
+_HEAD_LINE = _HEAD[:-1]
+_KEY_LINES = re.compile('\n    "')
+_OPEN_LINE = '": {\n'
 _CLOSE = "\n    }"
-_NEXT = ',\n    "'
-_KEY_LINE = '\n    "'
+_CLOSE_NEXT = _CLOSE + ","
+#: an entry's value in the text `_cut` keeps of it: after the key and ``": ``, before the comma
+_VALUE = slice(67, -1)
 
 
 def read_cassette(path: Path) -> dict[str, Entry]:
@@ -140,32 +143,43 @@ def index_cassette(path: Path) -> tuple[int, dict[str, Entry | str]]:
 
 
 def _cut(text: str) -> dict[str, Entry | str] | None:
-    """Each entry's JSON text, by key; ``None`` unless ``text`` has the written layout."""
+    """Each entry's text by key (`entry_from_text` parses it); ``None`` unless ``text`` has
+    the written layout.
+
+    In that layout a line indented by exactly four spaces is an entry's key line
+    (``    "<key>": {``) or its closing line (``    }``): values are indented deeper, and
+    a JSON string holds no raw line break. Cutting the text at each key line therefore
+    gives one piece per entry, which must start with its key and the opening brace and end
+    with the closing line and a comma (the last one: the end of the document). A piece is
+    kept as it is, key and all (`_VALUE` cuts the value out when it is parsed).
+    """
     if text == _EMPTY:
         return {}
-    if not (text.startswith(_HEAD) and text.endswith(_TAIL)):
+    if not text.endswith(_TAIL):
         return None
-    body = text[len(_HEAD) : len(text) - len(_TAIL)]
-    if not (body.startswith(_FIRST) and body.endswith(_CLOSE)):
+    pieces = _KEY_LINES.split(text)  # a regular expression splits faster than `str.split`
+    if pieces[0] != _HEAD_LINE:
         return None
     texts: dict[str, Entry | str] = {}
-    # An entry closes with a line of four spaces and a brace: no line inside a value has that
-    # indentation, and a JSON string holds no raw line break.
-    chunks = body[len(_FIRST) :].split(_CLOSE + _NEXT)
-    last = len(chunks) - 1
-    for index, chunk in enumerate(chunks):
-        # each value spans lines (``{`` then its fields), and no other key line hides in it
-        if chunk[64:69] != _OPEN + "\n" or _KEY_LINE in chunk:
+    last = len(pieces) - 1
+    for index in range(1, last):
+        piece = pieces[index]
+        if piece[64:69] != _OPEN_LINE or not piece.endswith(_CLOSE_NEXT):
             return None
-        # the separator took each entry's closing line but the last one's
-        texts[chunk[:64]] = chunk[67:] if index == last else chunk[67:] + _CLOSE
+        texts[piece[:64]] = piece
+    if last:
+        piece = pieces[last]
+        if piece[64:69] != _OPEN_LINE or not piece.endswith(_CLOSE + _TAIL):
+            return None
+        # the last entry ends like the others
+        texts[piece[:64]] = piece[: len(piece) - len(_TAIL)] + ","
     return texts
 
 
 def entry_from_text(path: Path, key: str, text: str) -> Entry:
-    """The entry whose JSON text `index_cassette` gave."""
+    """The entry whose text `index_cassette` gave."""
     try:
-        entry = from_json(text)
+        entry = from_json(text[_VALUE])
         if not isinstance(entry, dict):
             raise TypeError("an entry is not an object")
     except (ValueError, TypeError) as error:

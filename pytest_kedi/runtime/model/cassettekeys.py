@@ -168,8 +168,11 @@ def _key_text(
     return canonical(payload)
 
 
+_sha256 = hashlib.sha256
+
+
 def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return _sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def request_key(
@@ -208,7 +211,8 @@ class KeyTemplate:
     def key(self, prompt: str, repeat: int) -> str:
         # what `canonical` gives for a str (no ASCII escaping) and for an int
         count = str(repeat) if type(repeat) is int else canonical(repeat)
-        return _digest(self.head + encode_basestring(prompt) + self.middle + count + self.tail)
+        text = "".join((self.head, encode_basestring(prompt), self.middle, count, self.tail))
+        return _sha256(text.encode("utf-8", "surrogatepass")).hexdigest()  # as `_digest`
 
 
 def key_template(

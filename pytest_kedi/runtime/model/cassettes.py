@@ -29,7 +29,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from pydantic import TypeAdapter
 from pydantic_ai.messages import (
@@ -95,6 +95,18 @@ def prompt_excerpt(messages: list[ModelMessage]) -> str:
     return ""
 
 
+class _Shelf:
+    """What a book holds of one cassette file: its entries on disk (indexed on first use),
+    the answers recorded in this process and the keys requests used."""
+
+    __slots__ = ("disk", "new", "used")
+
+    def __init__(self) -> None:
+        self.disk: dict[str, Entry | str] | None = None
+        self.new: dict[str, Entry] = {}
+        self.used: set[str] = set()
+
+
 class CassetteBook:
     """The cassettes of one process, by file (see the module docstring). Thread-safe."""
 
@@ -104,42 +116,51 @@ class CassetteBook:
         self.mode = mode
         self.clean = clean
         self._lock = threading.Lock()
-        self._disk: dict[Path, dict[str, Entry | str]] = {}
-        self._new: dict[Path, dict[str, Entry]] = {}
-        self._used: dict[Path, set[str]] = {}
+        #: by cassette file: every file a program attached, recorded into or looked up
+        self._shelves: dict[Path, _Shelf] = {}
         #: cassettes in an older format, by path: their format (their entries are not read)
         self.stale: dict[Path, int] = {}
+
+    def _shelf(self, path: Path) -> _Shelf:
+        shelf = self._shelves.get(path)
+        if shelf is None:
+            shelf = self._shelves[path] = _Shelf()
+        return shelf
 
     # ------------------------------------------------------------------ in the run
     def attach(self, path: Path) -> None:
         """A program whose cassette is ``path`` was loaded (it takes part in pruning)."""
         with self._lock:
-            self._used.setdefault(path, set())
+            self._shelf(path)
 
     def lookup(self, path: Path, key: str) -> Entry | None:
         with self._lock:
-            entry = self._new.get(path, {}).get(key)
-            if entry is None:
-                stored = self._read(path).get(key)
-                # parsed when used; not kept, so the collector never walks the cassette
-                entry = entry_from_text(path, key, stored) if isinstance(stored, str) else stored
-            if entry is not None:
-                self._used.setdefault(path, set()).add(key)
-            return entry
+            shelf = self._shelf(path)
+            stored: Entry | str | None = shelf.new.get(key) if shelf.new else None
+            if stored is None:
+                disk = shelf.disk
+                if disk is None:
+                    disk = self._read(path, shelf)
+                stored = disk.get(key)
+            if stored is not None:
+                shelf.used.add(key)
+        if type(stored) is str:
+            # parsed when used; not kept, so the collector never walks the cassette
+            return entry_from_text(path, key, stored)
+        return cast("Entry | None", stored)
 
     def store(self, path: Path, key: str, entry: Entry) -> None:
         cleaned = self.clean(entry)
         with self._lock:
-            self._new.setdefault(path, {})[key] = cleaned
-            self._used.setdefault(path, set()).add(key)
+            shelf = self._shelf(path)
+            shelf.new[key] = cleaned
+            shelf.used.add(key)
 
-    def _read(self, path: Path) -> dict[str, Entry | str]:
-        entries = self._disk.get(path)
-        if entries is None:
-            version, entries = index_cassette(path)
-            if version != CASSETTE_VERSION:
-                self.stale[path] = version
-            self._disk[path] = entries
+    def _read(self, path: Path, shelf: _Shelf) -> dict[str, Entry | str]:
+        version, entries = index_cassette(path)
+        if version != CASSETTE_VERSION:
+            self.stale[path] = version
+        shelf.disk = entries
         return entries
 
     def miss_note(self, path: Path) -> str:
@@ -157,20 +178,17 @@ class CassetteBook:
         """This process's recordings and used keys as JSON builtins (xdist transport)."""
         with self._lock:
             return {
-                str(path): {
-                    "new": self._new.get(path, {}),
-                    "used": sorted(self._used.get(path, ())),
-                }
-                for path in sorted(set(self._new) | set(self._used))
+                str(path): {"new": shelf.new, "used": sorted(shelf.used)}
+                for path, shelf in sorted(self._shelves.items())
             }
 
     def absorb(self, exported: Mapping[str, Any]) -> None:
         """Add another process's `export`."""
         with self._lock:
             for name, part in exported.items():
-                path = Path(name)
-                self._new.setdefault(path, {}).update(part.get("new", {}))
-                self._used.setdefault(path, set()).update(part.get("used", ()))
+                shelf = self._shelf(Path(name))
+                shelf.new.update(part.get("new", {}))
+                shelf.used.update(part.get("used", ()))
 
     def save(self, *, prune: bool) -> list[Path]:
         """Write every cassette with new entries (and, with ``prune``, drop the entries no
@@ -178,13 +196,13 @@ class CassetteBook:
         files written."""
         written: list[Path] = []
         with self._lock:
-            paths = sorted(set(self._new) | (set(self._used) if prune else set()))
-            for path in paths:
+            for path, shelf in sorted(self._shelves.items()):
+                if not (shelf.new or prune):
+                    continue
                 current = read_cassette(path)
-                entries = {**current, **self._new.get(path, {})}
+                entries = {**current, **shelf.new}
                 if prune:
-                    used = self._used.get(path, set())
-                    entries = {key: value for key, value in entries.items() if key in used}
+                    entries = {key: value for key, value in entries.items() if key in shelf.used}
                 if entries == current and (path.exists() or not entries):
                     continue
                 write_cassette(path, entries)
@@ -201,7 +219,8 @@ class CassetteModel(WrapperModel):
         self.path = path
         self._names: tuple[str, str] | None = None
         self._templates: dict[
-            tuple[int, str | None, str], tuple[ModelRequestParameters, KeyTemplate | None]
+            tuple[int, str | None, str | int],
+            tuple[ModelRequestParameters, ModelSettings | None, KeyTemplate | None],
         ] = {}
         book.attach(path)
 
@@ -247,18 +266,21 @@ class CassetteModel(WrapperModel):
         instructions: str | None,
         settings: ModelSettings | None,
         parameters: ModelRequestParameters,
+        repeat: int | None = None,
     ) -> StoredAnswer | None:
         """The stored answer to the first request of a call (`direct.first_request`), found
         without a request: ``None`` in record mode, on a miss and for an entry only `request`
-        reads (the call then goes through `request`, which handles it as always)."""
+        reads (the call then goes through `request`, which handles it as always).
+        ``repeat``: the row's repeat index (``None``: read from the current row scope)."""
         if self.book.mode == "record":
             return None
         template = self._template(instructions, settings, parameters)
         if template is None:
             return None
-        scope = rowscope.current()
-        key = template.key(prompt, scope.repeat if scope is not None else 0)
-        entry = self.book.lookup(self.path, key)
+        if repeat is None:
+            scope = rowscope.current()
+            repeat = scope.repeat if scope is not None else 0
+        entry = self.book.lookup(self.path, template.key(prompt, repeat))
         return None if entry is None else stored_answer(entry)
 
     def _template(
@@ -267,15 +289,23 @@ class CassetteModel(WrapperModel):
         settings: ModelSettings | None,
         parameters: ModelRequestParameters,
     ) -> KeyTemplate | None:
+        # by the settings object first (a state's settings are one object, never changed),
+        # then by their content
+        fast = (id(parameters), instructions, id(settings))
+        hit = self._templates.get(fast)
+        if hit is not None and hit[0] is parameters and hit[1] is settings:
+            return hit[2]
         cache_key = (id(parameters), instructions, canonical(settings) if settings else "")
         hit = self._templates.get(cache_key)
-        if hit is not None and hit[0] is parameters:
-            return hit[1]
-        template = key_template(self, self.names()[0], instructions, settings, parameters)
+        if hit is None or hit[0] is not parameters:
+            template = key_template(self, self.names()[0], instructions, settings, parameters)
+            hit = (parameters, None, template)
         if len(self._templates) >= _TEMPLATES:
             self._templates.clear()
-        self._templates[cache_key] = (parameters, template)
-        return template
+        self._templates[cache_key] = (parameters, None, hit[2])
+        # the entry holds the settings, so their id cannot be reused while it exists
+        self._templates[fast] = (parameters, settings, hit[2])
+        return hit[2]
 
 
 class StoredTokens(NamedTuple):

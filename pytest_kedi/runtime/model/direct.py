@@ -177,16 +177,19 @@ def replayed_output(
     instructions: str | None,
     settings: Mapping[str, Any] | None,
     stats: CallStats,
+    repeat: int | None = None,
 ) -> BaseModel | str | None:
     """The validated output of one call whose first answer ``model``'s cassette holds, read
-    in the calling thread (no request, no event loop); usage goes to ``stats``.
+    in the calling thread (no request, no event loop); usage goes to ``stats``. ``repeat``:
+    the row's repeat index (``None``: read from the current row scope).
 
     ``None`` when the call must be made by `request_output` instead, which then behaves
     exactly as without this shortcut: in record mode, on a cassette miss, and when the stored
     answer fails output validation (the validation retry is a second request, made there).
     """
     params = plan.params if plan is not None else _TEXT_PARAMS
-    answer = model.replay(prompt, instructions, _model_settings(settings), params)
+    model_settings = cast("ModelSettings | None", settings or None)  # read, never changed
+    answer = model.replay(prompt, instructions, model_settings, params, repeat)
     if answer is None:
         return None
     try:

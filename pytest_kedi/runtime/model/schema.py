@@ -65,7 +65,7 @@ def _create(key: SchemaKey) -> type[BaseModel]:
                 UserWarning,
                 stacklevel=4,
             )
-        fields[f"kedi_field_{index}"] = (tp, Field(alias=name, description=description))
+        fields[_attribute(index)] = (tp, Field(alias=name, description=description))
     try:
         return create_model("KediOutput", __config__=_CONFIG, **fields)
     except Exception as error:
@@ -85,7 +85,16 @@ def build_output_model(key: SchemaKey) -> type[BaseModel]:
 
 def read_output(output: BaseModel, key: SchemaKey) -> dict[str, Any]:
     """``{name: value}`` for every requested field, in schema order."""
-    return {name: getattr(output, f"kedi_field_{index}") for index, (name, _, _) in enumerate(key)}
+    values = output.__dict__  # a model's field values, by attribute name
+    return {name: values[_attribute(index)] for index, (name, _, _) in enumerate(key)}
+
+
+def _attribute(index: int) -> str:
+    """The attribute name of output field ``index`` (see `_create`)."""
+    return _ATTRIBUTES[index] if index < len(_ATTRIBUTES) else f"kedi_field_{index}"
+
+
+_ATTRIBUTES = tuple(f"kedi_field_{index}" for index in range(32))
 
 
 def describe_output_error(error: BaseException, key: SchemaKey) -> str:

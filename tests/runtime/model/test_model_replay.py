@@ -262,3 +262,37 @@ def test_reading_a_cassette_leaves_the_garbage_collector_as_it_was(
         assert gc.isenabled() is enabled
     finally:
         (gc.enable if was else gc.disable)()
+
+
+@pytest.mark.parametrize("mode", ["replay", "strict"])
+def test_instructions_render_once_per_call_when_the_cassette_misses(
+    tmp_path: Path, loop: ModelLoop, mode: str
+) -> None:
+    """A call the calling thread cannot answer from the cassette goes on to the usual path
+    with the instructions it rendered: user code in them runs once per call."""
+    from pytest_kedi.errors import CassetteMiss
+    from pytest_kedi.runtime.model import AgentState, ModelBoundary
+
+    rendered: list[str] = []
+
+    def instructions() -> str:
+        rendered.append("x")
+        return "Be brief."
+
+    book = CassetteBook(mode)
+    policy = ModelPolicy(cassettes=book, cassette=tmp_path / "x.kedi.cassette.json")
+    boundary = ModelBoundary(FunctionModel(respond), loop=loop, policy=policy)
+    state = AgentState(instructions=instructions)
+    schema = {"word": str, "size": int}
+    with rowscope.entered(rowscope.RowScope()) as scope:
+        if mode == "strict":
+            with pytest.raises(CassetteMiss):
+                boundary.produce(state, "Label it", schema)
+        else:
+            assert boundary.produce(state, "Label it", schema) == {"word": "yes", "size": 8}
+            assert scope.requests == 1
+    assert rendered == ["x"]
+    if mode == "replay":  # now recorded: answered in the calling thread, rendered once more
+        assert boundary.produce(state, "Label it", schema) == {"word": "yes", "size": 8}
+        assert rendered == ["x", "x"]
+        assert boundary.call_counts() == {"function:respond:": 2}

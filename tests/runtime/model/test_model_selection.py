@@ -116,3 +116,32 @@ def test_calls_are_counted_per_resolved_model_name(fake_adapter, fresh_notice) -
     boundary.produce(AgentState(), "c", {"n": (int, None)})
     assert boundary.call_counts() == {"anthropic:claude-x": 2, "groq:default": 1}
     assert ModelBoundary(adapter=fake_adapter).call_counts() == {}
+
+
+def test_a_state_follows_the_environment_variable_between_calls(fake_adapter, monkeypatch) -> None:
+    # what a call needs of its state is worked out once, but the model it took from the
+    # environment is chosen again when the variable changes (and the builtin one when unset)
+    boundary = ModelBoundary(adapter=fake_adapter)
+    state = AgentState()
+    monkeypatch.setenv("KEDI_ADAPTER_MODEL", "openai:first")
+    assert selected(boundary, fake_adapter, state) == "openai:first"
+    assert selected(boundary, fake_adapter, state) == "openai:first"
+    monkeypatch.setenv("KEDI_ADAPTER_MODEL", "groq/second")
+    assert selected(boundary, fake_adapter, state) == "groq:second"
+    monkeypatch.delenv("KEDI_ADAPTER_MODEL")
+    assert selected(boundary, fake_adapter, state) == "test"
+    assert boundary.call_counts() == {"openai:first": 2, "groq:second": 1, "test": 1}
+
+
+def test_a_failing_state_fails_every_call(fake_adapter) -> None:
+    import pytest
+
+    from pytest_kedi.errors import UnsupportedFeature
+
+    boundary = ModelBoundary(adapter=fake_adapter)
+    state = AgentState(unsupported=(("> fallback: x", 3),))
+    for _ in range(2):
+        with pytest.raises(UnsupportedFeature):
+            boundary.invoke(state, "hi")
+    assert fake_adapter.calls == []
+    assert boundary.call_counts() == {}
