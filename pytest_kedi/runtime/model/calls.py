@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,7 +104,8 @@ def run_template(template: nodes.Template, ctx: Frame, prefix: str | None = None
         return
     for field in outputs:
         check_assignable(field.name, ctx, field)
-    values = _answer(ctx, template, outputs, types_, shape.schema(types_), prompt)
+    checks = tuple(validator_for(tp) for tp in types_)
+    values = _answer(ctx, template, outputs, types_, checks, shape.schema(types_), prompt)
     for field, tp, value in zip(outputs, types_, values, strict=False):
         ctx.scope.bind(field.name, value, tp)
 
@@ -113,15 +115,17 @@ def _answer(
     template: nodes.Template,
     outputs: tuple[nodes.OutputField, ...],
     types_: tuple[Any, ...],
+    checks: tuple[Callable[[Any], bool], ...],
     schema: dict[str, Any],
     prompt: str,
 ) -> list[Any]:
-    """The model's output values for ``prompt``, each checked against its field's type."""
+    """The model's output values for ``prompt``, each checked against its field's type
+    (``checks``: `validator_for` of each type)."""
     raw = _call(ctx, template, "produce", prompt, schema)
     values: list[Any] = []
-    for field, tp in zip(outputs, types_, strict=False):
+    for field, tp, check in zip(outputs, types_, checks, strict=False):
         value = raw.get(field.name)
-        if not validator_for(tp)(value):
+        if not check(value):
             raise type_violation(ctx, field, f"model output [{field.name}]", tp, value)
         values.append(value)
     return values
@@ -134,12 +138,13 @@ class TemplateCall:
     values in field order (none for a template without outputs). ``ctx`` stands for the
     procedure's frame: its state, file and name; nothing is bound in it."""
 
-    __slots__ = ("ctx", "outputs", "schema", "template", "types")
+    __slots__ = ("checks", "ctx", "outputs", "schema", "template", "types")
 
     def __init__(self, template: nodes.Template, types_: tuple[Any, ...], ctx: Frame) -> None:
         self.template = template
         self.outputs = template.outputs
         self.types = types_
+        self.checks = tuple(validator_for(tp) for tp in types_)
         self.schema = {
             f.name: _schema_entry(tp) for f, tp in zip(self.outputs, types_, strict=True)
         }
@@ -149,7 +154,9 @@ class TemplateCall:
         if not self.outputs:
             _call(self.ctx, self.template, "invoke", prompt)
             return []
-        return _answer(self.ctx, self.template, self.outputs, self.types, self.schema, prompt)
+        return _answer(
+            self.ctx, self.template, self.outputs, self.types, self.checks, self.schema, prompt
+        )
 
 
 def run_raw_capture(stmt: nodes.RawCapture, ctx: Frame) -> None:

@@ -109,6 +109,11 @@ class OutputPlan:
 
     output: type[BaseModel]
     params: ModelRequestParameters = field(repr=False)
+    #: the output model's pydantic-core validator
+    validator: Any = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "validator", self.output.__pydantic_validator__)
 
     @classmethod
     def build(cls, output: type[BaseModel]) -> OutputPlan:
@@ -236,7 +241,8 @@ def _read(response: Answer, plan: OutputPlan, model: Model) -> BaseModel:
         try:
             if isinstance(call.args, str):
                 return plan.output.model_validate_json(call.args or "{}")
-            return plan.output.model_validate(call.args or {})
+            # what `model_validate` does, without its wrapper (hot for replayed calls)
+            return cast(BaseModel, plan.validator.validate_python(call.args or {}))
         except ValidationError as error:
             raise _Retry(_tool_retry(error, call), error) from None
     text = _text(response)
