@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from viewer_reports import PWNED, SCRIPT_INPUT, big_report, full_report, rescored, v1_report
 
+from pytest_kedi.viewer import html as viewer_html
 from pytest_kedi.viewer import render_html, run_view
 
 
@@ -132,8 +133,9 @@ def test_charts_draw(tmp_path: Path, open_page: Any) -> None:
     _clean(opened)
 
 
-def test_ten_thousand_rows_page(tmp_path: Path, open_page: Any) -> None:
-    path = _write(tmp_path, big_report(10_000))
+@pytest.mark.parametrize("long_values", [False, True])
+def test_ten_thousand_rows_page(tmp_path: Path, open_page: Any, long_values: bool) -> None:
+    path = _write(tmp_path, big_report(10_000, long_values=long_values))
     assert path.stat().st_size < 5_000_000
     opened = open_page(path)
     page = opened.page
@@ -153,6 +155,30 @@ def test_ten_thousand_rows_page(tmp_path: Path, open_page: Any) -> None:
     details.locator("[data-search]").fill("ticket number 9991:")
     assert rows.count() == 1
     _clean(opened)
+
+
+def test_compressed_rows_data_shows_the_same_rows(
+    tmp_path: Path, open_page: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large report's rows travel gzip-compressed: the page shows them exactly as the
+    plain JSON of a small one (injected markup still inert)."""
+    plain = _write(tmp_path, full_report(), name="plain.html")
+    monkeypatch.setattr(viewer_html, "COMPRESS_ABOVE", 0)
+    packed = _write(tmp_path, full_report(), name="packed.html")
+    assert 'id="kedi-data" data-encoding="gzip"' in packed.read_text(encoding="utf-8")
+    assert 'id="kedi-data" data-encoding="gzip"' not in plain.read_text(encoding="utf-8")
+    shown = []
+    for path in (plain, packed):
+        opened = open_page(path)
+        texts = []
+        for index in range(2):  # the third suite failed before scoring: no rows
+            details = _open_suite(opened.page, index)
+            texts.append(details.locator("table.rows tbody").inner_text())
+        assert "No row matches" not in "".join(texts)
+        shown.append(texts)
+        _clean(opened)
+    assert shown[0] == shown[1]
+    assert SCRIPT_INPUT in shown[0][0]
 
 
 @pytest.mark.parametrize("width", [1280, 480])
