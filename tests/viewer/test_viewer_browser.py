@@ -103,6 +103,30 @@ def test_model_calls_expand(tmp_path: Path, open_page: Any) -> None:
     _clean(opened)
 
 
+def test_traced_rows_of_a_version_3_report(tmp_path: Path, open_page: Any) -> None:
+    """What ``--kedi-trace`` records: each call's tokens shown with the call; the row's
+    usage note keeps the index column narrow."""
+    report = v1_report()
+    report["version"] = 3
+    call = {
+        "model": "openai-chat:gpt-4o-mini", "prompt": "What is 2 + 2?", "instructions": None,
+        "answer": "4", "input_tokens": 52, "output_tokens": 9, "duration_s": 0.38,
+    }  # fmt: skip
+    for r in report["suites"][0]["rows"]:
+        r.update(calls=[call], usage={"requests": 1, "input_tokens": 118, "output_tokens": 9})
+    opened = open_page(_write(tmp_path, report))
+    details = _open_suite(opened.page, 0)
+    details.locator("button.expand", has_text="1 call").first.click()
+    calls = details.locator("tr.calls-row:not([hidden])")
+    assert "tokens: input 52, output 9" in calls.inner_text()
+    cells = details.locator("table.rows tbody tr:not(.calls-row)").first.locator("td")
+    assert cells.first.inner_text().startswith("0\ntokens: requests 1, input 118, output 9")
+    index, given = cells.nth(0).bounding_box(), cells.nth(1).bounding_box()
+    assert index is not None and given is not None
+    assert index["width"] < given["width"]
+    _clean(opened)
+
+
 def test_injected_markup_stays_text(tmp_path: Path, open_page: Any) -> None:
     opened = open_page(_write(tmp_path, full_report()))
     page = opened.page
