@@ -216,3 +216,54 @@ def test_no_console_errors_for_a_version_1_report(
     assert opened.page.locator("#suite-0 details").evaluate("d => d.open") is True
     assert opened.page.locator("#suite-0 table.rows tbody tr").count() == 3
     _clean(opened)
+
+
+#: every visible piece of text: its WCAG contrast ratio against the background it sits on
+CONTRASTS = """() => {
+  function rgba(text) {
+    const m = text.match(/rgba?\\(([^)]+)\\)/);
+    if (!m) return null;
+    const p = m[1].split(",").map(Number);
+    return { r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1 };
+  }
+  function lum(c) {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b);
+  }
+  function background(node) {
+    for (let n = node; n && n.nodeType === 1; n = n.parentElement) {
+      const c = rgba(getComputedStyle(n).backgroundColor);
+      if (c && c.a > 0) return c;
+    }
+    return { r: 255, g: 255, b: 255, a: 1 };
+  }
+  const out = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+    const node = t.parentElement;
+    if (!t.textContent.trim() || !node) continue;
+    if (node.closest("[hidden], .skip, button:disabled")) continue;
+    const box = node.getBoundingClientRect();
+    if (box.width === 0 || box.height === 0) continue;
+    const style = getComputedStyle(node);
+    const fg = rgba(node instanceof SVGElement ? style.fill : style.color);
+    if (!fg) continue;
+    const [hi, lo] = [lum(fg), lum(background(node))].sort((a, b) => b - a);
+    out.push([t.textContent.trim().slice(0, 40), (hi + 0.05) / (lo + 0.05)]);
+  }
+  return out;
+}"""
+
+
+def test_text_has_readable_contrast(tmp_path: Path, open_page: Any) -> None:
+    """WCAG AA: every visible text (suites, an opened drill-down, charts, the runs
+    comparison) has a contrast ratio of at least 4.5:1 with its background."""
+    old = full_report()
+    opened = open_page(_write(tmp_path, old, rescored(old, {0: 0.0})))
+    for index in range(3):
+        _open_suite(opened.page, index)
+    contrasts = opened.page.evaluate(CONTRASTS)
+    assert len(contrasts) > 100
+    low = [(text, round(ratio, 2)) for text, ratio in contrasts if ratio < 4.5]
+    assert low == []
+    _clean(opened)
