@@ -273,9 +273,12 @@ def _run_on_a_terminal(path: Path, *args: str) -> str:
     import pty  # POSIX only
 
     master, slave = pty.openpty()
-    env = {**os.environ, "COLUMNS": "80", "LINES": "24", "PY_COLORS": "0"}
-    for name in ("KEDI_PROGRESS", "KEDI_PROGRESS_INTERVAL", "PYTEST_ADDOPTS", "CI"):
-        env.pop(name, None)
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("KEDI_", "PYTEST_", "GITHUB_")) and name != "CI"
+    }
+    env.update(COLUMNS="80", LINES="24", PY_COLORS="0")
     command = [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:randomly", *args]
     process = subprocess.Popen(
         command, cwd=path, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env
@@ -305,6 +308,7 @@ def test_live_line_on_a_real_terminal_leaves_pytests_output_unchanged(tmp_path: 
     byte for byte the output of the same run without progress."""
     (tmp_path / "label.kedi").write_text(LABEL, encoding="utf-8")
     (tmp_path / "conftest.py").write_text(PTY_CONFTEST, encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     live = _run_on_a_terminal(tmp_path, "--kedi-eval", "--kedi-rows", "summary")
     plain = _run_on_a_terminal(
         tmp_path, "--kedi-eval", "--kedi-rows", "summary", "--kedi-progress", "off"
