@@ -14,6 +14,7 @@ import pytest
 from pytest_kedi.evals import RowResult, SuiteResult
 from pytest_kedi.plugin.optionvalues import MaxErrors
 from pytest_kedi.plugin.records import SuiteRecord
+from pytest_kedi.plugin.rows import row_line
 from pytest_kedi.plugin.settings import KediSettings
 
 __all__ = [
@@ -136,21 +137,6 @@ def _errors_line(result: SuiteResult) -> str:
     return f"{text} ({detail})" if detail else text
 
 
-def _row_line(row: RowResult) -> str:
-    parts = [f"row {row.index}: score {row.score:.4f}"]
-    if len(row.scores) > 1:  # repeated: each repeat's score
-        parts[0] += f" [{', '.join(f'{score:g}' for score in row.scores)}]"
-    if row.input is not None:
-        parts.append(f"input {row.input}")
-    if row.expected is not None:
-        parts.append(f"expected {row.expected}")
-    if row.output is not None:
-        parts.append(f"output {row.output}")
-    if row.feedback is not None:
-        parts.append(str(row.feedback))
-    return " | ".join(parts)
-
-
 def worst_rows(rows: Sequence[RowResult], limit: int = WORST_ROWS) -> list[RowResult]:
     """The lowest-scoring rows that errored or scored below 1.0 (ties in dataset order)."""
     weak = [row for row in rows if row.error is not None or row.score < 1.0]
@@ -192,7 +178,7 @@ def failure_text(record: SuiteRecord, verdict: Verdict, detail: str | None = Non
     rows = worst_rows(result.rows)
     if rows:
         lines.append(f"worst rows ({len(rows)} of {result.rows_total}):")
-        lines += [f"  {_row_line(row)}" for row in rows]
+        lines += [f"  {row_line(row, limit=None)}" for row in rows]
     return "\n".join(lines)
 
 

@@ -93,12 +93,22 @@ def row_label(row: RowResult, *, limit: int | None = _LABEL_FEEDBACK) -> str:
 
 
 def row_line(row: RowResult, *, limit: int | None) -> str:
-    """`row_label` followed by the row's input, expected value and procedure output."""
-    line = row_label(row, limit=limit)
+    """One row as a line of text: ``row 5: score 0.0000 | input 'How do I delete my account?'
+    | expected 'account' | output 'billing' | feedback`` (feedback clipped to ``limit``), with
+    the repeats' scores and a carried-over mark as in `row_label`. The ``-v`` row lines, the
+    ``kedi rows`` report section and a failed suite's worst rows all use it."""
+    head = f"row {row.index}: score {row.score:.4f}"
+    if len(row.scores) > 1:
+        head += f" [{', '.join(f'{score:g}' for score in row.scores)}]"
+    if row.carried_over:
+        head += " (carried over)"
+    parts = [head]
     for name, value in (("input", row.input), ("expected", row.expected), ("output", row.output)):
         if value is not None:
-            line += f" | {name} {value}"
-    return line
+            parts.append(f"{name} {value}")
+    if row.feedback is not None:
+        parts.append(clip(row.feedback, limit))
+    return " | ".join(parts)
 
 
 def rows_section(rows: Sequence[RowResult]) -> str:

@@ -3,11 +3,15 @@
 Static parts (header, suites table, charts, run comparison) are rendered here with every
 user string escaped; the rows of each suite travel as JSON in a
 ``<script type="application/json">`` block and are rendered a page at a time by the
-inline script (``viewer.js``) with ``textContent`` only.
+inline script (``viewer.js``) with ``textContent`` only. Rows data larger than
+`COMPRESS_ABOVE` travels gzip-compressed and base64-encoded instead (the browser's
+``DecompressionStream`` unpacks it), so 10,000 rows of long values stay well under 5 MB.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 from collections.abc import Iterable, Sequence
 from html import escape
@@ -19,7 +23,7 @@ from pytest_kedi.viewer import svg
 from pytest_kedi.viewer.compare import history_section
 from pytest_kedi.viewer.model import RowView, RunView, SuiteView, previous_suites, rows_by_key
 
-__all__ = ["render_html", "script_json"]
+__all__ = ["COMPRESS_ABOVE", "data_script", "render_html", "script_json"]
 
 _CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
@@ -27,6 +31,8 @@ _CSP = (
 )
 _VERDICT_WORD = {"passed": "passed", "failed": "FAILED", "skipped": "skipped", "xfail": "xfail"}
 FLAG_ERRORED, FLAG_BELOW, FLAG_FLAKY, FLAG_REGRESSED = 1, 2, 4, 8
+#: rows data (JSON, bytes) above this size is embedded compressed
+COMPRESS_ABOVE = 256 * 1024
 
 
 def _asset(name: str) -> str:
@@ -39,6 +45,20 @@ def script_json(value: Any) -> str:
     for char, code in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
         text = text.replace(char, code)
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def data_script(value: Any) -> str:
+    """The ``kedi-data`` block: ``value`` as JSON, or gzip + base64 when the JSON is larger
+    than `COMPRESS_ABOVE` bytes (``data-encoding="gzip"``; base64 has no markup characters)."""
+    text = script_json(value)
+    raw = text.encode("utf-8")
+    if len(raw) <= COMPRESS_ABOVE:
+        return f'<script type="application/json" id="kedi-data">{text}</script>'
+    packed = base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
+    return (
+        '<script type="application/octet-stream" id="kedi-data" data-encoding="gzip">'
+        f"{packed}</script>"
+    )
 
 
 def _score(value: float) -> str:
@@ -365,6 +385,6 @@ def render_html(runs: Sequence[RunView]) -> str:
         '<a class="skip" href="#suites">Skip to the suites</a>'
         f"{_header(run, len(runs))}<main>{interrupted}{_suites_table(run, runs)}{details}"
         f"{_tests(run)}{history_section(runs)}</main>"
-        f'<script type="application/json" id="kedi-data">{script_json({"suites": data})}</script>'
+        f"{data_script({'suites': data})}"
         f"<script>{_asset('viewer.js')}</script></body></html>\n"
     )

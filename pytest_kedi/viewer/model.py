@@ -195,10 +195,23 @@ def _delta(data: Mapping[str, Any]) -> float | None:
 
 
 def _tokens(value: object) -> str | None:
+    """``15``, or ``requests 1, input 118, output 9`` (a usage mapping; ``input_tokens`` and
+    ``output_tokens`` read as ``input`` and ``output``)."""
     if (count := _int(value)) is not None:
         return str(count)
-    parts = [f"{k} {v}" for k, v in _map(value).items() if _int(v) is not None]
+    parts = [
+        f"{k.removesuffix('_tokens')} {v}" for k, v in _map(value).items() if _int(v) is not None
+    ]
     return ", ".join(parts) if parts else None
+
+
+def _call_tokens(data: Mapping[str, object]) -> str | None:
+    """A call's tokens: a ``tokens``/``usage`` value, or (report schema 3) its
+    ``input_tokens`` and ``output_tokens``."""
+    value = _first(data, "tokens", "usage")
+    if value is None:
+        value = {k: data[k] for k in ("input_tokens", "output_tokens") if k in data}
+    return _tokens(value)
 
 
 def _call(data: object) -> ModelCall | None:
@@ -209,7 +222,7 @@ def _call(data: object) -> ModelCall | None:
         prompt=_text(_first(data, "prompt", "messages")),
         instructions=_text(data.get("instructions")),
         answer=_text(_first(data, "answer", "response", "output")),
-        tokens=_tokens(_first(data, "tokens", "usage")),
+        tokens=_call_tokens(data),
         duration_s=_num(data.get("duration_s")),
     )
 

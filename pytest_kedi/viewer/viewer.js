@@ -5,7 +5,20 @@
   var PAGE = 100;
   var CLIP = 160;
   var FLAGS = { errored: 1, below: 2, flaky: 4, regressed: 8 };
-  var data = JSON.parse(document.getElementById("kedi-data").textContent);
+  var data = { suites: [] };
+  var holder = document.getElementById("kedi-data");
+
+  // The rows data: JSON, or for a large report gzip + base64 (data-encoding="gzip").
+  function loadData() {
+    if (holder.getAttribute("data-encoding") !== "gzip") {
+      return Promise.resolve(JSON.parse(holder.textContent));
+    }
+    var binary = atob(holder.textContent.trim());
+    var bytes = new Uint8Array(binary.length);
+    for (var i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text().then(JSON.parse);
+  }
   var numberFormat = new Intl.NumberFormat("en");
 
   function el(tag, cls, text) {
@@ -249,12 +262,14 @@
     if (!details.open) details.open = true;
   }
 
+  var loaded = loadData().then(function (value) { data = value; });
+
   document.querySelectorAll("details[data-suite]").forEach(function (details) {
     details.addEventListener("toggle", function () {
       if (details.open && !details.hasAttribute("data-ready")) {
         details.setAttribute("data-ready", "1");
         enhanceLong(details);
-        setupSuite(details);
+        loaded.then(function () { setupSuite(details); });
       }
     });
   });
@@ -275,5 +290,7 @@
     var section = document.getElementById("suite-" + match[1]);
     if (section) openSuite(section.querySelector("details"));
   }
-  document.documentElement.setAttribute("data-kedi-ready", "1");
+  loaded.then(function () {
+    document.documentElement.setAttribute("data-kedi-ready", "1");
+  });
 })();

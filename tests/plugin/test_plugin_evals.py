@@ -117,7 +117,7 @@ def test_summary_rows_mode_adds_a_report_section_instead(kedi: Kedi) -> None:
     reprec = kedi.inline("--kedi-eval", "--kedi-rows", "summary")
     assert _subtests(reprec) == []
     sections = dict(_call(reprec, "scores.kedi::eval:wc").sections)
-    assert "row 1: 0.0000 | input 'one' | expected 3" in sections["Captured kedi rows call"]
+    assert "row 1: score 0.0000 | input 'one' | expected 3" in sections["Captured kedi rows call"]
 
 
 @recorded_hooks

@@ -3,7 +3,12 @@ the choice between a live line and plain lines, and the plain lines in real runs
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 from kedi_plugin_helpers import Kedi
@@ -254,3 +259,72 @@ def test_bad_progress_values_are_usage_errors(kedi: Kedi, monkeypatch: pytest.Mo
     result.stderr.fnmatch_lines(
         ["*KEDI_PROGRESS_INTERVAL (environment): expected a number of seconds >= 0, got '-1'"]
     )
+
+
+PTY_CONFTEST = """\
+import pytest_kedi.plugin.progress as progress
+
+progress.LIVE_EVERY = 0.0  # redraw after every row: the test needs no slow rows
+"""
+
+
+def _run_on_a_terminal(path: Path, *args: str) -> str:
+    """pytest's raw output when its stdout is a terminal (a pseudo-terminal, 80 columns)."""
+    import pty  # POSIX only
+
+    master, slave = pty.openpty()
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("KEDI_", "PYTEST_", "GITHUB_")) and name != "CI"
+    }
+    env.update(COLUMNS="80", LINES="24", PY_COLORS="0")
+    command = [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:randomly", *args]
+    process = subprocess.Popen(
+        command, cwd=path, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    assert process.wait(timeout=120) == 0
+    return b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+
+
+_TIMING = re.compile(r" in \d+\.\d+s")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_live_line_on_a_real_terminal_leaves_pytests_output_unchanged(tmp_path: Path) -> None:
+    """On a terminal the status line is drawn below ``label.kedi `` and erased with the
+    cursor put back after it: remove the drawn lines and the erase, and what is left is
+    byte for byte the output of the same run without progress."""
+    (tmp_path / "label.kedi").write_text(LABEL, encoding="utf-8")
+    (tmp_path / "conftest.py").write_text(PTY_CONFTEST, encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    live = _run_on_a_terminal(tmp_path, "--kedi-eval", "--kedi-rows", "summary")
+    plain = _run_on_a_terminal(
+        tmp_path, "--kedi-eval", "--kedi-rows", "summary", "--kedi-progress", "off"
+    )
+    draws = re.findall(r"(?:\n|\r)(kedi label: [^\x1b]*)\x1b\[K", live)
+    assert [d.split(" | ")[0] for d in draws] == [f"kedi label: {n}/3 rows" for n in (1, 2, 3)]
+    assert draws[1].startswith("kedi label: 2/3 rows | 0 errored | mean 0.5000 | ")
+    assert "ETA" in draws[1] and "ETA" not in draws[2]
+    column = len("label.kedi ")
+    assert live.count(f"\r\x1b[K\x1b[1A\r\x1b[{column}C") == 1  # erased once, cursor back
+    assert "kedi label" not in plain
+    left = re.sub(r"\n(kedi label: [^\x1b]*)\x1b\[K(\r(kedi label: [^\x1b]*)\x1b\[K)*", "", live)
+    left = left.replace(f"\r\x1b[K\x1b[1A\r\x1b[{column}C", "")
+    # what pytest prints while collecting depends on timing: compare from the first item on
+    assert _after_collection(left) == _after_collection(plain)
+
+
+def _after_collection(output: str) -> str:
+    return _TIMING.sub("", output[output.index("collected 1 item") :])

@@ -114,9 +114,9 @@ def test_verbose_summary_lists_rows_and_cases(kedi: Kedi) -> None:
         "- initials::exact: 0.6667  [passed]",
         "    demo.kedi::eval:initials",
         "    scores 0 |▄        █| 1",
-        "    row 0: 1.0000 | input 'ada lovelace' | expected 'AL' | output 'AL'",
-        "    row 1: 1.0000 | input 'alan turing' | expected 'AT' | output 'AT'",
-        "    row 2: 0.0000 | input 'x y' | expected 'XX' | output 'XY'",
+        "    row 0: score 1.0000 | input 'ada lovelace' | expected 'AL' | output 'AL'",
+        "    row 1: score 1.0000 | input 'alan turing' | expected 'AT' | output 'AT'",
+        "    row 2: score 0.0000 | input 'x y' | expected 'XX' | output 'XY'",
     ]
 
 

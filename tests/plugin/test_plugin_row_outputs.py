@@ -56,13 +56,14 @@ def test_failed_suite_shows_the_output_of_its_worst_rows(kedi: Kedi) -> None:
 
 @pytest.mark.parametrize("rows", ["summary", "subtests"])
 def test_verbose_row_lines_show_input_expected_and_output(kedi: Kedi, rows: str) -> None:
+    # the same line as the worst rows of a failed suite (the format)
     kedi.write("label.kedi", LABEL)
     result = kedi.run("--kedi-eval", "--kedi-rows", rows, "-v")
     result.stdout.fnmatch_lines(
         [
-            "    row 0: 1.0000 | input 'Where is my invoice?' | expected 'account' "
+            "    row 0: score 1.0000 | input 'Where is my invoice?' | expected 'account' "
             "| output 'account'",
-            "    row 1: 0.0000 | input 'How do I delete my account?' | expected 'account' "
+            "    row 1: score 0.0000 | input 'How do I delete my account?' | expected 'account' "
             "| output 'billing'",
         ]
     )

@@ -105,7 +105,9 @@ def test_verbose_output_shows_row_feedback_unclipped(kedi: Kedi, rows: str) -> N
     quiet = kedi.run("--kedi-eval", "--kedi-rows", rows).stdout.str()
     assert "x" * 300 + " END" not in quiet
     verbose = kedi.run("--kedi-eval", "--kedi-rows", rows, "-v")
-    verbose.stdout.fnmatch_lines(["    row 0: 0.0000 | feedback " + "x" * 300 + " END | input 1"])
+    verbose.stdout.fnmatch_lines(
+        ["    row 0: score 0.0000 | input 1 | feedback " + "x" * 300 + " END"]
+    )
     if rows == "subtests":
         verbose.stdout.fnmatch_lines(
             ["*SUBPASSED[[]row 0: 0.0000 | feedback " + "x" * 300 + " END[]]*"]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from viewer_reports import PWNED, SCRIPT_INPUT, big_report, full_report, rescored, v1_report
 
+from pytest_kedi.viewer import html as viewer_html
 from pytest_kedi.viewer import render_html, run_view
 
 
@@ -102,6 +103,30 @@ def test_model_calls_expand(tmp_path: Path, open_page: Any) -> None:
     _clean(opened)
 
 
+def test_traced_rows_of_a_version_3_report(tmp_path: Path, open_page: Any) -> None:
+    """What ``--kedi-trace`` records: each call's tokens shown with the call; the row's
+    usage note keeps the index column narrow."""
+    report = v1_report()
+    report["version"] = 3
+    call = {
+        "model": "openai-chat:gpt-4o-mini", "prompt": "What is 2 + 2?", "instructions": None,
+        "answer": "4", "input_tokens": 52, "output_tokens": 9, "duration_s": 0.38,
+    }  # fmt: skip
+    for r in report["suites"][0]["rows"]:
+        r.update(calls=[call], usage={"requests": 1, "input_tokens": 118, "output_tokens": 9})
+    opened = open_page(_write(tmp_path, report))
+    details = _open_suite(opened.page, 0)
+    details.locator("button.expand", has_text="1 call").first.click()
+    calls = details.locator("tr.calls-row:not([hidden])")
+    assert "tokens: input 52, output 9" in calls.inner_text()
+    cells = details.locator("table.rows tbody tr:not(.calls-row)").first.locator("td")
+    assert cells.first.inner_text().startswith("0\ntokens: requests 1, input 118, output 9")
+    index, given = cells.nth(0).bounding_box(), cells.nth(1).bounding_box()
+    assert index is not None and given is not None
+    assert index["width"] < given["width"]
+    _clean(opened)
+
+
 def test_injected_markup_stays_text(tmp_path: Path, open_page: Any) -> None:
     opened = open_page(_write(tmp_path, full_report()))
     page = opened.page
@@ -132,8 +157,9 @@ def test_charts_draw(tmp_path: Path, open_page: Any) -> None:
     _clean(opened)
 
 
-def test_ten_thousand_rows_page(tmp_path: Path, open_page: Any) -> None:
-    path = _write(tmp_path, big_report(10_000))
+@pytest.mark.parametrize("long_values", [False, True])
+def test_ten_thousand_rows_page(tmp_path: Path, open_page: Any, long_values: bool) -> None:
+    path = _write(tmp_path, big_report(10_000, long_values=long_values))
     assert path.stat().st_size < 5_000_000
     opened = open_page(path)
     page = opened.page
@@ -155,6 +181,30 @@ def test_ten_thousand_rows_page(tmp_path: Path, open_page: Any) -> None:
     _clean(opened)
 
 
+def test_compressed_rows_data_shows_the_same_rows(
+    tmp_path: Path, open_page: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large report's rows travel gzip-compressed: the page shows them exactly as the
+    plain JSON of a small one (injected markup still inert)."""
+    plain = _write(tmp_path, full_report(), name="plain.html")
+    monkeypatch.setattr(viewer_html, "COMPRESS_ABOVE", 0)
+    packed = _write(tmp_path, full_report(), name="packed.html")
+    assert 'id="kedi-data" data-encoding="gzip"' in packed.read_text(encoding="utf-8")
+    assert 'id="kedi-data" data-encoding="gzip"' not in plain.read_text(encoding="utf-8")
+    shown = []
+    for path in (plain, packed):
+        opened = open_page(path)
+        texts = []
+        for index in range(2):  # the third suite failed before scoring: no rows
+            details = _open_suite(opened.page, index)
+            texts.append(details.locator("table.rows tbody").inner_text())
+        assert "No row matches" not in "".join(texts)
+        shown.append(texts)
+        _clean(opened)
+    assert shown[0] == shown[1]
+    assert SCRIPT_INPUT in shown[0][0]
+
+
 @pytest.mark.parametrize("width", [1280, 480])
 def test_no_console_errors_for_a_version_1_report(
     tmp_path: Path, open_page: Any, width: int
@@ -165,4 +215,55 @@ def test_no_console_errors_for_a_version_1_report(
     opened.page.keyboard.press("Enter")  # a summary is a real control: Enter opens it
     assert opened.page.locator("#suite-0 details").evaluate("d => d.open") is True
     assert opened.page.locator("#suite-0 table.rows tbody tr").count() == 3
+    _clean(opened)
+
+
+#: every visible piece of text: its WCAG contrast ratio against the background it sits on
+CONTRASTS = """() => {
+  function rgba(text) {
+    const m = text.match(/rgba?\\(([^)]+)\\)/);
+    if (!m) return null;
+    const p = m[1].split(",").map(Number);
+    return { r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1 };
+  }
+  function lum(c) {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b);
+  }
+  function background(node) {
+    for (let n = node; n && n.nodeType === 1; n = n.parentElement) {
+      const c = rgba(getComputedStyle(n).backgroundColor);
+      if (c && c.a > 0) return c;
+    }
+    return { r: 255, g: 255, b: 255, a: 1 };
+  }
+  const out = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+    const node = t.parentElement;
+    if (!t.textContent.trim() || !node) continue;
+    if (node.closest("[hidden], .skip, button:disabled")) continue;
+    const box = node.getBoundingClientRect();
+    if (box.width === 0 || box.height === 0) continue;
+    const style = getComputedStyle(node);
+    const fg = rgba(node instanceof SVGElement ? style.fill : style.color);
+    if (!fg) continue;
+    const [hi, lo] = [lum(fg), lum(background(node))].sort((a, b) => b - a);
+    out.push([t.textContent.trim().slice(0, 40), (hi + 0.05) / (lo + 0.05)]);
+  }
+  return out;
+}"""
+
+
+def test_text_has_readable_contrast(tmp_path: Path, open_page: Any) -> None:
+    """WCAG AA: every visible text (suites, an opened drill-down, charts, the runs
+    comparison) has a contrast ratio of at least 4.5:1 with its background."""
+    old = full_report()
+    opened = open_page(_write(tmp_path, old, rescored(old, {0: 0.0})))
+    for index in range(3):
+        _open_suite(opened.page, index)
+    contrasts = opened.page.evaluate(CONTRASTS)
+    assert len(contrasts) > 100
+    low = [(text, round(ratio, 2)) for text, ratio in contrasts if ratio < 4.5]
+    assert low == []
     _clean(opened)

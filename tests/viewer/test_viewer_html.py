@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import re
 from html.parser import HTMLParser
 
+import pytest
 from viewer_reports import BREAKOUT, IMG, SCRIPT_INPUT, big_report, full_report, rescored, v1_report
 
+from pytest_kedi.viewer import html as viewer_html
 from pytest_kedi.viewer import render_html, run_view
-from pytest_kedi.viewer.html import script_json
+from pytest_kedi.viewer.html import data_script, script_json
 from pytest_kedi.viewer.svg import bin_counts
 
 
@@ -114,11 +118,24 @@ def test_histogram_bins() -> None:
     assert bin_counts([0.0, 0.05, 0.1, 0.95, 1.0, 1.5, -1]) == [3, 1, 0, 0, 0, 0, 0, 0, 0, 3]
 
 
-def test_ten_thousand_rows_stay_under_5_mb() -> None:
-    page = render_html([run_view(big_report(10_000), label="big.json")])
+@pytest.mark.parametrize("long_values", [False, True])
+def test_ten_thousand_rows_stay_under_5_mb(long_values: bool) -> None:
+    page = render_html([run_view(big_report(10_000, long_values=long_values), label="big.json")])
     size = len(page.encode("utf-8"))
     assert size < 5_000_000, size
     assert page.count("<tr") < 50  # rows are not in the markup: the script pages them
+
+
+def test_large_rows_data_is_embedded_compressed(monkeypatch: pytest.MonkeyPatch) -> None:
+    value = {"suites": [{"rows": [[0, SCRIPT_INPUT, BREAKOUT]]}]}
+    assert data_script(value).startswith('<script type="application/json" id="kedi-data">')
+    monkeypatch.setattr(viewer_html, "COMPRESS_ABOVE", 0)
+    block = data_script(value)
+    head = '<script type="application/octet-stream" id="kedi-data" data-encoding="gzip">'
+    assert block.startswith(head) and block.endswith("</script>")
+    packed = block[len(head) : -len("</script>")]
+    assert re.fullmatch(r"[A-Za-z0-9+/=]+", packed)  # no markup can break out
+    assert json.loads(gzip.decompress(base64.b64decode(packed))) == value
 
 
 def test_interrupted_run_is_flagged() -> None:

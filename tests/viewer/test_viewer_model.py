@@ -119,3 +119,24 @@ def test_version_3_plain_run_hides_its_interval() -> None:
     suite.update(gate="mean", repeats=3)
     repeated = run_view(report, label="r.json").suites[0]
     assert (repeated.ci, repeated.repeats) == ((0.2, 0.8), 3)
+
+
+def test_version_3_traced_call_and_row_usage_show_their_tokens() -> None:
+    """A schema-3 report (what ``--kedi-trace`` writes) records a call's tokens as
+    ``input_tokens``/``output_tokens`` and a row's as ``usage``: the viewer shows both."""
+    report = v1_report()
+    report["version"] = 3
+    call = {
+        "model": "openai-chat:gpt-4o-mini",
+        "prompt": "What is 2 + 2?",
+        "instructions": None,
+        "answer": '{"answer": "4"}',
+        "input_tokens": 52,
+        "output_tokens": 9,
+        "duration_s": 0.38,
+    }
+    first = report["suites"][0]["rows"][0]
+    first.update(calls=[call], usage={"requests": 1, "input_tokens": 118, "output_tokens": 9})
+    row = run_view(report, label="r.json").suites[0].rows[0]
+    assert row.calls[0].tokens == "input 52, output 9"
+    assert row.tokens == "requests 1, input 118, output 9"

@@ -9,6 +9,7 @@ repeats and baseline deltas, and per row ``output``, a ``calls`` trace, ``flaky`
 from __future__ import annotations
 
 import copy
+import random
 from typing import Any
 
 #: Set by any injected script that runs; the browser tests assert it never is.
@@ -140,8 +141,61 @@ def full_report() -> dict[str, Any]:
     }
 
 
-def big_report(rows: int = 10_000) -> dict[str, Any]:
-    """One suite of ``rows`` realistic rows (short reprs, some feedback and errors)."""
+#: words for `big_report`'s long values (a pseudo-random text per row, as real answers vary)
+WORDS = (
+    "the",
+    "app",
+    "shows",
+    "an",
+    "error",
+    "when",
+    "I",
+    "pay",
+    "my",
+    "invoice",
+    "twice",
+    "since",
+    "the",
+    "last",
+    "update",
+    "please",
+    "refund",
+    "account",
+    "password",
+    "login",
+    "settings",
+    "crash",
+    "photo",
+    "upload",
+    "subscription",
+    "card",
+    "declined",
+    "order",
+    "delivery",
+    "late",
+    "missing",
+    "item",
+    "support",
+    "reply",
+    "answer",
+    "customer",
+    "billing",
+    "bug",
+    "other",
+    "thanks",
+)
+
+
+def _text(i: int, field: str, size: int = 200) -> str:
+    """A repr as the reports record it (at most 200 characters), different for every row."""
+    words = random.Random(f"{field}{i}").choices(WORDS, k=60)
+    return repr(f"{field} {i}: " + " ".join(words))[:size]
+
+
+def big_report(rows: int = 10_000, *, long_values: bool = False) -> dict[str, Any]:
+    """One suite of ``rows`` realistic rows (short reprs, some feedback and errors); with
+    ``long_values``, input, expected value, output and feedback are as long as a report
+    records them (200-character reprs) and differ on every row."""
     data = []
     for i in range(rows):
         extra: dict[str, Any] = {
@@ -149,8 +203,13 @@ def big_report(rows: int = 10_000) -> dict[str, Any]:
             "expected": "'billing'",
             "output": "'bug'" if i % 4 == 0 else "'billing'",
         }
+        if long_values:
+            extra["input"] = _text(i, "Customer ticket number")
+            extra.update(expected=_text(i, "expected"), output=_text(i, "output"))
         if i % 4 == 0:
             extra["feedback"] = f"wrong category for ticket {i}"
+            if long_values:
+                extra["feedback"] += _text(i, "; feedback")
         if i % 97 == 0:
             extra.update(error="KediModelError: model call failed: timeout", error_class="timeout")
         data.append(row(i, 0.0 if i % 4 == 0 else 1.0, **extra))
