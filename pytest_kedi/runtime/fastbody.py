@@ -1,9 +1,9 @@
 """Generated fast paths: a procedure body of simple statements as one Python function.
 
-A body qualifies when it is a run of ``[name: T] = rhs`` assignments ending in one
-``= rhs`` return, each right-hand side a backtick expression, a text template or a
-``<call(...)>`` (or the body is one fenced return), and the procedure is defined at
-module level. `fastbuild.build` turns it into ``def <proc>(<params>)`` that does what
+A body qualifies when it is a run of ``[name: T] = rhs`` assignments and ``>>`` templates
+ending in one ``= rhs`` return, each right-hand side a backtick expression, a text template
+or a ``<call(...)>`` (or the body is one fenced return), each template output of a built-in
+type, no name bound twice, and the procedure is defined at module level. `fastbuild.build` turns it into ``def <proc>(<params>)`` that does what
 the interpreter does, in the same order:
 
 * checks each parameter (an exact-type test first, then the strict validator);
@@ -12,6 +12,9 @@ the interpreter does, in the same order:
   substitution as a local (parameters, earlier assignments) or a module global;
   renders text from exact strings (anything else through `evaluate.render`); calls a
   ``<call(...)>`` through `evaluate.apply_callee`;
+* renders a ``>>`` template's prompt as text and asks the model through
+  `pytest_kedi.runtime.model.calls.TemplateCall` (what `run_template` does: the same
+  boundary call, output checks and errors), binding its outputs as locals;
 * checks every assigned value and the returned value against its type;
 * runs a one-fence body as the interpreter runs a fence (`run_fence`).
 
