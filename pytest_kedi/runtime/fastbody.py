@@ -3,8 +3,8 @@
 A body qualifies when it is a run of ``[name: T] = rhs`` assignments and ``>>`` templates
 ending in one ``= rhs`` return, each right-hand side a backtick expression, a text template
 or a ``<call(...)>`` (or the body is one fenced return), each template output of a built-in
-type, no name bound twice, and the procedure is defined at module level. `fastbuild.build` turns it into ``def <proc>(<params>)`` that does what
-the interpreter does, in the same order:
+type, no name bound twice, and the procedure is defined at module level. `fastbuild.build`
+turns it into ``def <proc>(<params>)`` that does what the interpreter does, in the same order:
 
 * checks each parameter (an exact-type test first, then the strict validator);
 * checks the cancellation token before every statement;
