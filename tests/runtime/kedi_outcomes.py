@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pytest_kedi.errors import KediExecutionError
@@ -20,3 +21,12 @@ def error_details(err: KediExecutionError) -> tuple[Any, ...]:
         err.line,
         err.render(),
     )
+
+
+def outcome(call: Callable[[], Any]) -> tuple[Any, ...]:
+    """What a user sees of a call: its value, or its error in every detail."""
+    try:
+        value = call()
+    except KediExecutionError as err:
+        return error_details(err)
+    return ("value", type(value), value)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from kedi_outcomes import error_details
+from kedi_outcomes import outcome
 
 from pytest_kedi.errors import KediExecutionError
 from pytest_kedi.runtime import procedures
@@ -194,15 +194,6 @@ CALLS: list[tuple[str, tuple[Any, ...]]] = [
 
 def line_of(text: str) -> int:
     return SOURCE.splitlines().index(text) + 1
-
-
-def outcome(call: Callable[[], Any]) -> tuple[Any, ...]:
-    """What a user sees of a call: its value, or its error in every detail."""
-    try:
-        value = call()
-    except KediExecutionError as err:
-        return error_details(err)
-    return ("value", type(value), value)
 
 
 @pytest.fixture

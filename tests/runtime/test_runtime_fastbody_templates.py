@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from kedi_outcomes import error_details
+from kedi_outcomes import outcome
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -106,14 +106,6 @@ class Boundary:
 
     def invoke(self, state: Any, prompt: str) -> Any:
         return self._reply("invoke", state, prompt, ())
-
-
-def outcome(call: Callable[[], Any]) -> tuple[Any, ...]:
-    try:
-        value = call()
-    except KediExecutionError as err:
-        return error_details(err)
-    return ("value", type(value), value)
 
 
 @pytest.fixture
