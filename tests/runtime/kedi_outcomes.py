@@ -30,3 +30,15 @@ def outcome(call: Callable[[], Any]) -> tuple[Any, ...]:
     except KediExecutionError as err:
         return error_details(err)
     return ("value", type(value), value)
+
+
+def never_generated(monkeypatch: Any, program: Any) -> None:
+    """Switch generated bodies off for ``program``'s procedures (they run on the
+    interpreter); other programs keep them."""
+    from pytest_kedi.runtime import procedures
+
+    original = procedures.build
+    scope = program._unit.scope
+    monkeypatch.setattr(
+        procedures, "build", lambda proc: None if proc.unit.scope is scope else original(proc)
+    )

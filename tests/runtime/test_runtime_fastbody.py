@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from kedi_outcomes import outcome
+from kedi_outcomes import never_generated, outcome
 
 from pytest_kedi.errors import KediExecutionError
 from pytest_kedi.runtime import procedures
@@ -204,12 +204,7 @@ def programs(kedi: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> Calla
     def make(source: str) -> tuple[Any, Any]:
         generated = kedi(source, mode="validate")
         interpreted = kedi(source, mode="validate")
-        original = procedures.build
-        monkeypatch.setattr(
-            procedures,
-            "build",
-            lambda proc: None if proc.unit.scope is interpreted._unit.scope else original(proc),
-        )
+        never_generated(monkeypatch, interpreted)
         return generated, interpreted
 
     return make

@@ -11,12 +11,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from kedi_outcomes import outcome
+from kedi_outcomes import never_generated, outcome
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from pytest_kedi.errors import CassetteMiss, KediExecutionError, ModelError, UnsupportedFeature
-from pytest_kedi.runtime import procedures
 from pytest_kedi.runtime.cancel import Cancelled, CancelToken, bound
 
 SOURCE = """\
@@ -115,12 +114,7 @@ def programs(kedi: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> Calla
     def make(source: str, answer: Callable[[str], Any]) -> list[tuple[Any, Boundary]]:
         generated = kedi(source, mode="validate")
         interpreted = kedi(source, mode="validate")
-        original = procedures.build
-        monkeypatch.setattr(
-            procedures,
-            "build",
-            lambda proc: None if proc.unit.scope is interpreted._unit.scope else original(proc),
-        )
+        never_generated(monkeypatch, interpreted)
         pairs = []
         for program in (generated, interpreted):
             boundary = Boundary(answer)
@@ -249,13 +243,7 @@ def test_a_real_model_answers_both_paths_alike(kedi, monkeypatch):
     source = "@label(text: str) -> str:\n  >> Label <text>: [word]\n  = <word>!\n"
     generated = kedi(source, mode="validate", model=model(0))
     interpreted = kedi(source, mode="validate", model=model(1), name="other.kedi")
-    monkeypatch.setattr(
-        procedures,
-        "build",
-        lambda proc, original=procedures.build: (
-            None if proc.unit.scope is interpreted._unit.scope else original(proc)
-        ),
-    )
+    never_generated(monkeypatch, interpreted)
     assert generated.procedures["label"]("cat") == "ok!"
     assert interpreted.procedures["label"]("cat") == "ok!"
     assert generated.procedures["label"]._generated is not None
