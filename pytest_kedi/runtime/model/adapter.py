@@ -9,10 +9,19 @@ from typing import Any, Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel
 from pydantic_ai.models import Model
+from pydantic_ai.settings import ModelSettings
 
 from pytest_kedi.errors import ModelError
+from pytest_kedi.runtime.model.cassettekeys import KeyTemplate
 from pytest_kedi.runtime.model.cassettes import CassetteModel
-from pytest_kedi.runtime.model.direct import CallStats, OutputPlan, replayed_output, request_output
+from pytest_kedi.runtime.model.direct import (
+    OUTPUT_TOOL_NAME,
+    CallStats,
+    OutputPlan,
+    replayed_output,
+    request_output,
+    stored_output,
+)
 from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.names import describe_model
 from pytest_kedi.runtime.model.policy import ModelPolicy
@@ -22,8 +31,10 @@ from pytest_kedi.runtime.model.schema import (
     build_output_model,
     describe_output_error,
     normalize_schema,
+    output_fields,
     read_output,
 )
+from pytest_kedi.runtime.model.stored import StoredTokens, stored_tool_call
 from pytest_kedi.text import one_line
 
 __all__ = ["Adapter", "AdapterCapabilities", "PydanticAIAdapter", "ReplayRoute"]
@@ -326,12 +337,12 @@ class PydanticAIAdapter:
 class ReplayRoute:
     """A structured call answered from the cassette in the calling thread, prepared once
     per model, output schema and settings (`PydanticAIAdapter.replay_route`): `answer`
-    reads the stored answer as the adapter's usual path does (`replayed_output`,
-    `read_output`) and returns ``False`` whenever that path must make the call instead (a
+    reads the stored answer as the adapter's usual path does (`stored_output`,
+    `read_output`) and gives ``None`` whenever that path must make the call instead (a
     miss, an answer needing a validation retry, an unreadable entry, the loop's own thread);
     that path then behaves exactly as without the route, errors included."""
 
-    __slots__ = ("key", "loop", "model", "plan", "settings")
+    __slots__ = ("fields", "instructions", "loop", "model", "plan", "settings", "template")
 
     def __init__(
         self,
@@ -343,25 +354,48 @@ class ReplayRoute:
     ) -> None:
         self.model = model
         self.plan = plan
-        self.key = key
-        self.settings = settings
+        #: each output field's name and attribute on the output model (`read_output`)
+        self.fields = output_fields(key)
+        #: the settings as the usual path passes them (read, never changed)
+        self.settings = cast(ModelSettings | None, settings or None)
         self.loop = loop
+        #: the last call's instructions and key template (`CassetteModel.replay_template`)
+        self.instructions: str | None = None
+        self.template: KeyTemplate | None = None
 
-    def answer(self, prompt: str, instructions: str | None, repeat: int, stats: CallStats) -> bool:
-        """Whether the cassette answered; if so, ``stats`` holds the output values (in
-        schema order) and the stored usage."""
+    def answer(
+        self, prompt: str, instructions: str | None, repeat: int
+    ) -> tuple[dict[str, Any], StoredTokens] | None:
+        """The output values (in schema order) and stored token usage of a call the cassette
+        answers (one request), or ``None``."""
         if self.loop.in_loop_thread():
-            return False
+            return None
+        model = self.model
         try:
-            output = replayed_output(
-                self.model, self.plan, prompt, instructions, self.settings, stats, repeat
-            )
+            template = self.template
+            if template is None or instructions != self.instructions:
+                template = model.replay_template(instructions, self.settings, self.plan.params)
+                if template is None:
+                    return None
+                self.template, self.instructions = template, instructions
+            entry = model.book.lookup(model.path, template.key(prompt, repeat))
+            if entry is None:
+                return None
+            call = stored_tool_call(entry, OUTPUT_TOOL_NAME)
+            if call is not None:
+                # the usual answer, read as `direct.stored_output` reads it
+                args, tokens = call
+                output = self.plan.validator.validate_python(args)
+            else:
+                stats = CallStats()
+                output = stored_output(entry, self.plan, model, stats)
+                if output is None:
+                    return None
+                tokens = StoredTokens(stats.input_tokens, stats.output_tokens)
         except Exception:
-            return False  # the usual path makes the call again and reports what failed
-        if output is None:
-            return False
-        stats.output = read_output(cast(BaseModel, output), self.key)
-        return True
+            return None  # the usual path makes the call again and reports what failed
+        values = output.__dict__  # the output model's field values, by attribute name
+        return {name: values[attribute] for name, attribute in self.fields}, tokens
 
 
 def _exit_closer(model: Model) -> Callable[[], Awaitable[object]]:

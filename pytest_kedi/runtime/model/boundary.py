@@ -188,8 +188,10 @@ class ModelBoundary:
 
     def _prepare(self, state: AgentState) -> tuple[_StatePlan, str | None]:
         """A call in ``state`` starts: its plan and rendered instructions; it is counted."""
-        plan = self._plan(state)
-        instructions = state.render_instructions()
+        plan = self._plans.get(id(state))
+        if plan is None or plan.state is not state or plan.env is not None:
+            plan = self._plan(state)  # (the hot case written out: a plan not from the env)
+        instructions = None if state.instructions is None else state.render_instructions()
         label = plan.label
         with self._count_lock:
             self._calls[label] = self._calls.get(label, 0) + 1
@@ -209,24 +211,37 @@ class ModelBoundary:
         """The output of a structured call the cassette answers in the calling thread
         (the adapter's replay route), with its usage and trace added to ``scope``; ``None``
         when the call must take the adapter's usual path (which behaves as without this)."""
-        routes = plan.routes
-        hit = routes.get(id(schema))
-        if hit is None or hit[0] is not schema:
-            assert self._route is not None
-            if len(routes) >= 64:
-                routes.clear()
-            hit = routes[id(schema)] = (schema, self._route(plan.model, schema, plan.settings))
-        route = hit[1]
+        hit = plan.routes.get(id(schema))
+        route = hit[1] if hit is not None and hit[0] is schema else self._new_route(plan, schema)
         if route is None:
             return None
-        stats = CallStats()
-        start = time.perf_counter() if scope is not None and scope.trace else 0.0
-        if not route.answer(prompt, instructions, 0 if scope is None else scope.repeat, stats):
+        if scope is None:
+            found = route.answer(prompt, instructions, 0)
+            return None if found is None else found[0]
+        start = time.perf_counter() if scope.trace else 0.0
+        found = route.answer(prompt, instructions, scope.repeat)
+        if found is None:
             return None
-        if scope is not None:
+        output, tokens = found
+        if scope.trace:
+            stats = CallStats(1, tokens.input_tokens, tokens.output_tokens, output)
             _account(scope, stats, plan.label, prompt, instructions, start)
-        output: dict[str, Any] = stats.output
+        else:  # what `_account` adds
+            scope.requests += 1
+            scope.input_tokens += tokens.input_tokens
+            scope.output_tokens += tokens.output_tokens
         return output
+
+    def _new_route(self, plan: _StatePlan, schema: Mapping[str, Any]) -> Any:
+        """The adapter's replay route for calls in ``plan``'s state with ``schema``, kept
+        in the plan (``None``: such calls take the adapter's usual path)."""
+        assert self._route is not None
+        routes = plan.routes
+        if len(routes) >= 64:
+            routes.clear()
+        route = self._route(plan.model, schema, plan.settings)
+        routes[id(schema)] = (schema, route)
+        return route
 
     @staticmethod
     def _recorded(

@@ -10,6 +10,7 @@ from typing import Any
 
 from pytest_kedi.errors import (
     CassetteMiss,
+    KediError,
     KediModelError,
     KediTypeExecutionError,
     KediUnsupportedError,
@@ -17,7 +18,8 @@ from pytest_kedi.errors import (
     UnsupportedFeature,
 )
 from pytest_kedi.lang import nodes
-from pytest_kedi.runtime.cancel import checkpoint
+from pytest_kedi.runtime.cancel import STATE as CANCEL
+from pytest_kedi.runtime.cancel import check_current, checkpoint
 from pytest_kedi.runtime.context import Frame
 from pytest_kedi.runtime.evaluate import render_text, resolve_type, type_violation, where
 from pytest_kedi.runtime.interpreter import check_assignable, exec_stmt
@@ -37,14 +39,19 @@ def _call(ctx: Frame, node: nodes.Node, method: str, *args: Any) -> Any:
     boundary = ctx.unit.runtime.boundary
     try:
         return getattr(boundary, method)(ctx.scope.state, *args)
-    except UnsupportedFeature as exc:
+    except (UnsupportedFeature, ModelError) as exc:
+        raise _failure(ctx, node, exc) from exc
+
+
+def _failure(ctx: Frame, node: nodes.Node, exc: UnsupportedFeature | ModelError) -> KediError:
+    """What a failed call of the model boundary raises in the program."""
+    if isinstance(exc, UnsupportedFeature):
         line = exc.line if exc.line is not None else node.span.start_line
-        raise KediUnsupportedError(exc.construct, line) from exc
-    except ModelError as exc:
-        message = exc.message
-        if isinstance(exc, CassetteMiss):
-            message += f" (procedure {ctx.procedure_name or '<top level>'})"
-        raise KediModelError(f"{where(ctx, node)}: {message}") from exc
+        return KediUnsupportedError(exc.construct, line)
+    message = exc.message
+    if isinstance(exc, CassetteMiss):
+        message += f" (procedure {ctx.procedure_name or '<top level>'})"
+    return KediModelError(f"{where(ctx, node)}: {message}")
 
 
 def _schema_entry(tp: Any) -> tuple[Any, str | None]:
@@ -151,12 +158,24 @@ class TemplateCall:
         self.ctx = ctx
 
     def __call__(self, prompt: str) -> list[Any]:
+        ctx = self.ctx
         if not self.outputs:
-            _call(self.ctx, self.template, "invoke", prompt)
+            _call(ctx, self.template, "invoke", prompt)
             return []
-        return _answer(
-            self.ctx, self.template, self.outputs, self.types, self.checks, self.schema, prompt
-        )
+        # `_answer`, written out: one frame per model call instead of three
+        if CANCEL.pending:  # `checkpoint`: a timed-out row stops before its next model call
+            check_current()
+        try:
+            raw = ctx.unit.runtime.boundary.produce(ctx.scope.state, prompt, self.schema)
+        except (UnsupportedFeature, ModelError) as exc:
+            raise _failure(ctx, self.template, exc) from exc
+        values: list[Any] = []
+        for field, tp, check in zip(self.outputs, self.types, self.checks, strict=False):
+            value = raw.get(field.name)
+            if not check(value):
+                raise type_violation(ctx, field, f"model output [{field.name}]", tp, value)
+            values.append(value)
+        return values
 
 
 def run_raw_capture(stmt: nodes.RawCapture, ctx: Frame) -> None:

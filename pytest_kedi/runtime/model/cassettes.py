@@ -29,15 +29,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple, cast
+from typing import Any, cast
 
 from pydantic import TypeAdapter
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
-    TextPart,
-    ToolCallPart,
 )
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.models.wrapper import WrapperModel
@@ -63,6 +61,12 @@ from pytest_kedi.runtime.model.cassettekeys import (
     request_key,
 )
 from pytest_kedi.runtime.model.names import describe_model
+from pytest_kedi.runtime.model.stored import (
+    StoredAnswer,
+    StoredTokens,
+    stored_answer,
+    stored_tool_call,
+)
 from pytest_kedi.text import clip, display_path
 
 __all__ = [
@@ -72,9 +76,11 @@ __all__ = [
     "CassetteBook",
     "CassetteModel",
     "StoredAnswer",
+    "StoredTokens",
     "read_cassette",
     "request_key",
     "stored_answer",
+    "stored_tool_call",
 ]
 
 CASSETTE_SUFFIX = ".cassette.json"
@@ -135,7 +141,7 @@ class CassetteBook:
 
     def lookup(self, path: Path, key: str) -> Entry | None:
         with self._lock:
-            shelf = self._shelf(path)
+            shelf = self._shelves.get(path) or self._shelf(path)
             stored: Entry | str | None = shelf.new.get(key) if shelf.new else None
             if stored is None:
                 disk = shelf.disk
@@ -267,28 +273,30 @@ class CassetteModel(WrapperModel):
         settings: ModelSettings | None,
         parameters: ModelRequestParameters,
         repeat: int | None = None,
-    ) -> StoredAnswer | None:
-        """The stored answer to the first request of a call (`direct.first_request`), found
-        without a request: ``None`` in record mode, on a miss and for an entry only `request`
-        reads (the call then goes through `request`, which handles it as always).
+    ) -> Entry | None:
+        """The entry holding the answer to the first request of a call
+        (`direct.first_request`), found without a request: ``None`` in record mode and on a
+        miss (the call then goes through `request`, which handles it as always); read it with
+        `stored_tool_call` or `stored_answer`.
         ``repeat``: the row's repeat index (``None``: read from the current row scope)."""
         if self.book.mode == "record":
             return None
-        template = self._template(instructions, settings, parameters)
+        template = self.replay_template(instructions, settings, parameters)
         if template is None:
             return None
         if repeat is None:
             scope = rowscope.current()
             repeat = scope.repeat if scope is not None else 0
-        entry = self.book.lookup(self.path, template.key(prompt, repeat))
-        return None if entry is None else stored_answer(entry)
+        return self.book.lookup(self.path, template.key(prompt, repeat))
 
-    def _template(
+    def replay_template(
         self,
         instructions: str | None,
         settings: ModelSettings | None,
         parameters: ModelRequestParameters,
     ) -> KeyTemplate | None:
+        """The key template of a call's first request with these instructions, settings
+        and request parameters (`cassettekeys.key_template`), made once for each."""
         # by the settings object first (a state's settings are one object, never changed),
         # then by their content
         fast = (id(parameters), instructions, id(settings))
@@ -306,51 +314,6 @@ class CassetteModel(WrapperModel):
         # the entry holds the settings, so their id cannot be reused while it exists
         self._templates[fast] = (parameters, settings, hit[2])
         return hit[2]
-
-
-class StoredTokens(NamedTuple):
-    input_tokens: int
-    output_tokens: int
-
-
-class StoredAnswer(NamedTuple):
-    """What output validation and usage read of a stored answer (`direct.Answer`)."""
-
-    parts: tuple[TextPart | ToolCallPart, ...]
-    usage: StoredTokens
-
-
-def stored_answer(entry: Entry) -> StoredAnswer | None:
-    """The text and tool-call parts and the token usage of an entry's answer, read without
-    validating the whole stored response (as `CassetteModel.request` does); ``None`` for an
-    answer holding any other part (thinking aside) or an unexpected shape."""
-    try:
-        data = entry["response"]
-        parts: list[TextPart | ToolCallPart] = []
-        for part in data["parts"]:
-            kind = part["part_kind"]
-            if kind == "text" and type(part["content"]) is str:
-                parts.append(TextPart(part["content"]))
-            elif (
-                kind == "tool-call"
-                and type(part["tool_name"]) is str
-                and type(part["tool_call_id"]) is str
-                and ((args := part.get("args")) is None or type(args) in (str, dict))
-            ):
-                parts.append(
-                    ToolCallPart(
-                        tool_name=part["tool_name"], args=args, tool_call_id=part["tool_call_id"]
-                    )
-                )
-            elif kind != "thinking":
-                return None
-        usage = data.get("usage", {})  # fields at their default value (0) are not stored
-        tokens = StoredTokens(usage.get("input_tokens", 0), usage.get("output_tokens", 0))
-    except (KeyError, TypeError, AttributeError):
-        return None
-    if type(tokens.input_tokens) is not int or type(tokens.output_tokens) is not int:
-        return None
-    return StoredAnswer(tuple(parts), tokens)
 
 
 def _entry(name: str, messages: list[ModelMessage], repeat: int, response: ModelResponse) -> Entry:

@@ -42,6 +42,9 @@ from pydantic_ai.output import OutputObjectDefinition
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import GenerateToolJsonSchema, ToolDefinition
 
+from pytest_kedi.runtime.model.cassettefiles import Entry
+from pytest_kedi.runtime.model.stored import stored_answer, stored_tool_call
+
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.runtime.model.cassettes import CassetteModel
 
@@ -51,6 +54,7 @@ __all__ = [
     "OutputPlan",
     "first_request",
     "replayed_output",
+    "stored_output",
     "request_output",
 ]
 
@@ -194,16 +198,38 @@ def replayed_output(
     """
     params = plan.params if plan is not None else _TEXT_PARAMS
     model_settings = cast("ModelSettings | None", settings or None)  # read, never changed
-    answer = model.replay(prompt, instructions, model_settings, params, repeat)
+    entry = model.replay(prompt, instructions, model_settings, params, repeat)
+    return None if entry is None else stored_output(entry, plan, model, stats)
+
+
+def stored_output(
+    entry: Entry, plan: OutputPlan | None, model: Model, stats: CallStats
+) -> BaseModel | str | None:
+    """`replayed_output` of the cassette entry holding the answer."""
+    if plan is not None:
+        call = stored_tool_call(entry, OUTPUT_TOOL_NAME)
+        if call is not None:
+            # the usual answer, read as `_read` reads it without building its parts
+            args, tokens = call
+            try:
+                output = cast(BaseModel, plan.validator.validate_python(args))
+            except ValidationError:
+                return None
+            stats.requests += 1
+            stats.input_tokens += tokens.input_tokens
+            stats.output_tokens += tokens.output_tokens
+            stats.output = output
+            return output
+    answer = stored_answer(entry)
     if answer is None:
         return None
     try:
-        output = _read_output(answer, plan, model)
+        result = _read_output(answer, plan, model)
     except _Retry:
         return None
     stats.count(answer)
-    stats.output = output
-    return output
+    stats.output = result
+    return result
 
 
 def first_request(prompt: str, instructions: str | None) -> list[ModelMessage]:

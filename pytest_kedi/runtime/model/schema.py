@@ -89,6 +89,12 @@ def read_output(output: BaseModel, key: SchemaKey) -> dict[str, Any]:
     return {name: values[_attribute(index)] for index, (name, _, _) in enumerate(key)}
 
 
+def output_fields(key: SchemaKey) -> tuple[tuple[str, str], ...]:
+    """Each requested field's name and its attribute on the output model (`read_output`
+    reads them)."""
+    return tuple((name, _attribute(index)) for index, (name, _, _) in enumerate(key))
+
+
 def _attribute(index: int) -> str:
     """The attribute name of output field ``index`` (see `_create`)."""
     return _ATTRIBUTES[index] if index < len(_ATTRIBUTES) else f"kedi_field_{index}"
