@@ -12,6 +12,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
 from pytest_kedi.errors import ModelError
+from pytest_kedi.runtime.model.cassettefiles import Entry, entry_from_text, entry_value
 from pytest_kedi.runtime.model.cassettekeys import KeyTemplate
 from pytest_kedi.runtime.model.cassettes import CassetteModel
 from pytest_kedi.runtime.model.direct import (
@@ -34,7 +35,7 @@ from pytest_kedi.runtime.model.schema import (
     output_fields,
     read_output,
 )
-from pytest_kedi.runtime.model.stored import StoredTokens, stored_tool_call
+from pytest_kedi.runtime.model.stored import stored_tool_call
 from pytest_kedi.text import one_line
 
 __all__ = ["Adapter", "AdapterCapabilities", "PydanticAIAdapter", "ReplayRoute"]
@@ -365,9 +366,9 @@ class ReplayRoute:
 
     def answer(
         self, prompt: str, instructions: str | None, repeat: int
-    ) -> tuple[dict[str, Any], StoredTokens] | None:
-        """The output values (in schema order) and stored token usage of a call the cassette
-        answers (one request), or ``None``."""
+    ) -> tuple[dict[str, Any], int, int] | None:
+        """The output values (in schema order) and stored input and output token counts of a
+        call the cassette answers (one request), or ``None``."""
         if self.loop.in_loop_thread():
             return None
         model = self.model
@@ -378,24 +379,35 @@ class ReplayRoute:
                 if template is None:
                     return None
                 self.template, self.instructions = template, instructions
-            entry = model.book.lookup(model.path, template.key(prompt, repeat))
-            if entry is None:
+            key = template.key(prompt, repeat)
+            stored = model.book.stored(model.path, key)
+            if stored is None:
                 return None
+            if type(stored) is str:  # an entry of the file, parsed now (`CassetteBook.lookup`)
+                entry = entry_value(stored)
+                if entry is None:
+                    entry = entry_from_text(model.path, key, stored)  # raises
+            else:
+                entry = cast(Entry, stored)
             call = stored_tool_call(entry, OUTPUT_TOOL_NAME)
             if call is not None:
                 # the usual answer, read as `direct.stored_output` reads it
-                args, tokens = call
+                args, tokens_in, tokens_out = call
                 output = self.plan.validator.validate_python(args)
             else:
                 stats = CallStats()
                 output = stored_output(entry, self.plan, model, stats)
                 if output is None:
                     return None
-                tokens = StoredTokens(stats.input_tokens, stats.output_tokens)
+                tokens_in, tokens_out = stats.input_tokens, stats.output_tokens
         except Exception:
             return None  # the usual path makes the call again and reports what failed
         values = output.__dict__  # the output model's field values, by attribute name
-        return {name: values[attribute] for name, attribute in self.fields}, tokens
+        fields = self.fields
+        if len(fields) == 1:
+            ((name, attribute),) = fields
+            return {name: values[attribute]}, tokens_in, tokens_out
+        return {name: values[attribute] for name, attribute in fields}, tokens_in, tokens_out
 
 
 def _exit_closer(model: Model) -> Callable[[], Awaitable[object]]:

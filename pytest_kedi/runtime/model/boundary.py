@@ -200,39 +200,7 @@ class ModelBoundary:
             _print_synthetic_notice()
         return plan, instructions
 
-    def _replayed(
-        self,
-        plan: _StatePlan,
-        schema: Mapping[str, Any],
-        prompt: str,
-        instructions: str | None,
-        scope: RowScope | None,
-    ) -> dict[str, Any] | None:
-        """The output of a structured call the cassette answers in the calling thread
-        (the adapter's replay route), with its usage and trace added to ``scope``; ``None``
-        when the call must take the adapter's usual path (which behaves as without this)."""
-        hit = plan.routes.get(id(schema))
-        route = hit[1] if hit is not None and hit[0] is schema else self._new_route(plan, schema)
-        if route is None:
-            return None
-        if scope is None:
-            found = route.answer(prompt, instructions, 0)
-            return None if found is None else found[0]
-        start = time.perf_counter() if scope.trace else 0.0
-        found = route.answer(prompt, instructions, scope.repeat)
-        if found is None:
-            return None
-        output, tokens = found
-        if scope.trace:
-            stats = CallStats(1, tokens.input_tokens, tokens.output_tokens, output)
-            _account(scope, stats, plan.label, prompt, instructions, start)
-        else:  # what `_account` adds
-            scope.requests += 1
-            scope.input_tokens += tokens.input_tokens
-            scope.output_tokens += tokens.output_tokens
-        return output
-
-    def _new_route(self, plan: _StatePlan, schema: Mapping[str, Any]) -> Any:
+    def _route_for(self, plan: _StatePlan, schema: Mapping[str, Any]) -> Any:
         """The adapter's replay route for calls in ``plan``'s state with ``schema``, kept
         in the plan (``None``: such calls take the adapter's usual path)."""
         assert self._route is not None
@@ -273,9 +241,27 @@ class ModelBoundary:
         model, settings, label = plan.model, plan.settings, plan.label
         scope = rowscope.current()
         if self._route is not None:
-            replayed = self._replayed(plan, schema, template, instructions, scope)
-            if replayed is not None:
-                return replayed
+            # answered by the cassette in this thread (the adapter's replay route), or the
+            # usual path below, which behaves as without the route
+            hit = plan.routes.get(id(schema))
+            route = (
+                hit[1] if hit is not None and hit[0] is schema else self._route_for(plan, schema)
+            )
+            if route is not None:
+                start = time.perf_counter() if scope is not None and scope.trace else 0.0
+                found = route.answer(template, instructions, 0 if scope is None else scope.repeat)
+                if found is not None:
+                    output, tokens_in, tokens_out = found
+                    if scope is not None:
+                        if scope.trace:
+                            stats = CallStats(1, tokens_in, tokens_out, output)
+                            _account(scope, stats, label, template, instructions, start)
+                        else:  # what `_account` adds
+                            scope.requests += 1
+                            scope.input_tokens += tokens_in
+                            scope.output_tokens += tokens_out
+                    replayed: dict[str, Any] = output
+                    return replayed
         if scope is None:
             result = self.adapter.produce_sync(
                 template=template,

@@ -140,6 +140,16 @@ class CassetteBook:
             self._shelf(path)
 
     def lookup(self, path: Path, key: str) -> Entry | None:
+        """The entry stored under ``key`` in the cassette at ``path``, or ``None``."""
+        stored = self.stored(path, key)
+        if type(stored) is str:
+            # parsed when used; not kept, so the collector never walks the cassette
+            return entry_from_text(path, key, stored)
+        return cast("Entry | None", stored)
+
+    def stored(self, path: Path, key: str) -> Entry | str | None:
+        """`lookup` without parsing: an entry read from the file is its text
+        (`entry_from_text` parses it)."""
         with self._lock:
             shelf = self._shelves.get(path) or self._shelf(path)
             stored: Entry | str | None = shelf.new.get(key) if shelf.new else None
@@ -150,10 +160,7 @@ class CassetteBook:
                 stored = disk.get(key)
             if stored is not None:
                 shelf.used.add(key)
-        if type(stored) is str:
-            # parsed when used; not kept, so the collector never walks the cassette
-            return entry_from_text(path, key, stored)
-        return cast("Entry | None", stored)
+        return stored
 
     def store(self, path: Path, key: str, entry: Entry) -> None:
         cleaned = self.clean(entry)

@@ -210,14 +210,14 @@ def stored_output(
         call = stored_tool_call(entry, OUTPUT_TOOL_NAME)
         if call is not None:
             # the usual answer, read as `_read` reads it without building its parts
-            args, tokens = call
+            args, tokens_in, tokens_out = call
             try:
                 output = cast(BaseModel, plan.validator.validate_python(args))
             except ValidationError:
                 return None
             stats.requests += 1
-            stats.input_tokens += tokens.input_tokens
-            stats.output_tokens += tokens.output_tokens
+            stats.input_tokens += tokens_in
+            stats.output_tokens += tokens_out
             stats.output = output
             return output
     answer = stored_answer(entry)

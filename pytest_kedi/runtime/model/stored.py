@@ -27,11 +27,12 @@ class StoredAnswer(NamedTuple):
     usage: StoredTokens
 
 
-def stored_tool_call(entry: Entry, tool_name: str) -> tuple[dict[str, Any], StoredTokens] | None:
-    """The arguments and token usage of an entry whose answer is exactly one call of the
-    tool ``tool_name`` with an object of arguments (a structured call's usual answer), read
-    without building its parts; ``None`` for any other answer (`stored_answer` reads those).
-    What `stored_answer` would give for it, the arguments' object itself included."""
+def stored_tool_call(entry: Entry, tool_name: str) -> tuple[dict[str, Any], int, int] | None:
+    """The arguments and input and output token counts of an entry whose answer is exactly
+    one call of the tool ``tool_name`` with an object of arguments (a structured call's usual
+    answer), read without building its parts; ``None`` for any other answer
+    (`stored_answer` reads those). What `stored_answer` would give for it, the arguments'
+    object itself included."""
     try:
         data = entry["response"]
         (part,) = data["parts"]
@@ -44,12 +45,12 @@ def stored_tool_call(entry: Entry, tool_name: str) -> tuple[dict[str, Any], Stor
         ):
             return None
         usage = data.get("usage", {})  # fields at their default value (0) are not stored
-        tokens = StoredTokens(usage.get("input_tokens", 0), usage.get("output_tokens", 0))
+        tokens_in, tokens_out = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
     except (KeyError, TypeError, AttributeError, ValueError):
         return None
-    if type(tokens.input_tokens) is not int or type(tokens.output_tokens) is not int:
+    if type(tokens_in) is not int or type(tokens_out) is not int:
         return None
-    return args, tokens
+    return args, tokens_in, tokens_out
 
 
 def stored_answer(entry: Entry) -> StoredAnswer | None:
