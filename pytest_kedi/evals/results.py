@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pytest_kedi.evals.files import write_text_atomic
+from pytest_kedi.atomicwrite import write_text_atomic
 from pytest_kedi.evals.safetext import clean_with, current_secrets, secrets
 from pytest_kedi.evals.stats import SuiteStats, suite_stats
 from pytest_kedi.runtime.rowscope import REPR_LIMIT, ModelCallTrace, short_repr

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring
 from pathlib import Path
 
+from pytest_kedi.atomicwrite import AtomicWriter
 from pytest_kedi.evals import RowResult
-from pytest_kedi.evals.files import AtomicWriter
 from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.plugin.records import RunRecord, SuiteRecord, source_order
 from pytest_kedi.reports.deltas import RowDelta, row_fields

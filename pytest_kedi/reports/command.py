@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from pytest_kedi.evals.files import write_text_atomic
+from pytest_kedi.atomicwrite import write_text_atomic
 from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.plugin.records import RunRecord
 from pytest_kedi.plugin.summary import case_line, models_line, suite_line

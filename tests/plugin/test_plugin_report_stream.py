@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from kedi_plugin_helpers import Kedi
 
+from pytest_kedi.atomicwrite import AtomicWriter
 from pytest_kedi.evals import RowResult, SuiteResult, Usage
-from pytest_kedi.evals.files import AtomicWriter
 from pytest_kedi.evals.results import ModelCallTrace
 from pytest_kedi.evals.safetext import clean_data
 from pytest_kedi.plugin import transport

@@ -145,7 +145,7 @@ class TemplateCall:
     values in field order (none for a template without outputs). ``ctx`` stands for the
     procedure's frame: its state, file and name; nothing is bound in it."""
 
-    __slots__ = ("checks", "ctx", "outputs", "schema", "template", "types")
+    __slots__ = ("boundary", "checks", "ctx", "fields", "outputs", "schema", "template", "types")
 
     def __init__(self, template: nodes.Template, types_: tuple[Any, ...], ctx: Frame) -> None:
         self.template = template
@@ -155,7 +155,15 @@ class TemplateCall:
         self.schema = {
             f.name: _schema_entry(tp) for f, tp in zip(self.outputs, types_, strict=True)
         }
+        #: each output field's name, node, type and checker
+        self.fields = tuple(
+            (f.name, f, tp, check)
+            for f, tp, check in zip(self.outputs, types_, self.checks, strict=True)
+        )
         self.ctx = ctx
+        #: the program's model boundary, from the first call on (a unit's runtime makes it
+        #: when first asked and keeps it)
+        self.boundary: Any = None
 
     def __call__(self, prompt: str) -> list[Any]:
         ctx = self.ctx
@@ -165,15 +173,18 @@ class TemplateCall:
         # `_answer`, written out: one frame per model call instead of three
         if CANCEL.pending:  # `checkpoint`: a timed-out row stops before its next model call
             check_current()
+        boundary = self.boundary
+        if boundary is None:
+            boundary = self.boundary = ctx.unit.runtime.boundary
         try:
-            raw = ctx.unit.runtime.boundary.produce(ctx.scope.state, prompt, self.schema)
+            raw = boundary.produce(ctx.scope.state, prompt, self.schema)
         except (UnsupportedFeature, ModelError) as exc:
             raise _failure(ctx, self.template, exc) from exc
         values: list[Any] = []
-        for field, tp, check in zip(self.outputs, self.types, self.checks, strict=False):
-            value = raw.get(field.name)
+        for name, field, tp, check in self.fields:
+            value = raw.get(name)
             if not check(value):
-                raise type_violation(ctx, field, f"model output [{field.name}]", tp, value)
+                raise type_violation(ctx, field, f"model output [{name}]", tp, value)
             values.append(value)
         return values
 

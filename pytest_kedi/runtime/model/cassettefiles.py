@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic_core import from_json
 
+from pytest_kedi.atomicwrite import write_text_atomic
 from pytest_kedi.errors import ModelError
 from pytest_kedi.text import display_path, one_line
 
@@ -109,18 +108,13 @@ def _parse(text: bytes) -> Any:
 
 
 def write_cassette(path: Path, entries: Mapping[str, Entry]) -> None:
-    """Write ``entries`` as stable, reviewable JSON; atomically (temporary file + replace)."""
+    """Write ``entries`` as stable, reviewable JSON, by the rules of every file pytest-kedi
+    writes (`pytest_kedi.atomicwrite`): atomically, keeping a symbolic link and the file's
+    mode (a new file: ``0666 & ~umask``)."""
     document = {"version": CASSETTE_VERSION, "entries": dict(entries)}
-    text = json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_text_atomic(
+        path, json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    )
 
 
 def index_cassette(path: Path) -> tuple[int, dict[str, Entry | str]]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -136,3 +138,41 @@ def test_a_corrupt_cassette_is_a_one_line_model_error(tmp_path: Path) -> None:
     (tmp_path / "label.kedi.cassette.json").write_text("{not json", encoding="utf-8")
     score, errors = _run(path, _echo_model([]), CassetteBook("strict"))
     assert (score, errors) == (0.0, {"model": 2})
+
+
+def test_a_written_cassette_gets_the_permissions_of_any_new_file(tmp_path: Path) -> None:
+    """Cassettes are committed and shared: a new one is ``0666 & ~umask`` like any file the
+    user's tools write, and rewriting one keeps its mode (not a private temporary file's)."""
+    path = tmp_path / "label.kedi"
+    path.write_text(PROGRAM, encoding="utf-8")
+    cassette = tmp_path / "label.kedi.cassette.json"
+    old_mask = os.umask(0o022)
+    try:
+        recorder = CassetteBook("record")
+        _run(path, _echo_model([]), recorder)
+        recorder.save(prune=False)
+        assert stat.S_IMODE(cassette.stat().st_mode) == 0o644
+        cassette.chmod(0o664)
+        recorder = CassetteBook("record")
+        recorder.store(cassette, "0" * 64, {"response": {"parts": []}})
+        recorder.save(prune=False)
+        assert stat.S_IMODE(cassette.stat().st_mode) == 0o664
+    finally:
+        os.umask(old_mask)
+
+
+def test_a_symlinked_cassette_stays_a_link(tmp_path: Path) -> None:
+    """A cassette linked into a shared store is written through the link."""
+    path = tmp_path / "label.kedi"
+    path.write_text(PROGRAM, encoding="utf-8")
+    store = tmp_path / "store"
+    store.mkdir()
+    target = store / "label.json"
+    target.write_text('{\n  "entries": {},\n  "version": 2\n}\n', encoding="utf-8")
+    link = tmp_path / "label.kedi.cassette.json"
+    link.symlink_to(target)
+    recorder = CassetteBook("record")
+    _run(path, _echo_model([]), recorder)
+    recorder.save(prune=False)
+    assert link.is_symlink()
+    assert len(read_cassette(target)) == 2

@@ -1,4 +1,4 @@
-"""The one file writer for reports: never destroys what a path is.
+"""The one file writer for reports and cassettes: never destroys what a path is.
 
 * a regular file or a missing path: written to a temporary file in the same directory,
   then renamed into place (readers never see a half-written file); the new file keeps
