@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
+from threading import get_ident
 from typing import Any, Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
+from pydantic_core import from_json
 
 from pytest_kedi.errors import ModelError
-from pytest_kedi.runtime.model.cassettefiles import Entry, entry_from_text, entry_value
+from pytest_kedi.runtime.model.cassettefiles import ENTRY_VALUE, entry_from_text
 from pytest_kedi.runtime.model.cassettekeys import KeyTemplate
 from pytest_kedi.runtime.model.cassettes import CassetteModel
 from pytest_kedi.runtime.model.direct import (
@@ -343,7 +346,17 @@ class ReplayRoute:
     miss, an answer needing a validation retry, an unreadable entry, the loop's own thread);
     that path then behaves exactly as without the route, errors included."""
 
-    __slots__ = ("fields", "instructions", "loop", "model", "plan", "settings", "template")
+    __slots__ = (
+        "fields",
+        "instructions",
+        "loop",
+        "model",
+        "plan",
+        "settings",
+        "stored",
+        "template",
+        "validate",
+    )
 
     def __init__(
         self,
@@ -363,40 +376,46 @@ class ReplayRoute:
         #: the last call's instructions and key template (`CassetteModel.replay_template`)
         self.instructions: str | None = None
         self.template: KeyTemplate | None = None
+        #: the entry stored under a key in the model's cassette (`CassetteBook.stored`)
+        self.stored = partial(model.book.stored, model.path)
+        #: the output model's validation of a Python value
+        self.validate = plan.validator.validate_python
 
     def answer(
         self, prompt: str, instructions: str | None, repeat: int
     ) -> tuple[dict[str, Any], int, int] | None:
         """The output values (in schema order) and stored input and output token counts of a
         call the cassette answers (one request), or ``None``."""
-        if self.loop.in_loop_thread():
+        if self.loop.thread_id == get_ident():  # `ModelLoop.in_loop_thread`
             return None
-        model = self.model
         try:
             template = self.template
             if template is None or instructions != self.instructions:
-                template = model.replay_template(instructions, self.settings, self.plan.params)
+                template = self.model.replay_template(instructions, self.settings, self.plan.params)
                 if template is None:
                     return None
                 self.template, self.instructions = template, instructions
             key = template.key(prompt, repeat)
-            stored = model.book.stored(model.path, key)
+            stored = self.stored(key)
             if stored is None:
                 return None
             if type(stored) is str:  # an entry of the file, parsed now (`CassetteBook.lookup`)
-                entry = entry_value(stored)
-                if entry is None:
-                    entry = entry_from_text(model.path, key, stored)  # raises
+                try:
+                    entry = from_json(stored[ENTRY_VALUE])
+                except ValueError:
+                    entry = None
+                if type(entry) is not dict:
+                    entry = entry_from_text(self.model.path, key, stored)  # raises
             else:
-                entry = cast(Entry, stored)
+                entry = stored
             call = stored_tool_call(entry, OUTPUT_TOOL_NAME)
             if call is not None:
                 # the usual answer, read as `direct.stored_output` reads it
                 args, tokens_in, tokens_out = call
-                output = self.plan.validator.validate_python(args)
+                output = self.validate(args)
             else:
                 stats = CallStats()
-                output = stored_output(entry, self.plan, model, stats)
+                output = stored_output(entry, self.plan, self.model, stats)
                 if output is None:
                     return None
                 tokens_in, tokens_out = stats.input_tokens, stats.output_tokens

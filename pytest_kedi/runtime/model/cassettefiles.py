@@ -30,7 +30,7 @@ __all__ = [
     "CASSETTE_VERSION",
     "Entry",
     "entry_from_text",
-    "entry_value",
+    "ENTRY_VALUE",
     "index_cassette",
     "read_cassette",
     "write_cassette",
@@ -52,7 +52,7 @@ _OPEN_LINE = '": {\n'
 _CLOSE = "\n    }"
 _CLOSE_NEXT = _CLOSE + ","
 #: an entry's value in the text `_cut` keeps of it: after the key and ``": ``, before the comma
-_VALUE = slice(67, -1)
+_VALUE = ENTRY_VALUE = slice(67, -1)
 
 
 def read_cassette(path: Path) -> dict[str, Entry]:
@@ -169,16 +169,6 @@ def _cut(text: str) -> dict[str, Entry | str] | None:
         # the last entry ends like the others
         texts[piece[:64]] = piece[: len(piece) - len(_TAIL)] + ","
     return texts
-
-
-def entry_value(text: str) -> Entry | None:
-    """The entry whose text `index_cassette` gave, or ``None`` when it is not a JSON object
-    (`entry_from_text` says why)."""
-    try:
-        entry = from_json(text[_VALUE])
-    except ValueError:
-        return None
-    return entry if type(entry) is dict else None
 
 
 def entry_from_text(path: Path, key: str, text: str) -> Entry:

@@ -48,6 +48,8 @@ class ModelLoop:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        #: the identifier of the loop's thread while it runs (`threading.get_ident`)
+        self.thread_id: int | None = None
         self._closers: list[Callable[[], Awaitable[object]]] = []
         self._calls: set[_Call[Any]] = set()
         #: bumped whenever a fresh loop starts: resources made for an older loop are stale
@@ -64,13 +66,12 @@ class ModelLoop:
                 loop = asyncio.new_event_loop()
                 thread = threading.Thread(target=_serve, args=(loop,), name=self.name, daemon=True)
                 thread.start()
-                self._loop, self._thread = loop, thread
+                self._loop, self._thread, self.thread_id = loop, thread, thread.ident
                 self.generation += 1
             return self._loop
 
     def in_loop_thread(self) -> bool:
-        thread = self._thread
-        return thread is not None and thread is threading.current_thread()
+        return self.thread_id == threading.get_ident()
 
     def adopt(self, closer: Callable[[], Awaitable[object]]) -> None:
         """Run ``await closer()`` on the loop when it closes (e.g. close an HTTP client)."""
@@ -82,6 +83,7 @@ class ModelLoop:
         with self._lock:
             loop, thread, closers = self._loop, self._thread, self._closers
             self._loop, self._thread, self._closers = None, None, []
+            self.thread_id = None
             calls, self._calls = self._calls, set()
         if loop is None or thread is None:
             return
