@@ -230,8 +230,12 @@ def _parse(code: PyCode, info: UnitInfo, filename: str, mode: str) -> Any:
 
 
 class CodeStore(Protocol):
-    """A store of compiled block code kept across runs (the pytest plugin keeps one in
-    pytest's cache directory): ``(code, top-level targets, write-back candidates)``."""
+    """A store of compiled code kept across runs (the pytest plugin keeps one in pytest's
+    cache directory). A key is ``(file, unit)``: ``file`` is the source file's path and a
+    digest of its text (so a store can keep one file's units together, and a changed file
+    never reads another text's code), ``unit`` names the unit in the file. A value is a
+    block's ``(code, top-level targets, write-back candidates, shared names)`` or an
+    expression's ``(code, whether it holds an assignment expression)``."""
 
     def get(self, key: tuple[object, ...]) -> tuple[Any, ...] | None: ...
 
@@ -248,14 +252,25 @@ def compile_unit(
     store: CodeStore | None = None,
 ) -> CompiledUnit:
     """Compile one embedded unit. ``mode``: ``"expr"``, ``"block"`` or ``"prelude"``
-    (default: ``"expr"`` for backtick expressions, ``"block"`` otherwise). A block's code
-    is looked up in (and added to) ``store`` when one is given."""
+    (default: ``"expr"`` for backtick expressions, ``"block"`` otherwise). An expression's
+    or a block's code is looked up in (and added to) ``store`` when one is given."""
     info = UnitInfo(code, source_file, procedure)
     kind = mode or ("expr" if code.kind == "expr" else "block")
     filename = _register(info, kind)
     path = source_file.path
     stripped = len(code.source) - len(code.source.lstrip()) if kind == "expr" else 0
-    key = ("block", path, procedure, code.source, code.line, code.col)
+    key = (
+        (path, source_file.digest),
+        (kind, procedure, code.source, code.line, code.col, transform is not None),
+    )
+    if kind == "expr" and store is not None:
+        hit = store.get(key)
+        if hit is not None:
+            compiled, walrus = hit
+            unit = CompiledUnit(info, filename, kind, _track(compiled, info))
+            if walrus:
+                unit.simple = False
+            return unit
     if kind == "block" and store is not None:
         hit = store.get(key)
         if hit is not None:
@@ -275,6 +290,8 @@ def compile_unit(
             unit = CompiledUnit(info, filename, kind, _track(compiled, info))
             if walrus:
                 unit.simple = False
+            if store is not None:
+                store.put(key, (compiled, walrus))
             return unit
         tree = _block_tree(code, info, filename, transform)
         if kind == "prelude":

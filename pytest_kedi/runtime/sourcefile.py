@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from bisect import bisect_right
 
 from pytest_kedi.lang.nodes import Span
@@ -12,7 +13,7 @@ __all__ = ["SourceFile"]
 class SourceFile:
     """Lines and offsets of one `.kedi` file, for snippets and synthetic spans."""
 
-    __slots__ = ("_starts", "lines", "path", "source")
+    __slots__ = ("_digest", "_starts", "lines", "path", "source")
 
     def __init__(self, path: str, source: str) -> None:
         self.path = path
@@ -23,6 +24,16 @@ class SourceFile:
             if char == "\n":
                 starts.append(index + 1)
         self._starts = starts
+        self._digest: str | None = None
+
+    @property
+    def digest(self) -> str:
+        """A hash of the text (computed once): what compiled code kept across runs is
+        keyed by, with the path."""
+        if self._digest is None:
+            data = self.source.encode("utf-8", "surrogatepass")
+            self._digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        return self._digest
 
     def line_text(self, line: int) -> str:
         if 1 <= line <= len(self.lines):
