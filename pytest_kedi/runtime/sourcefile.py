@@ -20,9 +20,10 @@ class SourceFile:
         self.source = source
         self.lines: tuple[str, ...] = tuple(source.splitlines())
         starts = [0]
-        for index, char in enumerate(source):
-            if char == "\n":
-                starts.append(index + 1)
+        find, at = source.find, source.find("\n")
+        while at != -1:
+            starts.append(at + 1)
+            at = find("\n", at + 1)
         self._starts = starts
         self._digest: str | None = None
 

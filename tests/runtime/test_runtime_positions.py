@@ -83,3 +83,14 @@ def test_a_parsed_expression_relocates_as_one_whose_positions_were_completed(
     )
     assert walrus == [":=" in source] * 2
     assert trees[0].body.lineno == 2
+
+
+@pytest.mark.parametrize("source", ["", "one", "a\nb", "a\n\nb\n", "\n\n", "é\r\nz\n  last"])
+def test_source_file_line_spans_and_offsets(source: str) -> None:
+    file = SourceFile("p.kedi", source)
+    starts = [0] + [index + 1 for index, char in enumerate(source) if char == "\n"]
+    for line, start in enumerate(starts, 1):
+        span = file.line_span(line)
+        assert span.start_offset == start
+        assert source[span.start_offset : span.end_offset] == file.line_text(line)
+        assert file.line_of_offset(start) == line
