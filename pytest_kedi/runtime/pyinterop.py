@@ -13,7 +13,12 @@ from typing import Any, Protocol
 
 from pytest_kedi.errors import KediValueExecutionError
 from pytest_kedi.lang.nodes import PyCode
-from pytest_kedi.runtime.pyanalysis import INTROSPECTION, nested_globals, top_level_targets
+from pytest_kedi.runtime.pyanalysis import (
+    INTROSPECTION,
+    nested_globals,
+    top_level_targets,
+    tree_nodes,
+)
 from pytest_kedi.runtime.pyerrors import (
     PYTHON_UNITS,
     USER_ERRORS,
@@ -151,11 +156,11 @@ def _relocate(
         _fix_locations(tree)
     walrus = False
     node: Any
-    for node in ast.walk(tree):
+    for node in tree_nodes(tree):
+        if not node._attributes:  # a node without positions (a context, an operator)
+            continue
         if type(node) is ast.NamedExpr:
             walrus = True
-        if "lineno" not in node._attributes:
-            continue
         lineno = getattr(node, "lineno", None)
         if lineno is None:
             continue
@@ -298,12 +303,9 @@ def compile_unit(
             compiled = compile(tree, path, "exec")
             return CompiledUnit(info, filename, kind, _track(compiled, info))
         top = top_level_targets(tree.body)
-        nested = nested_globals(tree.body)
         # Names a nested scope declares global stay module-level for the whole block;
         # so does every name of a block that introspects its namespace.
-        introspects = any(
-            isinstance(node, ast.Name) and node.id in INTROSPECTION for node in ast.walk(tree)
-        )
+        nested, introspects = nested_globals(tree.body)
         shared = frozenset(top) if introspects else frozenset(top & nested)
         func_code = _block_code(tree, shared, path, code.line)
     except SyntaxError as exc:
@@ -329,12 +331,14 @@ def _block_tree(
 
 
 def _block_code(tree: ast.Module, shared: frozenset[str], path: str, line: int) -> types.CodeType:
-    """The block as a function; the names in ``shared`` are declared ``global``."""
+    """The block as a function; the names in ``shared`` are declared ``global``. The
+    block's tree has every position (`_relocate` completed them)."""
+    at = {"lineno": line, "col_offset": 0, "end_lineno": line, "end_col_offset": 0}
     body: list[ast.stmt] = []
     if shared:
-        body.append(ast.Global(names=sorted(shared), lineno=line, col_offset=0, end_lineno=line))
-    body.extend(tree.body or [ast.Pass(lineno=line, col_offset=0, end_lineno=line)])
-    return function_code(_BLOCK_NAME, (), body, path, line)
+        body.append(ast.Global(names=sorted(shared), **at))
+    body.extend(tree.body or [ast.Pass(**at)])
+    return function_code(_BLOCK_NAME, (), body, path, line, positioned=True)
 
 
 def _rebuilder(
@@ -356,14 +360,24 @@ def _track(code: types.CodeType, info: UnitInfo) -> types.CodeType:
 
 
 def function_code(
-    name: str, params: tuple[str, ...], body: list[ast.stmt], filename: str, line: int
+    name: str,
+    params: tuple[str, ...],
+    body: list[ast.stmt],
+    filename: str,
+    line: int,
+    *,
+    positioned: bool = False,
 ) -> types.CodeType:
-    """Compile ``def <name>(<params>): <body>`` under ``filename``; its code object."""
+    """Compile ``def <name>(<params>): <body>`` under ``filename``; its code object.
+    ``positioned``: every node of ``body`` has its positions (none is completed)."""
     func = ast.FunctionDef(
         name=name,
         args=ast.arguments(
             posonlyargs=[],
-            args=[ast.arg(arg=param) for param in params],
+            args=[
+                ast.arg(arg=param, lineno=line, col_offset=0, end_lineno=line, end_col_offset=0)
+                for param in params
+            ],
             kwonlyargs=[],
             kw_defaults=[],
             defaults=[],
@@ -377,7 +391,8 @@ def function_code(
         end_col_offset=0,
     )
     module = ast.Module(body=[func], type_ignores=[])
-    _fix_locations(module)
+    if not positioned:
+        _fix_locations(module)
     module_code = compile(module, filename, "exec")
     return next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
 
