@@ -83,8 +83,4 @@ def store_rows(config: pytest.Config, records: Iterable[SuiteRecord]) -> None:
     for record in records:
         if record.result.completed and record.outcome != "skipped":
             rows = json.dumps([row.to_json() for row in record.rows], ensure_ascii=False)
-            key, entry = cache_key(record.nodeid), {"nodeid": record.nodeid, "rows_json": rows}
-            # A re-run usually scores every row as before: reading the entry costs a
-            # third of writing it again.
-            if cache.get(key, None) != entry:
-                cache.set(key, entry)
+            cache.set(cache_key(record.nodeid), {"nodeid": record.nodeid, "rows_json": rows})
