@@ -39,18 +39,21 @@ def tree_nodes(tree: ast.AST) -> list[ast.AST]:
 def top_level_targets(body: list[ast.stmt]) -> set[str]:
     """Names bound at the top level of a block (not inside nested scopes)."""
     found: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
+    stack: list[ast.AST] = list(body)
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        node = pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             found.add(node.name)
-            for deco in node.decorator_list:
-                visit(deco)
-            return
+            extend(node.decorator_list)
+            continue
         if isinstance(node, (ast.Lambda, *_COMPREHENSIONS)):
-            return
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            found.add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, (ast.Store, ast.Del)):
+                found.add(node.id)
+            continue  # its only child is its context
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
                 if alias.name != "*":
                     found.add(alias.asname or alias.name.split(".")[0])
@@ -58,11 +61,7 @@ def top_level_targets(body: list[ast.stmt]) -> set[str]:
             found.add(node.name)
         elif isinstance(node, ast.Global):
             found.update(node.names)
-        for child in child_nodes(node):
-            visit(child)
-
-    for stmt in body:
-        visit(stmt)
+        extend(child_nodes(node))
     return found
 
 

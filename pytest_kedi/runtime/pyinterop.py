@@ -13,12 +13,7 @@ from typing import Any, Protocol
 
 from pytest_kedi.errors import KediValueExecutionError
 from pytest_kedi.lang.nodes import PyCode
-from pytest_kedi.runtime.pyanalysis import (
-    INTROSPECTION,
-    nested_globals,
-    top_level_targets,
-    tree_nodes,
-)
+from pytest_kedi.runtime.pyanalysis import INTROSPECTION, nested_globals, top_level_targets
 from pytest_kedi.runtime.pyerrors import (
     PYTHON_UNITS,
     USER_ERRORS,
@@ -141,39 +136,52 @@ def _first_line_shift(code: PyCode, source_file: SourceFile, stripped: int) -> i
     return len(prefix.encode("utf-8"))
 
 
-def _relocate(
-    tree: ast.AST, code: PyCode, source_file: SourceFile, stripped: int, *, parsed: bool = False
-) -> bool:
+def _relocate(tree: ast.AST, code: PyCode, source_file: SourceFile, stripped: int) -> bool:
     """Give ``tree`` `.kedi` line numbers and column offsets; whether it holds an
-    assignment expression (``:=``). ``parsed``: ``tree`` is as `ast.parse` made it, every
-    position present (a transformed tree may lack some, which are completed first)."""
+    assignment expression (``:=``). A position a node lacks (a transformed tree may lack
+    some) is its parent's, as `_fix_locations` completes them, in the same pass."""
     if code.kind == "block":
         shift_first = shift_rest = len(" " * (code.col - 1))
     else:
         shift_first, shift_rest = _first_line_shift(code, source_file, stripped), 0
     delta = code.line - 1
-    if not parsed:
-        _fix_locations(tree)
     walrus = False
-    node: Any
-    for node in tree_nodes(tree):
-        if not node._attributes:  # a node without positions (a context, an operator)
-            continue
-        if type(node) is ast.NamedExpr:
-            walrus = True
-        lineno = getattr(node, "lineno", None)
-        if lineno is None:
-            continue
-        col = getattr(node, "col_offset", None)
-        if col is not None and col >= 0:
-            node.col_offset = col + (shift_first if lineno == 1 else shift_rest)
-        end_line = getattr(node, "end_lineno", None)
-        if end_line is not None:
-            end_col = getattr(node, "end_col_offset", None)
-            if end_col is not None and end_col >= 0:
-                node.end_col_offset = end_col + (shift_first if end_line == 1 else shift_rest)
+    # Each entry: a node and its parent's positions in the unit (before relocation).
+    stack: list[tuple[Any, int, int, int, int]] = [(tree, 1, 0, 1, 0)]
+    pop, push = stack.pop, stack.append
+    node_type = ast.AST
+    while stack:
+        node, line, col, end_line, end_col = pop()
+        fields = node.__dict__
+        if node._attributes:  # every node with positions has all four
+            if type(node) is ast.NamedExpr:
+                walrus = True
+            value = fields.get("lineno")
+            if value is not None:
+                line = value
+            value = fields.get("end_lineno")
+            if value is not None:
+                end_line = value
+            value = fields.get("col_offset")
+            if value is not None:
+                col = value
+            value = fields.get("end_col_offset")
+            if value is not None:
+                end_col = value
+            node.lineno = line + delta
             node.end_lineno = end_line + delta
-        node.lineno = lineno + delta
+            shift = shift_first if line == 1 else shift_rest
+            node.col_offset = col + shift if col >= 0 else col
+            shift = shift_first if end_line == 1 else shift_rest
+            node.end_col_offset = end_col + shift if end_col >= 0 else end_col
+        for name in node._fields:
+            value = fields.get(name)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type) and (item._fields or item._attributes):
+                        push((item, line, col, end_line, end_col))
+            elif isinstance(value, node_type) and (value._fields or value._attributes):
+                push((value, line, col, end_line, end_col))
     return walrus
 
 
@@ -290,7 +298,7 @@ def compile_unit(
     try:
         if kind == "expr":
             tree_e = _parse(code, info, filename, "eval")
-            walrus = _relocate(tree_e, code, source_file, stripped, parsed=True)
+            walrus = _relocate(tree_e, code, source_file, stripped)
             compiled = compile(tree_e, path, "eval")
             unit = CompiledUnit(info, filename, kind, _track(compiled, info))
             if walrus:
@@ -402,7 +410,7 @@ def relocated_expression(code: PyCode, source_file: SourceFile) -> ast.Expressio
     `compile_unit` compiles it (raises `SyntaxError` when it does not parse)."""
     tree = ast.parse(code.source.strip(), source_file.path, mode="eval")
     stripped = len(code.source) - len(code.source.lstrip())
-    _relocate(tree, code, source_file, stripped, parsed=True)
+    _relocate(tree, code, source_file, stripped)
     return tree
 
 
