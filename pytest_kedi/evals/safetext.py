@@ -111,7 +111,9 @@ def clean_text(text: str) -> str:
 
 def clean_data(value: T) -> T:
     """`clean_text` applied to every string (keys included) of a builtin JSON-like value."""
-    found = secrets()
+    if not value:  # empty (or a falsy scalar): nothing to clean, as the JSON check finds
+        return value
+    found = current_secrets()
     if _already_clean(value, found):
         return value
     return _clean_data(value, found)  # type: ignore[return-value]

@@ -6,9 +6,10 @@
   unchanged file is then read from the cache instead of being parsed again; collection
   reads only the file's outline (its suites' and cases' names and lines), the full
   module is read when one of the file's items first needs it.
-* `CodeCache`: each test case's compiled, assertion-rewritten code, keyed by the case's
-  source and position, the Python and pytest versions and the compiler's sources (the
-  way pytest keeps rewritten test modules as ``.pyc`` files).
+* `CodeCache`: each file's compiled Python (test cases' assertion-rewritten code,
+  expressions and blocks), one entry per file keyed by its path and text, the Python and
+  pytest versions and the compiler's sources (the way pytest keeps rewritten test
+  modules as ``.pyc`` files).
 
 Entries are written atomically (a temporary file renamed into place), so pytest-xdist
 workers filling the same cache never read a partial entry. An entry that cannot be read
@@ -29,6 +30,7 @@ import os
 import pickle
 import sys
 import tempfile
+import threading
 import types
 from collections.abc import Callable
 from functools import cache
@@ -71,7 +73,13 @@ def parser_version() -> str:
 @cache
 def compiler_version() -> str:
     """A hash of the sources that compile case code, and of the Python/pytest versions."""
-    hashed = sources_hash(_PACKAGE, "runtime/pyinterop.py", "plugin/items.py")
+    hashed = sources_hash(
+        _PACKAGE,
+        "runtime/pyinterop.py",
+        "runtime/pyanalysis.py",
+        "plugin/items.py",
+        "plugin/diskcache.py",
+    )
     return f"{hashed}-{pytest.__version__}-{sys.version}"
 
 
@@ -209,34 +217,69 @@ class ParseCache:
 
 
 class CodeCache:
-    """Compiled case code kept in ``directory`` as marshalled code objects."""
+    """Compiled code kept in ``directory``: one entry per source file (its path and text)
+    holding every unit of the file compiled so far, marshalled (a `CodeStore`). A file's
+    entry is read once, when its first unit is looked up; the entries of files that gained
+    units are written by `flush`, at the end of the session."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.hits = 0
+        self._files: dict[object, dict[object, tuple[Any, ...]]] = {}
+        self._changed: set[object] = set()
+        self._lock = threading.Lock()  # rows running on threads compile too
 
-    def _entry(self, key: tuple[object, ...]) -> Path:
+    def _entry(self, file: object) -> Path:
         digest = hashlib.sha256(compiler_version().encode())
-        digest.update(repr(key).encode("utf-8", "surrogatepass"))
+        digest.update(repr(file).encode("utf-8", "surrogatepass"))
         return self.directory / digest.hexdigest()
 
-    def get(self, key: tuple[object, ...]) -> tuple[Any, ...] | None:
-        entry = self._entry(key)
+    def _read(self, file: object, *, log: bool = True) -> dict[object, tuple[Any, ...]]:
+        entry = self._entry(file)
         data = _read(entry)
         if data is None:
-            return None
+            return {}
         try:
-            value = marshal.loads(data)
-            if not (isinstance(value, tuple) and isinstance(value[0], types.CodeType)):
-                raise TypeError("not a compiled case")
+            units = marshal.loads(data)
+            if not isinstance(units, dict) or not all(
+                isinstance(value, tuple) and value and isinstance(value[0], types.CodeType)
+                for value in units.values()
+            ):
+                raise TypeError("not compiled code")
         except Exception as exc:
-            LOG.debug("pytest-kedi: ignoring corrupt code cache entry %s: %s", entry, exc)
-            return None
-        self.hits += 1
+            if log:
+                LOG.debug("pytest-kedi: ignoring corrupt code cache entry %s: %s", entry, exc)
+            return {}
+        return units
+
+    def _units(self, file: object) -> dict[object, tuple[Any, ...]]:
+        units = self._files.get(file)
+        if units is None:
+            units = self._files[file] = self._read(file)
+        return units
+
+    def get(self, key: tuple[object, ...]) -> tuple[Any, ...] | None:
+        file, unit = key
+        with self._lock:
+            value = self._units(file).get(unit)
+            if value is not None:
+                self.hits += 1
         return value
 
     def put(self, key: tuple[object, ...], value: tuple[Any, ...]) -> None:
-        _atomic_write(self._entry(key), marshal.dumps(value))
+        file, unit = key
+        with self._lock:
+            self._units(file)[unit] = value
+            self._changed.add(file)
+
+    def flush(self) -> None:
+        """Write the entry of every file that gained units, with the units another
+        process (an xdist worker) wrote to it meanwhile."""
+        with self._lock:
+            changed, self._changed = self._changed, set()
+            for file in changed:
+                units = {**self._read(file, log=False), **self._files[file]}
+                _atomic_write(self._entry(file), marshal.dumps(units))
 
 
 def caches_for(config: pytest.Config) -> tuple[ParseCache | None, CodeCache | None]:

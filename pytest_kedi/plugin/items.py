@@ -120,6 +120,7 @@ class _KediItem(pytest.Item):
 
         if self.config.getoption("show_fixtures_per_test", False):
             return  # that listing needs a Python function per item; nothing runs anyway
+        self._marks_seen = tuple(self.iter_markers())
         self._fixtureinfo = self.session._fixturemanager.getfixtureinfo(
             node=self, func=None, cls=None
         )
@@ -127,9 +128,20 @@ class _KediItem(pytest.Item):
         self.funcargs: dict[str, object] = {}
         self._request = TopRequest(self, _ispytest=True)  # type: ignore[arg-type]
 
+    def _marks_changed(self) -> bool:
+        """Whether the item's marks (its own and its parents') changed since its fixture
+        closure was computed (pytest reads the request as the item's run starts, just
+        before `setup`)."""
+        seen = self.__dict__.get("_marks_seen")
+        now = tuple(self.iter_markers())
+        if seen is None or len(seen) != len(now):
+            return True
+        return any(a is not b for a, b in zip(seen, now, strict=True))
+
     def setup(self) -> None:
         __tracebackhide__ = True
-        self._initrequest()  # picks up marks added since collection
+        if self._request is False or self._marks_changed():
+            self._initrequest()  # picks up marks added since the closure was computed
         self._request._fillfixtures()
 
     def _traceback_filter(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:

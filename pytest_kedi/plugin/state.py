@@ -144,6 +144,7 @@ class ProgramCache:
                 default_model=self.default_model,
                 model_loop=self.model_loop,
                 model_policy=self.model_policy(path) if self.model_policy else None,
+                code_store=kedi_session(self.config).disk_caches[1],
             )
         except KediParseError as exc:
             where = f"{display_path(exc.path)}:{exc.line}"

@@ -179,8 +179,11 @@ def _clean_report(report: pytest.TestReport) -> None:
         report.longrepr = clean_text(report.longrepr)
     elif report.longrepr is not None:
         _clean_repr(report.longrepr, set())
-    report.user_properties = clean_data(list(report.user_properties))
-    report.sections = clean_data(list(report.sections))
+    # Most reports carry neither (every phase of every item passes here).
+    if report.user_properties:
+        report.user_properties = clean_data(list(report.user_properties))
+    if report.sections:
+        report.sections = clean_data(list(report.sections))
 
 
 def _clean_repr(node: object, seen: set[int]) -> object:

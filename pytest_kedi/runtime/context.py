@@ -33,8 +33,11 @@ class Runtime:
         default_model: str | None = None,
         model_loop: Any = None,
         model_policy: Any = None,
+        code_store: CodeStore | None = None,
     ) -> None:
         self.model = model
+        #: compiled expressions and blocks kept across runs (None: compiled every run)
+        self.code_store = code_store
         #: a `ModelPolicy` wrapping every model the boundary resolves (None: none)
         self.model_policy = model_policy
         self.default_model = default_model
@@ -80,14 +83,14 @@ class Runtime:
         transform: Transform | None = None,
         store: CodeStore | None = None,
     ) -> CompiledUnit:
-        """Compile ``code`` once (a ``transform`` compiles a fresh unit, or takes it from
-        ``store``)."""
+        """Compile ``code`` once, or take it from the runtime's `code_store` (a
+        ``transform`` compiles a fresh unit, or takes it from ``store``)."""
         if transform is not None:
             return compile_unit(code, source_file, procedure, transform=transform, store=store)
         entry = self.compiled.get(id(code))
         if entry is not None and entry[0] is code:
             return entry[1]
-        unit = compile_unit(code, source_file, procedure)
+        unit = compile_unit(code, source_file, procedure, store=self.code_store)
         self.compiled[id(code)] = (code, unit)
         return unit
 

@@ -25,7 +25,16 @@ from pytest_kedi.runtime.rowscope import current as current_row
 from pytest_kedi.runtime.scope import EPOCHS, MISSING, Scope
 from pytest_kedi.runtime.types import describe_type, describe_value, validator_for
 
-__all__ = ["KediProcedure", "define_procedure", "define_type"]
+__all__ = ["BUILD_AFTER", "KediProcedure", "define_procedure", "define_type"]
+
+#: A procedure's generated body is built at its ``BUILD_AFTER``-th call; the calls before
+#: run on the interpreter, which behaves the same (tests/runtime/test_runtime_fastbody.py).
+#: Building costs about as much as 60 interpreted calls of a one-line body and saves a few
+#: microseconds per call after, so a procedure called a handful of times (a test file's
+#: cases, a small suite's rows) is never built, and a hot one soon is. A body that is one
+#: fenced block is built at its first call: its Python runs faster generated (its names
+#: are locals there), a saving that grows with the work the block does.
+BUILD_AFTER = 64
 
 
 class KediProcedure(PositionalCallee):
@@ -59,9 +68,14 @@ class KediProcedure(PositionalCallee):
         self._str_return = return_type is str
         self._n = len(self.names)
         self._body = node.body
-        #: the generated body (`fastbody`), built on the first call; None: interpreted
+        #: the generated body (`fastbody`), built at call `BUILD_AFTER`; None: interpreted
         self._generated: FastBody | None = None
         self._built = False
+        self._calls = 0  # calls that asked for the generated body before it was built
+        body = node.body
+        self._one_fence = (
+            len(body) == 1 and isinstance(body[0], nodes.Return) and body[0].value.mode == "fence"
+        )
         #: (module binding epoch, the generated body bound to the module globals)
         self._fn: tuple[int, Callable[..., Any]] | None = None
         # Generated code checks every parameter value; a default is never checked, so
@@ -107,6 +121,9 @@ class KediProcedure(PositionalCallee):
     def _fast_fn(self) -> Callable[..., Any] | None:
         """The generated body bound to the current module globals (None: interpreted)."""
         if not self._built:
+            self._calls += 1
+            if self._calls < BUILD_AFTER and not self._one_fence:
+                return None
             self._built = True
             self._generated = build(self)
         if self._generated is None:

@@ -51,6 +51,7 @@ def load(
     default_model: str | None = None,
     model_loop: Any = None,
     model_policy: Any = None,
+    code_store: CodeStore | None = None,
 ) -> Program:
     """Parse ``path`` (or ``source``), run its prelude and, in ``validate`` mode, process
     every declaration in source order with lazy top-level bindings
@@ -63,13 +64,18 @@ def load(
     its owner closes it. Without one, the program owns a private loop, closed when the
     program is garbage-collected or at interpreter exit. ``model_policy`` (a
     `pytest_kedi.runtime.model.policy.ModelPolicy`) wraps every model the program calls
-    (cassettes, retries, request budget).
+    (cassettes, retries, request budget). ``code_store`` keeps the program's compiled
+    Python across runs (the pytest plugin's is in pytest's cache directory).
     """
     install_dispatch()
     if mode not in ("run", "validate"):
         raise ValueError(f"mode must be 'run' or 'validate', not {mode!r}")
     runtime = Runtime(
-        model=model, default_model=default_model, model_loop=model_loop, model_policy=model_policy
+        model=model,
+        default_model=default_model,
+        model_loop=model_loop,
+        model_policy=model_policy,
+        code_store=code_store,
     )
     # Cyclic GC stays on: loading runs user code (preludes, imported modules), and
     # compiling a statement leaves no cyclic garbage behind, so loading stays linear.

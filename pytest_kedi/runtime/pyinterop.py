@@ -136,39 +136,52 @@ def _first_line_shift(code: PyCode, source_file: SourceFile, stripped: int) -> i
     return len(prefix.encode("utf-8"))
 
 
-def _relocate(
-    tree: ast.AST, code: PyCode, source_file: SourceFile, stripped: int, *, parsed: bool = False
-) -> bool:
+def _relocate(tree: ast.AST, code: PyCode, source_file: SourceFile, stripped: int) -> bool:
     """Give ``tree`` `.kedi` line numbers and column offsets; whether it holds an
-    assignment expression (``:=``). ``parsed``: ``tree`` is as `ast.parse` made it, every
-    position present (a transformed tree may lack some, which are completed first)."""
+    assignment expression (``:=``). A position a node lacks (a transformed tree may lack
+    some) is its parent's, as `_fix_locations` completes them, in the same pass."""
     if code.kind == "block":
         shift_first = shift_rest = len(" " * (code.col - 1))
     else:
         shift_first, shift_rest = _first_line_shift(code, source_file, stripped), 0
     delta = code.line - 1
-    if not parsed:
-        _fix_locations(tree)
     walrus = False
-    node: Any
-    for node in ast.walk(tree):
-        if type(node) is ast.NamedExpr:
-            walrus = True
-        if "lineno" not in node._attributes:
-            continue
-        lineno = getattr(node, "lineno", None)
-        if lineno is None:
-            continue
-        col = getattr(node, "col_offset", None)
-        if col is not None and col >= 0:
-            node.col_offset = col + (shift_first if lineno == 1 else shift_rest)
-        end_line = getattr(node, "end_lineno", None)
-        if end_line is not None:
-            end_col = getattr(node, "end_col_offset", None)
-            if end_col is not None and end_col >= 0:
-                node.end_col_offset = end_col + (shift_first if end_line == 1 else shift_rest)
+    # Each entry: a node and its parent's positions in the unit (before relocation).
+    stack: list[tuple[Any, int, int, int, int]] = [(tree, 1, 0, 1, 0)]
+    pop, push = stack.pop, stack.append
+    node_type = ast.AST
+    while stack:
+        node, line, col, end_line, end_col = pop()
+        fields = node.__dict__
+        if node._attributes:  # every node with positions has all four
+            if type(node) is ast.NamedExpr:
+                walrus = True
+            value = fields.get("lineno")
+            if value is not None:
+                line = value
+            value = fields.get("end_lineno")
+            if value is not None:
+                end_line = value
+            value = fields.get("col_offset")
+            if value is not None:
+                col = value
+            value = fields.get("end_col_offset")
+            if value is not None:
+                end_col = value
+            node.lineno = line + delta
             node.end_lineno = end_line + delta
-        node.lineno = lineno + delta
+            shift = shift_first if line == 1 else shift_rest
+            node.col_offset = col + shift if col >= 0 else col
+            shift = shift_first if end_line == 1 else shift_rest
+            node.end_col_offset = end_col + shift if end_col >= 0 else end_col
+        for name in node._fields:
+            value = fields.get(name)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type) and (item._fields or item._attributes):
+                        push((item, line, col, end_line, end_col))
+            elif isinstance(value, node_type) and (value._fields or value._attributes):
+                push((value, line, col, end_line, end_col))
     return walrus
 
 
@@ -230,8 +243,12 @@ def _parse(code: PyCode, info: UnitInfo, filename: str, mode: str) -> Any:
 
 
 class CodeStore(Protocol):
-    """A store of compiled block code kept across runs (the pytest plugin keeps one in
-    pytest's cache directory): ``(code, top-level targets, write-back candidates)``."""
+    """A store of compiled code kept across runs (the pytest plugin keeps one in pytest's
+    cache directory). A key is ``(file, unit)``: ``file`` is the source file's path and a
+    digest of its text (so a store can keep one file's units together, and a changed file
+    never reads another text's code), ``unit`` names the unit in the file. A value is a
+    block's ``(code, top-level targets, write-back candidates, shared names)`` or an
+    expression's ``(code, whether it holds an assignment expression)``."""
 
     def get(self, key: tuple[object, ...]) -> tuple[Any, ...] | None: ...
 
@@ -248,14 +265,25 @@ def compile_unit(
     store: CodeStore | None = None,
 ) -> CompiledUnit:
     """Compile one embedded unit. ``mode``: ``"expr"``, ``"block"`` or ``"prelude"``
-    (default: ``"expr"`` for backtick expressions, ``"block"`` otherwise). A block's code
-    is looked up in (and added to) ``store`` when one is given."""
+    (default: ``"expr"`` for backtick expressions, ``"block"`` otherwise). An expression's
+    or a block's code is looked up in (and added to) ``store`` when one is given."""
     info = UnitInfo(code, source_file, procedure)
     kind = mode or ("expr" if code.kind == "expr" else "block")
     filename = _register(info, kind)
     path = source_file.path
     stripped = len(code.source) - len(code.source.lstrip()) if kind == "expr" else 0
-    key = ("block", path, procedure, code.source, code.line, code.col)
+    key = (
+        (path, source_file.digest),
+        (kind, procedure, code.source, code.line, code.col, transform is not None),
+    )
+    if kind == "expr" and store is not None:
+        hit = store.get(key)
+        if hit is not None:
+            compiled, walrus = hit
+            unit = CompiledUnit(info, filename, kind, _track(compiled, info))
+            if walrus:
+                unit.simple = False
+            return unit
     if kind == "block" and store is not None:
         hit = store.get(key)
         if hit is not None:
@@ -270,23 +298,22 @@ def compile_unit(
     try:
         if kind == "expr":
             tree_e = _parse(code, info, filename, "eval")
-            walrus = _relocate(tree_e, code, source_file, stripped, parsed=True)
+            walrus = _relocate(tree_e, code, source_file, stripped)
             compiled = compile(tree_e, path, "eval")
             unit = CompiledUnit(info, filename, kind, _track(compiled, info))
             if walrus:
                 unit.simple = False
+            if store is not None:
+                store.put(key, (compiled, walrus))
             return unit
         tree = _block_tree(code, info, filename, transform)
         if kind == "prelude":
             compiled = compile(tree, path, "exec")
             return CompiledUnit(info, filename, kind, _track(compiled, info))
         top = top_level_targets(tree.body)
-        nested = nested_globals(tree.body)
         # Names a nested scope declares global stay module-level for the whole block;
         # so does every name of a block that introspects its namespace.
-        introspects = any(
-            isinstance(node, ast.Name) and node.id in INTROSPECTION for node in ast.walk(tree)
-        )
+        nested, introspects = nested_globals(tree.body)
         shared = frozenset(top) if introspects else frozenset(top & nested)
         func_code = _block_code(tree, shared, path, code.line)
     except SyntaxError as exc:
@@ -312,12 +339,14 @@ def _block_tree(
 
 
 def _block_code(tree: ast.Module, shared: frozenset[str], path: str, line: int) -> types.CodeType:
-    """The block as a function; the names in ``shared`` are declared ``global``."""
+    """The block as a function; the names in ``shared`` are declared ``global``. The
+    block's tree has every position (`_relocate` completed them)."""
+    at = {"lineno": line, "col_offset": 0, "end_lineno": line, "end_col_offset": 0}
     body: list[ast.stmt] = []
     if shared:
-        body.append(ast.Global(names=sorted(shared), lineno=line, col_offset=0, end_lineno=line))
-    body.extend(tree.body or [ast.Pass(lineno=line, col_offset=0, end_lineno=line)])
-    return function_code(_BLOCK_NAME, (), body, path, line)
+        body.append(ast.Global(names=sorted(shared), **at))
+    body.extend(tree.body or [ast.Pass(**at)])
+    return function_code(_BLOCK_NAME, (), body, path, line, positioned=True)
 
 
 def _rebuilder(
@@ -339,14 +368,24 @@ def _track(code: types.CodeType, info: UnitInfo) -> types.CodeType:
 
 
 def function_code(
-    name: str, params: tuple[str, ...], body: list[ast.stmt], filename: str, line: int
+    name: str,
+    params: tuple[str, ...],
+    body: list[ast.stmt],
+    filename: str,
+    line: int,
+    *,
+    positioned: bool = False,
 ) -> types.CodeType:
-    """Compile ``def <name>(<params>): <body>`` under ``filename``; its code object."""
+    """Compile ``def <name>(<params>): <body>`` under ``filename``; its code object.
+    ``positioned``: every node of ``body`` has its positions (none is completed)."""
     func = ast.FunctionDef(
         name=name,
         args=ast.arguments(
             posonlyargs=[],
-            args=[ast.arg(arg=param) for param in params],
+            args=[
+                ast.arg(arg=param, lineno=line, col_offset=0, end_lineno=line, end_col_offset=0)
+                for param in params
+            ],
             kwonlyargs=[],
             kw_defaults=[],
             defaults=[],
@@ -360,7 +399,8 @@ def function_code(
         end_col_offset=0,
     )
     module = ast.Module(body=[func], type_ignores=[])
-    _fix_locations(module)
+    if not positioned:
+        _fix_locations(module)
     module_code = compile(module, filename, "exec")
     return next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
 
@@ -370,7 +410,7 @@ def relocated_expression(code: PyCode, source_file: SourceFile) -> ast.Expressio
     `compile_unit` compiles it (raises `SyntaxError` when it does not parse)."""
     tree = ast.parse(code.source.strip(), source_file.path, mode="eval")
     stripped = len(code.source) - len(code.source.lstrip())
-    _relocate(tree, code, source_file, stripped, parsed=True)
+    _relocate(tree, code, source_file, stripped)
     return tree
 
 

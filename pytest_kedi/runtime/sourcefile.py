@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from bisect import bisect_right
 
 from pytest_kedi.lang.nodes import Span
@@ -12,17 +13,28 @@ __all__ = ["SourceFile"]
 class SourceFile:
     """Lines and offsets of one `.kedi` file, for snippets and synthetic spans."""
 
-    __slots__ = ("_starts", "lines", "path", "source")
+    __slots__ = ("_digest", "_starts", "lines", "path", "source")
 
     def __init__(self, path: str, source: str) -> None:
         self.path = path
         self.source = source
         self.lines: tuple[str, ...] = tuple(source.splitlines())
         starts = [0]
-        for index, char in enumerate(source):
-            if char == "\n":
-                starts.append(index + 1)
+        find, at = source.find, source.find("\n")
+        while at != -1:
+            starts.append(at + 1)
+            at = find("\n", at + 1)
         self._starts = starts
+        self._digest: str | None = None
+
+    @property
+    def digest(self) -> str:
+        """A hash of the text (computed once): what compiled code kept across runs is
+        keyed by, with the path."""
+        if self._digest is None:
+            data = self.source.encode("utf-8", "surrogatepass")
+            self._digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        return self._digest
 
     def line_text(self, line: int) -> str:
         if 1 <= line <= len(self.lines):

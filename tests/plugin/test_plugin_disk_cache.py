@@ -1,5 +1,5 @@
-"""Parsed `.kedi` files and compiled case code are kept in pytest's cache directory, so a
-second run neither parses unchanged files again nor recompiles their cases; a damaged
+"""Parsed `.kedi` files and their compiled Python are kept in pytest's cache directory, so a
+second run neither parses unchanged files again nor recompiles their code; a damaged
 cache entry is ignored (with a one-line debug record) and never changes an outcome."""
 
 from __future__ import annotations
@@ -32,6 +32,14 @@ if os.environ.get("REFUSE_CASE_COMPILE"):
         raise RuntimeError("compiled again")
 
     items._rewrite_asserts = _refuse_rewrite
+
+if os.environ.get("REFUSE_PYTHON_COMPILE"):  # any expression or block of a .kedi file
+    from pytest_kedi.runtime import pyinterop
+
+    def _refuse_parse(code, info, filename, mode):
+        raise RuntimeError("compiled again")
+
+    pyinterop._parse = _refuse_parse
 """
 
 FAILING_CASE = """\
@@ -57,12 +65,31 @@ def test_second_run_uses_cached_parses_and_case_code(
     first = kedi.subprocess("--kedi-eval")
     first.assert_outcomes(passed=3)
     assert len(_entries(kedi, "kedi-parse")) == 1
-    assert len(_entries(kedi, "kedi-code")) == 2
+    assert len(_entries(kedi, "kedi-code")) == 1  # one entry per file
     monkeypatch.setenv("REFUSE_KEDI_PARSE", "1")
     monkeypatch.setenv("REFUSE_CASE_COMPILE", "1")
+    monkeypatch.setenv("REFUSE_PYTHON_COMPILE", "1")
     second = kedi.subprocess("--kedi-eval")
     second.assert_outcomes(passed=3)
     assert "again" not in second.stdout.str()
+
+
+def test_a_changed_file_compiles_its_python_again(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its expressions and cases are unchanged, at the same places: only the text around
+    # them changed, and no code compiled from the earlier text is used.
+    kedi.write("demo.kedi", DEMO)
+    kedi.write("conftest.py", CONFTEST)
+    kedi.subprocess("--kedi-eval").assert_outcomes(passed=3)
+    kedi.write("demo.kedi", DEMO + "\n# a comment\n")
+    monkeypatch.setenv("REFUSE_PYTHON_COMPILE", "1")
+    result = kedi.subprocess("--kedi-eval")
+    assert "compiled again" in result.stdout.str()
+    monkeypatch.delenv("REFUSE_PYTHON_COMPILE")
+    kedi.subprocess("--kedi-eval").assert_outcomes(passed=3)
+    monkeypatch.setenv("REFUSE_PYTHON_COMPILE", "1")
+    kedi.subprocess("--kedi-eval").assert_outcomes(passed=3)
 
 
 def test_a_changed_file_is_parsed_again(kedi: Kedi, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -89,7 +116,7 @@ def test_corrupt_entries_are_ignored_with_a_debug_record(kedi: Kedi) -> None:
     kedi.write("demo.kedi", DEMO)
     kedi.run("--kedi-eval").assert_outcomes(passed=3)
     entries = _entries(kedi, "kedi-parse") + _entries(kedi, "kedi-code")
-    assert len(entries) == 3
+    assert len(entries) == 2
     for entry in entries:
         entry.write_bytes(b"\x80not a cache entry")
     from pytest_kedi.lang import parser
@@ -99,7 +126,7 @@ def test_corrupt_entries_are_ignored_with_a_debug_record(kedi: Kedi) -> None:
     result.assert_outcomes(passed=3)
     output = result.stdout.str()
     assert output.count("ignoring corrupt parse cache entry") == 1, output
-    assert output.count("ignoring corrupt code cache entry") == 2, output
+    assert output.count("ignoring corrupt code cache entry") == 1, output
     assert "Traceback" not in output
 
 

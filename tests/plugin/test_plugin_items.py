@@ -378,3 +378,30 @@ def test_trace_stops_at_the_first_line_of_the_cases_python(kedi: Kedi) -> None:
     # the first line of the case's Python (`value = double(21)`, .kedi line 7), not the assert
     assert stops[0].endswith("failing.kedi 7"), stops
     assert stops[1].endswith("failing.kedi 21"), stops  # `fine::ok`'s one statement line
+
+
+LATE_MARK_CONFTEST = """
+import pytest
+
+
+@pytest.fixture
+def late(request):
+    with open(request.config.rootpath / "late.txt", "a", encoding="utf-8") as log:
+        log.write(request.node.name + "\\n")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("kedi"):
+        item.add_marker(pytest.mark.usefixtures("late"))
+"""
+
+
+def test_a_usefixtures_mark_added_as_the_item_sets_up_is_used(kedi: Kedi) -> None:
+    # pytest reads an item's request as its run starts; a mark added after that (by a
+    # setup hook that runs before the item's own setup) still brings its fixture.
+    kedi.pytester.makeconftest(LATE_MARK_CONFTEST)
+    kedi.write("demo.kedi", DEMO)
+    kedi.run("--kedi-eval", "-p", "no:cacheprovider").assert_outcomes(passed=3)
+    ran = (kedi.pytester.path / "late.txt").read_text(encoding="utf-8").split()
+    assert sorted(ran) == ["eval:initials", "padded", "two_words"]

@@ -42,3 +42,12 @@ def never_generated(monkeypatch: Any, program: Any) -> None:
     monkeypatch.setattr(
         procedures, "build", lambda proc: None if proc.unit.scope is scope else original(proc)
     )
+
+
+def built_at_first_call(monkeypatch: Any) -> None:
+    """Build every procedure's generated body at its first call (by default a procedure
+    runs on the interpreter for its first `BUILD_AFTER` - 1 calls), so a test compares the
+    generated body itself with the interpreter."""
+    from pytest_kedi.runtime import procedures
+
+    monkeypatch.setattr(procedures, "BUILD_AFTER", 1)

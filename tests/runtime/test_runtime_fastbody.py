@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from kedi_outcomes import never_generated, outcome
+from kedi_outcomes import built_at_first_call, never_generated, outcome
 
 from pytest_kedi.errors import KediExecutionError
 from pytest_kedi.runtime import procedures
@@ -194,6 +194,11 @@ CALLS: list[tuple[str, tuple[Any, ...]]] = [
 
 def line_of(text: str) -> int:
     return SOURCE.splitlines().index(text) + 1
+
+
+@pytest.fixture(autouse=True)
+def _generated_from_the_first_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    built_at_first_call(monkeypatch)
 
 
 @pytest.fixture
@@ -401,3 +406,44 @@ def test_a_cancelled_row_stops_at_a_call_from_a_text_template(kedi):
         program.procedures["outer"](lambda: token.cancel("deadline"), log)
     assert log == []
     assert program.procedures["outer"](lambda: None, log) == "said x"  # no token bound
+
+
+@pytest.mark.parametrize(("name", "args"), [("add", (2, 3)), ("second", (2, 0)), ("greet", ("k",))])
+def test_a_procedure_is_built_at_its_build_after_th_call_and_agrees_across(
+    programs, monkeypatch, name, args
+):
+    """A procedure runs on the interpreter until its `BUILD_AFTER`-th call, which builds
+    its generated body; a caller sees the same values and errors before and after."""
+    monkeypatch.setattr(procedures, "BUILD_AFTER", 3)
+    generated, interpreted = programs(SOURCE)
+    proc = generated.procedures[name]
+    expected = outcome(lambda: interpreted.procedures[name](*args))
+    seen = []
+    for _ in range(2):
+        seen.append(outcome(lambda: proc(*args)))
+        assert proc._generated is None  # still interpreted
+    seen.append(outcome(lambda: proc.invoke_positional(list(args))))
+    assert proc._generated is not None  # built at the third call
+    seen.append(outcome(lambda: proc(*args)))
+    assert seen == [expected] * 4
+
+
+def test_a_procedure_called_fewer_times_is_never_built(kedi, monkeypatch):
+    built: list[str] = []
+    original = procedures.build
+    monkeypatch.setattr(procedures, "build", lambda proc: built.append(proc.name) or original(proc))
+    monkeypatch.setattr(procedures, "BUILD_AFTER", 64)
+    program = kedi("@double(x: int) -> int:\n  = `x * 2`\n", mode="validate")
+    assert [program.procedures["double"](n) for n in range(63)] == [n * 2 for n in range(63)]
+    assert built == []
+    assert program.procedures["double"](100) == 200
+    assert built == ["double"]
+
+
+def test_a_body_that_is_one_fence_is_built_at_its_first_call(programs, monkeypatch):
+    monkeypatch.setattr(procedures, "BUILD_AFTER", 64)
+    generated, interpreted = programs(SOURCE)
+    assert outcome(lambda: generated.procedures["fenced"](2)) == outcome(
+        lambda: interpreted.procedures["fenced"](2)
+    )
+    assert generated.procedures["fenced"]._generated is not None

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from kedi_outcomes import never_generated, outcome
+from kedi_outcomes import built_at_first_call, never_generated, outcome
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -105,6 +105,11 @@ class Boundary:
 
     def invoke(self, state: Any, prompt: str) -> Any:
         return self._reply("invoke", state, prompt, ())
+
+
+@pytest.fixture(autouse=True)
+def _generated_from_the_first_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    built_at_first_call(monkeypatch)
 
 
 @pytest.fixture

@@ -59,12 +59,33 @@ EXPRESSIONS = [
 ]
 
 
-@pytest.mark.parametrize("source", EXPRESSIONS)
-def test_a_parsed_expression_relocates_as_one_whose_positions_were_completed(
-    source: str,
-) -> None:
-    """A tree straight from `ast.parse` has every position: relocating it without first
-    completing them gives the same tree; the walrus is detected either way."""
+def _relocated_in_two_passes(
+    tree: ast.AST, code: nodes.PyCode, file: SourceFile, stripped: int
+) -> bool:
+    """What `_relocate` gives, as it was first written: every missing position completed
+    (`_fix_locations`), then every node moved by one walk; the walrus found on the way."""
+    if code.kind == "block":
+        shift_first = shift_rest = code.col - 1
+    else:
+        shift_first, shift_rest = pyinterop._first_line_shift(code, file, stripped), 0
+    delta = code.line - 1
+    pyinterop._fix_locations(tree)
+    walrus = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.NamedExpr):
+            walrus = True
+        if "lineno" not in node._attributes:
+            continue
+        line, end_line = node.lineno, node.end_lineno
+        if node.col_offset >= 0:
+            node.col_offset += shift_first if line == 1 else shift_rest
+        if node.end_col_offset >= 0:
+            node.end_col_offset += shift_first if end_line == 1 else shift_rest
+        node.lineno, node.end_lineno = line + delta, end_line + delta
+    return walrus
+
+
+def _expression(source: str) -> tuple[nodes.PyCode, SourceFile]:
     kedi = f"@p(x: int) -> int:\n  = `{source}`\n"
     code = nodes.PyCode(
         nodes.Span("p.kedi", 2, 6, 2, 6, 0, 0),
@@ -73,13 +94,113 @@ def test_a_parsed_expression_relocates_as_one_whose_positions_were_completed(
         2,
         kedi.splitlines()[1].index("`") + 2,
     )
-    file = SourceFile("p.kedi", kedi)
+    return code, SourceFile("p.kedi", kedi)
+
+
+@pytest.mark.parametrize("source", EXPRESSIONS)
+def test_a_parsed_expression_relocates_as_in_two_passes(source: str) -> None:
+    code, file = _expression(source)
     stripped = len(source) - len(source.lstrip())
     trees = [ast.parse(source.strip(), "p.kedi", mode="eval") for _ in range(2)]
-    walrus = [pyinterop._relocate(trees[0], code, file, stripped, parsed=True)]
-    walrus.append(pyinterop._relocate(trees[1], code, file, stripped))
+    walrus = [pyinterop._relocate(trees[0], code, file, stripped)]
+    walrus.append(_relocated_in_two_passes(trees[1], code, file, stripped))
     assert ast.dump(trees[0], include_attributes=True) == ast.dump(
         trees[1], include_attributes=True
     )
     assert walrus == [":=" in source] * 2
     assert trees[0].body.lineno == 2
+
+
+@pytest.mark.parametrize("every", [1, 2, 3, 7])
+@pytest.mark.parametrize("kind", ["block", "expr"])
+def test_a_tree_missing_positions_relocates_as_in_two_passes(every: int, kind: str) -> None:
+    """A transformed tree (assertion rewriting, say) lacks positions: each takes its
+    parent's, and moves with it to the `.kedi` line and column."""
+    source = Path(pyinterop.__file__).read_text(encoding="utf-8")
+    kedi = "@test: t:\n  > case: c:\n    ```\n" + source + "\n    ```\n"
+    if kind == "block":
+        code = nodes.PyCode(nodes.Span("p.kedi", 4, 5, 4, 5, 0, 0), source, "block", 4, 5)
+        file = SourceFile("p.kedi", kedi)
+    else:
+        code, file = _expression("é + (y := 2)")
+        source = "é + (y := 2)"
+    tree = _without_some_positions(ast.parse(source), every)
+    ours, theirs = copy.deepcopy(tree), copy.deepcopy(tree)
+    walrus = pyinterop._relocate(ours, code, file, 0)
+    assert walrus == _relocated_in_two_passes(theirs, code, file, 0)
+    assert ast.dump(ours, include_attributes=True) == ast.dump(theirs, include_attributes=True)
+
+
+@pytest.mark.parametrize("source", ["", "one", "a\nb", "a\n\nb\n", "\n\n", "é\r\nz\n  last"])
+def test_source_file_line_spans_and_offsets(source: str) -> None:
+    file = SourceFile("p.kedi", source)
+    starts = [0] + [index + 1 for index, char in enumerate(source) if char == "\n"]
+    for line, start in enumerate(starts, 1):
+        span = file.line_span(line)
+        assert span.start_offset == start
+        assert source[span.start_offset : span.end_offset] == file.line_text(line)
+        assert file.line_of_offset(start) == line
+
+
+def _top_level_targets_recursively(body: list[ast.stmt]) -> set[str]:
+    """`top_level_targets` as it was first written (a recursive visit)."""
+    found: set[str] = set()
+    scopes = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+            for deco in node.decorator_list:
+                visit(deco)
+            return
+        if isinstance(node, scopes):
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            found.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name != "*":
+                    found.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            found.add(node.name)
+        elif isinstance(node, ast.Global):
+            found.update(node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    for stmt in body:
+        visit(stmt)
+    return found
+
+
+BLOCK = """\
+import os.path, json as j
+from x import *
+from y import a as b, c
+@deco(d := 1)
+def f(g=(h := 2)):
+    inner = 1
+class K:
+    attr = 2
+for i, (k, *rest) in pairs:
+    del gone
+try:
+    pass
+except E as err:
+    pass
+with open(p) as (w1, w2):
+    global g1, g2
+lam = lambda q: (z := q)
+comp = [u for u in range(3) if (v := u)]
+match point:
+    case [m1, *m2] | {"k": m3}:
+        pass
+"""
+
+
+@pytest.mark.parametrize("source", [BLOCK, Path(pyinterop.__file__).read_text(encoding="utf-8")])
+def test_top_level_targets_as_found_by_a_recursive_visit(source: str) -> None:
+    from pytest_kedi.runtime.pyanalysis import top_level_targets
+
+    body = ast.parse(source).body
+    assert top_level_targets(body) == _top_level_targets_recursively(body)
