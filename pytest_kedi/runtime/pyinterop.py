@@ -28,6 +28,7 @@ from pytest_kedi.runtime.pyglobals import (
     same_binding,
     split_scope,
 )
+from pytest_kedi.runtime.pypositions import fix_locations, relocate
 from pytest_kedi.runtime.scope import MISSING, Scope
 from pytest_kedi.runtime.sourcefile import SourceFile
 
@@ -130,107 +131,6 @@ def _register(info: UnitInfo, kind: str) -> str:
     return f"<kedi {kind} {base}:{info.code.line} #{next(_COUNTER)}>"
 
 
-def _first_line_shift(code: PyCode, source_file: SourceFile, stripped: int) -> int:
-    """UTF-8 byte offset, on the first `.kedi` line, of the unit's first character."""
-    prefix = source_file.line_text(code.line)[: code.col - 1 + stripped]
-    return len(prefix.encode("utf-8"))
-
-
-def _relocate(tree: ast.AST, code: PyCode, source_file: SourceFile, stripped: int) -> bool:
-    """Give ``tree`` `.kedi` line numbers and column offsets; whether it holds an
-    assignment expression (``:=``). A position a node lacks (a transformed tree may lack
-    some) is its parent's, as `_fix_locations` completes them, in the same pass."""
-    if code.kind == "block":
-        shift_first = shift_rest = len(" " * (code.col - 1))
-    else:
-        shift_first, shift_rest = _first_line_shift(code, source_file, stripped), 0
-    delta = code.line - 1
-    walrus = False
-    # Each entry: a node and its parent's positions in the unit (before relocation).
-    stack: list[tuple[Any, int, int, int, int]] = [(tree, 1, 0, 1, 0)]
-    pop, push = stack.pop, stack.append
-    node_type = ast.AST
-    while stack:
-        node, line, col, end_line, end_col = pop()
-        fields = node.__dict__
-        if node._attributes:  # every node with positions has all four
-            if type(node) is ast.NamedExpr:
-                walrus = True
-            value = fields.get("lineno")
-            if value is not None:
-                line = value
-            value = fields.get("end_lineno")
-            if value is not None:
-                end_line = value
-            value = fields.get("col_offset")
-            if value is not None:
-                col = value
-            value = fields.get("end_col_offset")
-            if value is not None:
-                end_col = value
-            node.lineno = line + delta
-            node.end_lineno = end_line + delta
-            shift = shift_first if line == 1 else shift_rest
-            node.col_offset = col + shift if col >= 0 else col
-            shift = shift_first if end_line == 1 else shift_rest
-            node.end_col_offset = end_col + shift if end_col >= 0 else end_col
-        for name in node._fields:
-            value = fields.get(name)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, node_type) and (item._fields or item._attributes):
-                        push((item, line, col, end_line, end_col))
-            elif isinstance(value, node_type) and (value._fields or value._attributes):
-                push((value, line, col, end_line, end_col))
-    return walrus
-
-
-def _fix_locations(tree: ast.AST) -> None:
-    """`ast.fix_missing_locations` without its recursive closure, which is cyclic garbage
-    left behind by every call (one per compiled unit: a cyclic GC pass per few hundred
-    statements of a program run). A node missing a position takes its parent's.
-
-    Runs once per compiled unit and generated procedure body, so it reads each node's
-    ``__dict__`` (where a node keeps its fields and positions) instead of going through
-    `ast.iter_child_nodes`, and skips the childless nodes without positions (contexts and
-    operators), which it would leave unchanged."""
-    stack: list[tuple[Any, int, int, int, int]] = [(tree, 1, 0, 1, 0)]
-    pop, push = stack.pop, stack.append
-    node_type = ast.AST
-    while stack:
-        node, line, col, end_line, end_col = pop()
-        fields = node.__dict__
-        if node._attributes:  # every node with positions has all four
-            value = fields.get("lineno")
-            if value is None:
-                node.lineno = line
-            else:
-                line = value
-            value = fields.get("end_lineno")
-            if value is None:
-                node.end_lineno = end_line
-            else:
-                end_line = value
-            value = fields.get("col_offset")
-            if value is None:
-                node.col_offset = col
-            else:
-                col = value
-            value = fields.get("end_col_offset")
-            if value is None:
-                node.end_col_offset = end_col
-            else:
-                end_col = value
-        for name in node._fields:
-            value = fields.get(name)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, node_type) and (item._fields or item._attributes):
-                        push((item, line, col, end_line, end_col))
-            elif isinstance(value, node_type) and (value._fields or value._attributes):
-                push((value, line, col, end_line, end_col))
-
-
 def _parse(code: PyCode, info: UnitInfo, filename: str, mode: str) -> Any:
     """Parse a unit's source (a backtick expression is stripped, as it is compiled);
     a syntax error is raised located at its `.kedi` line."""
@@ -298,7 +198,7 @@ def compile_unit(
     try:
         if kind == "expr":
             tree_e = _parse(code, info, filename, "eval")
-            walrus = _relocate(tree_e, code, source_file, stripped)
+            walrus = relocate(tree_e, code, source_file, stripped)
             compiled = compile(tree_e, path, "eval")
             unit = CompiledUnit(info, filename, kind, _track(compiled, info))
             if walrus:
@@ -334,13 +234,13 @@ def _block_tree(
     assert isinstance(tree, ast.Module)
     if transform is not None:
         transform(tree, info.source_file.path)
-    _relocate(tree, code, info.source_file, 0)
+    relocate(tree, code, info.source_file, 0)
     return tree
 
 
 def _block_code(tree: ast.Module, shared: frozenset[str], path: str, line: int) -> types.CodeType:
     """The block as a function; the names in ``shared`` are declared ``global``. The
-    block's tree has every position (`_relocate` completed them)."""
+    block's tree has every position (`relocate` completed them)."""
     at = {"lineno": line, "col_offset": 0, "end_lineno": line, "end_col_offset": 0}
     body: list[ast.stmt] = []
     if shared:
@@ -400,7 +300,7 @@ def function_code(
     )
     module = ast.Module(body=[func], type_ignores=[])
     if not positioned:
-        _fix_locations(module)
+        fix_locations(module)
     module_code = compile(module, filename, "exec")
     return next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
 
@@ -410,7 +310,7 @@ def relocated_expression(code: PyCode, source_file: SourceFile) -> ast.Expressio
     `compile_unit` compiles it (raises `SyntaxError` when it does not parse)."""
     tree = ast.parse(code.source.strip(), source_file.path, mode="eval")
     stripped = len(code.source) - len(code.source.lstrip())
-    _relocate(tree, code, source_file, stripped)
+    relocate(tree, code, source_file, stripped)
     return tree
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_kedi.lang import nodes
-from pytest_kedi.runtime import pyinterop
+from pytest_kedi.runtime import pyinterop, pypositions
 from pytest_kedi.runtime.sourcefile import SourceFile
 
 POSITIONS = ("lineno", "col_offset", "end_lineno", "end_col_offset")
@@ -33,7 +33,7 @@ def test_missing_positions_are_filled_as_the_standard_library_fills_them(every: 
     source = Path(pyinterop.__file__).read_text(encoding="utf-8")
     tree = _without_some_positions(ast.parse(source), every)
     ours, theirs = copy.deepcopy(tree), copy.deepcopy(tree)
-    pyinterop._fix_locations(ours)
+    pypositions.fix_locations(ours)
     ast.fix_missing_locations(theirs)
     assert ast.dump(ours, include_attributes=True) == ast.dump(theirs, include_attributes=True)
 
@@ -42,7 +42,7 @@ def test_a_generated_tree_without_positions_takes_its_parents() -> None:
     call = ast.Call(func=ast.Name(id="f", ctx=ast.Load()), args=[ast.Constant(1)], keywords=[])
     stmt = ast.Expr(value=call, lineno=7, col_offset=2, end_lineno=7, end_col_offset=9)
     module = ast.Module(body=[stmt], type_ignores=[])
-    pyinterop._fix_locations(module)
+    pypositions.fix_locations(module)
     for node in (call, call.func, call.args[0]):
         assert (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset) == (7, 2, 7, 9)
     namespace = {"f": lambda value: value}
@@ -62,14 +62,14 @@ EXPRESSIONS = [
 def _relocated_in_two_passes(
     tree: ast.AST, code: nodes.PyCode, file: SourceFile, stripped: int
 ) -> bool:
-    """What `_relocate` gives, as it was first written: every missing position completed
-    (`_fix_locations`), then every node moved by one walk; the walrus found on the way."""
+    """What `relocate` gives, as it was first written: every missing position completed
+    (`fix_locations`), then every node moved by one walk; the walrus found on the way."""
     if code.kind == "block":
         shift_first = shift_rest = code.col - 1
     else:
-        shift_first, shift_rest = pyinterop._first_line_shift(code, file, stripped), 0
+        shift_first, shift_rest = pypositions.first_line_shift(code, file, stripped), 0
     delta = code.line - 1
-    pyinterop._fix_locations(tree)
+    pypositions.fix_locations(tree)
     walrus = False
     for node in ast.walk(tree):
         if isinstance(node, ast.NamedExpr):
@@ -102,7 +102,7 @@ def test_a_parsed_expression_relocates_as_in_two_passes(source: str) -> None:
     code, file = _expression(source)
     stripped = len(source) - len(source.lstrip())
     trees = [ast.parse(source.strip(), "p.kedi", mode="eval") for _ in range(2)]
-    walrus = [pyinterop._relocate(trees[0], code, file, stripped)]
+    walrus = [pypositions.relocate(trees[0], code, file, stripped)]
     walrus.append(_relocated_in_two_passes(trees[1], code, file, stripped))
     assert ast.dump(trees[0], include_attributes=True) == ast.dump(
         trees[1], include_attributes=True
@@ -126,7 +126,7 @@ def test_a_tree_missing_positions_relocates_as_in_two_passes(every: int, kind: s
         source = "é + (y := 2)"
     tree = _without_some_positions(ast.parse(source), every)
     ours, theirs = copy.deepcopy(tree), copy.deepcopy(tree)
-    walrus = pyinterop._relocate(ours, code, file, 0)
+    walrus = pypositions.relocate(ours, code, file, 0)
     assert walrus == _relocated_in_two_passes(theirs, code, file, 0)
     assert ast.dump(ours, include_attributes=True) == ast.dump(theirs, include_attributes=True)
 
