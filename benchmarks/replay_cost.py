@@ -28,7 +28,8 @@ import io
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +146,35 @@ def run_pytest(path: Path, model: Any, *options: str) -> float:
     return bench.seconds[0]
 
 
+def best_of(
+    rounds: int, replay: Callable[[], float], python: Callable[[], float]
+) -> tuple[float, float]:
+    """The best of ``rounds`` times of the replayed suite and of the Python suite, the two
+    alternating."""
+    replays: list[float] = []
+    baselines: list[float] = []
+    for _ in range(rounds):
+        replays.append(replay())
+        baselines.append(python())
+    return min(replays), min(baselines)
+
+
+def compared(what: str, rows: int, times: tuple[float, float], note: str) -> Result:
+    """The replayed suite's time against the Python suite's, per row, with the goal."""
+    replayed, baseline = times
+    ratio = replayed / baseline
+    return Result(
+        benchmark=f"fully replayed suite {what} ({rows} rows)",
+        ours=f"{replayed:.2f} s ({replayed / rows * 1e3:.3f} ms/row, strict replay)",
+        baseline=f"{baseline:.2f} s ({baseline / rows * 1e3:.3f} ms/row, Python procedure)",
+        ratio=ratio,
+        goal=f"<= {GOAL:g}x",
+        met=ratio <= GOAL,
+        note=f"{note}; on a machine shared with other jobs; one model call per row, every "
+        "answer read from the cassette (a model that fails if called is injected)",
+    )
+
+
 def pytest_results(model_path: Path, python_path: Path, rows: int, rounds: int) -> list[Result]:
     """The suite under pytest, rows as sub-results and as a summary."""
     run_pytest(model_path, answering_model(), "--kedi-record-mode", "record")
@@ -154,26 +184,15 @@ def pytest_results(model_path: Path, python_path: Path, rows: int, rounds: int) 
         ("summary", "--kedi-rows summary"),
     ):
         strict = ("--kedi-record-mode", "strict", "--kedi-rows", mode)
-        replays: list[float] = []
-        baselines: list[float] = []
-        for _ in range(rounds):
-            replays.append(run_pytest(model_path, refusing_model(), *strict))
-            baselines.append(run_pytest(python_path, None, "--kedi-rows", mode))
-        replayed, baseline = min(replays), min(baselines)
-        ratio = replayed / baseline
-        results.append(
-            Result(
-                benchmark=f"fully replayed suite under pytest, {label} ({rows} rows)",
-                ours=f"{replayed:.2f} s ({replayed / rows * 1e3:.3f} ms/row, strict replay)",
-                baseline=f"{baseline:.2f} s ({baseline / rows * 1e3:.3f} ms/row, Python procedure)",
-                ratio=ratio,
-                goal=f"<= {GOAL:g}x",
-                met=ratio <= GOAL,
-                note=f"pytest --kedi-eval in-process, the suite item's run protocol; best of "
-                f"{rounds} each, alternating, on a machine shared with other jobs; one model call "
-                "per row, every answer read from the cassette (a model that fails if called)",
-            )
+        times = best_of(
+            rounds,
+            partial(run_pytest, model_path, refusing_model(), *strict),
+            partial(run_pytest, python_path, None, "--kedi-rows", mode),
         )
+        note = (
+            f"pytest --kedi-eval in-process, the suite item's run protocol; best of {rounds} each"
+        )
+        results.append(compared(f"under pytest, {label}", rows, times, note))
     return results
 
 
@@ -196,25 +215,17 @@ def main() -> None:
         run(model_path, answering_model(), ModelPolicy(cassettes=recorder, cassette=cassette))
         recorder.save(prune=False)
 
-        replays: list[float] = []
-        baselines: list[float] = []
-        for _ in range(ROUNDS):
-            policy = ModelPolicy(cassettes=CassetteBook("strict"), cassette=cassette)
-            replays.append(run(model_path, refusing_model(), policy)[0])
-            baselines.append(run(python_path, None, None)[0])
-        replayed, baseline = min(replays), min(baselines)
-    ratio = replayed / baseline
-    bare = Result(
-        benchmark=f"fully replayed suite in the bare runner, run_suite ({rows} rows)",
-        ours=f"{replayed:.2f} s ({replayed / rows * 1e3:.3f} ms/row, strict replay)",
-        baseline=f"{baseline:.2f} s ({baseline / rows * 1e3:.3f} ms/row, Python procedure)",
-        ratio=ratio,
-        goal=f"<= {GOAL:g}x",
-        met=ratio <= GOAL,
-        note=f"run_suite without pytest; same-run ratio of the best of {ROUNDS} wall times each, "
-        "on a machine shared with other jobs; one model call per row, every answer read from "
-        "the cassette (a model that fails if called is injected)",
-    )
+        times = best_of(
+            ROUNDS,
+            lambda: run(
+                model_path,
+                refusing_model(),
+                ModelPolicy(cassettes=CassetteBook("strict"), cassette=cassette),
+            )[0],
+            lambda: run(python_path, None, None)[0],
+        )
+    note = f"run_suite without pytest; the best of {ROUNDS} wall times each, alternating"
+    bare = compared("in the bare runner, run_suite", rows, times, note)
     emit([*results, bare], args.json)
 
 
