@@ -26,6 +26,7 @@ __all__ = [
     "format_suite_line",
     "join_feedback",
     "join_outputs",
+    "reclean_rows",
     "short_repr",
     "write_jsonl",
     "write_text_atomic",
@@ -36,9 +37,11 @@ def _optional(text: str | None, found: list[tuple[str, str]]) -> str | None:
     return None if text is None else clean_with(text, found)
 
 
-def _clean_fields(record: object, *names: str) -> None:
-    """Make the text fields ``names`` of ``record`` encodable and secret-free."""
-    found = secrets()
+def _clean_fields(record: object, *names: str, found: list[tuple[str, str]] | None = None) -> None:
+    """Make the text fields ``names`` of ``record`` encodable and secret-free (of the
+    credentials ``found``, by default those set now)."""
+    if found is None:
+        found = secrets()
     for name in names:
         text = getattr(record, name)
         # ASCII text is always encodable: without credentials to redact it is clean as is.
@@ -156,6 +159,18 @@ class Usage:
         )
 
 
+#: The text fields of a `RowResult`, made encodable and secret-free when it is made.
+_ROW_TEXTS = ("input", "expected", "feedback", "error", "output")
+
+
+def reclean_rows(rows: Iterable[RowResult]) -> None:
+    """Clean the text of ``rows`` again, of the credentials set now: the rows were made
+    inside a `SecretsHeld` block whose credentials changed before it ended."""
+    found = secrets()
+    for row in rows:
+        row.reclean(found)
+
+
 #: The usage of a row that made no model request (shared: `Usage` is immutable; `Usage.of`).
 NO_USAGE = Usage()
 
@@ -191,16 +206,22 @@ class RowResult:
             self.scores = [self.score]
         # Every text a row carries is made encodable and secret-free once, here (ASCII
         # text is always encodable: without credentials to redact it is clean as is).
-        if current_secrets() or not (
+        found = current_secrets()
+        if found or not (
             (self.input is None or self.input.isascii())
             and (self.expected is None or self.expected.isascii())
             and (self.feedback is None or self.feedback.isascii())
             and (self.error is None or self.error.isascii())
             and (self.output is None or self.output.isascii())
         ):
-            _clean_fields(self, "input", "expected", "feedback", "error", "output")
+            _clean_fields(self, *_ROW_TEXTS, found=found)
         if self.calls:
-            found = secrets()
+            self.calls = tuple(_clean_call(call, found) for call in self.calls)
+
+    def reclean(self, found: list[tuple[str, str]]) -> None:
+        """Clean the row's text again, of the credentials ``found`` (`reclean_rows`)."""
+        _clean_fields(self, *_ROW_TEXTS, found=found)
+        if self.calls:
             self.calls = tuple(_clean_call(call, found) for call in self.calls)
 
     @property

@@ -35,8 +35,10 @@ from pytest_kedi.evals.results import (
     Usage,
     join_feedback,
     join_outputs,
+    reclean_rows,
     short_repr,
 )
+from pytest_kedi.evals.safetext import SecretsHeld
 from pytest_kedi.evals.scoring import InvalidScoreError, mean, normalize_score
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
@@ -161,6 +163,25 @@ def _score_rows(
     options: EvalOptions,
     on_row: RowCallback | None,
     carry: CarryOver | None = None,
+) -> list[RowResult]:
+    """Score every row; each row's text is cleaned of the credentials set when the rows
+    began, and every row again if the credentials changed while they ran."""
+    with SecretsHeld() as held:
+        scored = _run_scored(program, suite, metric, name, rows, options, on_row, carry)
+    if held.changed:
+        reclean_rows(scored)
+    return scored
+
+
+def _run_scored(
+    program: EvalProgram,
+    suite: EvalSuite,
+    metric: Metric,
+    name: str | None,
+    rows: list[Row],
+    options: EvalOptions,
+    on_row: RowCallback | None,
+    carry: CarryOver | None,
 ) -> list[RowResult]:
     run_metric = program.run_metric
     perf_counter = time.perf_counter

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
@@ -23,6 +24,7 @@ from pytest_kedi.constants import SECRET_ENV_SUFFIX
 
 __all__ = [
     "MIN_SECRET_LENGTH",
+    "SecretsHeld",
     "clean_data",
     "clean_text",
     "clean_with",
@@ -45,12 +47,53 @@ _PER_TEST = b"PYTEST_CURRENT_TEST"
 
 def current_secrets() -> list[tuple[str, str]]:
     """`secrets()` of the process environment, shared: callers must not change it (this
-    runs for every row: no copy)."""
+    runs for every row: no copy). Inside `SecretsHeld`, the credentials found when it
+    began, without reading the environment again."""
+    held = _HELD
+    if held is not None:
+        return held
     last = _LAST
     if last is not None and os.name == "posix" and last[0] == getattr(os.environ, "_data", None):
         return last[2]
     secrets()
     return _LAST[2] if _LAST is not None else secrets()
+
+
+#: While a `SecretsHeld` block runs: the credentials `current_secrets` answers with.
+_HELD: list[tuple[str, str]] | None = None
+_HOLDS = 0  # `SecretsHeld` blocks running (suites may run in several threads)
+_HOLD_LOCK = threading.Lock()
+
+
+class SecretsHeld:
+    """A block (a suite's rows) in which `current_secrets` does not read the environment.
+
+    Comparing the environment costs about a microsecond per read with a few dozen
+    variables (more on CI machines), which every scored row paid. Inside the block the
+    credentials found when the first running block began are used; on leaving, the
+    environment is read again, and ``changed`` says whether the credentials differ from
+    the ones used, so that what was cleaned with them is cleaned again (`reclean_rows`).
+    """
+
+    changed: bool = False
+
+    def __enter__(self) -> SecretsHeld:
+        global _HELD, _HOLDS
+        with _HOLD_LOCK:
+            if _HOLDS == 0:
+                _HELD = None  # read afresh: the first block fixes the answer
+                _HELD = current_secrets()
+            _HOLDS += 1
+            self._used = _HELD
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _HELD, _HOLDS
+        with _HOLD_LOCK:
+            _HOLDS -= 1
+            if _HOLDS == 0:
+                _HELD = None
+            self.changed = secrets() != self._used
 
 
 def secrets(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:

@@ -134,6 +134,9 @@ def suite_stats(scores: Sequence[float]) -> SuiteStats:
     mean = math.fsum(scores) / n if n else 0.0
     if n < 2:
         return SuiteStats(mean, None, None)
-    stderr = statistics.stdev(scores, xbar=mean) / math.sqrt(n)
+    # The sample standard deviation from compensated sums (`statistics.stdev` is exact but
+    # converts every score to a fraction: 20x slower, and within an ulp of this).
+    variance = math.fsum([(score - mean) ** 2 for score in scores]) / (n - 1)
+    stderr = math.sqrt(variance) / math.sqrt(n)
     half = t_quantile(0.5 + CONFIDENCE / 2.0, n - 1) * stderr
     return SuiteStats(mean, stderr, (mean - half, mean + half))

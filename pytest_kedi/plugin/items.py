@@ -10,6 +10,7 @@ import ast
 import contextlib
 import dataclasses
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from types import ModuleType
@@ -38,6 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from pytest_kedi.evals import RowResult
     from pytest_kedi.evals.runner import CarryOver
+    from pytest_kedi.plugin.progress import Progress
     from pytest_kedi.plugin.settings import KediSettings
 
 __all__ = ["KediCaseItem", "KediEvalItem"]
@@ -235,13 +237,14 @@ class KediEvalItem(_KediItem):
         carry, rerun = self._rerun(settings)
         session = kedi_session(self.config)
         progress = session.progress
-        # Looked up once per suite, not once per row.
+        # Looked up once per suite, not once per row; a hook nobody implements is not
+        # called at all, and without progress either, rows are not handed out one by one.
         row_hook = self.ihook.pytest_kedi_row_result
-
-        def on_row(row: RowResult) -> None:
-            row_hook(item=self, row=row)
-            if progress is not None:
-                progress.row(row)
+        on_row: Callable[[RowResult], None] | None
+        if row_hook.get_hookimpls():
+            on_row = partial(_report_row, row_hook, self, progress)
+        else:
+            on_row = None if progress is None else progress.row
 
         try:
             result = run_suite(
@@ -430,3 +433,10 @@ class KediCaseItem(_KediItem):
         kedi_session(self.config).publish(
             CaseRecord.of(self.nodeid, self.suite, self.case, outcome=outcome, message=message)
         )
+
+
+def _report_row(hook: Any, item: pytest.Item, progress: Progress | None, row: RowResult) -> None:
+    """One scored row to the ``pytest_kedi_row_result`` hook, then to the progress line."""
+    hook(item=item, row=row)
+    if progress is not None:
+        progress.row(row)

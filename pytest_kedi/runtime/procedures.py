@@ -22,6 +22,7 @@ from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
 from pytest_kedi.runtime.pyglobals import module_globals
 from pytest_kedi.runtime.rowscope import current as current_row
+from pytest_kedi.runtime.rowscope import short_repr
 from pytest_kedi.runtime.scope import EPOCHS, MISSING, Scope
 from pytest_kedi.runtime.types import describe_type, describe_value, validator_for
 
@@ -150,7 +151,13 @@ class KediProcedure(PositionalCallee):
         if self.records_output:
             row = current_row()
             if row is not None and not row.output_depth:
-                return row.record_output(self, *args, **kwargs)
+                row.output_depth = 1  # the call below, and calls inside it, record nothing
+                try:
+                    value = self(*args, **kwargs)
+                finally:
+                    row.output_depth = 0
+                row.outputs.append(short_repr(value))
+                return value
         if kwargs or len(args) != self._n:
             values, passed = self._bind(args, kwargs)
             return self._invoke(values, passed)
@@ -176,7 +183,13 @@ class KediProcedure(PositionalCallee):
         if self.records_output:
             row = current_row()
             if row is not None and not row.output_depth:
-                return row.record_output(self.invoke_positional, args)
+                row.output_depth = 1  # as in `__call__`
+                try:
+                    value = self.invoke_positional(args)
+                finally:
+                    row.output_depth = 0
+                row.outputs.append(short_repr(value))
+                return value
         if len(args) != self._n:
             values, passed = self._bind(tuple(args), {})
             return self._invoke(values, passed)

@@ -11,7 +11,8 @@ What lives here, and who writes it:
 * ``repeat``: which repetition of the row this is (0-based); part of every cassette key.
 * ``outputs``: short reprs (`short_repr`) of the suite procedure's return values during
   the row, one per outermost call (a recursive call inside it is not recorded again);
-  written by `pytest_kedi.runtime.procedures.KediProcedure` through `record_output`.
+  written by `pytest_kedi.runtime.procedures.KediProcedure`, which sets ``output_depth``
+  while such a call runs.
 * ``calls``: with tracing on, one `ModelCallTrace` per model call the row made.
 * ``retries``: transient model failures retried at the model boundary.
 * ``requests``/``input_tokens``/``output_tokens``: model usage summed over the row.
@@ -23,7 +24,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
-from typing import Any
 
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
 from pytest_kedi.text import truncate
@@ -76,7 +76,7 @@ class RowScope:
     requests: int
     input_tokens: int
     output_tokens: int
-    output_depth: int  # calls of the suite procedure in progress (recursion)
+    output_depth: int  # 1 while a recorded call of the suite procedure runs, else 0
 
     def __init__(self, repeat: int = 0, trace: bool = False) -> None:
         # Written out: one scope is made per row, and this is half the generated one's cost.
@@ -86,19 +86,6 @@ class RowScope:
         self.calls = []
         self.retries = self.requests = self.input_tokens = self.output_tokens = 0
         self.output_depth = 0
-
-    def record_output(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """``call(*args, **kwargs)``, a call of the suite procedure: its value's repr joins
-        ``outputs`` unless this call runs inside another recorded call."""
-        if self.output_depth:
-            return call(*args, **kwargs)
-        self.output_depth += 1
-        try:
-            value = call(*args, **kwargs)
-        finally:
-            self.output_depth -= 1
-        self.outputs.append(short_repr(value))
-        return value
 
 
 _CURRENT: ContextVar[RowScope | None] = ContextVar("kedi_row_scope", default=None)

@@ -207,3 +207,65 @@ def test_secrets_follow_the_environment_across_test_phases(
     monkeypatch.delenv("KEDI_TEST_API_KEY")
     assert all(name != "KEDI_TEST_API_KEY" for name, _ in secrets())
     assert clean_text(f"key {first}") == "key [REDACTED:OTHER_API_KEY]"
+
+
+LEAKY = """\
+@leak(name: str) -> str:
+  = ```
+  import os
+  if name == "set":
+      os.environ["KEDI_LATE_API_KEY"] = "sk-late-" + "z" * 20
+  return "key " + (os.environ.get("KEDI_LATE_API_KEY") or "none") + " " + name
+  ```
+
+@eval: leak:
+  > data: names:
+    = `[("before", 1), ("set", 1), ("after", 1)]`
+  > metric: echo(names):
+    = `(0.0, leak(names))`
+"""
+
+
+def test_a_credential_set_while_the_rows_run_is_redacted_in_every_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows read the credentials once for the suite; a change while they run is seen when
+    they end, and every row's text is cleaned again (output and feedback alike)."""
+    import os
+
+    for variable in [name for name in os.environ if name.upper().endswith("_API_KEY")]:
+        monkeypatch.delenv(variable)  # no credential when the rows begin
+    monkeypatch.setenv("KEDI_LATE_API_KEY", "")  # restored by monkeypatch
+    result = score(tmp_path, LEAKY)
+    late = "sk-late-" + "z" * 20
+    assert [row.output for row in result.rows] == [
+        "'key none before'",
+        "'key [REDACTED:KEDI_LATE_API_KEY] set'",
+        "'key [REDACTED:KEDI_LATE_API_KEY] after'",
+    ]
+    assert late not in json.dumps([row.to_json() for row in result.rows])
+    assert result.feedback is not None and late not in result.feedback
+    # The next suite reads the environment as it is now.
+    monkeypatch.delenv("KEDI_LATE_API_KEY")
+    again = score(tmp_path, LEAKY.replace('"set"', '"nothing"'))
+    assert [row.output for row in again.rows][0] == "'key none before'"
+
+
+def test_a_credential_read_inside_a_suite_is_the_one_set_when_it_began(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pytest_kedi.evals.safetext import SecretsHeld, current_secrets
+
+    first = "sk-first-" + "a" * 20
+    monkeypatch.setenv("KEDI_TEST_API_KEY", first)
+    with SecretsHeld() as outer:
+        monkeypatch.setenv("KEDI_TEST_API_KEY", "sk-second-" + "b" * 20)
+        assert ("KEDI_TEST_API_KEY", first) in current_secrets()
+        with SecretsHeld() as inner:  # a second suite (another thread) uses the same
+            assert ("KEDI_TEST_API_KEY", first) in current_secrets()
+        assert inner.changed
+    assert outer.changed
+    assert ("KEDI_TEST_API_KEY", "sk-second-" + "b" * 20) in current_secrets()
+    with SecretsHeld() as quiet:
+        pass
+    assert not quiet.changed
