@@ -17,6 +17,11 @@ scored by exact match against the expected count:
 * a plain loop: builds the same N rows, calls a Python function checking its parameter
   and return types with ``isinstance``, compares with the expected value and averages.
 
+A reference, no goal: what reporting a row as a sub-result adds (the default run's cost
+per row minus the summary run's) next to pytest's own cost of one passed sub-result (a
+``.py`` test running N empty ``with subtests.test(msg=...)`` blocks, N minus one, same
+flags): the part of the default mode's cost that any pytest sub-result pays.
+
 Goals: >= 30x pydantic-evals' rows/s and <= 8x the plain loop's time per row, for each
 of the two row modes. Exits non-zero when a run does not score every row.
 """
@@ -95,6 +100,38 @@ def pytest_cpu(folder: Path, rows: int, mode: str | None = None) -> float:
     return elapsed
 
 
+SUBTESTS_MODULE = """\
+def test_rows(subtests):
+    for index in range({rows}):
+        with subtests.test(msg=f"row {{index}}: 1.0000"):
+            pass
+"""
+
+
+def subtests_cpu(folder: Path, rows: int) -> float:
+    """CPU seconds of one in-process ``pytest`` run of a ``.py`` test reporting ``rows``
+    passed sub-results through pytest's ``subtests`` fixture (same flags as ours)."""
+    import pytest
+
+    project = folder / f"subtests_{rows}"
+    project.mkdir(exist_ok=True)
+    module = project / f"test_rows_{rows}.py"  # one module name per size: pytest imports both
+    module.write_text(SUBTESTS_MODULE.format(rows=rows), encoding="utf-8")
+    args = [
+        "-q", "-p", "no:cacheprovider", "-p", "no:kedi", "-p", "no:randomly",
+        "--rootdir", str(project), str(module),
+    ]  # fmt: skip
+    output = io.StringIO()
+    start = time.process_time()
+    with contextlib.redirect_stdout(output):
+        code = pytest.main(args)
+    elapsed = time.process_time() - start
+    if code != 0:
+        print(output.getvalue()[-3000:])
+        raise SystemExit(f"benchmark subtests run failed (exit {code})")
+    return elapsed
+
+
 def pydantic_evals_cpu(rows: int) -> float:
     from pydantic_evals import Case, Dataset
     from pydantic_evals.evaluators import EqualsExpected
@@ -153,6 +190,10 @@ def main(argv: list[str] | None = None) -> int:
             one = best(lambda mode=mode: pytest_cpu(folder, 1, mode), args.rounds)
             many = best(lambda mode=mode: pytest_cpu(folder, rows, mode), args.rounds)
             per_row[mode] = max(many - one, 1e-9) / rows
+        subtests_cpu(folder, 1)  # warm-up
+        sub_one = best(lambda: subtests_cpu(folder, 1), args.rounds)
+        sub_many = best(lambda: subtests_cpu(folder, rows), args.rounds)
+        pytest_subresult = max(sub_many - sub_one, 1e-9) / rows
     theirs = best(lambda: pydantic_evals_cpu(rows), max(1, args.rounds - 1)) / rows
     plain = best(lambda: plain_cpu(rows), args.rounds) / rows
     baselines = (
@@ -193,6 +234,26 @@ def main(argv: list[str] | None = None) -> int:
                 note=methods[mode],
             ),
         ]
+    # What reporting rows as sub-results adds to a row, next to pytest's own cost of one
+    # passed sub-result: the part of the default mode's cost that is pytest's.
+    added = max(per_row[None] - per_row["summary"], 1e-9)
+    results.append(
+        Result(
+            benchmark=f"a row's sub-result vs pytest's own subtests ({rows:,})",
+            ours=f"{added * 1e6:.1f} us/row (default minus --kedi-rows summary)",
+            baseline=f"{pytest_subresult * 1e6:.1f} us (one subtests.test() block, .py test)",
+            ratio=added / pytest_subresult,
+            goal="reference (no goal)",
+            met=True,
+            note=(
+                f"{rows:,} sub-results; ours = the CPU time per row of the default run minus "
+                "that of the --kedi-rows summary run (the row label, the report and pytest's "
+                "hooks for it); pytest's = CPU time of a .py test running "
+                f"{rows:,} empty `with subtests.test(msg=...)` blocks minus one block, same "
+                "flags (-q), per block: the floor a sub-result costs under pytest"
+            ),
+        )
+    )
     emit(results, args.json)
     return 0
 

@@ -37,7 +37,10 @@ def pytest_kedi_row_result(item: pytest.Item, row: RowResult) -> None:
     ``--kedi-concurrency`` above 1 (a row is delivered as soon as it and every earlier row
     have finished). With ``--kedi-repeat`` it is called once per row, after its last
     repeat (``row.scores`` holds each repeat's score); under ``--kedi-rerun`` carried-over
-    rows are delivered too (``row.carried_over``).
+    rows are delivered too (``row.carried_over``). As pytest does for
+    ``pytest_assertion_pass``, the rows are handed out only when some plugin or
+    ``conftest.py`` implements this hook when the suite starts (a hook-call recorder
+    alone sees no call).
     """
 
 

@@ -107,6 +107,8 @@ def run_rows(
         return []
     if concurrency <= 1:
         if timeout is None:
+            if on_row is None:
+                return [run_row(index) for index in range(count)]
             results: list[R] = []
             for index in range(count):
                 result = run_row(index)

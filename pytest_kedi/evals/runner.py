@@ -222,7 +222,7 @@ def _run_scored(
             error_class, failure = classify_exception(exc), exc
         else:
             duration = perf_counter() - start
-            calls = scope.calls
+            calls, outputs = scope.calls, scope.outputs
             # Positional, in field order (index, input, expected, score, feedback, error,
             # error_class, duration_s, exception, scores, carried_over, output, calls,
             # retries, usage): the cheapest call on this per-row path.
@@ -238,7 +238,7 @@ def _run_scored(
                 None,
                 [score],
                 False,
-                join_outputs(scope.outputs),
+                outputs[0] if len(outputs) == 1 else join_outputs(outputs),
                 tuple(calls) if calls else (),
                 scope.retries,
                 _usage(scope),

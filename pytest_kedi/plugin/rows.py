@@ -97,18 +97,21 @@ def row_line(row: RowResult, *, limit: int | None) -> str:
     | expected 'account' | output 'billing' | feedback`` (feedback clipped to ``limit``), with
     the repeats' scores and a carried-over mark as in `row_label`. The ``-v`` row lines, the
     ``kedi rows`` report section and a failed suite's worst rows all use it."""
-    head = f"row {row.index}: score {row.score:.4f}"
+    line = f"row {row.index}: score {row.score:.4f}"
     if len(row.scores) > 1:
-        head += f" [{', '.join(f'{score:g}' for score in row.scores)}]"
+        line += f" [{', '.join(f'{score:g}' for score in row.scores)}]"
     if row.carried_over:
-        head += " (carried over)"
-    parts = [head]
-    for name, value in (("input", row.input), ("expected", row.expected), ("output", row.output)):
-        if value is not None:
-            parts.append(f"{name} {value}")
+        line += " (carried over)"
+    # Written out: the ``kedi rows`` section makes one line per row of every suite.
+    if row.input is not None:
+        line += " | input " + row.input
+    if row.expected is not None:
+        line += " | expected " + row.expected
+    if row.output is not None:
+        line += " | output " + row.output
     if row.feedback is not None:
-        parts.append(clip(row.feedback, limit))
-    return " | ".join(parts)
+        line += " | " + clip(row.feedback, limit)
+    return line
 
 
 def rows_section(rows: Sequence[RowResult]) -> str:

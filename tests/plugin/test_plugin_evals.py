@@ -284,7 +284,9 @@ def test_program_loads_once_per_file_and_hooks_fire(kedi: Kedi) -> None:
     kedi.pytester.makeconftest(
         "import pytest\n\n"
         "@pytest.hookimpl(optionalhook=True)\n"
-        "def pytest_kedi_model(config):\n    return None\n"
+        "def pytest_kedi_model(config):\n    return None\n\n"
+        "@pytest.hookimpl(optionalhook=True)\n"
+        "def pytest_kedi_row_result(item, row):\n    pass\n"
     )
     reprec = kedi.inline("--kedi-eval")
     assert set(_verdicts(reprec).values()) == {"passed"}
