@@ -248,7 +248,11 @@ def test_a_credential_set_while_the_rows_run_is_redacted_in_every_row(
     # The next suite reads the environment as it is now.
     monkeypatch.delenv("KEDI_LATE_API_KEY")
     again = score(tmp_path, LEAKY.replace('"set"', '"nothing"'))
-    assert [row.output for row in again.rows][0] == "'key none before'"
+    assert [row.output for row in again.rows] == [
+        "'key none before'",
+        "'key none nothing'",
+        "'key none after'",
+    ]
 
 
 def test_a_credential_read_inside_a_suite_is_the_one_set_when_it_began(
