@@ -74,7 +74,9 @@ class EvalProgram(Protocol):
 
     def load_dataset(self, suite: EvalSuite, dataset: Dataset) -> Any: ...
 
-    def run_metric(self, suite: EvalSuite, metric: Metric, bindings: dict[str, Any]) -> Any: ...
+    def metric_runner(
+        self, suite: EvalSuite, metric: Metric
+    ) -> Callable[[dict[str, Any]], Any]: ...
 
 
 def run_suite(
@@ -183,7 +185,7 @@ def _run_scored(
     on_row: RowCallback | None,
     carry: CarryOver | None,
 ) -> list[RowResult]:
-    run_metric = program.run_metric
+    run_metric = program.metric_runner(suite, metric)
     perf_counter = time.perf_counter
     trace = options.trace
 
@@ -203,7 +205,7 @@ def _run_scored(
         try:
             token = enter(scope)
             try:
-                raw = run_metric(suite, metric, bindings)
+                raw = run_metric(bindings)
             finally:
                 leave(token)
             if raw is True:

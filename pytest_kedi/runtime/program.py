@@ -7,6 +7,7 @@ import gc
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 from pytest_kedi.errors import KediExecutionError
@@ -214,13 +215,35 @@ class Program:
 
         The procedure the suite is named after records its return values in the current
         row scope (`pytest_kedi.runtime.rowscope`), when there is one."""
+        return self.metric_runner(suite, metric)(bindings)
+
+    def metric_runner(
+        self, suite: nodes.EvalSuite, metric: nodes.Metric
+    ) -> Callable[[dict[str, Any]], Any]:
+        """`run_metric` for one suite's metric, worked out once for all its rows: the
+        function running the metric with a row's ``bindings``."""
         procedure = self._unit.scope.vars.get(suite.name)
         if isinstance(procedure, KediProcedure) and not procedure.records_output:
             procedure.records_output = True
-        part = self._parts.get(id(metric))
-        if part is None or part.part is not metric:
-            part = self._part(suite, metric)
-        return self._run_suite_body(part, bindings)
+        part = self._part(suite, metric)
+        quick = part.quick
+        if quick is None:
+            return partial(self._run_suite_body, part)
+        code, scope = quick.code, self._unit.scope
+
+        def run(bindings: dict[str, Any]) -> Any:
+            # `_run_suite_body`'s one-return path, without its lookups (one call per row).
+            if CANCEL.pending:  # a timed-out row stops at its next statement
+                check_current()
+            try:
+                return eval(code, module_globals(scope), bindings)
+            except USER_ERRORS as exc:
+                error = self._quick_failure(part, exc, bindings)
+                if error is exc:
+                    raise
+                raise error from exc
+
+        return run
 
     def _part(self, suite: nodes.EvalSuite, part: nodes.Dataset | nodes.Metric) -> _SuitePart:
         """What running ``part`` of ``suite`` needs, worked out once per part."""
@@ -243,9 +266,7 @@ class Program:
             try:
                 return eval(quick.code, module_globals(self._unit.scope), bindings)
             except USER_ERRORS as exc:
-                ctx = self._frame_ctx(part.label, (), bindings)
-                error = quick.failure(exc, ctx)
-                error.with_outer_frame(ctx.frame(part.kind, self._span(part.part)))
+                error = self._quick_failure(part, exc, bindings)
                 if error is exc:
                     raise
                 raise error from exc
@@ -255,6 +276,16 @@ class Program:
         except KediExecutionError as err:
             raise err.with_outer_frame(ctx.frame(part.kind, self._span(part.part)))
         return None if result is None else result.value
+
+    def _quick_failure(
+        self, part: _SuitePart, exc: BaseException, bindings: dict[str, Any]
+    ) -> BaseException:
+        """The error to raise for ``exc``, raised by the one-return body of ``part``."""
+        assert part.quick is not None
+        ctx = self._frame_ctx(part.label, (), bindings)
+        error = part.quick.failure(exc, ctx)
+        error.with_outer_frame(ctx.frame(part.kind, self._span(part.part)))
+        return error
 
     def run_case(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -40,7 +41,8 @@ def make_suite(
 
 class FakeProgram:
     """`load_dataset` returns (or raises, or calls) the value registered for ``(kind, name)``;
-    `run_metric` calls ``metric(bindings)`` and records every bindings dict it received."""
+    `run_metric` (what `metric_runner` returns) calls ``metric(bindings)`` and records every
+    bindings dict it received."""
 
     def __init__(
         self, datasets: dict[tuple[str, str], Any], metric: Callable[[dict[str, Any]], Any]
@@ -60,6 +62,9 @@ class FakeProgram:
         if callable(value):
             return value()
         return value
+
+    def metric_runner(self, suite: EvalSuite, metric: Metric) -> Callable[[dict[str, Any]], Any]:
+        return functools.partial(self.run_metric, suite, metric)
 
     def run_metric(self, suite: EvalSuite, metric: Metric, bindings: dict[str, Any]) -> Any:
         with self._lock:

@@ -9,7 +9,9 @@ import subprocess
 import sys
 import textwrap
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
@@ -53,13 +55,18 @@ def test_two_rows_requests_run_together_on_the_one_loop_thread(tmp_path: Path) -
     path.write_text(textwrap.dedent(SOURCE).lstrip(), encoding="utf-8")
     with ModelLoop() as loop:
         program = load(str(path), mode="validate", model=FunctionModel(respond), model_loop=loop)
-        original = program.run_metric
+        original = program.metric_runner
 
-        def run_metric(*args: object, **kwargs: object) -> object:
-            row_threads.append(threading.current_thread())
-            return original(*args, **kwargs)  # type: ignore[arg-type]
+        def metric_runner(*args: Any) -> Callable[[dict[str, Any]], Any]:
+            run = original(*args)
 
-        program.run_metric = run_metric  # type: ignore[method-assign]
+            def run_metric(bindings: dict[str, Any]) -> Any:
+                row_threads.append(threading.current_thread())
+                return run(bindings)
+
+            return run_metric
+
+        program.metric_runner = metric_runner  # type: ignore[method-assign]
         (suite,) = program.module.eval_suites
         result = run_suite(program, suite, EvalOptions(concurrency=2))
     assert [row.score for row in result.rows] == [1.0, 1.0], result.feedback
