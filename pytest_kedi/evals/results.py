@@ -337,7 +337,8 @@ class SuiteResult:
     @property
     def usage(self) -> Usage:
         """Model requests and tokens summed over the suite's rows."""
-        return Usage.total(row.usage for row in self.rows)
+        # Most rows call no model: only the others are summed (one pass over the rows).
+        return Usage.total([row.usage for row in self.rows if row.usage is not NO_USAGE])
 
     @property
     def completed(self) -> bool:
@@ -354,7 +355,8 @@ class SuiteResult:
 
     @property
     def flaky_rows(self) -> list[RowResult]:
-        return [row for row in self.rows if row.flaky]
+        # A row run once is never flaky: its one score is not compared (one pass).
+        return [row for row in self.rows if len(row.scores) > 1 and row.flaky]
 
     def to_json(self) -> dict[str, Any]:
         return {
