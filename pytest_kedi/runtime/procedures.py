@@ -153,7 +153,7 @@ class KediProcedure(PositionalCallee):
             if row is not None and not row.output_depth:
                 row.output_depth = 1  # the call below, and calls inside it, record nothing
                 try:
-                    value = self(*args, **kwargs)
+                    value = self._dispatch(args, kwargs)
                 finally:
                     row.output_depth = 0
                 row.outputs.append(short_repr(value))
@@ -185,7 +185,7 @@ class KediProcedure(PositionalCallee):
             if row is not None and not row.output_depth:
                 row.output_depth = 1  # as in `__call__`
                 try:
-                    value = self.invoke_positional(args)
+                    value = self._dispatch(tuple(args), {})
                 finally:
                     row.output_depth = 0
                 row.outputs.append(short_repr(value))
@@ -205,6 +205,29 @@ class KediProcedure(PositionalCallee):
             return fn(*args)
         except USER_ERRORS as exc:
             err, cause = self._failed(exc, tuple(args))
+            if err is exc:
+                raise
+            raise err from cause
+
+    def _dispatch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The call itself, once `__call__` checked for cancellation and output recording:
+        the generated body when there is one, else the interpreter. (`__call__` and
+        `invoke_positional` keep this inline on their unrecorded path: one frame less.)"""
+        if kwargs or len(args) != self._n:
+            values, passed = self._bind(args, kwargs)
+            return self._invoke(values, passed)
+        cached = self._fn
+        fn: Callable[..., Any] | None
+        if cached is not None and cached[0] == EPOCHS.module:
+            fn = cached[1]
+        else:
+            fn = self._fast_fn()
+            if fn is None:
+                return self._interpret(args, None)
+        try:
+            return fn(*args)
+        except USER_ERRORS as exc:
+            err, cause = self._failed(exc, args)
             if err is exc:
                 raise
             raise err from cause
