@@ -30,6 +30,7 @@ __all__ = [
     "clean_with",
     "current_secrets",
     "secrets",
+    "texts_clean",
 ]
 
 #: Shorter values are not redacted (they would match ordinary text); real keys are longer.
@@ -150,6 +151,25 @@ def clean_with(text: str, found: list[tuple[str, str]]) -> str:
 def clean_text(text: str) -> str:
     """``text`` made UTF-8 encodable (surrogates escaped) with credential values redacted."""
     return clean_with(text, secrets())
+
+
+def texts_clean(texts: Iterable[object]) -> bool:
+    """Whether every one of ``texts`` is a string `clean_text` would leave unchanged:
+    encodable and without a credential value (checked directly: large texts, such as
+    report sections, need no JSON dump); ``False`` for anything else."""
+    found = current_secrets()
+    for text in texts:
+        if type(text) is not str:
+            return False
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+        for _name, secret in found:
+            if secret in text:
+                return False
+    return True
 
 
 def clean_data(value: T) -> T:

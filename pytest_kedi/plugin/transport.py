@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from pytest_kedi.evals.safetext import clean_data, clean_text
+from pytest_kedi.evals.safetext import clean_data, clean_text, texts_clean
 from pytest_kedi.plugin.items import KediCaseItem, KediEvalItem
 from pytest_kedi.plugin.outcomes import case_outcome
 from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
@@ -182,8 +182,9 @@ def _clean_report(report: pytest.TestReport) -> None:
     # Most reports carry neither (every phase of every item passes here).
     if report.user_properties:
         report.user_properties = clean_data(list(report.user_properties))
-    if report.sections:
-        report.sections = clean_data(list(report.sections))
+    sections = report.sections
+    if sections and not texts_clean(text for section in sections for text in section):
+        report.sections = clean_data(list(sections))
 
 
 def _clean_repr(node: object, seen: set[int]) -> object:

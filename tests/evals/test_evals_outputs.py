@@ -273,3 +273,22 @@ def test_a_credential_read_inside_a_suite_is_the_one_set_when_it_began(
     with SecretsHeld() as quiet:
         pass
     assert not quiet.changed
+
+
+def test_texts_clean_is_false_exactly_when_cleaning_would_change_a_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pytest_kedi.evals.safetext import texts_clean
+
+    secret = "sk-clean-" + "c" * 20
+    monkeypatch.setenv("KEDI_CLEAN_API_KEY", secret)
+    cut = "\udcff"
+    cases = [
+        ["plain", "café ✓"],
+        ["plain", f"key {secret}"],
+        [f"cut {cut}"],
+        ["", "multi\nline"],
+    ]
+    for texts in cases:
+        assert texts_clean(texts) == all(clean_text(text) == text for text in texts), texts
+    assert not texts_clean(["text", 3])  # not a string: left to the full cleaning

@@ -152,3 +152,31 @@ def test_python_tracebacks_of_kedi_items_are_cleaned_too(
         assert SECRET not in (kedi.pytester.path / name).read_text("utf-8"), name
     (suite,) = kedi.json("r.json")["suites"]
     assert suite["error"] == "RuntimeError: hook saw [REDACTED:OPENAI_API_KEY] and \\udcff"
+
+
+PRINTING = """\
+@test: printing:
+  > case: prints:
+    ```
+    import os
+    print("key " + os.environ["OPENAI_API_KEY"] + " printed")
+    assert False, "see the output"
+    ```
+"""
+
+
+def test_captured_output_sections_are_cleaned(kedi: Kedi, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a Kedi item printed travels in its report's sections: cleaned like every other
+    text (the credential redacted), in the terminal and JUnit."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    kedi.write("printing.kedi", PRINTING)
+    result = kedi.subprocess("--kedi-eval", "--junitxml", "junit.xml", "-o", "junit_logging=all")
+    result.assert_outcomes(failed=1)
+    printed = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in printed
+    assert SECRET not in printed
+    result.stdout.fnmatch_lines(
+        ["*Captured stdout call*", "key [[]REDACTED:OPENAI_API_KEY[]] printed"]
+    )
+    junit = (kedi.pytester.path / "junit.xml").read_text("utf-8")
+    assert SECRET not in junit and "[REDACTED:OPENAI_API_KEY]" in junit
