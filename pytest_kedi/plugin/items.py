@@ -333,12 +333,13 @@ class KediEvalItem(_KediItem):
 def _rewrite_asserts(tree: ast.Module, filename: str) -> None:
     """Run pytest's assertion rewriter over a case's Python (introspected failures).
 
-    ``config`` is not passed: it only enables the assertion-pass hook, which needs the
-    original source text by line; the comparison output itself is configured at run time.
+    ``config`` is not passed: it only enables the assertion-pass hook, the one reader
+    of the source text (so none is given); the comparison output itself is configured
+    at run time.
     """
     from _pytest.assertion.rewrite import rewrite_asserts
 
-    rewrite_asserts(tree, ast.unparse(tree).encode("utf-8"), filename, None)
+    rewrite_asserts(tree, b"", filename, None)
 
 
 def _case_failure(error: BaseException) -> tuple[str, str, int | None]:

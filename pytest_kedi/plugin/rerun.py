@@ -1,14 +1,19 @@
 """``--kedi-rerun``: every run stores each scored suite's rows in pytest's cache; a rerun
 runs again only the rows that broke last time and carries the others over.
 
-The cache (``config.cache``, the ``.pytest_cache`` directory) holds one entry per suite,
-keyed by a hash of its node id (``kedi/rows/<hash>``), holding the node id and the rows as
-the JSON report has them, encoded once more as one compact JSON string (``rows_json``: pytest
-indents what it stores, with Python's slow pure-Python encoder, and this entry is written
-for every suite of every run). It is written by the xdist controller (or the only process) from
-the records it collected, and read by whichever process runs the suite. A row is carried
-over only when the previous run had a row at the same index with the same input and
-expected reprs (a changed dataset reruns the changed rows), and that row did not break:
+The cache (``config.cache``, the ``.pytest_cache`` directory) holds one entry for every
+suite (``kedi/rerun-rows``): a mapping of node id to the suite's rows as the JSON report
+has them, encoded as one compact JSON string per suite (pytest indents what it stores,
+with Python's slow pure-Python encoder; a string is encoded at once, and a process reads
+only the rows of the suites it runs). One entry, read once and written once per run,
+costs a few milliseconds where an entry per suite cost a file write each (a third of a
+millisecond per suite in a run of 1,000 files). A run keeps the rows of the suites it
+did not run. The entry is written by the xdist controller (or the only process) from the
+records it collected, and read by whichever process runs the suite. Earlier versions
+kept an entry per suite (``kedi/rows/<hash>``): such an entry is still read for a suite
+the shared entry does not hold. A row is carried over only when the previous run had a
+row at the same index with the same input and expected reprs (a changed dataset reruns
+the changed rows), and that row did not break:
 
 * ``errors``: it did not error;
 * ``failures``: it did not error and scored at least ``--kedi-row-min-score``.
@@ -32,11 +37,14 @@ from pytest_kedi.plugin.records import SuiteRecord
 
 __all__ = ["cache_key", "carry_over", "previous_rows", "store_rows"]
 
-_PREFIX = "kedi/rows/"
+_PREFIX = "kedi/rows/"  # the entries of earlier versions, one per suite
+_KEY = "kedi/rerun-rows"
+_STORED = pytest.StashKey[dict[str, str]]()
 
 
 def cache_key(nodeid: str) -> str:
-    """The cache entry of a suite (node ids hold characters that are not file names)."""
+    """The entry an earlier version kept for a suite (node ids hold characters that are
+    not file names)."""
     return _PREFIX + hashlib.sha256(nodeid.encode("utf-8")).hexdigest()[:24]
 
 
@@ -44,18 +52,41 @@ def _cache(config: pytest.Config) -> Any:
     return getattr(config, "cache", None)
 
 
+def _stored(config: pytest.Config, cache: Any) -> dict[str, str]:
+    """The shared entry's rows (JSON text) by node id, read once per process; anything
+    else in the entry is ignored."""
+    stored = config.stash.get(_STORED, None)
+    if stored is None:
+        entry = cache.get(_KEY, None)
+        suites = entry.get("suites") if isinstance(entry, Mapping) else None
+        stored = {}
+        if isinstance(suites, Mapping):
+            stored = {k: v for k, v in suites.items() if isinstance(k, str) and isinstance(v, str)}
+        config.stash[_STORED] = stored
+    return stored
+
+
+def _earlier_entry(cache: Any, nodeid: str) -> object:
+    """The rows an earlier version stored for the suite (a list, or one JSON string)."""
+    entry = cache.get(cache_key(nodeid), None)
+    if not isinstance(entry, Mapping) or entry.get("nodeid") != nodeid:
+        return None
+    return entry.get("rows_json", entry.get("rows"))
+
+
 def previous_rows(config: pytest.Config, nodeid: str) -> dict[int, RowResult] | None:
     """The rows of the suite's previous run, by index (``None``: no usable previous run)."""
     cache = _cache(config)
     if cache is None:
         return None
-    entry = cache.get(cache_key(nodeid), None)
-    if not isinstance(entry, Mapping) or entry.get("nodeid") != nodeid:
-        return None
+    stored: object = _stored(config, cache).get(nodeid)
+    if stored is None:
+        stored = _earlier_entry(cache, nodeid)
+        if stored is None:
+            return None
     try:
-        stored = entry["rows_json"] if "rows_json" in entry else entry["rows"]
         data = json.loads(stored) if isinstance(stored, str) else stored
-        rows = [RowResult.from_json(row) for row in data]
+        rows = [RowResult.from_json(row) for row in data]  # type: ignore[union-attr]
     except (KeyError, TypeError, ValueError):  # damaged, or of another version: run every row
         return None
     return {row.index: row for row in rows}
@@ -76,11 +107,17 @@ def carry_over(previous: Mapping[int, RowResult], mode: str, row_min_score: floa
 
 
 def store_rows(config: pytest.Config, records: Iterable[SuiteRecord]) -> None:
-    """Remember the rows of every scored suite for the next ``--kedi-rerun``."""
+    """Remember the rows of every scored suite for the next ``--kedi-rerun`` (with those
+    stored before for the suites that did not run)."""
     cache = _cache(config)
     if cache is None:
         return
-    for record in records:
-        if record.result.completed and record.outcome != "skipped":
-            rows = json.dumps([row.to_json() for row in record.rows], ensure_ascii=False)
-            cache.set(cache_key(record.nodeid), {"nodeid": record.nodeid, "rows_json": rows})
+    ran = {
+        record.nodeid: json.dumps([row.to_json() for row in record.rows], ensure_ascii=False)
+        for record in records
+        if record.result.completed and record.outcome != "skipped"
+    }
+    if not ran:
+        return
+    stored = config.stash[_STORED] = {**_stored(config, cache), **ran}
+    cache.set(_KEY, {"suites": stored})

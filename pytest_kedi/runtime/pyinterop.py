@@ -47,6 +47,10 @@ __all__ = [
     "run_prelude",
 ]
 
+#: Changes a block's tree (which has its `.kedi` positions) in place before it is compiled;
+#: given the tree and the `.kedi` file's path. It may add code, but bind only names that no
+#: user code can bind (pytest's assertion rewriting binds ``@py_assert1`` and the like); a
+#: node it adds without a position takes its parent's.
 Transform = Callable[[ast.Module, str], None]
 
 _COUNTER = itertools.count(1)
@@ -206,14 +210,21 @@ def compile_unit(
             if store is not None:
                 store.put(key, (compiled, walrus))
             return unit
-        tree = _block_tree(code, info, filename, transform)
         if kind == "prelude":
-            compiled = compile(tree, path, "exec")
+            compiled = compile(_block_tree(code, info, filename, transform), path, "exec")
             return CompiledUnit(info, filename, kind, _track(compiled, info))
+        # The block's own code is analysed before the transform adds to it (pytest's
+        # assertion rewriting makes a tree about ten times larger): a transform binds
+        # only names no user code can bind (`Transform`), which no Kedi binding can
+        # hold, so they matter to the analysis only where every name is shared.
+        tree = _parse(code, info, filename, "exec")
         top = top_level_targets(tree.body)
         # Names a nested scope declares global stay module-level for the whole block;
         # so does every name of a block that introspects its namespace.
         nested, introspects = nested_globals(tree.body)
+        _finish_tree(tree, code, info, transform)
+        if introspects and transform is not None:
+            top = top_level_targets(tree.body)
         shared = frozenset(top) if introspects else frozenset(top & nested)
         func_code = _block_code(tree, shared, path, code.line)
     except SyntaxError as exc:
@@ -231,22 +242,35 @@ def _block_tree(
     code: PyCode, info: UnitInfo, filename: str, transform: Transform | None
 ) -> ast.Module:
     tree = _parse(code, info, filename, "exec")
+    _finish_tree(tree, code, info, transform)
+    return tree
+
+
+def _finish_tree(
+    tree: ast.Module, code: PyCode, info: UnitInfo, transform: Transform | None
+) -> None:
+    """Give a block's parsed tree its `.kedi` positions, then apply ``transform``. The
+    block is relocated first, while its tree is small: a node the transform adds takes
+    its position from the statement it replaces, already relocated."""
     assert isinstance(tree, ast.Module)
+    relocate(tree, code, info.source_file, 0)
     if transform is not None:
         transform(tree, info.source_file.path)
-    relocate(tree, code, info.source_file, 0)
-    return tree
 
 
 def _block_code(tree: ast.Module, shared: frozenset[str], path: str, line: int) -> types.CodeType:
     """The block as a function; the names in ``shared`` are declared ``global``. The
-    block's tree has every position (`relocate` completed them)."""
+    block's tree has every position (`relocate` completed them), unless a transform
+    added nodes without one."""
     at = {"lineno": line, "col_offset": 0, "end_lineno": line, "end_col_offset": 0}
     body: list[ast.stmt] = []
     if shared:
         body.append(ast.Global(names=sorted(shared), **at))
     body.extend(tree.body or [ast.Pass(**at)])
-    return function_code(_BLOCK_NAME, (), body, path, line, positioned=True)
+    try:
+        return function_code(_BLOCK_NAME, (), body, path, line, positioned=True)
+    except TypeError:  # a transform added a node without a position: its parent's
+        return function_code(_BLOCK_NAME, (), body, path, line)
 
 
 def _rebuilder(

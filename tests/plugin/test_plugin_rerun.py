@@ -133,19 +133,22 @@ def test_rerun_without_the_cache_plugin_runs_every_row(kedi: Kedi) -> None:
     assert not Path(kedi.pytester.path, ".pytest_cache").exists()
 
 
-def _row_entries(kedi: Kedi) -> list[Path]:
-    entries = sorted(Path(kedi.pytester.path, ".pytest_cache", "v", "kedi", "rows").iterdir())
-    assert len(entries) == 1  # one suite
-    return entries
+def _rows_entry(kedi: Kedi) -> Path:
+    """The one cache entry that holds every suite's rows."""
+    values = Path(kedi.pytester.path, ".pytest_cache", "v", "kedi")
+    assert sorted(p.name for p in values.iterdir()) == ["rerun-rows"]
+    return values / "rerun-rows"
 
 
-@pytest.mark.parametrize("damage", ["not json {", '{"nodeid": "%s", "rows_json": "[{"}'])
+@pytest.mark.parametrize(
+    "damage", ["not json {", '{"suites": {"%s": "[{"}}', '{"suites": ["%s"]}', "[]"]
+)
 def test_rerun_ignores_a_damaged_entry_and_runs_every_row(kedi: Kedi, damage: str) -> None:
     setup(kedi, "")
     run(kedi).assert_outcomes(passed=1)
-    for entry in _row_entries(kedi):
-        nodeid = json.loads(entry.read_text(encoding="utf-8"))["nodeid"]
-        entry.write_text(damage.replace("%s", nodeid), encoding="utf-8")
+    entry = _rows_entry(kedi)
+    (nodeid,) = json.loads(entry.read_text(encoding="utf-8"))["suites"]
+    entry.write_text(damage.replace("%s", nodeid), encoding="utf-8")
     result = run(kedi, "--kedi-rerun", "errors")
     result.assert_outcomes(passed=1)
     assert ran(kedi) == [0, 1, 2, 3]
@@ -154,14 +157,32 @@ def test_rerun_ignores_a_damaged_entry_and_runs_every_row(kedi: Kedi, damage: st
     assert ran(kedi) == []
 
 
-def test_rerun_reads_an_entry_written_by_an_earlier_version(kedi: Kedi) -> None:
-    """Earlier versions stored the rows as a JSON list (``rows``), not as one string."""
+@pytest.mark.parametrize("form", ["rows", "rows_json"])
+def test_rerun_reads_an_entry_written_by_an_earlier_version(kedi: Kedi, form: str) -> None:
+    """Earlier versions stored an entry per suite, its rows as a JSON list (``rows``) or
+    as one string (``rows_json``)."""
+    from pytest_kedi.plugin.rerun import cache_key
+
     setup(kedi, "e1")
     run(kedi).assert_outcomes(passed=1)
-    for entry in _row_entries(kedi):
-        data = json.loads(entry.read_text(encoding="utf-8"))
-        old = {"nodeid": data["nodeid"], "rows": json.loads(data["rows_json"])}
-        entry.write_text(json.dumps(old, indent=2), encoding="utf-8")
+    entry = _rows_entry(kedi)
+    ((nodeid, rows),) = json.loads(entry.read_text(encoding="utf-8"))["suites"].items()
+    entry.unlink()
+    old = entry.parent / cache_key(nodeid).removeprefix("kedi/")
+    old.parent.mkdir()
+    value = json.loads(rows) if form == "rows" else rows
+    old.write_text(json.dumps({"nodeid": nodeid, form: value}, indent=2), encoding="utf-8")
     kedi.write("bad.txt", "")
     run(kedi, "--kedi-rerun", "errors").assert_outcomes(passed=1)
     assert ran(kedi) == [1]
+
+
+def test_a_run_keeps_the_stored_rows_of_suites_it_did_not_run(kedi: Kedi) -> None:
+    setup(kedi, "e1")
+    kedi.write("other.kedi", PROGRAM.replace("@eval: score:", "@eval: other:"))
+    run(kedi).assert_outcomes(passed=2)
+    kedi.write("bad.txt", "")
+    run(kedi, "-k", "other", "--kedi-rerun", "errors").assert_outcomes(passed=1)
+    assert ran(kedi) == [1]  # other.kedi's errored row
+    run(kedi, "-k", "rerun", "--kedi-rerun", "errors").assert_outcomes(passed=1)
+    assert ran(kedi) == [1]  # rerun.kedi's, stored by the first run
