@@ -12,13 +12,15 @@
   modules as ``.pyc`` files).
 
 Entries are written atomically (a temporary file renamed into place), so pytest-xdist
-workers filling the same cache never read a partial entry. An entry that cannot be read
+workers filling the same cache never read a partial entry; workers adding code to one
+file's entry take turns (a lock file, ``kedi-code.lock``), so none loses another's code. An entry that cannot be read
 or decoded is ignored with a one-line debug log record (logger ``pytest_kedi``), and the
 file is parsed or compiled as if there were no cache.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
 import hashlib
@@ -32,7 +34,7 @@ import sys
 import tempfile
 import threading
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -129,6 +131,45 @@ def _atomic_write(target: Path, data: bytes) -> None:
             raise
     except OSError as exc:  # a read-only or full cache directory: run without it
         LOG.debug("pytest-kedi: cannot write cache entry %s: %s", target, exc)
+
+
+@contextlib.contextmanager
+def _exclusive(lock: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``lock`` (made when missing) for the block,
+    shared with every other process (pytest-xdist workers flushing at the same time).
+    Where no lock can be taken the block runs anyway: a lost update is a cache miss."""
+    try:
+        stream = open(lock, "a+b")  # noqa: SIM115 - closed below, after the unlock
+    except OSError as exc:
+        LOG.debug("pytest-kedi: cannot lock %s: %s", lock, exc)
+        yield
+        return
+    with stream:
+        locked = _lock_file(stream.fileno(), exclusive=True)
+        try:
+            yield
+        finally:
+            if locked:
+                _lock_file(stream.fileno(), exclusive=False)
+
+
+def _lock_file(descriptor: int, *, exclusive: bool) -> bool:
+    """Take (``exclusive``) or release the lock of an open file; False when it failed."""
+    try:
+        if sys.platform == "win32":  # pragma: no cover - Windows
+            import msvcrt
+
+            os.lseek(descriptor, 0, os.SEEK_SET)
+            mode = msvcrt.LK_LOCK if exclusive else msvcrt.LK_UNLCK
+            msvcrt.locking(descriptor, mode, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(descriptor, fcntl.LOCK_EX if exclusive else fcntl.LOCK_UN)
+    except OSError as exc:
+        LOG.debug("pytest-kedi: cache lock unavailable: %s", exc)
+        return False
+    return True
 
 
 def _read(target: Path) -> bytes | None:
@@ -274,12 +315,17 @@ class CodeCache:
 
     def flush(self) -> None:
         """Write the entry of every file that gained units, with the units another
-        process (an xdist worker) wrote to it meanwhile."""
+        process (an xdist worker) wrote to it meanwhile. Processes flush one at a time
+        (a lock file next to the directory): two workers that compiled different units of one
+        file would otherwise each write the entry without the other's units."""
         with self._lock:
             changed, self._changed = self._changed, set()
-            for file in changed:
-                units = {**self._read(file, log=False), **self._files[file]}
-                _atomic_write(self._entry(file), marshal.dumps(units))
+            if not changed:
+                return
+            with _exclusive(self.directory.with_name(self.directory.name + ".lock")):
+                for file in changed:
+                    units = {**self._read(file, log=False), **self._files[file]}
+                    _atomic_write(self._entry(file), marshal.dumps(units))
 
 
 def caches_for(config: pytest.Config) -> tuple[ParseCache | None, CodeCache | None]:

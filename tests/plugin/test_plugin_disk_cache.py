@@ -151,3 +151,41 @@ def test_parser_version_changes_with_any_parser_source(tmp_path: Path) -> None:
     scanner = tmp_path / "lang" / "scanner.py"
     scanner.write_text(scanner.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
     assert sources_hash(tmp_path, "lang") not in (before, after_grammar)
+
+
+def test_two_processes_flushing_one_file_keep_both_their_units(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two xdist workers that compiled different units of one file flush at the same time:
+    the second reads the entry after the first wrote it, so neither loses its units (the
+    second run would compile them again). Here the second flush starts, in its own
+    thread, while the first is between reading the entry and writing it."""
+    import marshal
+    import threading
+
+    from pytest_kedi.plugin import diskcache
+    from pytest_kedi.plugin.diskcache import CodeCache
+
+    code = compile("x = 1", "demo.kedi", "exec")
+    tmp_path = tmp_path / "kedi-code"
+    tmp_path.mkdir()
+    first, second = CodeCache(tmp_path), CodeCache(tmp_path)
+    first.put(("demo.kedi", "unit-a"), (code,))
+    second.put(("demo.kedi", "unit-b"), (code,))
+    write = diskcache._atomic_write
+    second_done = threading.Event()
+    started: list[threading.Thread] = []
+
+    def interleaved(target: Path, data: bytes) -> None:
+        if not started:  # the first flush, after its read: the second one runs now
+            thread = threading.Thread(target=lambda: (second.flush(), second_done.set()))
+            started.append(thread)
+            thread.start()
+            second_done.wait(timeout=0.5)  # without the lock it finishes here, else it waits
+        write(target, data)
+
+    monkeypatch.setattr(diskcache, "_atomic_write", interleaved)
+    first.flush()
+    started[0].join()
+    (entry,) = tmp_path.iterdir()
+    assert set(marshal.loads(entry.read_bytes())) == {"unit-a", "unit-b"}
