@@ -13,9 +13,9 @@
 
 Entries are written atomically (a temporary file renamed into place), so pytest-xdist
 workers filling the same cache never read a partial entry; workers adding code to one
-file's entry take turns (a lock file, ``kedi-code.lock``), so none loses another's code. An entry that cannot be read
-or decoded is ignored with a one-line debug log record (logger ``pytest_kedi``), and the
-file is parsed or compiled as if there were no cache.
+file's entry take turns (a lock file, ``kedi-code.lock``), so none loses another's code.
+An entry that cannot be read or decoded is ignored with a one-line debug log record
+(logger ``pytest_kedi``), and the file is parsed or compiled as if there were no cache.
 """
 
 from __future__ import annotations
