@@ -44,7 +44,14 @@ import pytest
 from pytest_kedi.lang import nodes
 from pytest_kedi.plugin.outline import FileOutline, LazyModule, outline_of
 
-__all__ = ["CodeCache", "ParseCache", "caches_for", "parser_version", "sources_hash"]
+__all__ = [
+    "CodeCache",
+    "ParseCache",
+    "caches_for",
+    "exclusive_lock",
+    "parser_version",
+    "sources_hash",
+]
 
 LOG = logging.getLogger("pytest_kedi")
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -134,7 +141,7 @@ def _atomic_write(target: Path, data: bytes) -> None:
 
 
 @contextlib.contextmanager
-def _exclusive(lock: Path) -> Iterator[None]:
+def exclusive_lock(lock: Path) -> Iterator[None]:
     """Hold an exclusive lock on the file ``lock`` (made when missing) for the block,
     shared with every other process (pytest-xdist workers flushing at the same time).
     Where no lock can be taken the block runs anyway: a lost update is a cache miss."""
@@ -322,7 +329,7 @@ class CodeCache:
             changed, self._changed = self._changed, set()
             if not changed:
                 return
-            with _exclusive(self.directory.with_name(self.directory.name + ".lock")):
+            with exclusive_lock(self.directory.with_name(self.directory.name + ".lock")):
                 for file in changed:
                     units = {**self._read(file, log=False), **self._files[file]}
                     _atomic_write(self._entry(file), marshal.dumps(units))

@@ -9,7 +9,9 @@ only the rows of the suites it runs). One entry, read once and written once per 
 costs a few milliseconds where an entry per suite cost a file write each (a third of a
 millisecond per suite in a run of 1,000 files). A run keeps the rows of the suites it
 did not run. The entry is written by the xdist controller (or the only process) from the
-records it collected, and read by whichever process runs the suite. Earlier versions
+records it collected, and read by whichever process runs the suite; it is read again and
+written under a lock (``.pytest_cache/d/kedi-rerun/lock``), so rows another session
+stored meanwhile are kept. Earlier versions
 kept an entry per suite (``kedi/rows/<hash>``): such an entry is still read for a suite
 the shared entry does not hold. A row is carried over only when the previous run had a
 row at the same index with the same input and expected reprs (a changed dataset reruns
@@ -27,12 +29,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_kedi.evals import RowResult
 from pytest_kedi.evals.runner import CarryOver
+from pytest_kedi.plugin.diskcache import exclusive_lock
 from pytest_kedi.plugin.records import SuiteRecord
 
 __all__ = ["cache_key", "carry_over", "previous_rows", "store_rows"]
@@ -53,17 +57,21 @@ def _cache(config: pytest.Config) -> Any:
 
 
 def _stored(config: pytest.Config, cache: Any) -> dict[str, str]:
-    """The shared entry's rows (JSON text) by node id, read once per process; anything
-    else in the entry is ignored."""
+    """The shared entry's rows (JSON text) by node id, read once per process."""
     stored = config.stash.get(_STORED, None)
     if stored is None:
-        entry = cache.get(_KEY, None)
-        suites = entry.get("suites") if isinstance(entry, Mapping) else None
-        stored = {}
-        if isinstance(suites, Mapping):
-            stored = {k: v for k, v in suites.items() if isinstance(k, str) and isinstance(v, str)}
-        config.stash[_STORED] = stored
+        stored = config.stash[_STORED] = _read_stored(cache)
     return stored
+
+
+def _read_stored(cache: Any) -> dict[str, str]:
+    """The shared entry's rows (JSON text) by node id, as the entry is now; anything else
+    in the entry is ignored."""
+    entry = cache.get(_KEY, None)
+    suites = entry.get("suites") if isinstance(entry, Mapping) else None
+    if not isinstance(suites, Mapping):
+        return {}
+    return {k: v for k, v in suites.items() if isinstance(k, str) and isinstance(v, str)}
 
 
 def _earlier_entry(cache: Any, nodeid: str) -> object:
@@ -119,5 +127,12 @@ def store_rows(config: pytest.Config, records: Iterable[SuiteRecord]) -> None:
     }
     if not ran:
         return
-    stored = config.stash[_STORED] = {**_stored(config, cache), **ran}
-    cache.set(_KEY, {"suites": stored})
+    try:
+        lock = Path(cache.mkdir("kedi-rerun"), "lock")
+    except OSError:  # a read-only cache directory: pytest's cache writes nothing either
+        return
+    # Read again and written under the lock: another session on the same project may have
+    # stored the rows of other suites since this run read the entry.
+    with exclusive_lock(lock):
+        stored = config.stash[_STORED] = {**_read_stored(cache), **ran}
+        cache.set(_KEY, {"suites": stored})

@@ -186,3 +186,33 @@ def test_a_run_keeps_the_stored_rows_of_suites_it_did_not_run(kedi: Kedi) -> Non
     assert ran(kedi) == [1]  # other.kedi's errored row
     run(kedi, "-k", "rerun", "--kedi-rerun", "errors").assert_outcomes(passed=1)
     assert ran(kedi) == [1]  # rerun.kedi's, stored by the first run
+
+
+# Another session on the same project (another terminal, an IDE) stores the rows of the
+# suite it ran while this run is scoring its own suite.
+MEANWHILE = """\
+import json
+import pathlib
+
+
+def pytest_kedi_suite_result(item, result):
+    entry = pathlib.Path(".pytest_cache", "v", "kedi", "rerun-rows")
+    data = json.loads(entry.read_text(encoding="utf-8"))
+    for nodeid in data["suites"]:
+        if "other" in nodeid:
+            data["suites"][nodeid] = "[]"
+    entry.write_text(json.dumps(data), encoding="utf-8")
+"""
+
+
+def test_a_run_keeps_what_another_session_stored_meanwhile(kedi: Kedi) -> None:
+    """The rows are stored with the entry as it is when the run ends, not as it was when
+    the run read it: a suite another session ran meanwhile keeps that session's rows."""
+    setup(kedi, "e1")
+    kedi.write("other.kedi", PROGRAM.replace("@eval: score:", "@eval: other:"))
+    run(kedi).assert_outcomes(passed=2)
+    kedi.write("conftest.py", MEANWHILE)
+    run(kedi, "-k", "rerun", "--kedi-rerun", "errors").assert_outcomes(passed=1)
+    suites = json.loads(_rows_entry(kedi).read_text(encoding="utf-8"))["suites"]
+    (other,) = [nodeid for nodeid in suites if "other" in nodeid]
+    assert suites[other] == "[]"
