@@ -11,9 +11,9 @@ millisecond per suite in a run of 1,000 files). A run keeps the rows of the suit
 did not run. The entry is written by the xdist controller (or the only process) from the
 records it collected, and read by whichever process runs the suite; it is read again and
 written under a lock (``.pytest_cache/d/kedi-rerun/lock``), so rows another session
-stored meanwhile are kept. Earlier versions
-kept an entry per suite (``kedi/rows/<hash>``): such an entry is still read for a suite
-the shared entry does not hold. A row is carried over only when the previous run had a
+stored meanwhile are kept. Earlier versions kept an entry per suite
+(``kedi/rows/<hash>``): such an entry is still read for a suite the shared entry does
+not hold. A row is carried over only when the previous run had a
 row at the same index with the same input and expected reprs (a changed dataset reruns
 the changed rows), and that row did not break:
 
