@@ -170,17 +170,23 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="kedi-collect-") as tmp:
         kedi, py, sub = generate(Path(tmp), files)
         trees = (("kedi", kedi, with_rows), ("py", py, passed), ("sub", sub, with_rows))
-        for _ in range(args.repeat):  # interleaved, so a change of load hits every tree
-            for name, folder, summary in trees:
+        # Interleaved by step: each tree goes through cold collection, warm collection,
+        # the first run and a warm run, in that order, and the trees take each step one
+        # after the other, so the runs compared with each other are seconds apart (the
+        # speed of a shared machine drifts over a minute).
+        steps = (
+            ("cold", ["--collect-only"], False),
+            ("warm", ["--collect-only"], False),
+            ("first", ["--kedi-eval"], True),
+            ("run", ["--kedi-eval"], True),
+        )
+        for _ in range(args.repeat):
+            for _name, folder, _summary in trees:
                 clear_caches(folder)
-                cold = cpu_of(folder, ["--collect-only"], collected)
-                warm = cpu_of(folder, ["--collect-only"], collected)
-                first = cpu_of(folder, ["--kedi-eval"], summary)
-                run = cpu_of(folder, ["--kedi-eval"], summary)
-                measured = (("cold", cold), ("warm", warm), ("first", first), ("run", run))
-                for key, value in measured:
-                    slot = best.setdefault(f"{name}-{key}", [])
-                    slot.append(value)
+            for key, command, runs in steps:
+                for name, folder, summary in trees:
+                    value = cpu_of(folder, command, summary if runs else collected)
+                    best.setdefault(f"{name}-{key}", []).append(value)
     figures = {key: min(values) for key, values in best.items()}
     method = (
         f"{files:,} generated .kedi files (2 procedures, 1 @eval: suite of 5 rows, "

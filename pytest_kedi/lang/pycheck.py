@@ -17,10 +17,10 @@ from typing import Any
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
 
-__all__ = ["check_python", "locate_syntax_error", "python_diagnostics"]
+__all__ = ["check_python", "locate_syntax_error", "python_diagnostics", "snippets"]
 
 
-def _snippets(node: Any) -> Iterator[n.PyCode | n.TypeRef]:
+def snippets(node: Any) -> Iterator[n.PyCode | n.TypeRef]:
     """Every embedded Python snippet under ``node``, in source order."""
     stack = [node]
     while stack:
@@ -80,7 +80,7 @@ def python_diagnostics(module: n.Module) -> list[Diagnostic]:
     """A located diagnostic for each embedded Python snippet that does not parse."""
     found: list[Diagnostic] = []
     lines = module.lines
-    for snippet in _snippets((module.prelude, module.body)):
+    for snippet in snippets((module.prelude, module.body)):
         exc = _compile(snippet)
         if exc is None:
             continue

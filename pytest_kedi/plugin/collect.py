@@ -12,6 +12,7 @@ A suite name repeated within a file gets ``-2``, ``-3`` … in source order
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ import pytest
 from _pytest._code.code import ReprEntryNative, ReprExceptionInfo, ReprFileLocation, ReprTraceback
 
 from pytest_kedi.lang import nodes
-from pytest_kedi.plugin.items import KediCaseItem, KediEvalItem
+from pytest_kedi.plugin.items import KediCaseItem, KediEvalItem, rewrite_case_asserts
 from pytest_kedi.plugin.outline import FileOutline, LazyModule, SuiteOutline, outline_of
 from pytest_kedi.plugin.state import kedi_session
 from pytest_kedi.text import is_kedi_program
@@ -185,6 +186,13 @@ class KediFile(pytest.File):
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             message = f"cannot read {display_path(str(self.path))}: {reason}"
             raise KediCollectError(message, message, display_path(str(self.path)), 0) from None
+        parsed, code_cache = lazy.loaded(), session.disk_caches[1]
+        if parsed is not None and code_cache is not None:
+            # Parsed now, not read from the cache: its Python is compiled now too, as
+            # pytest compiles a test module it collects, and kept for the run.
+            from pytest_kedi.runtime.casecode import precompile_module
+
+            precompile_module(parsed, os.fspath(self.path), code_cache, rewrite_case_asserts)
         return outline, lazy
 
 

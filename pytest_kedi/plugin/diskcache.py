@@ -26,12 +26,13 @@ import gc
 import hashlib
 import inspect
 import io
+import itertools
 import logging
 import marshal
+import operator
 import os
 import pickle
 import sys
-import tempfile
 import threading
 import types
 from collections.abc import Callable, Iterator
@@ -45,6 +46,7 @@ from pytest_kedi.lang import nodes
 from pytest_kedi.plugin.outline import FileOutline, LazyModule, outline_of
 
 __all__ = [
+    "COMPILER_SOURCES",
     "CodeCache",
     "ParseCache",
     "caches_for",
@@ -54,6 +56,7 @@ __all__ = [
 ]
 
 LOG = logging.getLogger("pytest_kedi")
+_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 _PACKAGE = Path(__file__).resolve().parents[1]
 
 
@@ -79,16 +82,22 @@ def parser_version() -> str:
     return sources_hash(_PACKAGE, "lang", "plugin/outline.py", "plugin/diskcache.py")
 
 
+#: The sources whose code decides what a unit compiles to (below the package): a change to
+#: any of them invalidates every `CodeCache` entry.
+COMPILER_SOURCES = (
+    "runtime/pyinterop.py",
+    "runtime/pyanalysis.py",
+    "runtime/pypositions.py",
+    "runtime/casecode.py",
+    "plugin/items.py",
+    "plugin/diskcache.py",
+)
+
+
 @cache
 def compiler_version() -> str:
     """A hash of the sources that compile case code, and of the Python/pytest versions."""
-    hashed = sources_hash(
-        _PACKAGE,
-        "runtime/pyinterop.py",
-        "runtime/pyanalysis.py",
-        "plugin/items.py",
-        "plugin/diskcache.py",
-    )
+    hashed = sources_hash(_PACKAGE, *COMPILER_SOURCES)
     return f"{hashed}-{pytest.__version__}-{sys.version}"
 
 
@@ -98,6 +107,9 @@ def _node_reducers() -> dict[type, Callable[[Any], tuple[Any, ...]]]:
     the default state-restoring pickle of a frozen, slotted dataclass."""
 
     def reducer(cls: type, names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+        if len(names) > 1:  # an attrgetter of several names returns their values' tuple
+            values = operator.attrgetter(*names)
+            return lambda node: (cls, values(node))
         return lambda node: (cls, tuple(getattr(node, name) for name in names))
 
     table: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
@@ -125,12 +137,23 @@ def _unpickle(data: bytes, *, skip: int = 0) -> Any:
             gc.enable()
 
 
+_TEMPORARY = itertools.count()
+
+
 def _atomic_write(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` so that no reader ever sees a partial file."""
+    """Write ``data`` to ``target`` so that no reader ever sees a partial file (through a
+    temporary file named for this process and thread: cheaper than `tempfile.mkstemp`'s
+    random names, and as unique)."""
+    temporary = target.parent / f".tmp-{os.getpid()}-{threading.get_ident()}-{next(_TEMPORARY)}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY
     try:
-        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
         try:
-            with os.fdopen(handle, "wb") as stream:
+            handle = os.open(temporary, flags, 0o600)
+        except FileExistsError:  # left by a process that had this identifier and crashed
+            os.unlink(temporary)
+            handle = os.open(temporary, flags, 0o600)
+        try:
+            with open(handle, "wb") as stream:
                 stream.write(data)
             os.replace(temporary, target)
         except BaseException:

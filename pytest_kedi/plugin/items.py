@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.plugin.progress import Progress
     from pytest_kedi.plugin.settings import KediSettings
 
-__all__ = ["KediCaseItem", "KediEvalItem"]
+__all__ = ["KediCaseItem", "KediEvalItem", "rewrite_case_asserts"]
 
 _FILE_MODULE = pytest.StashKey[ModuleType]()
 
@@ -330,7 +330,7 @@ class KediEvalItem(_KediItem):
         ] + [(name, value) for name, value in properties if value is not None]
 
 
-def _rewrite_asserts(tree: ast.Module, filename: str) -> None:
+def rewrite_case_asserts(tree: ast.Module, filename: str) -> None:
     """Run pytest's assertion rewriter over a case's Python (introspected failures).
 
     ``config`` is not passed: it only enables the assertion-pass hook, the one reader
@@ -414,13 +414,13 @@ class KediCaseItem(_KediItem):
             failure = self._failure(error, None, exc.message, "could not run", exc.text)
         if failure is not None:
             self._fail(failure)
-        trace = TraceCase(_rewrite_asserts) if self.config.getoption("trace", False) else None
+        trace = TraceCase(rewrite_case_asserts) if self.config.getoption("trace", False) else None
         # Compiled, assertion-rewritten case code is kept across runs (not under --trace,
         # whose transform must see the code being compiled).
         store = kedi_session(self.config).disk_caches[1] if trace is None else None
         try:
             with trace or contextlib.nullcontext():
-                transform = trace.transform if trace is not None else _rewrite_asserts
+                transform = trace.transform if trace is not None else rewrite_case_asserts
                 program.run_case(self.suite, self.case, transform=transform, store=store)
         except Exception as error:
             text, message, line = _case_failure(error)

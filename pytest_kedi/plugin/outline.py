@@ -87,6 +87,10 @@ class LazyModule:
         self._module = module
         self._lock = threading.Lock()
 
+    def loaded(self) -> nodes.Module | None:
+        """The module if it is loaded already (collection has just parsed the file)."""
+        return self._module
+
     def module(self) -> nodes.Module:
         with self._lock:
             if self._module is None:

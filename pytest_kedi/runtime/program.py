@@ -14,6 +14,7 @@ from pytest_kedi.errors import KediExecutionError
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.cancel import STATE as CANCEL
 from pytest_kedi.runtime.cancel import check_current
+from pytest_kedi.runtime.casecode import case_code
 from pytest_kedi.runtime.context import Frame, ModuleUnit, Runtime
 from pytest_kedi.runtime.dispatch import install as install_dispatch
 from pytest_kedi.runtime.interpreter import exec_body, exec_stmt
@@ -305,7 +306,7 @@ class Program:
         label = f"case {case.name}"
         ctx = self._frame_ctx(label, suite.directives, {})
         runtime = self._unit.runtime
-        code = _case_code(case)
+        code = case_code(case)
         try:
             unit = runtime.unit_for(
                 code, self._unit.source_file, label, transform=transform, store=store
@@ -313,26 +314,3 @@ class Program:
             run_block(unit, ctx.scope)
         except KediExecutionError as err:
             raise err.with_outer_frame(ctx.frame("case", self._span(case)))
-
-
-def _case_code(case: nodes.Case) -> nodes.PyCode:
-    """Join a case body into one Python block whose line k is `.kedi` line ``first + k - 1``
-    (fence delimiters and blank lines become empty Python lines)."""
-    first = case.body[0].code
-    if len(case.body) == 1 and first.kind == "block":
-        return first
-    lines: list[str] = []
-    for item in case.body:
-        lines.extend("" for _ in range(item.code.line - first.line - len(lines)))
-        lines.extend(item.code.source.splitlines() or [""])
-    last = case.body[-1].span
-    span = nodes.Span(
-        first.span.path,
-        first.span.start_line,
-        first.span.start_col,
-        last.end_line,
-        last.end_col,
-        first.span.start_offset,
-        last.end_offset,
-    )
-    return nodes.PyCode(span, "\n".join(lines), "block", first.line, 1)

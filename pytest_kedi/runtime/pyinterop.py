@@ -38,6 +38,7 @@ __all__ = [
     "Transform",
     "build_globals",
     "compile_unit",
+    "precompile",
     "function_code",
     "module_globals",
     "python_error",
@@ -159,6 +160,17 @@ class CodeStore(Protocol):
     def put(self, key: tuple[object, ...], value: tuple[Any, ...]) -> None: ...
 
 
+def _store_key(
+    code: PyCode, source_file: SourceFile, kind: str, transform: Transform | None
+) -> tuple[object, ...]:
+    """A unit's key in a `CodeStore`. What it holds depends on nothing else: the label of
+    the procedure that runs it is not part of the compiled code."""
+    return (
+        (source_file.path, source_file.digest),
+        (kind, code.source, code.line, code.col, transform is not None),
+    )
+
+
 def compile_unit(
     code: PyCode,
     source_file: SourceFile,
@@ -174,45 +186,64 @@ def compile_unit(
     info = UnitInfo(code, source_file, procedure)
     kind = mode or ("expr" if code.kind == "expr" else "block")
     filename = _register(info, kind)
-    path = source_file.path
-    stripped = len(code.source) - len(code.source.lstrip()) if kind == "expr" else 0
-    key = (
-        (path, source_file.digest),
-        (kind, procedure, code.source, code.line, code.col, transform is not None),
-    )
-    if kind == "expr" and store is not None:
-        hit = store.get(key)
-        if hit is not None:
-            compiled, walrus = hit
-            unit = CompiledUnit(info, filename, kind, _track(compiled, info))
-            if walrus:
-                unit.simple = False
-            return unit
-    if kind == "block" and store is not None:
-        hit = store.get(key)
-        if hit is not None:
-            func_code, top_names, candidate_names, shared = hit
-            unit = CompiledUnit(
-                info, filename, kind, _track(func_code, info), frozenset(top_names),
-                frozenset(candidate_names),
-            )  # fmt: skip
-            unit.shared = frozenset(shared)
-            unit.rebuild = _rebuilder(code, info, filename, transform)
-            return unit
+    if kind == "prelude":
+        try:
+            tree = _block_tree(code, info, filename, transform)
+            compiled = compile(tree, source_file.path, "exec")
+        except SyntaxError as exc:
+            raise syntax_error(exc, info, filename) from exc
+        return CompiledUnit(info, filename, kind, _track(compiled, info))
+    key = _store_key(code, source_file, kind, transform)
+    value = store.get(key) if store is not None else None
+    if value is None:
+        value = _compile(code, info, filename, kind, transform)
+        if store is not None:
+            store.put(key, value)
+    if kind == "expr":
+        compiled, walrus = value
+        unit = CompiledUnit(info, filename, kind, _track(compiled, info))
+        if walrus:
+            unit.simple = False
+        return unit
+    func_code, top_names, candidate_names, shared = value
+    unit = CompiledUnit(
+        info, filename, kind, _track(func_code, info), frozenset(top_names),
+        frozenset(candidate_names),
+    )  # fmt: skip
+    unit.shared = frozenset(shared)
+    unit.rebuild = _rebuilder(code, info, filename, transform)
+    return unit
+
+
+def precompile(
+    code: PyCode, source_file: SourceFile, store: CodeStore, *, transform: Transform | None = None
+) -> None:
+    """Compile ``code`` into ``store`` unless it holds it already, as `compile_unit` would
+    (``code.kind`` chooses expression or block), so that running it later finds it there.
+    Code that does not compile is left out: running it reports the error."""
+    kind = "expr" if code.kind == "expr" else "block"
+    key = _store_key(code, source_file, kind, transform)
+    if store.get(key) is not None:
+        return
+    try:
+        value = _compile(code, UnitInfo(code, source_file, None), source_file.path, kind, transform)
+    except Exception:  # a syntax error (or a transform's): the run reports it
+        return
+    store.put(key, value)
+
+
+def _compile(
+    code: PyCode, info: UnitInfo, filename: str, kind: str, transform: Transform | None
+) -> tuple[Any, ...]:
+    """An expression's ``(code, whether it holds an assignment expression)`` or a block's
+    ``(code, top-level targets, write-back candidates, shared names)`` (name tuples
+    sorted): what a `CodeStore` keeps. A syntax error is raised located."""
     try:
         if kind == "expr":
+            stripped = len(code.source) - len(code.source.lstrip())
             tree_e = _parse(code, info, filename, "eval")
-            walrus = relocate(tree_e, code, source_file, stripped)
-            compiled = compile(tree_e, path, "eval")
-            unit = CompiledUnit(info, filename, kind, _track(compiled, info))
-            if walrus:
-                unit.simple = False
-            if store is not None:
-                store.put(key, (compiled, walrus))
-            return unit
-        if kind == "prelude":
-            compiled = compile(_block_tree(code, info, filename, transform), path, "exec")
-            return CompiledUnit(info, filename, kind, _track(compiled, info))
+            walrus = relocate(tree_e, code, info.source_file, stripped)
+            return compile(tree_e, info.source_file.path, "eval"), walrus
         # The block's own code is analysed before the transform adds to it (pytest's
         # assertion rewriting makes a tree about ten times larger): a transform binds
         # only names no user code can bind (`Transform`), which no Kedi binding can
@@ -226,16 +257,11 @@ def compile_unit(
         if introspects and transform is not None:
             top = top_level_targets(tree.body)
         shared = frozenset(top) if introspects else frozenset(top & nested)
-        func_code = _block_code(tree, shared, path, code.line)
+        func_code = _block_code(tree, shared, info.source_file.path, code.line)
     except SyntaxError as exc:
         raise syntax_error(exc, info, filename) from exc
-    candidates = frozenset(top | nested)
-    unit = CompiledUnit(info, filename, kind, _track(func_code, info), frozenset(top), candidates)
-    unit.shared = shared
-    unit.rebuild = _rebuilder(code, info, filename, transform)
-    if store is not None:
-        store.put(key, (func_code, tuple(sorted(top)), tuple(sorted(candidates)), tuple(shared)))
-    return unit
+    candidates = top | nested
+    return func_code, tuple(sorted(top)), tuple(sorted(candidates)), tuple(sorted(shared))
 
 
 def _block_tree(

@@ -31,7 +31,7 @@ if os.environ.get("REFUSE_CASE_COMPILE"):
     def _refuse_rewrite(tree, filename):
         raise RuntimeError("compiled again")
 
-    items._rewrite_asserts = _refuse_rewrite
+    items.rewrite_case_asserts = _refuse_rewrite
 
 if os.environ.get("REFUSE_PYTHON_COMPILE"):  # any expression or block of a .kedi file
     from pytest_kedi.runtime import pyinterop
@@ -72,6 +72,60 @@ def test_second_run_uses_cached_parses_and_case_code(
     second = kedi.subprocess("--kedi-eval")
     second.assert_outcomes(passed=3)
     assert "again" not in second.stdout.str()
+
+
+def test_collection_compiles_what_the_run_needs(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Collecting a file it parsed compiles the file's Python (its cases assertion-
+    rewritten) into the cache, as pytest compiles a `.py` test module it collects: the
+    first run after `--collect-only` compiles nothing, and keeps assertion introspection."""
+    kedi.write("demo.kedi", DEMO)
+    kedi.write("double.kedi", FAILING_CASE)
+    kedi.write("conftest.py", CONFTEST)
+    kedi.subprocess("--kedi-eval", "--collect-only").assert_outcomes()
+    assert len(_entries(kedi, "kedi-code")) == 2
+    monkeypatch.setenv("REFUSE_KEDI_PARSE", "1")
+    monkeypatch.setenv("REFUSE_CASE_COMPILE", "1")
+    monkeypatch.setenv("REFUSE_PYTHON_COMPILE", "1")
+    result = kedi.subprocess("--kedi-eval", "-p", "no:randomly")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["*AssertionError: assert 2 == 3*"])
+    assert "again" not in result.stdout.str()
+
+
+def test_collection_leaves_python_that_does_not_compile_to_the_run(kedi: Kedi) -> None:
+    # A `nonlocal` without a binding parses, so collection accepts it; compiling fails,
+    # and the run reports it at its line.
+    kedi.write("bad.kedi", FAILING_CASE.replace("`assert double(1) == 3`", "`nonlocal zzz`"))
+    kedi.subprocess("--kedi-eval", "--collect-only").assert_outcomes()
+    result = kedi.subprocess("--kedi-eval")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*bad.kedi:6*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_the_code_cache_version_covers_every_compiling_module() -> None:
+    """Every `pytest_kedi.runtime` module the compiling code imports a helper from is
+    hashed into the code cache's version, so changing it cannot reuse stale code."""
+    import ast
+
+    import pytest_kedi
+    from pytest_kedi.plugin.diskcache import COMPILER_SOURCES
+
+    # Modules that hold no compiling code: errors, globals, scopes, source text.
+    unrelated = {"pyerrors", "pyglobals", "scope", "sourcefile"}
+    package = Path(pytest_kedi.__file__).parent
+    for compiling in ("runtime/pyinterop.py", "runtime/casecode.py"):
+        assert compiling in COMPILER_SOURCES
+        tree = ast.parse((package / compiling).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "pytest_kedi.runtime."
+            ):
+                name = node.module.rsplit(".", 1)[-1]
+                if name not in unrelated:
+                    assert f"runtime/{name}.py" in COMPILER_SOURCES, name
 
 
 def test_a_changed_file_compiles_its_python_again(

@@ -10,7 +10,7 @@ import types
 import pytest
 
 from pytest_kedi.lang import nodes
-from pytest_kedi.plugin.items import _rewrite_asserts
+from pytest_kedi.plugin.items import rewrite_case_asserts
 from pytest_kedi.runtime import pyinterop
 from pytest_kedi.runtime.pyanalysis import nested_globals, top_level_targets
 from pytest_kedi.runtime.sourcefile import SourceFile
@@ -41,7 +41,7 @@ def _earlier_order(
     """(code, top-level targets, write-back candidates, shared names) as the block was
     compiled before: rewritten, relocated, then the rewritten tree analysed."""
     tree = ast.parse(code.source, file.path, mode="exec")
-    _rewrite_asserts(tree, file.path)
+    rewrite_case_asserts(tree, file.path)
     pyinterop.relocate(tree, code, file, 0)
     top = top_level_targets(tree.body)
     nested, introspects = nested_globals(tree.body)
@@ -63,7 +63,7 @@ def _positions(code: types.CodeType) -> list[tuple[int | None, int | None]]:
 def test_a_case_compiles_as_in_the_earlier_order(source: str) -> None:
     code, file = _code(source)
     before = _earlier_order(code, file)
-    unit = pyinterop.compile_unit(code, file, None, mode="block", transform=_rewrite_asserts)
+    unit = pyinterop.compile_unit(code, file, None, mode="block", transform=rewrite_case_asserts)
     introspects = nested_globals(ast.parse(source).body)[1]
     if introspects:  # every name is shared, the rewriter's among them
         assert (unit.top_assigned, unit.candidates, unit.shared) == before[1:]
