@@ -243,3 +243,24 @@ def test_two_processes_flushing_one_file_keep_both_their_units(
     started[0].join()
     (entry,) = tmp_path.iterdir()
     assert set(marshal.loads(entry.read_bytes())) == {"unit-a", "unit-b"}
+
+
+def test_an_entry_is_written_over_a_temporary_file_left_by_a_crashed_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Temporary files are named for the process, the thread and a counter: one left by a
+    crashed process that had the same identifiers does not keep the entry from being
+    written."""
+    import itertools
+    import os
+    import threading
+
+    from pytest_kedi.plugin import diskcache
+
+    monkeypatch.setattr(diskcache, "_TEMPORARY", itertools.count(7))
+    stale = tmp_path / f".tmp-{os.getpid()}-{threading.get_ident()}-7"
+    stale.write_bytes(b"partial")
+    target = tmp_path / "entry"
+    diskcache._atomic_write(target, b"whole")
+    assert target.read_bytes() == b"whole"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["entry"]
