@@ -20,23 +20,47 @@ from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
 __all__ = ["check_python", "locate_syntax_error", "python_diagnostics", "snippets"]
 
 
+#: Per node class, how `snippets` treats its instances: ``"code"`` (a `PyCode`), ``"type"``
+#: (a `TypeRef`), ``"items"`` (a tuple or list), else the names of the fields to search
+#: (none for a `Span`, a string or any other leaf).
+_WALK: dict[type, str | tuple[str, ...]] = {}
+
+
+def _walk_kind(cls: type) -> str | tuple[str, ...]:
+    kind: str | tuple[str, ...]
+    if issubclass(cls, n.PyCode):
+        kind = "code"
+    elif issubclass(cls, n.TypeRef):
+        kind = "type"
+    elif issubclass(cls, tuple | list):
+        kind = "items"
+    elif dataclasses.is_dataclass(cls) and not issubclass(cls, n.Span):
+        kind = tuple(reversed([f.name for f in dataclasses.fields(cls)]))
+    else:
+        kind = ()
+    _WALK[cls] = kind
+    return kind
+
+
 def snippets(node: Any) -> Iterator[n.PyCode | n.TypeRef]:
     """Every embedded Python snippet under ``node``, in source order."""
     stack = [node]
+    pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
-        current = stack.pop()
-        if isinstance(current, n.PyCode):
+        current = pop()
+        kind = _WALK.get(type(current))
+        if kind is None:
+            kind = _walk_kind(type(current))
+        if kind == "code":
             yield current
-            continue
-        if isinstance(current, n.TypeRef):
+        elif kind == "type":
             if current.backtick:
                 yield current
-            continue
-        if isinstance(current, tuple | list):
-            stack.extend(reversed(current))
-        elif dataclasses.is_dataclass(current) and not isinstance(current, n.Span | type):
-            children = [getattr(current, f.name) for f in dataclasses.fields(current)]
-            stack.extend(reversed(children))
+        elif kind == "items":
+            extend(reversed(current))
+        else:
+            for name in kind:
+                push(getattr(current, name))
 
 
 def locate_syntax_error(snippet: n.PyCode | n.TypeRef, exc: SyntaxError) -> tuple[int, int]:
