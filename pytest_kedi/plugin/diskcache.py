@@ -8,8 +8,10 @@
   module is read when one of the file's items first needs it.
 * `CodeCache`: each file's compiled Python (test cases' assertion-rewritten code,
   expressions and blocks), one entry per file keyed by its path and text, the Python and
-  pytest versions and the compiler's sources (the way pytest keeps rewritten test
-  modules as ``.pyc`` files).
+  pytest versions and the compiler's sources (`COMPILER_SOURCES`), the way pytest keeps
+  rewritten test modules as ``.pyc`` files. Collection fills a file's entry when it parses
+  the file (`pytest_kedi.runtime.casecode.precompile_module`), as pytest compiles a
+  module it collects; units compiled while running are added to it.
 
 Entries are written atomically (a temporary file renamed into place), so pytest-xdist
 workers filling the same cache never read a partial entry; workers adding code to one
