@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pytest_kedi.atomicwrite import AtomicWriter
 from pytest_kedi.evals import RowResult
+from pytest_kedi.evals.results import NO_USAGE
 from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.plugin.records import RunRecord, SuiteRecord, source_order
 from pytest_kedi.reports.deltas import RowDelta, row_fields
@@ -185,27 +186,58 @@ def _flag(value: object) -> str:
 
 
 def _row_text(row: RowResult, delta: RowDelta | None) -> str:
-    """``_encode({**row.to_json(), **row_fields(...)})``, built directly."""
+    """``_encode({**row.to_json(), **row_fields(...)})``, built directly.
+
+    The common values (text or None, finite floats, ints, booleans, the shared zero usage)
+    are written inline, without a call each: this runs once per row of every report."""
     if row.calls:  # traced model calls: rare, and nested; the encoder writes them
         data = row.to_json()
         data.update(row_fields({} if delta is None else {delta.index: delta}, row.index))
         return _encode(data)
+    index, score, duration, retries = row.index, row.score, row.duration_s, row.retries
+    given, expected, output = row.input, row.expected, row.output
+    feedback, error, error_class = row.feedback, row.error, row.error_class
+    flaky, carried = row.flaky, row.carried_over
+    scores = row.scores
+    if len(scores) == 1 and type(scores[0]) is float and scores[0] - scores[0] == 0.0:
+        score_list = _float_repr(scores[0])
+    else:
+        score_list = ", ".join([_number(each) for each in scores])
     usage = row.usage
-    scores = ", ".join([_number(score) for score in row.scores])
     return (
-        f'{{"index": {_number(row.index)}, "input": {_text(row.input)}, '
-        f'"expected": {_text(row.expected)}, "score": {_number(row.score)}, '
-        f'"feedback": {_text(row.feedback)}, "error": {_text(row.error)}, '
-        f'"error_class": {_text(row.error_class)}, "duration_s": {_number(row.duration_s)}, '
-        f'"scores": [{scores}], "flaky": {_flag(row.flaky)}, '
-        f'"carried_over": {_flag(row.carried_over)}, "output": {_text(row.output)}, '
-        f'"calls": [], "retries": {_number(row.retries)}, '
-        f'"usage": {{"requests": {_number(usage.requests)}, '
-        f'"input_tokens": {_number(usage.input_tokens)}, '
-        f'"output_tokens": {_number(usage.output_tokens)}}}, '
+        f'{{"index": {_int_repr(index) if type(index) is int else _number(index)}, '
+        f'"input": {"null" if given is None else _str_or(given)}, '
+        f'"expected": {"null" if expected is None else _str_or(expected)}, '
+        f'"score": {_float_repr(score) if type(score) is float and score - score == 0.0 else _number(score)}, '  # noqa: E501
+        f'"feedback": {"null" if feedback is None else _str_or(feedback)}, '
+        f'"error": {"null" if error is None else _str_or(error)}, '
+        f'"error_class": {"null" if error_class is None else _str_or(error_class)}, '
+        f'"duration_s": {_float_repr(duration) if type(duration) is float and duration - duration == 0.0 else _number(duration)}, '  # noqa: E501
+        f'"scores": [{score_list}], '
+        f'"flaky": {"false" if flaky is False else _flag(flaky)}, '
+        f'"carried_over": {"false" if carried is False else _flag(carried)}, '
+        f'"output": {"null" if output is None else _str_or(output)}, '
+        f'"calls": [], "retries": {_int_repr(retries) if type(retries) is int else _number(retries)}, '  # noqa: E501
+        + (
+            _NO_USAGE_TEXT
+            if usage is NO_USAGE
+            else f'"usage": {{"requests": {_number(usage.requests)}, '
+            f'"input_tokens": {_number(usage.input_tokens)}, '
+            f'"output_tokens": {_number(usage.output_tokens)}}}, '
+        )
         + (
             '"delta": null, "regressed": null}'
             if delta is None
             else f'"delta": {_number(delta.delta)}, "regressed": {_flag(delta.regressed)}}}'
         )
     )
+
+
+_float_repr = float.__repr__
+_int_repr = int.__repr__
+_NO_USAGE_TEXT = f'"usage": {_encode(NO_USAGE.to_json())}, '
+
+
+def _str_or(value: object) -> str:
+    """A value that is not None: text escaped, anything else as the encoder writes it."""
+    return encode_basestring(value) if type(value) is str else _encode(value)
