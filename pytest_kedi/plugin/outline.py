@@ -97,6 +97,11 @@ class LazyModule:
                 self._module = self._load()
             return self._module
 
+    def release(self) -> None:
+        """Forget the loaded module (it loads again if asked for)."""
+        with self._lock:
+            self._module = None
+
     def suite(self, outline: SuiteOutline) -> nodes.EvalSuite | nodes.TestSuite:
         """The suite node that ``outline`` describes."""
         node = self.module().body[outline.index]

@@ -30,6 +30,7 @@ from pytest_kedi.plugin.diskcache import CodeCache, ParseCache, caches_for
 from pytest_kedi.plugin.gating import UnmatchedGates
 from pytest_kedi.plugin.items import KediEvalItem
 from pytest_kedi.plugin.modelrun import ModelRun
+from pytest_kedi.plugin.outline import LazyModule
 from pytest_kedi.plugin.outputs import check_report_paths
 from pytest_kedi.plugin.progress import Progress, progress_for
 from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord
@@ -275,7 +276,26 @@ class KediSession:
     def finish(self, session: pytest.Session, exitstatus: int) -> None:
         """A worker hands its counts and usage errors to the controller; the controller
         writes the reports. A configuration mistake found while running (a hook returned
-        no model) exits 4."""
+        no model) exits 4. The session's programs and parsed modules are freed last."""
+        try:
+            self._finish(session, exitstatus)
+        finally:
+            self._release(session)
+
+    def _release(self, session: pytest.Session) -> None:
+        """Free what running the files built (`ProgramCache.release`): every item has
+        run, and pytest's closing garbage collections and the interpreter's exit then walk
+        a heap without it (for 1,000 files, about 140,000 objects fewer)."""
+        from pytest_kedi.lang.cache import MODULES
+
+        self.programs.release()
+        for item in session.items:
+            lazy = getattr(item, "lazy", None)
+            if isinstance(lazy, LazyModule):
+                lazy.release()
+        MODULES.clear()
+
+    def _finish(self, session: pytest.Session, exitstatus: int) -> None:
         own_calls = self.programs.model_calls()
         own_errors = self.programs.usage_errors
         code_cache = self._disk_caches[1] if self._disk_caches is not None else None

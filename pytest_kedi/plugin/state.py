@@ -93,6 +93,16 @@ class ProgramCache:
         if loop is not None:
             loop.close()
 
+    def release(self) -> None:
+        """Take every loaded program apart and forget it (`Program.release`): at the end
+        of the session, so that pytest's closing garbage collections and the
+        interpreter's exit do not walk them. A program asked for later loads again."""
+        with self._lock:
+            loaded = [p for p in self._programs.values() if isinstance(p, LoadedProgram)]
+            self._programs.clear()
+        for entry in loaded:
+            entry.program.release()
+
     def default_model_label(self) -> tuple[str, bool]:
         """The configured default model (no hook involved) and whether it is synthetic."""
         name = self.default_model or TEST_MODEL

@@ -168,6 +168,36 @@ class Program:
             value = KediArgs(values)
         self._unit.scope.set_existing("args", value)
 
+    def release(self) -> None:
+        """Take this program apart, so that dropping it frees it at once.
+
+        A module's scope holds its procedures and each procedure holds the scope: a
+        loaded program is a reference cycle, with the file's syntax tree and compiled
+        code hanging off it, which only a full garbage collection frees, and until then
+        every full collection (and the interpreter's exit) walks all of it. Emptying the
+        scopes, their Python globals tables and the runtime's tables breaks every cycle,
+        so the objects go when the last reference does. The program cannot run afterwards.
+        """
+        runtime = self._unit.runtime
+        units = [self._unit, *runtime.modules.values()]
+        for unit in units:
+            for scope in (unit.scope, unit.prelude_scope):
+                cached, scope._gcache = scope._gcache, None
+                if cached is not None:
+                    table = cached[1]
+                    pending = getattr(table, "_pending", None)
+                    if pending is not None:
+                        pending.clear()
+                    table.clear()
+                scope.vars.clear()
+            if unit.exports is not None:
+                unit.exports.clear()
+        runtime.modules.clear()
+        runtime.compiled.clear()
+        runtime.type_cache.clear()
+        runtime.type_units.clear()
+        self._parts.clear()
+
     def get(self, name: str) -> Any:
         """Read a top-level name (forcing a lazy binding, docs/language.md#lazy-bindings)."""
         from pytest_kedi.errors import KediNameError

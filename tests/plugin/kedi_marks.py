@@ -9,3 +9,5 @@ import pytest
 recorded_hooks = pytest.mark.single_process("reads the hook calls recorded in this process")
 #: For tests that monkeypatch the plugin's own modules: xdist workers never see the patch.
 patched_plugin = pytest.mark.single_process("monkeypatches the plugin inside this process")
+#: For tests that look at this process's objects after an in-process run.
+this_process = pytest.mark.single_process("inspects the objects of this process after the run")

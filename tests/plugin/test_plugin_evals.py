@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
-from kedi_marks import recorded_hooks
+from kedi_marks import recorded_hooks, this_process
 from kedi_plugin_helpers import Kedi, junit_properties
 
 #: Score 0.5: rows 0 and 2 pass, row 1 is wrong, row 3 errors (None is not a str).
@@ -301,6 +303,29 @@ def test_program_loads_once_per_file_and_hooks_fire(kedi: Kedi) -> None:
         ("eval:wc-2", 0.5),
         ("eval:split", 1.0),
     ]
+
+
+@this_process
+def test_a_finished_session_leaves_no_program_behind(kedi: Kedi) -> None:
+    # The session takes its programs apart at its end (issue 9): they are freed then, and
+    # pytest's closing garbage collections and the interpreter's exit do not walk them.
+    from pytest_kedi.runtime.context import ModuleUnit
+
+    # (no row raises: the hook recorder keeps each suite's result, and a row's exception
+    # keeps the frames it was raised in)
+    kedi.write("scores.kedi", SCORES.replace("(None, 1)", '("one", 1)'))
+    kedi.write("split.kedi", SPLITS)
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)  # what the collector finds is kept in gc.garbage
+    try:
+        reprec = kedi.inline("--kedi-eval")  # holds the session's config and items
+        gc.collect()
+        left = [o for o in (*gc.get_objects(), *gc.garbage) if type(o) is ModuleUnit]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert set(_verdicts(reprec).values()) == {"passed"}
+    assert [unit.path for unit in left if unit.path.startswith(str(kedi.pytester.path))] == []
 
 
 def test_load_failure_fails_every_item_of_the_file(kedi: Kedi) -> None:

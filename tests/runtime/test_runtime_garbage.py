@@ -64,3 +64,57 @@ def test_no_cyclic_garbage_per_statement(tmp_path: Path, mode: str, no_automatic
     assert program.procedures[f"b{STATEMENTS - 1}"](1) == STATEMENTS
     # A constant amount (the parser's builder), not one cycle per statement.
     assert gc.collect() < 50
+
+
+RELEASED = """\
+```
+def plus(x):
+    return x + 40
+
+def get():
+    return plus(0)
+```
+
+> import: helpers
+
+@answer() -> int:
+  = `get() + shout(1)`
+
+@eval: answer:
+  > data: rows:
+    = `[(0, 40)]`
+  > metric: exact(rows):
+    = `answer() == expected`
+"""
+
+HELPERS = """\
+> export: shout
+
+@shout(x: int) -> int:
+  = `x * 2`
+"""
+
+
+@pytest.mark.parametrize("release", [True, False])
+def test_a_released_program_is_freed_without_the_garbage_collector(
+    tmp_path: Path, no_automatic_gc: None, release: bool
+) -> None:
+    # A loaded program is a cycle (its module scope holds its procedures, which hold the
+    # scope; the prelude's functions hold their globals); a pytest session releases its
+    # programs at its end, so its closing collections and the interpreter's exit do not
+    # walk them (issue 9). (A class a program defines is a cycle of Python's own.)
+    (tmp_path / "helpers.kedi").write_text(HELPERS, encoding="utf-8")
+    path = tmp_path / "main.kedi"
+    path.write_text(RELEASED, encoding="utf-8")
+    for _ in range(2):  # the first load in a process leaves garbage of its own (imports)
+        program = load(path, mode="validate")
+        assert program.procedures["answer"]() == 42
+        gc.collect()
+    if release:
+        program.release()
+    del program
+    freed = gc.collect()
+    if release:
+        assert freed == 0
+    else:  # the cycle this guards against is there
+        assert freed > 20
