@@ -21,6 +21,7 @@ from pytest_kedi.runtime.pyinterop import (
     python_error,
     run_block,
     run_expr,
+    type_code,
 )
 from pytest_kedi.runtime.scope import MISSING
 from pytest_kedi.runtime.types import (
@@ -243,14 +244,10 @@ def _backtick_type(ref: nodes.TypeRef, ctx: Frame) -> Any:
     if entry is not None and entry[0] is ref:
         unit = entry[1]
     else:
-        code = nodes.PyCode(
-            span=ref.span,
-            source=ref.source,
-            kind="expr",
-            line=ref.span.start_line,
-            col=ref.span.start_col,
+        runtime = ctx.unit.runtime
+        unit = compile_unit(
+            type_code(ref), ctx.unit.source_file, ctx.procedure_name, store=runtime.code_store
         )
-        unit = compile_unit(code, ctx.unit.source_file, ctx.procedure_name)
         units[id(ref)] = (ref, unit)
     namespace = build_globals(ctx.scope)
     for name, value in TYPE_BUILTINS.items():
