@@ -5,19 +5,31 @@ The parser itself treats embedded Python as opaque text (so parsing stays fast);
 `check_python` runs Python's own parser over every snippet, exactly as the runtime
 will compile it, and is used where diagnostics are shown: ``python -m pytest_kedi
 parse`` and pytest collection.
+
+`parse_snippet` is how a snippet is parsed here and by the runtime: placed at its `.kedi`
+line, so that the warnings Python's parser gives (an invalid escape sequence, say) name
+the `.kedi` file and line, as they do for a ``.py`` module.
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
 
-__all__ = ["check_python", "locate_syntax_error", "python_diagnostics", "snippets"]
+__all__ = [
+    "Parsed",
+    "check_python",
+    "locate_syntax_error",
+    "parse_snippet",
+    "python_diagnostics",
+    "snippets",
+]
 
 
 #: Per node class, how `snippets` treats its instances: ``"code"`` (a `PyCode`), ``"type"``
@@ -85,27 +97,84 @@ def locate_syntax_error(snippet: n.PyCode | n.TypeRef, exc: SyntaxError) -> tupl
     return line + py_line - 1, offset
 
 
-def _compile(snippet: n.PyCode | n.TypeRef) -> SyntaxError | None:
-    source = snippet.source
-    expr = isinstance(snippet, n.TypeRef) or snippet.kind == "expr"
+#: A parsed snippet: its tree and the number of lines to add to the tree's line numbers to
+#: make them `.kedi` lines (0 when it was parsed at its `.kedi` lines).
+Parsed = tuple[ast.AST, int]
+
+#: What Python's parser may warn of (3.11 to 3.13): an escape sequence (a backslash) or a
+#: number written against a letter (``1if``, ``0x1for``).
+_MAY_WARN = re.compile(r"\\|[0-9]\.?[A-Za-z]")
+#: Up to this line a snippet is always parsed at its `.kedi` line: the blank lines put
+#: before it cost Python's tokenizer less than looking for what may warn (each costs about
+#: 50 ns; the look about 1 us for a line of code).
+_ALWAYS_AT_LINE = 64
+
+
+def parse_snippet(source: str, expr: bool, line: int, path: str) -> Parsed:
+    """Parse embedded Python from ``path`` whose text ``source`` starts on `.kedi` line
+    ``line``: an expression (``expr``: its text stripped, as it is compiled) or statements.
+
+    Text Python may warn of is parsed at its own `.kedi` lines (blank lines before it), so
+    the warnings Python gives while parsing it name the `.kedi` file and line where it is
+    written, as for a ``.py`` module (Python then warns again each time the text is parsed:
+    parse it once). Other text far down the file is parsed alone (its tree's line numbers
+    start at 1): the blank lines would cost more than its parse. A `SyntaxError`'s line
+    numbers are in the text (line 1 is its first line), as `locate_syntax_error` reads them;
+    its message names `.kedi` lines ("on line 12").
+    """
+    if expr:
+        text, mode = source.strip(), "eval"
+        if source[:1].isspace():  # the stripped text starts on a later line?
+            line += source[: len(source) - len(source.lstrip())].count("\n")
+    else:
+        text, mode = source, "exec"
+    pad = line - 1
+    if pad >= _ALWAYS_AT_LINE and _MAY_WARN.search(text) is None:
+        try:
+            return ast.parse(text, path, mode=mode), pad
+        except SyntaxError:
+            pass  # parsed at its lines below, for a message naming `.kedi` lines
     try:
-        if expr:
-            ast.parse(source.strip(), mode="eval")
-        else:
-            ast.parse(source, mode="exec")
+        return ast.parse("\n" * pad + text if pad else text, path, mode=mode), 0
+    except SyntaxError as exc:
+        if pad:
+            if exc.lineno is not None:
+                exc.lineno = max(exc.lineno - pad, 1)
+            if exc.end_lineno is not None:
+                exc.end_lineno = max(exc.end_lineno - pad, 1)
+        raise
+
+
+def _compile(
+    snippet: n.PyCode | n.TypeRef, path: str, trees: dict[int, Parsed] | None
+) -> SyntaxError | None:
+    if isinstance(snippet, n.TypeRef):
+        expr, line = True, snippet.span.start_line
+    else:
+        expr, line = snippet.kind == "expr", snippet.line
+    try:
+        parsed = parse_snippet(snippet.source, expr, line, path)
     except SyntaxError as exc:
         return exc
     except (ValueError, MemoryError, RecursionError) as exc:  # null bytes, too deep
         return SyntaxError(str(exc) or type(exc).__name__, ("", 1, 1, "", 1, 1))
+    if trees is not None:
+        trees[id(snippet)] = parsed
     return None
 
 
-def python_diagnostics(module: n.Module) -> list[Diagnostic]:
-    """A located diagnostic for each embedded Python snippet that does not parse."""
+def python_diagnostics(
+    module: n.Module, trees: dict[int, Parsed] | None = None
+) -> list[Diagnostic]:
+    """A located diagnostic for each embedded Python snippet that does not parse.
+    ``trees``: where to keep each snippet that parses (`Parsed`), by the snippet's `id`:
+    code compiled from ``module`` right after its check need not parse it again, which
+    would give Python's warnings a second time (see `parse_snippet`)."""
     found: list[Diagnostic] = []
     lines = module.lines
+    path = module.path
     for snippet in snippets((module.prelude, module.body)):
-        exc = _compile(snippet)
+        exc = _compile(snippet, path, trees)
         if exc is None:
             continue
         line, col = locate_syntax_error(snippet, exc)
@@ -115,9 +184,10 @@ def python_diagnostics(module: n.Module) -> list[Diagnostic]:
     return found
 
 
-def check_python(module: n.Module) -> n.Module:
-    """``module`` unchanged; raise `KediParseError` when its embedded Python is invalid."""
-    found = python_diagnostics(module)
+def check_python(module: n.Module, trees: dict[int, Parsed] | None = None) -> n.Module:
+    """``module`` unchanged; raise `KediParseError` when its embedded Python is invalid.
+    ``trees``: as for `python_diagnostics`."""
+    found = python_diagnostics(module, trees)
     if found:
         raise KediParseError(found)
     return module

@@ -31,6 +31,8 @@ from pytest_kedi.text import is_kedi_program
 if TYPE_CHECKING:  # pragma: no cover
     from _pytest._code.code import TerminalRepr
 
+    from pytest_kedi.lang.pycheck import Parsed
+
 __all__ = [
     "CollectErrorRepr",
     "KediCollectError",
@@ -166,9 +168,11 @@ class KediFile(pytest.File):
 
         session = kedi_session(self.config)
         parse_cache = session.disk_caches[0]
+        # The trees of the file's Python, parsed by its syntax check, compiled below.
+        trees: dict[int, Parsed] = {}
         try:
             if parse_cache is not None:
-                outline, lazy = parse_cache.outline(self.path)
+                outline, lazy = parse_cache.outline(self.path, trees)
             else:
                 from pytest_kedi.lang import check_python, parse_file
 
@@ -189,10 +193,12 @@ class KediFile(pytest.File):
         parsed, code_cache = lazy.loaded(), session.disk_caches[1]
         if parsed is not None and code_cache is not None:
             # Parsed now, not read from the cache: its Python is compiled now too, as
-            # pytest compiles a test module it collects, and kept for the run.
+            # pytest compiles a test module it collects, and kept for the run. (Parsing
+            # its Python again would give Python's warnings about it a second time.)
             from pytest_kedi.runtime.casecode import precompile_module
 
-            precompile_module(parsed, os.fspath(self.path), code_cache, rewrite_case_asserts)
+            path = os.fspath(self.path)
+            precompile_module(parsed, path, code_cache, rewrite_case_asserts, trees)
         return outline, lazy
 
 

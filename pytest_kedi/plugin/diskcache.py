@@ -40,12 +40,15 @@ import types
 from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_kedi.lang import nodes
 from pytest_kedi.plugin.outline import FileOutline, LazyModule, outline_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.lang.pycheck import Parsed
 
 __all__ = [
     "COMPILER_SOURCES",
@@ -87,6 +90,7 @@ def parser_version() -> str:
 #: The sources whose code decides what a unit compiles to (below the package): a change to
 #: any of them invalidates every `CodeCache` entry.
 COMPILER_SOURCES = (
+    "lang/pycheck.py",
     "runtime/pyinterop.py",
     "runtime/pyanalysis.py",
     "runtime/pypositions.py",
@@ -232,9 +236,12 @@ class ParseCache:
         digest.update(data)
         return self.directory / digest.hexdigest()
 
-    def outline(self, path: Path) -> tuple[FileOutline, LazyModule]:
+    def outline(
+        self, path: Path, trees: dict[int, Parsed] | None = None
+    ) -> tuple[FileOutline, LazyModule]:
         """The outline of ``path`` and its lazily loaded module; raise what `parse_file`
-        and `check_python` raise."""
+        and `check_python` raise. ``trees``: where `check_python` keeps the trees of the
+        module's Python when the file is parsed (not read from the cache)."""
         from pytest_kedi.lang.files import read_source
 
         name = os.fspath(path)
@@ -252,7 +259,7 @@ class ParseCache:
             else:
                 self.hits += 1
                 return outline, LazyModule(lambda: self._load(name, data, entry), None)
-        module = self._parse(name, data, entry)
+        module = self._parse(name, data, entry, trees)
         return outline_of(module), LazyModule(lambda: module, module)
 
     def _load(self, name: str, data: bytes, entry: Path) -> nodes.Module:
@@ -273,12 +280,14 @@ class ParseCache:
                 return MODULES.get_or_parse(name, module.source, lambda _s, _p: module)
         return self._parse(name, data, entry)
 
-    def _parse(self, name: str, data: bytes, entry: Path) -> nodes.Module:
+    def _parse(
+        self, name: str, data: bytes, entry: Path, trees: dict[int, Parsed] | None = None
+    ) -> nodes.Module:
         """Parse and check ``data`` (the content of ``name``) and store it at ``entry``."""
         from pytest_kedi.lang import check_python
         from pytest_kedi.lang.files import parse_data
 
-        module = check_python(parse_data(name, data))
+        module = check_python(parse_data(name, data), trees)
         stream = io.BytesIO()
         pickler = pickle.Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL)
         pickler.dump((name, outline_of(module).to_tuple()))

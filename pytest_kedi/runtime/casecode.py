@@ -8,9 +8,12 @@ run that follows finds every unit in the store instead of compiling it.
 
 from __future__ import annotations
 
+import ast
+
 from pytest_kedi.lang import nodes
-from pytest_kedi.lang.pycheck import snippets
-from pytest_kedi.runtime.pyinterop import CodeStore, Transform, precompile
+from pytest_kedi.lang.pycheck import Parsed, snippets
+from pytest_kedi.runtime.pyinterop import CodeStore, Transform, precompile, type_code
+from pytest_kedi.runtime.pypositions import move_lines
 from pytest_kedi.runtime.sourcefile import SourceFile
 
 __all__ = ["case_code", "precompile_module"]
@@ -39,20 +42,52 @@ def case_code(case: nodes.Case) -> nodes.PyCode:
     return nodes.PyCode(span, "\n".join(lines), "block", first.line, 1)
 
 
+def _case_tree(case: nodes.Case, trees: dict[int, Parsed]) -> Parsed | None:
+    """`case_code` parsed, from its items' trees: the statements of each in turn, at
+    their `.kedi` lines, as the joined text parses (None: an item has no tree)."""
+    if len(case.body) == 1:
+        return trees.pop(id(case.body[0].code), None)
+    body: list[ast.stmt] = []
+    for item in case.body:
+        tree, delta = trees.pop(id(item.code), None) or (None, 0)
+        if not isinstance(tree, ast.Module):
+            return None
+        if delta:
+            move_lines(tree, delta)
+        body.extend(tree.body)
+    return ast.Module(body=body, type_ignores=[]), 0
+
+
 def precompile_module(
-    module: nodes.Module, path: str, store: CodeStore, case_transform: Transform
+    module: nodes.Module,
+    path: str,
+    store: CodeStore,
+    case_transform: Transform,
+    trees: dict[int, Parsed] | None = None,
 ) -> None:
-    """Compile into ``store`` what running ``module`` (read from ``path``) compiles: each
-    case's body with ``case_transform``, and every other backtick expression and Python
-    block outside the prelude (which runs when the file loads). Code that does not
-    compile is left to the run, which reports it."""
+    """Compile into ``store`` what running ``module`` (read from ``path``) compiles: the
+    prelude, each case's body with ``case_transform``, and every other backtick
+    expression, Python block and backtick type. ``trees``: the snippets `check_python`
+    parsed for ``module`` (used instead of parsing them again, which would give Python's
+    warnings about them again, and taken out). Code that does not compile is left to the
+    run, which reports it."""
     source_file = SourceFile(path, module.source)
+    found = trees if trees is not None else {}
+    if module.prelude is not None:
+        code = module.prelude.code
+        precompile(code, source_file, store, mode="prelude", parsed=found.pop(id(code), None))
     for node in module.body:
+        walked: object = node
         if isinstance(node, nodes.TestSuite):
             for case in node.cases:
                 if case.body:
-                    precompile(case_code(case), source_file, store, transform=case_transform)
-        else:
-            for snippet in snippets(node):
-                if isinstance(snippet, nodes.PyCode):
-                    precompile(snippet, source_file, store)
+                    parsed = _case_tree(case, found) if found else None
+                    code = case_code(case)
+                    precompile(code, source_file, store, transform=case_transform, parsed=parsed)
+            walked = node.directives
+        for snippet in snippets(walked):
+            parsed = found.pop(id(snippet), None)
+            if isinstance(snippet, nodes.PyCode):
+                precompile(snippet, source_file, store, parsed=parsed)
+            else:
+                precompile(type_code(snippet), source_file, store, parsed=parsed)

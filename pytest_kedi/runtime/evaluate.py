@@ -21,6 +21,7 @@ from pytest_kedi.runtime.pyinterop import (
     python_error,
     run_block,
     run_expr,
+    type_code,
 )
 from pytest_kedi.runtime.scope import MISSING
 from pytest_kedi.runtime.types import (
@@ -225,7 +226,8 @@ def resolve_type(ref: nodes.TypeRef | None, ctx: Frame) -> Any:
                 raise KeyError(name)
             return value
 
-        tp = resolve_type_source(ref.source, lookup_name)
+        at = (ctx.unit.source_file.path, ref.span.start_line)
+        tp = resolve_type_source(ref.source, lookup_name, at)
     except KediExecutionError as err:
         if not err.message.startswith(ref.span.path):
             err.message = f"{where(ctx, ref)}: {err.message}"
@@ -243,14 +245,10 @@ def _backtick_type(ref: nodes.TypeRef, ctx: Frame) -> Any:
     if entry is not None and entry[0] is ref:
         unit = entry[1]
     else:
-        code = nodes.PyCode(
-            span=ref.span,
-            source=ref.source,
-            kind="expr",
-            line=ref.span.start_line,
-            col=ref.span.start_col,
+        runtime = ctx.unit.runtime
+        unit = compile_unit(
+            type_code(ref), ctx.unit.source_file, ctx.procedure_name, store=runtime.code_store
         )
-        unit = compile_unit(code, ctx.unit.source_file, ctx.procedure_name)
         units[id(ref)] = (ref, unit)
     namespace = build_globals(ctx.scope)
     for name, value in TYPE_BUILTINS.items():

@@ -323,7 +323,8 @@ class _Builder:
             raise KeyError(name)
 
         try:
-            return resolve_type_source(ref.source, no_names)
+            where = (self.source_file.path, ref.span.start_line)
+            return resolve_type_source(ref.source, no_names, where)
         except KediExecutionError:
             raise _Unsupported from None
 

@@ -57,7 +57,9 @@ def load_unit(
         block = module.prelude
         ctx = Frame(scope, unit, "<prelude>")
         try:
-            compiled = compile_unit(block.code, source_file, "<prelude>", mode="prelude")
+            compiled = compile_unit(
+                block.code, source_file, "<prelude>", mode="prelude", store=runtime.code_store
+            )
             run_prelude(compiled, prelude_vars)
             EPOCHS.bump(prelude=True)
         except KediExecutionError as err:

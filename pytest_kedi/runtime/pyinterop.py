@@ -12,7 +12,8 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from pytest_kedi.errors import KediValueExecutionError
-from pytest_kedi.lang.nodes import PyCode
+from pytest_kedi.lang.nodes import PyCode, TypeRef
+from pytest_kedi.lang.pycheck import Parsed, parse_snippet
 from pytest_kedi.runtime.pyanalysis import INTROSPECTION, nested_globals, top_level_targets
 from pytest_kedi.runtime.pyerrors import (
     PYTHON_UNITS,
@@ -43,6 +44,7 @@ __all__ = [
     "module_globals",
     "python_error",
     "relocated_expression",
+    "type_code",
     "run_block",
     "run_expr",
     "run_prelude",
@@ -136,13 +138,11 @@ def _register(info: UnitInfo, kind: str) -> str:
     return f"<kedi {kind} {base}:{info.code.line} #{next(_COUNTER)}>"
 
 
-def _parse(code: PyCode, info: UnitInfo, filename: str, mode: str) -> Any:
-    """Parse a unit's source (a backtick expression is stripped, as it is compiled);
-    a syntax error is raised located at its `.kedi` line."""
+def _parse(code: PyCode, info: UnitInfo, filename: str, mode: str) -> Parsed:
+    """Parse a unit's source (`parse_snippet`: a backtick expression is stripped, as it is
+    compiled); a syntax error is raised located at its `.kedi` line."""
     try:
-        if mode == "eval":
-            return ast.parse(code.source.strip(), info.source_file.path, mode="eval")
-        return ast.parse(code.source, info.source_file.path, mode="exec")
+        return parse_snippet(code.source, mode == "eval", code.line, info.source_file.path)
     except SyntaxError as exc:
         raise syntax_error(exc, info, filename, relative=True) from None
 
@@ -181,24 +181,19 @@ def compile_unit(
     store: CodeStore | None = None,
 ) -> CompiledUnit:
     """Compile one embedded unit. ``mode``: ``"expr"``, ``"block"`` or ``"prelude"``
-    (default: ``"expr"`` for backtick expressions, ``"block"`` otherwise). An expression's
-    or a block's code is looked up in (and added to) ``store`` when one is given."""
+    (default: ``"expr"`` for backtick expressions, ``"block"`` otherwise). The unit's code
+    is looked up in (and added to) ``store`` when one is given."""
     info = UnitInfo(code, source_file, procedure)
     kind = mode or ("expr" if code.kind == "expr" else "block")
     filename = _register(info, kind)
-    if kind == "prelude":
-        try:
-            tree = _block_tree(code, info, filename, transform)
-            compiled = compile(tree, source_file.path, "exec")
-        except SyntaxError as exc:
-            raise syntax_error(exc, info, filename) from exc
-        return CompiledUnit(info, filename, kind, _track(compiled, info))
     key = _store_key(code, source_file, kind, transform)
     value = store.get(key) if store is not None else None
     if value is None:
         value = _compile(code, info, filename, kind, transform)
         if store is not None:
             store.put(key, value)
+    if kind == "prelude":
+        return CompiledUnit(info, filename, kind, _track(value[0], info))
     if kind == "expr":
         compiled, walrus = value
         unit = CompiledUnit(info, filename, kind, _track(compiled, info))
@@ -216,44 +211,65 @@ def compile_unit(
 
 
 def precompile(
-    code: PyCode, source_file: SourceFile, store: CodeStore, *, transform: Transform | None = None
+    code: PyCode,
+    source_file: SourceFile,
+    store: CodeStore,
+    *,
+    transform: Transform | None = None,
+    mode: str | None = None,
+    parsed: Parsed | None = None,
 ) -> None:
     """Compile ``code`` into ``store`` unless it holds it already, as `compile_unit` would
-    (``code.kind`` chooses expression or block), so that running it later finds it there.
-    Code that does not compile is left out: running it reports the error."""
-    kind = "expr" if code.kind == "expr" else "block"
+    (with the same ``mode``), so that running it later finds it there. ``parsed``:
+    ``code`` parsed already (by `parse_snippet`; its tree is changed in place). Code that
+    does not compile is left out: running it reports the error."""
+    kind = mode or ("expr" if code.kind == "expr" else "block")
     key = _store_key(code, source_file, kind, transform)
     if store.get(key) is not None:
         return
     try:
-        value = _compile(code, UnitInfo(code, source_file, None), source_file.path, kind, transform)
+        info = UnitInfo(code, source_file, None)
+        value = _compile(code, info, source_file.path, kind, transform, parsed)
     except Exception:  # a syntax error (or a transform's): the run reports it
         return
     store.put(key, value)
 
 
 def _compile(
-    code: PyCode, info: UnitInfo, filename: str, kind: str, transform: Transform | None
+    code: PyCode,
+    info: UnitInfo,
+    filename: str,
+    kind: str,
+    transform: Transform | None,
+    parsed: Parsed | None = None,
 ) -> tuple[Any, ...]:
-    """An expression's ``(code, whether it holds an assignment expression)`` or a block's
+    """An expression's ``(code, whether it holds an assignment expression)``, a block's
     ``(code, top-level targets, write-back candidates, shared names)`` (name tuples
-    sorted): what a `CodeStore` keeps. A syntax error is raised located."""
+    sorted) or a prelude's ``(module code,)``: what a `CodeStore` keeps. ``parsed``: the
+    unit parsed by `parse_snippet` (parsed here when None). A syntax error is raised
+    located."""
+    path = info.source_file.path
     try:
         if kind == "expr":
             stripped = len(code.source) - len(code.source.lstrip())
-            tree_e = _parse(code, info, filename, "eval")
-            walrus = relocate(tree_e, code, info.source_file, stripped)
-            return compile(tree_e, info.source_file.path, "eval"), walrus
+            tree_e, delta = parsed or _parse(code, info, filename, "eval")
+            assert isinstance(tree_e, ast.Expression)
+            walrus = relocate(tree_e, code, info.source_file, stripped, delta)
+            return compile(tree_e, path, "eval"), walrus
+        tree, delta = parsed or _parse(code, info, filename, "exec")
+        assert isinstance(tree, ast.Module)
+        if kind == "prelude":
+            _finish_tree(tree, code, info, transform, delta)
+            return (compile(tree, path, "exec"),)
         # The block's own code is analysed before the transform adds to it (pytest's
         # assertion rewriting makes a tree about ten times larger): a transform binds
         # only names no user code can bind (`Transform`), which no Kedi binding can
         # hold, so they matter to the analysis only where every name is shared.
-        tree = _parse(code, info, filename, "exec")
         top = top_level_targets(tree.body)
         # Names a nested scope declares global stay module-level for the whole block;
         # so does every name of a block that introspects its namespace.
         nested, introspects = nested_globals(tree.body)
-        _finish_tree(tree, code, info, transform)
+        _finish_tree(tree, code, info, transform, delta)
         if introspects and transform is not None:
             top = top_level_targets(tree.body)
         shared = frozenset(top) if introspects else frozenset(top & nested)
@@ -267,19 +283,19 @@ def _compile(
 def _block_tree(
     code: PyCode, info: UnitInfo, filename: str, transform: Transform | None
 ) -> ast.Module:
-    tree = _parse(code, info, filename, "exec")
-    _finish_tree(tree, code, info, transform)
+    tree, delta = _parse(code, info, filename, "exec")
+    assert isinstance(tree, ast.Module)
+    _finish_tree(tree, code, info, transform, delta)
     return tree
 
 
 def _finish_tree(
-    tree: ast.Module, code: PyCode, info: UnitInfo, transform: Transform | None
+    tree: ast.Module, code: PyCode, info: UnitInfo, transform: Transform | None, delta: int
 ) -> None:
-    """Give a block's parsed tree its `.kedi` positions, then apply ``transform``. The
-    block is relocated first, while its tree is small: a node the transform adds takes
-    its position from the statement it replaces, already relocated."""
-    assert isinstance(tree, ast.Module)
-    relocate(tree, code, info.source_file, 0)
+    """Give a block's parsed tree (``delta``: see `relocate`) its `.kedi` positions, then
+    apply ``transform``. The block is relocated first, while its tree is small: a node the
+    transform adds takes its position from the statement it replaces, already relocated."""
+    relocate(tree, code, info.source_file, 0, delta)
     if transform is not None:
         transform(tree, info.source_file.path)
 
@@ -355,12 +371,19 @@ def function_code(
     return next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
 
 
+def type_code(ref: TypeRef) -> PyCode:
+    """A backtick type as the expression unit it is compiled as."""
+    span = ref.span
+    return PyCode(span, ref.source, "expr", span.start_line, span.start_col + 1)
+
+
 def relocated_expression(code: PyCode, source_file: SourceFile) -> ast.Expression:
     """A backtick expression's tree with `.kedi` line numbers and columns, as
     `compile_unit` compiles it (raises `SyntaxError` when it does not parse)."""
-    tree = ast.parse(code.source.strip(), source_file.path, mode="eval")
+    tree, delta = parse_snippet(code.source, True, code.line, source_file.path)
+    assert isinstance(tree, ast.Expression)
     stripped = len(code.source) - len(code.source.lstrip())
-    relocate(tree, code, source_file, stripped)
+    relocate(tree, code, source_file, stripped, delta)
     return tree
 
 

@@ -10,27 +10,35 @@ from typing import Any
 from pytest_kedi.lang.nodes import PyCode
 from pytest_kedi.runtime.sourcefile import SourceFile
 
-__all__ = ["first_line_shift", "fix_locations", "relocate"]
+__all__ = ["first_line_shift", "fix_locations", "move_lines", "relocate"]
 
 
 def first_line_shift(code: PyCode, source_file: SourceFile, stripped: int) -> int:
-    """UTF-8 byte offset, on the first `.kedi` line, of the unit's first character."""
+    """UTF-8 byte offset, on its `.kedi` line, of the unit's first character (after the
+    ``stripped`` characters the runtime strips from an expression)."""
+    skipped = code.source[:stripped]
+    if "\n" in skipped:  # the text starts on a later line, after the skipped indentation
+        return len(skipped.rsplit("\n", 1)[1].encode("utf-8"))
     prefix = source_file.line_text(code.line)[: code.col - 1 + stripped]
     return len(prefix.encode("utf-8"))
 
 
-def relocate(tree: ast.AST, code: PyCode, source_file: SourceFile, stripped: int) -> bool:
-    """Give ``tree`` `.kedi` line numbers and column offsets; whether it holds an
+def relocate(
+    tree: ast.AST, code: PyCode, source_file: SourceFile, stripped: int, delta: int = 0
+) -> bool:
+    """Give ``tree``, as `parse_snippet` parsed it (its line numbers plus ``delta`` are
+    `.kedi` lines), `.kedi` line numbers and column offsets; whether it holds an
     assignment expression (``:=``). A position a node lacks (a transformed tree may lack
     some) is its parent's, as `fix_locations` completes them, in the same pass."""
     if code.kind == "block":
         shift_first = shift_rest = len(" " * (code.col - 1))
+        first = code.line - delta
     else:
         shift_first, shift_rest = first_line_shift(code, source_file, stripped), 0
-    delta = code.line - 1
+        first = code.line + code.source.count("\n", 0, stripped) - delta
     walrus = False
-    # Each entry: a node and its parent's positions in the unit (before relocation).
-    stack: list[tuple[Any, int, int, int, int]] = [(tree, 1, 0, 1, 0)]
+    # Each entry: a node and its parent's positions in the tree (before relocation).
+    stack: list[tuple[Any, int, int, int, int]] = [(tree, first, 0, first, 0)]
     pop, push = stack.pop, stack.append
     node_type = ast.AST
     while stack:
@@ -53,9 +61,9 @@ def relocate(tree: ast.AST, code: PyCode, source_file: SourceFile, stripped: int
                 end_col = value
             node.lineno = line + delta
             node.end_lineno = end_line + delta
-            shift = shift_first if line == 1 else shift_rest
+            shift = shift_first if line == first else shift_rest
             node.col_offset = col + shift if col >= 0 else col
-            shift = shift_first if end_line == 1 else shift_rest
+            shift = shift_first if end_line == first else shift_rest
             node.end_col_offset = end_col + shift if end_col >= 0 else end_col
         for name in node._fields:
             value = fields.get(name)
@@ -112,3 +120,25 @@ def fix_locations(tree: ast.AST) -> None:
                         push((item, line, col, end_line, end_col))
             elif isinstance(value, node_type) and (value._fields or value._attributes):
                 push((value, line, col, end_line, end_col))
+
+
+def move_lines(tree: ast.AST, delta: int) -> None:
+    """Add ``delta`` to the line numbers of every node of ``tree`` (a parsed tree: every
+    node with positions has them all)."""
+    stack: list[Any] = [tree]
+    pop, push = stack.pop, stack.append
+    node_type = ast.AST
+    while stack:
+        node = pop()
+        fields = node.__dict__
+        if node._attributes:
+            node.lineno += delta
+            node.end_lineno += delta
+        for name in node._fields:
+            value = fields.get(name)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type) and (item._fields or item._attributes):
+                        push(item)
+            elif isinstance(value, node_type) and (value._fields or value._attributes):
+                push(value)

@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from pytest_kedi.errors import KediTypeExecutionError
+from pytest_kedi.lang.pycheck import parse_snippet
 from pytest_kedi.runtime.caches import ProcessCache
 from pytest_kedi.text import truncate
 
@@ -133,23 +134,28 @@ def _is_type_like(value: Any) -> bool:
     return isinstance(value, (_KediAnnotated, typing._SpecialForm, types.UnionType))
 
 
-def resolve_type_source(source: str, lookup: Callable[[str], Any]) -> Any:
+def resolve_type_source(
+    source: str, lookup: Callable[[str], Any], where: tuple[str, int] | None = None
+) -> Any:
     """Resolve a direct annotation (``list[str]``, ``str | None``, ``Shipment``).
 
     Names resolve to built-ins first, then via ``lookup`` (Kedi types in scope, then
     prelude globals); ``lookup`` returns ``MISSING``-like sentinels by raising
     ``KeyError`` for unknown names. Raises ``KediTypeExecutionError`` for unknown or
-    non-type names and malformed annotations.
+    non-type names and malformed annotations. ``where``: the annotation's `.kedi` file and
+    line, which Python's warnings about it name (``Literal["\\d"]``: an invalid escape).
     """
     name = source.strip()
     if name in TYPE_BUILTINS and not keyword.iskeyword(name):
         # One built-in name (``int``, ``str``: most annotations) is what the full path
         # below resolves it to, without parsing and compiling the annotation.
         return _type_like(source, TYPE_BUILTINS[name])
+    path, line = where or ("<unknown>", 1)
     try:
-        tree = ast.parse(name, mode="eval")
+        tree = parse_snippet(name, True, line, path)[0]
     except SyntaxError:
         raise KediTypeExecutionError(f"invalid type annotation {source!r}") from None
+    assert isinstance(tree, ast.Expression)
     namespace: dict[str, Any] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id not in namespace:

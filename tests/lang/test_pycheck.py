@@ -3,12 +3,15 @@ used by ``python -m pytest_kedi parse`` and collection)."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
 
 from pytest_kedi.lang import KediParseError, check_python, parse, parse_file
+from pytest_kedi.lang.pycheck import Parsed, parse_snippet
 
 CASES = {
     # name: (source, line, column of the caret)
@@ -60,3 +63,69 @@ def test_every_syntax_error_is_reported_in_source_order() -> None:
 def test_valid_python_passes() -> None:
     module = parse("[a: int] = `1`\n@f() -> int:\n  = ```\n  return a\n  ```\n", "ok.kedi")
     assert check_python(module) is module
+
+
+def test_a_message_naming_a_line_names_the_kedi_line() -> None:
+    source = "@f(x: int) -> int:\n  = ```\n  y = (x,\n       2]\n  return y\n  ```\n"
+    with pytest.raises(KediParseError) as info:
+        check_python(parse(source, "m.kedi"))
+    (diagnostic,) = info.value.diagnostics
+    assert (diagnostic.line, diagnostic.column) == (4, 9)
+    assert diagnostic.message.endswith("opening parenthesis '(' on line 3")
+
+
+WARNING_SOURCE = """\
+@f(text: str) -> int:
+  = `len(text) + len("\\d")`
+
+@g() -> str:
+  = ```
+  pattern = "a"
+  return pattern + "\\s"
+  ```
+
+@h(x: `Annotated[str, "\\p"]`) -> str:
+  [y] = `"\\q" + x`
+  = `y`
+"""
+WARNED = [(2, "d"), (7, "s"), (10, "p"), (11, "q")]
+
+
+def test_python_warnings_name_the_kedi_file_and_line() -> None:
+    """Python's parser warns of an invalid escape sequence where it is written: at its
+    `.kedi` file and line, once per snippet (not ``<unknown>`` line 1)."""
+    module = parse(WARNING_SOURCE, "w.kedi")
+    trees: dict[int, Parsed] = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert check_python(module, trees) is module
+    found = sorted((w.filename, w.lineno, str(w.message)[-3:]) for w in caught)
+    assert found == [("w.kedi", line, f"\\{letter}'") for line, letter in WARNED]
+    # The trees kept for compiling are at the `.kedi` lines too.
+    first_lines = sorted(
+        min(node.lineno for node in ast.walk(tree) if "lineno" in node._attributes) + delta
+        for tree, delta in trees.values()
+    )
+    assert first_lines == [2, 6, 10, 11, 12]
+
+
+@pytest.mark.parametrize("line", [1, 64, 65, 300])
+def test_a_snippet_far_down_the_file_warns_and_fails_at_its_kedi_line(line: int) -> None:
+    """Far down a file only text Python may warn of is parsed at its `.kedi` lines (the
+    rest is parsed alone, its tree's lines then moved): either way warnings and syntax
+    errors name the `.kedi` lines."""
+    plain, delta = parse_snippet("x + 1", True, line, "f.kedi")
+    assert delta == (line - 1 if line > 64 else 0)
+    assert isinstance(plain, ast.Expression)
+    assert plain.body.lineno + delta == line
+    for source in ('"\\d" + x', "1if x else 2"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            tree, delta = parse_snippet(source, True, line, "f.kedi")
+        assert isinstance(tree, ast.Expression)
+        assert delta == 0 and tree.body.lineno == line
+        assert [(w.filename, w.lineno) for w in caught] == [("f.kedi", line)]
+    with pytest.raises(SyntaxError) as info:
+        parse_snippet("y = (x,\n     2]", False, line, "f.kedi")
+    assert info.value.lineno == 2  # in the text, as `locate_syntax_error` reads it
+    assert info.value.msg.endswith(f"on line {line}")

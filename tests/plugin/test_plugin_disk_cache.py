@@ -36,10 +36,11 @@ if os.environ.get("REFUSE_CASE_COMPILE"):
 if os.environ.get("REFUSE_PYTHON_COMPILE"):  # any expression or block of a .kedi file
     from pytest_kedi.runtime import pyinterop
 
-    def _refuse_parse(code, info, filename, mode):
+    def _refuse(*args, **kwargs):
         raise RuntimeError("compiled again")
 
-    pyinterop._parse = _refuse_parse
+    # Collection compiles trees its syntax check parsed (no `_parse`): both refuse.
+    pyinterop._parse = pyinterop._compile = _refuse
 """
 
 FAILING_CASE = """\
@@ -106,8 +107,9 @@ def test_collection_leaves_python_that_does_not_compile_to_the_run(kedi: Kedi) -
 
 
 def test_the_code_cache_version_covers_every_compiling_module() -> None:
-    """Every `pytest_kedi.runtime` module the compiling code imports a helper from is
-    hashed into the code cache's version, so changing it cannot reuse stale code."""
+    """Every `pytest_kedi.runtime` module the compiling code imports a helper from, and
+    every `pytest_kedi.lang` module but the node classes, is hashed into the code cache's
+    version, so changing it cannot reuse stale code."""
     import ast
 
     import pytest_kedi
@@ -126,6 +128,12 @@ def test_the_code_cache_version_covers_every_compiling_module() -> None:
                 name = node.module.rsplit(".", 1)[-1]
                 if name not in unrelated:
                     assert f"runtime/{name}.py" in COMPILER_SOURCES, name
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "pytest_kedi.lang."
+            ):
+                name = node.module.rsplit(".", 1)[-1]
+                if name != "nodes":
+                    assert f"lang/{name}.py" in COMPILER_SOURCES, name
 
 
 def test_a_changed_file_compiles_its_python_again(

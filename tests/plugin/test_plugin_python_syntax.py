@@ -35,3 +35,128 @@ def test_python_syntax_error_is_a_located_collection_error(kedi: Kedi) -> None:
     )
     assert "<kedi" not in output
     assert "Traceback" not in output
+
+
+# Python warns of each invalid escape sequence (`\d`, ...) when it parses the code: in a
+# backtick expression (line 2), a procedure's fence (line 6), a backtick type and an
+# expression starting at a later column (lines 10 and 11), case bodies (lines 18, 21).
+ESCAPES = """\
+@digits(text: str) -> int:
+  = `len(__import__("re").findall("\\d", text))`
+
+@spaces(text: str) -> int:
+  = ```
+  found = __import__("re").findall("\\s", text)
+  return len(found)
+  ```
+
+@tagged(x: `Annotated[str, "\\p"]`) -> int:
+  [size: int] = `len(x) + len("\\q") - 2`
+  = `size`
+
+@test: all:
+  > case: one:
+    ```
+    assert digits("a1b2") == 2
+    assert spaces("a b") == 1, "\\y"
+    ```
+  > case: two:
+    `letters = "\\z"`
+    ```
+    assert tagged("ab") == 2 and letters
+    ```
+"""
+# ... and in a prelude (line 2).
+PRELUDE = """\
+```
+WORD = __import__("re").compile("\\w+")
+```
+
+@test: prelude:
+  > case: word:
+    `assert WORD.match("a")`
+"""
+WARNED = {"t.kedi": "dspqyz", "p.kedi": "w"}
+
+
+def _line_of(text: str, letter: str) -> int:
+    return next(n for n, line in enumerate(text.splitlines(), 1) if f"\\{letter}" in line)
+
+
+def _warnings_summary(output: str) -> dict[str, list[str]]:
+    """The warnings summary: each warning's first line, with the locations above it."""
+    lines = output.split("=== warnings summary ===", 1)[1].split("-- Docs:", 1)[0]
+    found: dict[str, list[str]] = {}
+    locations: list[str] = []
+    for line in lines.splitlines()[1:]:
+        if not line.strip():
+            locations = []
+        elif line.startswith("  "):
+            if locations:
+                found.setdefault(line.strip(), []).extend(locations)
+                locations = []
+        else:
+            locations.append(line)
+    return found
+
+
+def test_python_warnings_are_reported_once_at_their_kedi_line(kedi: Kedi) -> None:
+    """Python's warnings about embedded Python (an invalid escape sequence) name the
+    `.kedi` file and the line of the code, each once, as pytest reports a ``.py`` test
+    module's: not ``<unknown>:1`` nor the first line of the snippet's procedure. Under
+    xdist each worker that compiles the file reports them, at the same lines."""
+    kedi.write("t.kedi", ESCAPES)
+    kedi.write("p.kedi", PRELUDE)
+    result = kedi.subprocess("--kedi-eval")
+    result.assert_outcomes(passed=3)
+    output = result.stdout.str()
+    assert "<unknown>" not in output
+    summary = _warnings_summary(output)
+    assert len(summary) == 7, output
+    for name, letters in WARNED.items():
+        text = ESCAPES if name == "t.kedi" else PRELUDE
+        for letter in letters:
+            line = _line_of(text, letter)
+            where = f"{kedi.pytester.path / name}:{line}"
+            locations = [
+                summary.get(f"{where}: {category}: invalid escape sequence '\\{letter}'")
+                for category in ("DeprecationWarning", "SyntaxWarning")  # Python 3.12: Syntax
+            ]
+            found = locations[0] or locations[1]
+            assert found, (where, letter, output)
+            if kedi.workers is None:  # reported by collection, which compiles the file
+                assert found == [f"{name}:{line}"], output
+            else:
+                assert 1 <= len(found) <= kedi.workers, output
+                assert all(
+                    w in (f"{name}:{line}", name) or w.startswith(f"{name}::") for w in found
+                )
+    # A second run reads the compiled code from the cache, as pytest reads a `.pyc`.
+    again = kedi.subprocess("--kedi-eval")
+    again.assert_outcomes(passed=3)
+    assert "warnings summary" not in again.stdout.str()
+
+
+def test_a_python_warning_made_an_error_is_a_located_collection_error(kedi: Kedi) -> None:
+    """``-W error`` makes each of Python's warnings a syntax error: a collection error
+    with a located Kedi diagnostic for each."""
+    kedi.write("t.kedi", ESCAPES)
+    result = kedi.subprocess("--kedi-eval", "-W", "error")
+    output = result.stdout.str()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting t.kedi*",
+            "Kedi parse error:",
+            '  File "*t.kedi", line 6, column 36',
+            '    found = __import__("re").findall("\\s", text)',
+            "                                     ^",
+            "Kedi error: ParseError",
+            "  Python syntax error: invalid escape sequence '\\s'",
+        ]
+    )
+    for letter in WARNED["t.kedi"]:
+        line = _line_of(ESCAPES, letter)
+        column = ESCAPES.splitlines()[line - 1].index(f'"\\{letter}') + 1
+        assert f'File "t.kedi", line {line}, column {column}' in output, (letter, output)
+    assert "Traceback" not in output

@@ -10,6 +10,7 @@ import types
 import pytest
 
 from pytest_kedi.lang import nodes
+from pytest_kedi.lang.pycheck import Parsed, parse_snippet
 from pytest_kedi.plugin.items import rewrite_case_asserts
 from pytest_kedi.runtime import pyinterop
 from pytest_kedi.runtime.pyanalysis import nested_globals, top_level_targets
@@ -40,9 +41,10 @@ def _earlier_order(
 ) -> tuple[types.CodeType, frozenset[str], frozenset[str], frozenset[str]]:
     """(code, top-level targets, write-back candidates, shared names) as the block was
     compiled before: rewritten, relocated, then the rewritten tree analysed."""
-    tree = ast.parse(code.source, file.path, mode="exec")
+    tree, delta = parse_snippet(code.source, False, code.line, file.path)
+    assert isinstance(tree, ast.Module)
     rewrite_case_asserts(tree, file.path)
-    pyinterop.relocate(tree, code, file, 0)
+    pyinterop.relocate(tree, code, file, 0, delta)
     top = top_level_targets(tree.body)
     nested, introspects = nested_globals(tree.body)
     shared = frozenset(top) if introspects else frozenset(top & nested)
@@ -82,3 +84,55 @@ def test_a_case_compiles_as_in_the_earlier_order(source: str) -> None:
     for first, end in _positions(unit.code):
         assert first is None or code.line <= first <= last
         assert end is None or code.line <= end <= last
+
+
+class _Store:
+    def __init__(self) -> None:
+        self.units: dict[tuple[object, ...], tuple[object, ...]] = {}
+
+    def get(self, key: tuple[object, ...]) -> tuple[object, ...] | None:
+        return self.units.get(key)
+
+    def put(self, key: tuple[object, ...], value: tuple[object, ...]) -> None:
+        self.units[key] = value
+
+
+def _unit_code(value: tuple[object, ...]) -> tuple[object, ...]:
+    """What a stored unit's code does and where: its instructions and their positions."""
+    code = value[0]
+    assert isinstance(code, types.CodeType)
+    nested = [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return (code.co_code, list(code.co_positions()), value[1:], [_unit_code((c,)) for c in nested])
+
+
+@pytest.mark.parametrize("blank_lines", [0, 200])
+def test_precompiling_the_checked_trees_compiles_what_parsing_again_compiles(
+    blank_lines: int,
+) -> None:
+    """Collection compiles the trees its syntax check parsed (a case from its items'),
+    some parsed at their `.kedi` lines, some alone (far down a file): the code is the
+    code compiled from the text."""
+    from pytest_kedi.lang import check_python, parse
+    from pytest_kedi.runtime.casecode import precompile_module
+
+    text = "\n" * blank_lines + (
+        "```\nimport re\n```\n\n"
+        "@f(x: str) -> int:\n  = `len(re.findall('[0-9]', x)) + 1`\n\n"
+        "@g(x: str) -> int:\n  = ```\n  y = len(x)\n  return y * 2\n  ```\n\n"
+        "@test: t:\n  > case: c:\n    `v = f('a1') + len('\\\\d')`\n"
+        "    ```\n    w = g('ab')\n    assert v == 3 and w == 4\n    ```\n"
+        "    `assert re and v`\n"
+    )
+    if blank_lines:  # a prelude is the file's first content
+        text = text.replace("```\nimport re\n```\n", "")
+    module = parse(text, "c.kedi")
+    trees: dict[int, Parsed] = {}
+    check_python(module, trees)
+    shared, fresh = _Store(), _Store()
+    precompile_module(module, "c.kedi", shared, rewrite_case_asserts, trees)
+    precompile_module(module, "c.kedi", fresh, rewrite_case_asserts)
+    assert not trees  # every tree was compiled
+    assert shared.units.keys() == fresh.units.keys()
+    assert len(shared.units) == (3 if blank_lines else 4)  # f, g, the case (the prelude)
+    for key, value in fresh.units.items():
+        assert _unit_code(shared.units[key]) == _unit_code(value), key

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_kedi.lang import nodes
+from pytest_kedi.lang.pycheck import parse_snippet
 from pytest_kedi.runtime import pyinterop, pypositions
 from pytest_kedi.runtime.sourcefile import SourceFile
 
@@ -62,8 +63,9 @@ EXPRESSIONS = [
 def _relocated_in_two_passes(
     tree: ast.AST, code: nodes.PyCode, file: SourceFile, stripped: int
 ) -> bool:
-    """What `relocate` gives, as it was first written: every missing position completed
-    (`fix_locations`), then every node moved by one walk; the walrus found on the way."""
+    """What `relocate` gives, as it was first written (on a tree parsed from the unit's
+    text alone, its first line 1): every missing position completed (`fix_locations`),
+    then every node moved by one walk; the walrus found on the way."""
     if code.kind == "block":
         shift_first = shift_rest = code.col - 1
     else:
@@ -99,9 +101,13 @@ def _expression(source: str) -> tuple[nodes.PyCode, SourceFile]:
 
 @pytest.mark.parametrize("source", EXPRESSIONS)
 def test_a_parsed_expression_relocates_as_in_two_passes(source: str) -> None:
+    """`relocate` moves a tree parsed at its `.kedi` lines (`parse_snippet`) where the
+    two passes moved the tree parsed from the text alone."""
     code, file = _expression(source)
     stripped = len(source) - len(source.lstrip())
-    trees = [ast.parse(source.strip(), "p.kedi", mode="eval") for _ in range(2)]
+    tree, delta = parse_snippet(source, True, code.line, "p.kedi")
+    assert delta == 0  # parsed at its `.kedi` lines
+    trees = [tree, ast.parse(source.strip(), "p.kedi", mode="eval")]
     walrus = [pypositions.relocate(trees[0], code, file, stripped)]
     walrus.append(_relocated_in_two_passes(trees[1], code, file, stripped))
     assert ast.dump(trees[0], include_attributes=True) == ast.dump(
@@ -124,9 +130,12 @@ def test_a_tree_missing_positions_relocates_as_in_two_passes(every: int, kind: s
     else:
         code, file = _expression("é + (y := 2)")
         source = "é + (y := 2)"
-    tree = _without_some_positions(ast.parse(source), every)
-    ours, theirs = copy.deepcopy(tree), copy.deepcopy(tree)
-    walrus = pypositions.relocate(ours, code, file, 0)
+    # The same nodes lose their positions in the tree parsed at the `.kedi` lines (ours)
+    # and in the tree parsed from the text alone (the two passes').
+    tree, delta = parse_snippet(source, False, code.line, "p.kedi")
+    ours = _without_some_positions(tree, every)
+    theirs = _without_some_positions(ast.parse(source), every)
+    walrus = pypositions.relocate(ours, code, file, 0, delta)
     assert walrus == _relocated_in_two_passes(theirs, code, file, 0)
     assert ast.dump(ours, include_attributes=True) == ast.dump(theirs, include_attributes=True)
 
@@ -204,3 +213,22 @@ def test_top_level_targets_as_found_by_a_recursive_visit(source: str) -> None:
 
     body = ast.parse(source).body
     assert top_level_targets(body) == _top_level_targets_recursively(body)
+
+
+@pytest.mark.parametrize("source", EXPRESSIONS)
+def test_an_expression_parsed_alone_relocates_as_parsed_at_its_line(source: str) -> None:
+    """Far down a file an expression Python cannot warn of is parsed alone: `relocate`
+    moves it to the `.kedi` positions it has parsed at its `.kedi` lines."""
+    code, file = _expression(source)
+    code = nodes.PyCode(code.span, source, "expr", 300, code.col)
+    file = SourceFile("p.kedi", "\n" * 298 + file.source)
+    stripped = len(source) - len(source.lstrip())
+    alone, delta = parse_snippet(source, True, code.line, "p.kedi")
+    assert delta == 299
+    at_line = ast.parse("\n" * 299 + source.strip(), "p.kedi", mode="eval")
+    walrus = [
+        pypositions.relocate(t, code, file, stripped, d) for t, d in ((alone, delta), (at_line, 0))
+    ]
+    assert walrus == [":=" in source] * 2
+    assert ast.dump(alone, include_attributes=True) == ast.dump(at_line, include_attributes=True)
+    assert isinstance(alone, ast.Expression) and alone.body.lineno == 300

@@ -205,3 +205,19 @@ def test_a_builtin_type_name_resolves_as_the_full_annotation_path_resolves_it(na
     shadow = {name: "shadowed"}  # built-in names come before names in scope
     assert _resolve(f" {name} ", **shadow) is _resolve(f"({name})", **shadow)
     assert _resolve(name) is TYPE_BUILTINS[name]
+
+
+def test_python_warnings_about_an_annotation_name_its_kedi_line() -> None:
+    import typing
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tp = resolve_type_source('Literal["a\\d"]', _no_names, ("t.kedi", 7))
+    assert tp == typing.Literal["a\\d"]
+    assert [(w.filename, w.lineno) for w in caught] == [("t.kedi", 7)]
+    assert "invalid escape sequence" in str(caught[0].message)
+
+
+def _no_names(name: str) -> Any:
+    raise KeyError(name)
