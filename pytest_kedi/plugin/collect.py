@@ -174,10 +174,14 @@ class KediFile(pytest.File):
             if parse_cache is not None:
                 outline, lazy = parse_cache.outline(self.path, trees)
             else:
-                from pytest_kedi.lang import check_python, parse_file
+                from pytest_kedi.lang import check_python
+                from pytest_kedi.lang.files import parse_data, read_source
 
-                module = check_python(parse_file(self.path))
-                outline, lazy = outline_of(module), LazyModule(lambda: module, module)
+                name, data = os.fspath(self.path), read_source(self.path)
+                module = check_python(parse_data(name, data))
+                # loaded already; parsed again from the collected text if released
+                outline = outline_of(module)
+                lazy = LazyModule(lambda: check_python(parse_data(name, data)), module)
         except KediParseError as exc:
             session.parse_errors.append(self.nodeid)
             # Paths are shown relative to the directory pytest runs in, as the CLI shows them.

@@ -260,7 +260,8 @@ class ParseCache:
                 self.hits += 1
                 return outline, LazyModule(lambda: self._load(name, data, entry), None)
         module = self._parse(name, data, entry, trees)
-        return outline_of(module), LazyModule(lambda: module, module)
+        # loaded already; read back from the entry just written if released meanwhile
+        return outline_of(module), LazyModule(lambda: self._load(name, data, entry), module)
 
     def _load(self, name: str, data: bytes, entry: Path) -> nodes.Module:
         """The full module of the entry written for ``data`` (parsed again if the entry
@@ -367,6 +368,13 @@ class CodeCache:
                 for file in changed:
                     units = {**self._read(file, log=False), **self._files[file]}
                     _atomic_write(self._entry(file), marshal.dumps(units))
+
+    def close(self) -> None:
+        """`flush`, then forget every entry read (the session is over; a unit looked up
+        later reads its entry again)."""
+        self.flush()
+        with self._lock:
+            self._files.clear()
 
 
 def caches_for(config: pytest.Config) -> tuple[ParseCache | None, CodeCache | None]:

@@ -300,7 +300,7 @@ class KediSession:
         own_errors = self.programs.usage_errors
         code_cache = self._disk_caches[1] if self._disk_caches is not None else None
         if code_cache is not None:  # compiled code kept for the next run (every process)
-            code_cache.flush()
+            code_cache.close()
         workeroutput = getattr(self.config, "workeroutput", None)
         if workeroutput is not None:  # the controller decides the exit status
             workeroutput[MODEL_CALLS_KEY] = own_calls

@@ -100,8 +100,10 @@ class ProgramCache:
         with self._lock:
             loaded = [p for p in self._programs.values() if isinstance(p, LoadedProgram)]
             self._programs.clear()
-        for entry in loaded:
-            entry.program.release()
+        if loaded:
+            from pytest_kedi.runtime.program import release_programs
+
+            release_programs(entry.program for entry in loaded)
 
     def default_model_label(self) -> tuple[str, bool]:
         """The configured default model (no hook involved) and whether it is synthetic."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
@@ -21,13 +21,14 @@ from pytest_kedi.runtime.interpreter import exec_body, exec_stmt
 from pytest_kedi.runtime.lazy import declare_all
 from pytest_kedi.runtime.modules import load_unit
 from pytest_kedi.runtime.procedures import KediProcedure
-from pytest_kedi.runtime.pyerrors import USER_ERRORS
+from pytest_kedi.runtime.pyerrors import PYTHON_UNITS, USER_ERRORS
 from pytest_kedi.runtime.pyglobals import module_globals
 from pytest_kedi.runtime.pyinterop import CodeStore, Transform, run_block
 from pytest_kedi.runtime.quickbody import QuickBody, quick_body
 from pytest_kedi.runtime.scope import KediArgs, Scope
+from pytest_kedi.runtime.sourcefile import SourceFile
 
-__all__ = ["Program", "load"]
+__all__ = ["Program", "load", "release_programs"]
 
 Mode = Literal["run", "validate"]
 
@@ -108,6 +109,15 @@ def _older_objects_frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
+def release_programs(programs: Iterable[Program]) -> None:
+    """`Program.release` for each of ``programs``, their compiled code forgotten in one
+    pass over the record of it (one pass per program would cost programs x units)."""
+    files: list[SourceFile] = []
+    for program in programs:
+        files += program._take_apart()
+    PYTHON_UNITS.forget(files)
+
+
 class Program:
     """A loaded `.kedi` program."""
 
@@ -176,10 +186,17 @@ class Program:
         code hanging off it, which only a full garbage collection frees, and until then
         every full collection (and the interpreter's exit) walks all of it. Emptying the
         scopes, their Python globals tables and the runtime's tables breaks every cycle,
-        so the objects go when the last reference does. The program cannot run afterwards.
+        so the objects go when the last reference does; the record of its compiled code
+        (for tracebacks) is forgotten. The program cannot run afterwards. Many programs:
+        `release_programs`.
         """
+        release_programs([self])
+
+    def _take_apart(self) -> list[SourceFile]:
+        """`release` but for the record of compiled code; the files whose code it was."""
         runtime = self._unit.runtime
         units = [self._unit, *runtime.modules.values()]
+        units += [unit.auto_cache for unit in units if unit.auto_cache is not None]
         for unit in units:
             for scope in (unit.scope, unit.prelude_scope):
                 cached, scope._gcache = scope._gcache, None
@@ -197,6 +214,7 @@ class Program:
         runtime.type_cache.clear()
         runtime.type_units.clear()
         self._parts.clear()
+        return [unit.source_file for unit in units]
 
     def get(self, name: str) -> Any:
         """Read a top-level name (forcing a lazy binding, docs/language.md#lazy-bindings)."""

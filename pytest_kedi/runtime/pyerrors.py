@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import linecache
 import types
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pytest_kedi.errors import (
@@ -61,6 +62,14 @@ class PythonUnits:
             current = stack.pop()
             self.codes[id(current)] = (current, info)
             stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+
+    def forget(self, source_files: Iterable[object]) -> None:
+        """Forget the code compiled from ``source_files`` (the `SourceFile` objects of a
+        program taken apart, `Program.release`); their sources stay in `linecache`."""
+        gone = {id(source_file) for source_file in source_files}
+        for key, (_code, info) in list(self.codes.items()):
+            if id(info.source_file) in gone:
+                self.codes.pop(key, None)
 
     def show(self, path: str, source: str) -> None:
         """Make ``source`` what `linecache` answers for ``path``."""

@@ -306,26 +306,40 @@ def test_program_loads_once_per_file_and_hooks_fire(kedi: Kedi) -> None:
 
 
 @this_process
-def test_a_finished_session_leaves_no_program_behind(kedi: Kedi) -> None:
-    # The session takes its programs apart at its end (issue 9): they are freed then, and
-    # pytest's closing garbage collections and the interpreter's exit do not walk them.
+@pytest.mark.parametrize("collect_only", [False, True], ids=["run", "collect-only"])
+def test_a_finished_session_leaves_no_program_behind(kedi: Kedi, collect_only: bool) -> None:
+    # The session takes its programs apart at its end and forgets the modules it parsed
+    # and the code it compiled (issue 9): they are freed then, and pytest's closing
+    # garbage collections and the interpreter's exit do not walk them.
+    from pytest_kedi.lang.nodes import Module
     from pytest_kedi.runtime.context import ModuleUnit
+    from pytest_kedi.runtime.pyerrors import UnitInfo
 
     # (no row raises: the hook recorder keeps each suite's result, and a row's exception
     # keeps the frames it was raised in)
     kedi.write("scores.kedi", SCORES.replace("(None, 1)", '("one", 1)'))
     kedi.write("split.kedi", SPLITS)
+    kinds = (Module, ModuleUnit, UnitInfo)
     gc.collect()
     gc.set_debug(gc.DEBUG_SAVEALL)  # what the collector finds is kept in gc.garbage
     try:
-        reprec = kedi.inline("--kedi-eval")  # holds the session's config and items
+        # (the recorder holds the session's config and items)
+        reprec = kedi.inline("--kedi-eval", *(["--collect-only"] if collect_only else []))
         gc.collect()
-        left = [o for o in (*gc.get_objects(), *gc.garbage) if type(o) is ModuleUnit]
+        left = [o for o in (*gc.get_objects(), *gc.garbage) if isinstance(o, kinds)]
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
-    assert set(_verdicts(reprec).values()) == {"passed"}
-    assert [unit.path for unit in left if unit.path.startswith(str(kedi.pytester.path))] == []
+    if collect_only:
+        assert len(reprec.getcalls("pytest_itemcollected")) == 2
+    else:
+        assert set(_verdicts(reprec).values()) == {"passed"}
+    here = str(kedi.pytester.path)
+    found = [
+        (type(o).__name__, o.path if isinstance(o, Module | ModuleUnit) else o.source_file.path)
+        for o in left
+    ]
+    assert [(kind, path) for kind, path in found if path.startswith(here)] == []
 
 
 def test_load_failure_fails_every_item_of_the_file(kedi: Kedi) -> None:
