@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from _pytest._code.code import TerminalRepr
 
     from pytest_kedi.lang.pycheck import Parsed
+    from pytest_kedi.plugin.diskcache import CodeCache, Precompile
 
 __all__ = [
     "CollectErrorRepr",
@@ -172,7 +173,7 @@ class KediFile(pytest.File):
         trees: dict[int, Parsed] = {}
         try:
             if parse_cache is not None:
-                outline, lazy = parse_cache.outline(self.path, trees)
+                outline, lazy = parse_cache.outline(self.path, trees, self._precompile(trees))
             else:
                 from pytest_kedi.lang import check_python
                 from pytest_kedi.lang.files import parse_data, read_source
@@ -194,16 +195,21 @@ class KediFile(pytest.File):
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             message = f"cannot read {display_path(str(self.path))}: {reason}"
             raise KediCollectError(message, message, display_path(str(self.path)), 0) from None
-        parsed, code_cache = lazy.loaded(), session.disk_caches[1]
-        if parsed is not None and code_cache is not None:
-            # Parsed now, not read from the cache: its Python is compiled now too, as
-            # pytest compiles a test module it collects, and kept for the run. (Parsing
-            # its Python again would give Python's warnings about it a second time.)
+        return outline, lazy
+
+    def _precompile(self, trees: dict[int, Parsed]) -> Precompile:
+        """How a file collection has just parsed gets its Python compiled into the code
+        cache, kept with the parse: as pytest compiles a test module it collects, so the
+        run compiles nothing. (Parsing its Python again would give Python's warnings about
+        it a second time: the trees its syntax check parsed are compiled.)"""
+        path = os.fspath(self.path)
+
+        def precompile(module: nodes.Module, store: CodeCache) -> None:
             from pytest_kedi.runtime.casecode import precompile_module
 
-            path = os.fspath(self.path)
-            precompile_module(parsed, path, code_cache, rewrite_case_asserts, trees)
-        return outline, lazy
+            precompile_module(module, path, store, rewrite_case_asserts, trees)
+
+        return precompile
 
 
 @dataclass(frozen=True, slots=True)

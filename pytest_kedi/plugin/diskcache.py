@@ -1,17 +1,21 @@
 """Caches kept across pytest runs in pytest's cache directory (``.pytest_cache``).
 
 * `ParseCache`: each ``.kedi`` file's parsed and checked module, keyed by the file's path
-  and content and by the parser's version (a hash of the parser's own sources, so any
-  change to the parser invalidates every entry). IDEs re-collect on every save, so an
-  unchanged file is then read from the cache instead of being parsed again; collection
-  reads only the file's outline (its suites' and cases' names and lines), the full
-  module is read when one of the file's items first needs it.
-* `CodeCache`: each file's compiled Python (test cases' assertion-rewritten code,
-  expressions and blocks), one entry per file keyed by its path and text, the Python and
-  pytest versions and the compiler's sources (`COMPILER_SOURCES`), the way pytest keeps
-  rewritten test modules as ``.pyc`` files. Collection fills a file's entry when it parses
-  the file (`pytest_kedi.runtime.casecode.precompile_module`), as pytest compiles a
-  module it collects; units compiled while running are added to it.
+  and content and by the parser's and the compiler's versions (hashes of their own
+  sources, so any change to either invalidates every entry). IDEs re-collect on every
+  save, so an unchanged file is then read from the cache instead of being parsed again;
+  collection reads only the file's outline (its suites' and cases' names and lines), the
+  full module is read when one of the file's items first needs it. The entry also keeps
+  the file's Python as collection compiled it when it parsed the file
+  (`pytest_kedi.runtime.casecode.precompile_module`: test cases assertion-rewritten,
+  expressions, blocks, the prelude), as pytest compiles a module it collects: one file
+  per ``.kedi`` file, since creating a file is the dearest part of filling a cache.
+* `CodeCache`: compiled Python by source file (its path and text), the way pytest keeps
+  rewritten test modules as ``.pyc`` files, keyed also by the Python and pytest versions
+  and the compiler's sources (`COMPILER_SOURCES`). A file's units are read from its parse
+  cache entry when collection bound them there, and from the code cache's own entry for
+  the file, which holds the units compiled while running (and those of files collection
+  did not parse, such as imported modules).
 
 Entries are written atomically (a temporary file renamed into place), so pytest-xdist
 workers filling the same cache never read a partial entry; workers adding code to one
@@ -34,6 +38,7 @@ import marshal
 import operator
 import os
 import pickle
+import struct
 import sys
 import threading
 import types
@@ -218,30 +223,47 @@ def _read(target: Path) -> bytes | None:
         return None
 
 
+#: An entry of the parse cache: the lengths of its three parts, then the parts.
+_PARTS = struct.Struct("<III")
+
+#: Compiles a module's Python into a code store (`precompile_module`, bound to the file).
+Precompile = Callable[[nodes.Module, "CodeCache"], None]
+
+
 class ParseCache:
     """Parsed, checked ``.kedi`` modules kept in ``directory`` (see the module doc).
 
-    An entry holds two pickles: ``(path, outline)``, all that collection reads, then the
-    full module, read when an item of the file first needs it (`LazyModule`).
+    An entry holds, after the lengths of its parts: a pickle of ``(path, outline, code
+    key)``, all that collection reads; a pickle of the full module, read when an item of
+    the file first needs it (`LazyModule`); and the file's Python as collection compiled
+    it (marshalled `CodeCache` units, under the code key), read when the run first looks
+    for one of them. Code and parse live in one file: a cache entry is a file created,
+    and creating a file costs more than anything else collection does with it.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, code: CodeCache | None = None) -> None:
         self.directory = directory
+        self.code = code  # where the file's Python is compiled at collection, if anywhere
         self.hits = 0
 
     def _entry(self, path: str, data: bytes) -> Path:
         digest = hashlib.sha256(parser_version().encode())
+        digest.update(compiler_version().encode())  # the entry holds compiled code too
         digest.update(path.encode("utf-8", "surrogatepass"))
         digest.update(b"\0")
         digest.update(data)
         return self.directory / digest.hexdigest()
 
     def outline(
-        self, path: Path, trees: dict[int, Parsed] | None = None
+        self,
+        path: Path,
+        trees: dict[int, Parsed] | None = None,
+        precompile: Precompile | None = None,
     ) -> tuple[FileOutline, LazyModule]:
         """The outline of ``path`` and its lazily loaded module; raise what `parse_file`
-        and `check_python` raise. ``trees``: where `check_python` keeps the trees of the
-        module's Python when the file is parsed (not read from the cache)."""
+        and `check_python` raise. When the file is parsed (not read from the cache):
+        ``trees`` is where `check_python` keeps the trees of the module's Python, and
+        ``precompile`` compiles that Python into `code`, to be kept in the entry."""
         from pytest_kedi.lang.files import read_source
 
         name = os.fspath(path)
@@ -250,16 +272,19 @@ class ParseCache:
         cached = _read(entry)
         if cached is not None:
             try:
-                head = pickle.loads(cached)  # the first of the entry's two pickles
-                if not (isinstance(head, tuple) and len(head) == 2 and head[0] == name):
+                head, module_at, units_at, end = _parts(cached)
+                found = pickle.loads(cached[head:module_at])
+                if not (isinstance(found, tuple) and len(found) == 3 and found[0] == name):
                     raise TypeError(f"not a parsed module of {name}")
-                outline = FileOutline.from_tuple(head[1])
+                outline = FileOutline.from_tuple(found[1])
             except Exception as exc:  # a corrupt or foreign entry: parse again
                 LOG.debug("pytest-kedi: ignoring corrupt parse cache entry %s: %s", entry, exc)
             else:
                 self.hits += 1
+                if self.code is not None and end > units_at:
+                    self.code.bind(found[2], entry, units_at, end)
                 return outline, LazyModule(lambda: self._load(name, data, entry), None)
-        module = self._parse(name, data, entry, trees)
+        module = self._parse(name, data, entry, trees, precompile)
         # loaded already; read back from the entry just written if released meanwhile
         return outline_of(module), LazyModule(lambda: self._load(name, data, entry), module)
 
@@ -271,7 +296,8 @@ class ParseCache:
         cached = _read(entry)
         if cached is not None:
             try:
-                module = _unpickle(cached, skip=1)
+                _head, module_at, units_at, _end = _parts(cached)
+                module = _unpickle(cached[module_at:units_at])
                 if not isinstance(module, nodes.Module) or module.path != name:
                     raise TypeError(f"not a parsed module of {name}")
             except Exception as exc:
@@ -282,21 +308,46 @@ class ParseCache:
         return self._parse(name, data, entry)
 
     def _parse(
-        self, name: str, data: bytes, entry: Path, trees: dict[int, Parsed] | None = None
+        self,
+        name: str,
+        data: bytes,
+        entry: Path,
+        trees: dict[int, Parsed] | None = None,
+        precompile: Precompile | None = None,
     ) -> nodes.Module:
-        """Parse and check ``data`` (the content of ``name``) and store it at ``entry``."""
+        """Parse and check ``data`` (the content of ``name``), compile its Python into
+        `code` (``precompile``), and store both at ``entry``."""
         from pytest_kedi.lang import check_python
         from pytest_kedi.lang.files import parse_data
+        from pytest_kedi.runtime.sourcefile import SourceFile
 
         module = check_python(parse_data(name, data), trees)
+        code_key = (name, SourceFile(name, module.source).digest)  # as the runtime keys it
+        units = b""
+        if precompile is not None and self.code is not None:
+            precompile(module, self.code)
+            units = self.code.persisted(code_key)
         stream = io.BytesIO()
         pickler = pickle.Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL)
-        pickler.dump((name, outline_of(module).to_tuple()))
+        pickler.dump((name, outline_of(module).to_tuple(), code_key))
+        head = stream.tell()
         pickler.clear_memo()  # each pickle stands alone
         pickler.dispatch_table = _node_reducers()
         pickler.dump(module)
-        _atomic_write(entry, stream.getvalue())
+        pickled = stream.getvalue()
+        lengths = _PARTS.pack(head, len(pickled) - head, len(units))
+        _atomic_write(entry, lengths + pickled + units)
         return module
+
+
+def _parts(entry: bytes) -> tuple[int, int, int, int]:
+    """Where the parts of a parse cache entry start, and where the last one ends."""
+    head, module, units = _PARTS.unpack_from(entry)
+    start = _PARTS.size
+    end = start + head + module + units
+    if end != len(entry):
+        raise ValueError("truncated or oversized entry")
+    return start, start + head, start + head + module, end
 
 
 class CodeCache:
@@ -310,7 +361,25 @@ class CodeCache:
         self.hits = 0
         self._files: dict[object, dict[object, tuple[Any, ...]]] = {}
         self._changed: set[object] = set()
+        #: files whose units collection compiled are kept in a parse cache entry: where
+        self._bound: dict[object, tuple[Path, int, int]] = {}
         self._lock = threading.Lock()  # rows running on threads compile too
+
+    def bind(self, file: object, entry: Path, start: int, end: int) -> None:
+        """The units collection compiled for ``file`` are ``entry[start:end]`` (a parse
+        cache entry, `ParseCache`): read there when one is first looked up."""
+        with self._lock:
+            if file not in self._files:
+                self._bound[file] = (entry, start, end)
+
+    def persisted(self, file: object) -> bytes:
+        """The units of ``file`` compiled so far, marshalled, for its parse cache entry,
+        which keeps them from now on (`flush` writes the file's own entry only if more are
+        compiled)."""
+        with self._lock:
+            self._changed.discard(file)
+            units = self._files.get(file)
+            return marshal.dumps(units) if units else b""
 
     def _entry(self, file: object) -> Path:
         digest = hashlib.sha256(compiler_version().encode())
@@ -319,8 +388,11 @@ class CodeCache:
 
     def _read(self, file: object, *, log: bool = True) -> dict[object, tuple[Any, ...]]:
         entry = self._entry(file)
-        data = _read(entry)
-        if data is None:
+        return self._decode(entry, _read(entry), log=log)
+
+    @staticmethod
+    def _decode(entry: Path, data: bytes | None, *, log: bool) -> dict[object, tuple[Any, ...]]:
+        if not data:
             return {}
         try:
             units = marshal.loads(data)
@@ -338,8 +410,16 @@ class CodeCache:
     def _units(self, file: object) -> dict[object, tuple[Any, ...]]:
         units = self._files.get(file)
         if units is None:
-            units = self._files[file] = self._read(file)
+            units = self._read(file)
+            bound = self._bound.pop(file, None)
+            if bound is not None:  # kept by collection in the file's parse cache entry
+                units = {**self._read_bound(*bound), **units}
+            self._files[file] = units
         return units
+
+    def _read_bound(self, entry: Path, start: int, end: int) -> dict[object, tuple[Any, ...]]:
+        data = _read(entry)
+        return self._decode(entry, None if data is None else data[start:end], log=True)
 
     def get(self, key: tuple[object, ...]) -> tuple[Any, ...] | None:
         file, unit = key
@@ -375,6 +455,7 @@ class CodeCache:
         self.flush()
         with self._lock:
             self._files.clear()
+            self._bound.clear()
 
 
 def caches_for(config: pytest.Config) -> tuple[ParseCache | None, CodeCache | None]:
@@ -384,8 +465,8 @@ def caches_for(config: pytest.Config) -> tuple[ParseCache | None, CodeCache | No
     if store is None:
         return None, None
     try:
-        parsed = ParseCache(store.mkdir("kedi-parse"))
         compiled = CodeCache(store.mkdir("kedi-code"))
+        parsed = ParseCache(store.mkdir("kedi-parse"), compiled)
     except OSError as exc:
         LOG.debug("pytest-kedi: cache directory unavailable: %s", exc)
         return None, None

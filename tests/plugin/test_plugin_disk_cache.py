@@ -65,8 +65,9 @@ def test_second_run_uses_cached_parses_and_case_code(
     kedi.write("conftest.py", CONFTEST)
     first = kedi.subprocess("--kedi-eval")
     first.assert_outcomes(passed=3)
+    # one entry per file: its parse and its compiled Python, as collection compiled it
     assert len(_entries(kedi, "kedi-parse")) == 1
-    assert len(_entries(kedi, "kedi-code")) == 1  # one entry per file
+    assert _entries(kedi, "kedi-code") == []  # nothing compiled only by the run
     monkeypatch.setenv("REFUSE_KEDI_PARSE", "1")
     monkeypatch.setenv("REFUSE_CASE_COMPILE", "1")
     monkeypatch.setenv("REFUSE_PYTHON_COMPILE", "1")
@@ -85,7 +86,7 @@ def test_collection_compiles_what_the_run_needs(
     kedi.write("double.kedi", FAILING_CASE)
     kedi.write("conftest.py", CONFTEST)
     kedi.subprocess("--kedi-eval", "--collect-only").assert_outcomes()
-    assert len(_entries(kedi, "kedi-code")) == 2
+    assert len(_entries(kedi, "kedi-parse")) == 2  # each file's parse and compiled Python
     monkeypatch.setenv("REFUSE_KEDI_PARSE", "1")
     monkeypatch.setenv("REFUSE_CASE_COMPILE", "1")
     monkeypatch.setenv("REFUSE_PYTHON_COMPILE", "1")
@@ -170,25 +171,38 @@ def test_cached_case_code_keeps_assertion_introspection(kedi: Kedi) -> None:
         result = kedi.subprocess("--kedi-eval", "-p", "no:randomly")
         result.assert_outcomes(failed=1)
         result.stdout.fnmatch_lines(["*AssertionError: assert 2 == 3*"])
-    assert len(_entries(kedi, "kedi-code")) == 1
+    assert len(_entries(kedi, "kedi-parse")) == 1 and _entries(kedi, "kedi-code") == []
 
 
 @pytest.mark.single_process("live log records of xdist workers are not shown")
-def test_corrupt_entries_are_ignored_with_a_debug_record(kedi: Kedi) -> None:
+@pytest.mark.parametrize("damaged", ["parse", "code"])
+def test_corrupt_entries_are_ignored_with_a_debug_record(kedi: Kedi, damaged: str) -> None:
+    import struct
+
     kedi.write("demo.kedi", DEMO)
     kedi.run("--kedi-eval").assert_outcomes(passed=3)
     entries = _entries(kedi, "kedi-parse") + _entries(kedi, "kedi-code")
-    assert len(entries) == 2
-    for entry in entries:
+    assert len(entries) == 1
+    (entry,) = entries
+    data = entry.read_bytes()
+    if damaged == "parse":  # the whole entry
         entry.write_bytes(b"\x80not a cache entry")
+    else:  # only the compiled Python kept after the parse (the entry's last part)
+        units = struct.unpack_from("<III", data)[2]
+        assert units > 0
+        entry.write_bytes(data[:-units] + b"\x80" * units)
     from pytest_kedi.lang import parser
 
     parser._CACHE.clear()  # this process parsed the file already
     result = kedi.run("--kedi-eval", "-o", "log_cli=true", "--log-cli-level=DEBUG")
     result.assert_outcomes(passed=3)
     output = result.stdout.str()
-    assert output.count("ignoring corrupt parse cache entry") == 1, output
-    assert output.count("ignoring corrupt code cache entry") == 1, output
+    expected = {"parse": (1, 0), "code": (0, 1)}[damaged]
+    found = (
+        output.count("ignoring corrupt parse cache entry"),
+        output.count("ignoring corrupt code cache entry"),
+    )
+    assert found == expected, output
     assert "Traceback" not in output
 
 
