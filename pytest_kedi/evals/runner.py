@@ -41,6 +41,7 @@ from pytest_kedi.evals.results import (
 from pytest_kedi.evals.safetext import SecretsHeld
 from pytest_kedi.evals.scoring import InvalidScoreError, mean, normalize_score
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric
+from pytest_kedi.runtime.heap import older_objects_frozen
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
 from pytest_kedi.runtime.rowscope import ModelCallTrace, RowScope, enter, leave
 
@@ -168,7 +169,9 @@ def _score_rows(
 ) -> list[RowResult]:
     """Score every row; each row's text is cleaned of the credentials set when the rows
     began, and every row again if the credentials changed while they ran."""
-    with SecretsHeld() as held:
+    # A full garbage collection triggered by the rows' objects walks only what the suite
+    # made, not the whole process (`older_objects_frozen`).
+    with SecretsHeld() as held, older_objects_frozen():
         scored = _run_scored(program, suite, metric, name, rows, options, on_row, carry)
     if held.changed:
         reclean_rows(scored)

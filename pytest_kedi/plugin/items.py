@@ -200,6 +200,15 @@ class KediEvalItem(_KediItem):
         return self.path, self.outline.line - 1, self.name
 
     def runtest(self) -> None:
+        from pytest_kedi.runtime.heap import older_objects_frozen
+
+        __tracebackhide__ = True
+        # The suite's objects (rows, results, their sub-results' reports) trigger full
+        # garbage collections, which then walk only what the suite made.
+        with older_objects_frozen():
+            self._run_suite()
+
+    def _run_suite(self) -> None:
         from pytest_kedi.evals import EvalOptions, SuiteResult, run_suite
         from pytest_kedi.evals.classify import relative_locations
 

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
@@ -17,6 +15,7 @@ from pytest_kedi.runtime.cancel import check_current
 from pytest_kedi.runtime.casecode import case_code
 from pytest_kedi.runtime.context import Frame, ModuleUnit, Runtime
 from pytest_kedi.runtime.dispatch import install as install_dispatch
+from pytest_kedi.runtime.heap import older_objects_frozen
 from pytest_kedi.runtime.interpreter import exec_body, exec_stmt
 from pytest_kedi.runtime.lazy import declare_all
 from pytest_kedi.runtime.modules import load_unit
@@ -82,31 +81,12 @@ def load(
     )
     # Cyclic GC stays on: loading runs user code (preludes, imported modules), and
     # compiling a statement leaves no cyclic garbage behind, so loading stays linear.
-    with _older_objects_frozen():
+    with older_objects_frozen():
         unit = load_unit(runtime, path, source)
         program = Program(unit, mode)
         if mode == "validate":
             declare_all(unit)
     return program
-
-
-@contextlib.contextmanager
-def _older_objects_frozen() -> Iterator[None]:
-    """Keep cyclic GC's full passes off the objects that existed before loading started.
-
-    GC stays on for everything the program creates (user code runs here: preludes,
-    imported modules, a program run), but a full collection no longer rescans the whole
-    process heap (pytest, pydantic, ...) each time the program grows, which made loading
-    superlinear. Objects frozen here return to the oldest generation afterwards.
-    """
-    if gc.get_freeze_count():  # someone else froze the heap: leave their choice alone
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 def release_programs(programs: Iterable[Program]) -> None:
@@ -235,7 +215,7 @@ class Program:
         explicitly returns ``None`` can be told from one with no return).
         """
         ctx = Frame(self._unit.scope, self._unit, "<program>")
-        with _older_objects_frozen():
+        with older_objects_frozen():
             result = exec_body(self.module.body, ctx)
         self.returned = result is not None
         return None if result is None else result.value
