@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import threading
 from collections.abc import Iterator
 
 __all__ = ["older_objects_frozen"]
+
+_lock = threading.Lock()
+_depth = 0  # blocks entered and not left, in every thread
+_froze = False  # whether the outermost block froze the heap (nobody else had)
 
 
 @contextlib.contextmanager
@@ -17,15 +22,25 @@ def older_objects_frozen() -> Iterator[None]:
     collection no longer rescans the whole process heap (pytest, pydantic, every program
     loaded so far, ...) each time the block's objects trigger one: loading a program or
     scoring a suite's rows otherwise costs more the bigger the process is. Objects frozen
-    here return to the oldest generation afterwards, and garbage among them is collected
-    then. Blocks do not nest: inside a frozen block (or one frozen by someone else) this
-    does nothing.
+    here return to the oldest generation when the outermost block (in any thread) ends,
+    and garbage among them is collected then. A heap frozen by someone else is left alone.
+
+    Blocks nest (an eval item loads its program and scores its suite inside one): only
+    the outermost freezes, and only it asks `gc.get_freeze_count`, which walks every
+    frozen object.
     """
-    if gc.get_freeze_count():  # frozen already: leave that choice alone
-        yield
-        return
-    gc.freeze()
+    global _depth, _froze
+    with _lock:
+        if _depth == 0:
+            _froze = gc.get_freeze_count() == 0  # nothing frozen: no walk
+            if _froze:
+                gc.freeze()
+        _depth += 1
     try:
         yield
     finally:
-        gc.unfreeze()
+        with _lock:
+            _depth -= 1
+            if _depth == 0 and _froze:
+                _froze = False
+                gc.unfreeze()
