@@ -133,16 +133,13 @@ def _node_reducers() -> dict[type, Callable[[Any], tuple[Any, ...]]]:
     return table
 
 
-def _unpickle(data: bytes, *, skip: int = 0) -> Any:
-    """Load the pickle after the first ``skip`` ones in ``data``, an acyclic AST: cyclic GC
-    passes during the load would only cost time."""
+def _unpickle(data: bytes) -> Any:
+    """Load the pickle ``data``, an acyclic AST: cyclic GC passes during the load would
+    only cost time."""
     collecting = gc.isenabled()
     gc.disable()
     try:
-        stream = io.BytesIO(data)
-        for _ in range(skip):
-            pickle.load(stream)
-        return pickle.load(stream)
+        return pickle.loads(data)
     finally:
         if collecting:
             gc.enable()
@@ -284,9 +281,9 @@ class ParseCache:
                 if self.code is not None and end > units_at:
                     self.code.bind(found[2], entry, units_at, end)
                 return outline, LazyModule(lambda: self._load(name, data, entry), None)
-        module = self._parse(name, data, entry, trees, precompile)
+        module, outline = self._parse(name, data, entry, trees, precompile)
         # loaded already; read back from the entry just written if released meanwhile
-        return outline_of(module), LazyModule(lambda: self._load(name, data, entry), module)
+        return outline, LazyModule(lambda: self._load(name, data, entry), module)
 
     def _load(self, name: str, data: bytes, entry: Path) -> nodes.Module:
         """The full module of the entry written for ``data`` (parsed again if the entry
@@ -305,7 +302,7 @@ class ParseCache:
             else:
                 # The program loaded for the file reuses it.
                 return MODULES.get_or_parse(name, module.source, lambda _s, _p: module)
-        return self._parse(name, data, entry)
+        return self._parse(name, data, entry)[0]
 
     def _parse(
         self,
@@ -314,9 +311,9 @@ class ParseCache:
         entry: Path,
         trees: dict[int, Parsed] | None = None,
         precompile: Precompile | None = None,
-    ) -> nodes.Module:
+    ) -> tuple[nodes.Module, FileOutline]:
         """Parse and check ``data`` (the content of ``name``), compile its Python into
-        `code` (``precompile``), and store both at ``entry``."""
+        `code` (``precompile``), and store both at ``entry``; the module and its outline."""
         from pytest_kedi.lang import check_python
         from pytest_kedi.lang.files import parse_data
         from pytest_kedi.runtime.sourcefile import SourceFile
@@ -329,7 +326,8 @@ class ParseCache:
             units = self.code.persisted(code_key)
         stream = io.BytesIO()
         pickler = pickle.Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL)
-        pickler.dump((name, outline_of(module).to_tuple(), code_key))
+        outline = outline_of(module)
+        pickler.dump((name, outline.to_tuple(), code_key))
         head = stream.tell()
         pickler.clear_memo()  # each pickle stands alone
         pickler.dispatch_table = _node_reducers()
@@ -337,7 +335,7 @@ class ParseCache:
         pickled = stream.getvalue()
         lengths = _PARTS.pack(head, len(pickled) - head, len(units))
         _atomic_write(entry, lengths + pickled + units)
-        return module
+        return module, outline
 
 
 def _parts(entry: bytes) -> tuple[int, int, int, int]:
