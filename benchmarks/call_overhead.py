@@ -10,7 +10,9 @@ several rounds of CPU-bound calls, so machine load affects both sides alike):
 * two statements: ``[s: int] = `a + b``` then ``= `s * 2```;
 * nested call: ``= <add(<a>, <b>)>``;
 * fenced Python: a loop in a ``=`` fence vs the same loop in a Python function (the
-  per-call overhead is amortised: this measures how fast the fenced code itself runs).
+  per-call overhead is amortised: this measures how fast the fenced code itself runs);
+  once on local names only, once reading a parameter, a builtin and a top-level binding
+  in the loop (Python reads them as a local, a builtin and a module global).
 
 Exits non-zero when a procedure does not return the expected value.
 """
@@ -34,6 +36,8 @@ from _results import Result, add_json_argument, emit  # noqa: E402
 from pytest_kedi.runtime import load  # noqa: E402
 
 SOURCE = """\
+[modulus: int] = `7`
+
 @add(a: int, b: int) -> int:
   = `a + b`
 
@@ -52,6 +56,14 @@ SOURCE = """\
   total = 0
   for i in range(n):
       total += i * i % 7
+  return total
+  ```
+
+@loop_reads(n: int) -> int:
+  = ```
+  total = 0
+  for i in range(2_000):
+      total += abs(i - n) % modulus
   return total
   ```
 """
@@ -85,6 +97,16 @@ def loop(n: int) -> int:
     return total
 
 
+modulus = 7
+
+
+def loop_reads(n: int) -> int:
+    total = 0
+    for i in range(2_000):
+        total += abs(i - n) % modulus
+    return total
+
+
 @dataclass(frozen=True)
 class Shape:
     name: str
@@ -101,6 +123,14 @@ SHAPES = [
     Shape("two-statement body", "twice", twice, (2, 3), 10.0),
     Shape("nested <call(...)>", "outer", outer, (2, 3), 10.0),
     Shape("fenced Python loop", "loop", loop, (LOOP_N,), 1.1, per_call=False),
+    Shape(
+        "fenced Python loop reading a parameter, a builtin and a binding",
+        "loop_reads",
+        loop_reads,
+        (LOOP_N // 2,),
+        1.1,
+        per_call=False,
+    ),
 ]
 
 
@@ -113,8 +143,8 @@ def _time(func: Callable[..., Any], args: tuple[Any, ...], calls: int) -> float:
 
 
 def measure(shape: Shape, kedi: Callable[..., Any], calls: int, rounds: int) -> Result:
-    if not shape.per_call:
-        calls = max(calls // 200, 5)
+    if not shape.per_call:  # long calls: more, shorter rounds, so the best one is quiet
+        calls, rounds = max(calls // 200, 5), rounds * 3
     _time(kedi, shape.args, max(calls // 20, 1))  # warm up
     _time(shape.python, shape.args, max(calls // 20, 1))
     ours = theirs = float("inf")

@@ -15,14 +15,8 @@ from pytest_kedi.errors import (
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.context import Frame
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
-from pytest_kedi.runtime.pyinterop import (
-    build_globals,
-    compile_unit,
-    python_error,
-    run_block,
-    run_expr,
-    type_code,
-)
+from pytest_kedi.runtime.pyinterop import build_globals, compile_unit, python_error, type_code
+from pytest_kedi.runtime.pyrun import run_block, run_expr
 from pytest_kedi.runtime.scope import MISSING
 from pytest_kedi.runtime.types import (
     TYPE_BUILTINS,

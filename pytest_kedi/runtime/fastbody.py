@@ -39,7 +39,9 @@ from pytest_kedi.runtime.context import Frame
 from pytest_kedi.runtime.evaluate import NotCallable, not_callable, type_violation, unknown_name
 from pytest_kedi.runtime.interpreter import stmt_frame
 from pytest_kedi.runtime.pyerrors import UnitInfo, python_error
-from pytest_kedi.runtime.pyinterop import CompiledUnit, run_block
+from pytest_kedi.runtime.pyglobals import reading_globals
+from pytest_kedi.runtime.pyinterop import CompiledUnit
+from pytest_kedi.runtime.pyrun import run_block
 from pytest_kedi.runtime.scope import Scope
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -84,14 +86,20 @@ class Op:
 @dataclass(frozen=True, slots=True)
 class FastBody:
     """A generated body: its code, the helper values its trailing parameters default
-    to, and its operations (indexed by ``_kedi_at``)."""
+    to, its operations (indexed by ``_kedi_at``) and the global names its inlined Python
+    reads (`global_reads`)."""
 
     code: types.CodeType
     helpers: tuple[Any, ...]
     ops: tuple[Op, ...]
+    reads: frozenset[str] | None
 
     def bind(self, globals_: dict[str, Any]) -> Callable[..., Any]:
-        return types.FunctionType(self.code, globals_, self.code.co_name, self.helpers)
+        """The body as a function of the module's globals (`module_globals`): their plain
+        twin when every name it reads is forced (`reading_globals`). The caller binds it
+        again when the module's bindings change (`EPOCHS.module`)."""
+        table = reading_globals(globals_, self.reads)
+        return types.FunctionType(self.code, table, self.code.co_name, self.helpers)
 
     def failure(
         self, exc: BaseException, proc: KediProcedure, values: tuple[Any, ...]

@@ -18,6 +18,7 @@ from pytest_kedi.runtime.fastbody import AT, PREFIX, FastBody, Op, fail, run_fen
 from pytest_kedi.runtime.model.calls import TemplateCall
 from pytest_kedi.runtime.pyanalysis import INTROSPECTION
 from pytest_kedi.runtime.pyerrors import PYTHON_UNITS, UnitInfo
+from pytest_kedi.runtime.pyglobals import global_reads
 from pytest_kedi.runtime.pyinterop import function_code, relocated_expression
 from pytest_kedi.runtime.scope import Scope
 from pytest_kedi.runtime.types import resolve_type_source, validator_for
@@ -344,7 +345,7 @@ class _Builder:
         )
         self.track(code)
         PYTHON_UNITS.show(self.source_file.path, self.source_file.source)
-        return FastBody(code, values, tuple(self.ops))
+        return FastBody(code, values, tuple(self.ops), global_reads(code, frozenset()))
 
     def track(self, code: types.CodeType) -> None:
         """Record each nested scope (lambda, comprehension) as part of its unit."""

@@ -21,7 +21,8 @@ from pytest_kedi.runtime.errors import (
 from pytest_kedi.runtime.evaluate import where
 from pytest_kedi.runtime.interpreter import exec_body
 from pytest_kedi.runtime.model.state import AgentState
-from pytest_kedi.runtime.pyinterop import compile_unit, run_prelude
+from pytest_kedi.runtime.pyinterop import compile_unit
+from pytest_kedi.runtime.pyrun import run_prelude
 from pytest_kedi.runtime.scope import EPOCHS, KediArgs, Scope
 from pytest_kedi.runtime.sourcefile import SourceFile
 

@@ -21,8 +21,9 @@ from pytest_kedi.runtime.lazy import declare_all
 from pytest_kedi.runtime.modules import load_unit
 from pytest_kedi.runtime.procedures import KediProcedure
 from pytest_kedi.runtime.pyerrors import PYTHON_UNITS, USER_ERRORS
-from pytest_kedi.runtime.pyglobals import module_globals
-from pytest_kedi.runtime.pyinterop import CodeStore, Transform, run_block
+from pytest_kedi.runtime.pyglobals import module_globals, reading_globals
+from pytest_kedi.runtime.pyinterop import CodeStore, Transform
+from pytest_kedi.runtime.pyrun import run_block
 from pytest_kedi.runtime.quickbody import QuickBody, quick_body
 from pytest_kedi.runtime.scope import KediArgs, Scope
 from pytest_kedi.runtime.sourcefile import SourceFile
@@ -258,14 +259,14 @@ class Program:
         quick = part.quick
         if quick is None:
             return partial(self._run_suite_body, part)
-        code, scope = quick.code, self._unit.scope
+        code, scope, reads = quick.code, self._unit.scope, quick.unit.global_reads()
 
         def run(bindings: dict[str, Any]) -> Any:
             # `_run_suite_body`'s one-return path, without its lookups (one call per row).
             if CANCEL.pending:  # a timed-out row stops at its next statement
                 check_current()
             try:
-                return eval(code, module_globals(scope), bindings)
+                return eval(code, reading_globals(module_globals(scope), reads), bindings)
             except USER_ERRORS as exc:
                 error = self._quick_failure(part, exc, bindings)
                 if error is exc:
@@ -293,7 +294,8 @@ class Program:
             if CANCEL.pending:  # a timed-out row stops at its next statement
                 check_current()
             try:
-                return eval(quick.code, module_globals(self._unit.scope), bindings)
+                g = reading_globals(module_globals(self._unit.scope), quick.unit.global_reads())
+                return eval(quick.code, g, bindings)
             except USER_ERRORS as exc:
                 error = self._quick_failure(part, exc, bindings)
                 if error is exc:

@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Iterator, KeysView
+from types import CodeType
 from typing import Any
 
+from pytest_kedi.runtime.pyanalysis import INTROSPECTION
 from pytest_kedi.runtime.scope import EPOCHS, MISSING, LazyBinding, Scope
 
 __all__ = [
     "LazyGlobals",
     "build_globals",
+    "global_reads",
+    "reading_globals",
     "module_globals",
     "raw_global",
     "same_binding",
@@ -58,7 +62,7 @@ class LazyGlobals(dict[str, Any]):
     bindings to their lazy binding (an entry shadowed by the table is stale and unused).
     """
 
-    __slots__ = ("_builtins", "_forcer", "_pending")
+    __slots__ = ("_builtins", "_forcer", "_pending", "_plain")
 
     def __init__(
         self,
@@ -71,6 +75,10 @@ class LazyGlobals(dict[str, Any]):
         self._pending = pending
         self._forcer = forcer
         self._builtins = builtins_ if builtins_ is not None else _LazyBuiltins(pending, forcer)
+        # The table again as a plain dict, kept in step, for units that read no unforced
+        # binding (`settled`): Python's global and builtin lookups are then its own.
+        self._plain: dict[str, Any] = dict(data)
+        self._plain["__builtins__"] = builtins.__dict__
         dict.__setitem__(self, "__builtins__", self._builtins)
 
     @classmethod
@@ -92,16 +100,27 @@ class LazyGlobals(dict[str, Any]):
         copy = dict.__new__(LazyGlobals)
         dict.update(copy, dict.items(self))  # the table alone, in one copy
         copy._pending, copy._forcer, copy._builtins = self._pending, self._forcer, self._builtins
+        copy._plain = self._plain
         return copy
+
+    def settled(self, names: frozenset[str]) -> bool:
+        """Whether none of ``names`` is an unforced binding (then `_plain` answers every
+        read of them as this table would)."""
+        pending = self._pending
+        if pending.keys().isdisjoint(names):
+            return True
+        return all(dict.__contains__(self, name) for name in names if name in pending)
 
     def assign(self, name: str, value: Any) -> None:
         """Track a rebinding of the module scope this view flattens."""
         if type(value) is LazyBinding:
             dict.pop(self, name, None)
+            self._plain.pop(name, None)
             self._pending[name] = value
             dict.pop(self._builtins, name, None)
         else:
             dict.__setitem__(self, name, value)
+            self._plain[name] = value
 
     # -- reads: an unforced binding is forced by the read ---------------------------------
     def __missing__(self, key: str) -> Any:
@@ -112,6 +131,7 @@ class LazyGlobals(dict[str, Any]):
             return dict.__getitem__(self._builtins, key)
         value = self._forcer(lazy, key)
         dict.__setitem__(self, key, value)
+        self._plain[key] = value
         return value
 
     def _unforced(self) -> list[str]:
@@ -187,6 +207,30 @@ def same_binding(old: Any, new: Any) -> bool:
     )
 
 
+def reading_globals(base: dict[str, Any], reads: frozenset[str] | None) -> dict[str, Any]:
+    """``base`` (a `module_globals` table) for a unit that reads only ``reads`` as globals
+    (`global_reads`): its plain-dict twin when none of them is an unforced binding.
+    Callers must not mutate it."""
+    if type(base) is LazyGlobals and reads is not None and base.settled(reads):
+        return base._plain
+    return base
+
+
+def global_reads(code: CodeType, assigned: frozenset[str]) -> frozenset[str] | None:
+    """Every name ``code`` (with its nested code) can look up as a global, with its
+    top-level ``assigned`` names (a block variant reads them as globals); None when it
+    calls an `INTROSPECTION` builtin (it may read any name)."""
+    names: set[str] = set(assigned)
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        names.update(current.co_names)
+        stack.extend(c for c in current.co_consts if type(c) is CodeType)
+    if not INTROSPECTION.isdisjoint(names):
+        return None
+    return frozenset(names)
+
+
 def split_scope(scope: Scope) -> tuple[list[Scope], Scope | None]:
     """Scopes below the module level (innermost first), and the module-level scope."""
     inner: list[Scope] = []
@@ -225,11 +269,18 @@ def module_globals(scope: Scope) -> dict[str, Any]:
     return g
 
 
-def build_globals(scope: Scope) -> dict[str, Any]:
-    """Fresh Python globals for a unit: every visible Kedi value, nearest binding wins."""
+def build_globals(scope: Scope, reads: frozenset[str] | None = None) -> dict[str, Any]:
+    """Fresh Python globals for a unit: every visible Kedi value, nearest binding wins.
+
+    ``reads`` are the global names the unit can read (`global_reads`): when none of them
+    is an unforced lazy binding the globals are a plain dict, so Python's own lookups (and
+    their specializations) serve the unit's global and builtin reads."""
     inner, outer = split_scope(scope)
     base = module_globals(outer) if outer is not None else {}
-    g = base.child() if type(base) is LazyGlobals else dict(base)
+    if type(base) is LazyGlobals:
+        g = dict(base._plain) if reads is not None and base.settled(reads) else base.child()
+    else:
+        g = dict(base)
     for s in reversed(inner):
         g.update(s.vars)
     return g

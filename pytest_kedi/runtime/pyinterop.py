@@ -11,26 +11,22 @@ import types
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from pytest_kedi.errors import KediValueExecutionError
 from pytest_kedi.lang.nodes import PyCode, TypeRef
 from pytest_kedi.lang.pycheck import Parsed, parse_snippet
 from pytest_kedi.runtime.pyanalysis import INTROSPECTION, nested_globals, top_level_targets
 from pytest_kedi.runtime.pyerrors import (
     PYTHON_UNITS,
-    USER_ERRORS,
     UnitInfo,
     python_error,
     syntax_error,
 )
 from pytest_kedi.runtime.pyglobals import (
     build_globals,
+    global_reads,
     module_globals,
-    raw_global,
-    same_binding,
-    split_scope,
 )
 from pytest_kedi.runtime.pypositions import fix_locations, relocate
-from pytest_kedi.runtime.scope import MISSING, Scope
+from pytest_kedi.runtime.scope import MISSING
 from pytest_kedi.runtime.sourcefile import SourceFile
 
 __all__ = [
@@ -45,9 +41,6 @@ __all__ = [
     "python_error",
     "relocated_expression",
     "type_code",
-    "run_block",
-    "run_expr",
-    "run_prelude",
 ]
 
 #: Changes a block's tree (which has its `.kedi` positions) in place before it is compiled;
@@ -73,6 +66,7 @@ class CompiledUnit:
         "filename",
         "info",
         "kind",
+        "reads",
         "rebuild",
         "shared",
         "simple",
@@ -99,6 +93,13 @@ class CompiledUnit:
         self.shared: frozenset[str] = top_assigned
         self.rebuild: Callable[[frozenset[str]], types.CodeType] | None = None
         self.variants: dict[frozenset[str], types.CodeType] = {}
+        self.reads: object = MISSING  # `global_reads`, on first run
+
+    def global_reads(self) -> frozenset[str] | None:
+        reads = self.reads
+        if reads is MISSING:
+            reads = self.reads = global_reads(self.code, self.top_assigned)
+        return reads  # type: ignore[return-value]
 
     def code_for(self, before: dict[str, Any] | None) -> types.CodeType:
         """The block's code for globals whose write-back ``candidates`` are bound as in
@@ -318,7 +319,7 @@ def _block_code(tree: ast.Module, shared: frozenset[str], path: str, line: int) 
 def _rebuilder(
     code: PyCode, info: UnitInfo, filename: str, transform: Transform | None
 ) -> Callable[[frozenset[str]], types.CodeType]:
-    """Compile the block again with other names declared ``global`` (see `run_block`)."""
+    """Compile the block again with other names declared ``global`` (see `pyrun.run_block`)."""
 
     def rebuild(shared: frozenset[str]) -> types.CodeType:
         tree = _block_tree(code, info, filename, transform)
@@ -385,78 +386,3 @@ def relocated_expression(code: PyCode, source_file: SourceFile) -> ast.Expressio
     stripped = len(code.source) - len(code.source.lstrip())
     relocate(tree, code, source_file, stripped, delta)
     return tree
-
-
-# ----------------------------------------------------------------------------- running
-
-
-def run_expr(unit: CompiledUnit, scope: Scope) -> Any:
-    try:
-        if unit.simple:
-            # No nested code and no walrus: module-level names come from the cached
-            # globals, frame-level names from a locals mapping (no copying).
-            inner, outer = split_scope(scope)
-            base = module_globals(outer) if outer is not None else {}
-            if len(inner) == 1:
-                return eval(unit.code, base, inner[0].vars)
-            if not inner:
-                return eval(unit.code, base)
-            local: dict[str, Any] = {}
-            for s in reversed(inner):
-                local.update(s.vars)
-            return eval(unit.code, base, local)
-        return eval(unit.code, build_globals(scope), {})
-    except USER_ERRORS as exc:
-        err = python_error(exc, unit)
-        if err is exc:
-            raise
-        raise err from exc
-
-
-def run_block(unit: CompiledUnit, scope: Scope) -> Any:
-    """Run a block as a synthetic function; return its ``return`` value (or None)."""
-    g = build_globals(scope)
-    candidates = unit.candidates
-    before = {name: raw_global(g, name) for name in candidates} if candidates else None
-    try:
-        result = types.FunctionType(unit.code_for(before), g)()
-    except USER_ERRORS as exc:
-        err = python_error(exc, unit)
-        if err is exc:
-            raise
-        raise err from exc
-    if before is not None:
-        _write_back(g, before, scope, unit)
-    return result
-
-
-def run_prelude(unit: CompiledUnit, namespace: dict[str, Any]) -> None:
-    try:
-        exec(unit.code, namespace)
-    except USER_ERRORS as exc:
-        err = python_error(exc, unit)
-        if err is exc:
-            raise
-        raise err from exc
-
-
-def _write_back(
-    g: dict[str, Any], before: dict[str, Any], scope: Scope, unit: CompiledUnit
-) -> None:
-    for name, old in before.items():
-        new = dict.get(g, name, MISSING)
-        if new is MISSING or same_binding(old, new):
-            continue
-        owner = scope.find_owner(name)
-        if owner is None:
-            continue  # a new name: it vanishes (docs/language.md#python-interop)
-        where = f"{unit.info.source_file.path}:{unit.info.code.line}"
-        if name in owner.params:
-            raise KediValueExecutionError(
-                f"{where}: parameter {name!r} is read-only and cannot be rebound from Python"
-            )
-        if owner.kind == "module" and name == "args":
-            raise KediValueExecutionError(
-                f"{where}: `args` is runtime-owned and cannot be assigned"
-            )
-        owner.set_existing(name, new)

@@ -42,7 +42,7 @@ class QuickBody:
         """The error of ``exc`` (one of `USER_ERRORS`) located as the interpreter locates
         it in the frame ``ctx``, before the body's own frame is added (``exc`` itself:
         re-raise it)."""
-        err = python_error(exc, self.unit)  # as `pyinterop.run_expr`
+        err = python_error(exc, self.unit)  # as `pyrun.run_expr`
         return statement_failed(err, self.stmt, ctx)  # as `interpreter.exec_body`
 
 

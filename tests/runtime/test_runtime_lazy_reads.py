@@ -9,6 +9,7 @@ import pytest
 
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.errors import KediExecutionError
+from pytest_kedi.runtime.procedures import BUILD_AFTER
 
 SOURCE = """
 ```
@@ -145,3 +146,41 @@ def test_a_failing_binding_never_shows_the_placeholder(kedi: Any) -> None:
         assert "ZeroDivisionError" in text
         assert "lazy" not in text.lower()
         assert 'prog.kedi", line 1' in text
+
+
+def test_settled_bindings_and_builtins_are_read_from_a_plain_globals_dict(kedi: Any) -> None:
+    """Once the bindings a unit reads are forced, its globals are a plain dict (Python's
+    own global and builtin lookups, as in a Python function), kept in step with rebinding
+    and with a binding that shadows a builtin."""
+    program = kedi(
+        """
+        [len: int] = `7`
+        [offset: int] = `10`
+
+        @peek(n: int) -> str:
+          = ```
+          def probe():
+              return None
+          kind = type(probe.__globals__).__name__
+          return f"{kind} {len} {offset + n} {abs(-n)} {sum(range(n))}"
+          ```
+
+        @expression(n: int) -> str:
+          = `f"{type((lambda: 0).__globals__).__name__} {len + offset + abs(n)}"`
+
+        @bump() -> int:
+          = ```
+          offset = offset + 5
+          return offset
+          ```
+        """,
+        mode="validate",
+    )
+    peek, expression = program.procedures["peek"], program.procedures["expression"]
+    assert peek(2) == "LazyGlobals 7 12 2 1"  # the first read forces `len` and `offset`
+    assert peek(2) == "dict 7 12 2 1"
+    # Interpreted, then generated from its 64th call on (`procedures.BUILD_AFTER`).
+    assert {expression(-1) for _ in range(BUILD_AFTER + 2)} == {"dict 18"}
+    assert program.procedures["bump"]() == 15
+    assert peek(2) == "dict 7 17 2 1"
+    assert expression(-1) == "dict 23"

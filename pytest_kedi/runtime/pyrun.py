@@ -1,0 +1,96 @@
+"""Running embedded Python (docs/language.md#python-interop): a compiled unit against
+the globals of the visible Kedi environment, rebound Kedi names written back, errors
+mapped to `.kedi` lines by `pyerrors`. Compiling is `pyinterop`'s."""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from pytest_kedi.errors import KediValueExecutionError
+from pytest_kedi.runtime.pyerrors import USER_ERRORS, python_error
+from pytest_kedi.runtime.pyglobals import (
+    build_globals,
+    module_globals,
+    raw_global,
+    reading_globals,
+    same_binding,
+    split_scope,
+)
+from pytest_kedi.runtime.pyinterop import CompiledUnit
+from pytest_kedi.runtime.scope import MISSING, Scope
+
+__all__ = ["run_block", "run_expr", "run_prelude"]
+
+
+def run_expr(unit: CompiledUnit, scope: Scope) -> Any:
+    try:
+        if unit.simple:
+            # No nested code and no walrus: module-level names come from the cached
+            # globals, frame-level names from a locals mapping (no copying).
+            inner, outer = split_scope(scope)
+            base = module_globals(outer) if outer is not None else {}
+            base = reading_globals(base, unit.global_reads())
+            if len(inner) == 1:
+                return eval(unit.code, base, inner[0].vars)
+            if not inner:
+                return eval(unit.code, base)
+            local: dict[str, Any] = {}
+            for s in reversed(inner):
+                local.update(s.vars)
+            return eval(unit.code, base, local)
+        return eval(unit.code, build_globals(scope, unit.global_reads()), {})
+    except USER_ERRORS as exc:
+        err = python_error(exc, unit)
+        if err is exc:
+            raise
+        raise err from exc
+
+
+def run_block(unit: CompiledUnit, scope: Scope) -> Any:
+    """Run a block as a synthetic function; return its ``return`` value (or None)."""
+    g = build_globals(scope, unit.global_reads())
+    candidates = unit.candidates
+    before = {name: raw_global(g, name) for name in candidates} if candidates else None
+    try:
+        result = types.FunctionType(unit.code_for(before), g)()
+    except USER_ERRORS as exc:
+        err = python_error(exc, unit)
+        if err is exc:
+            raise
+        raise err from exc
+    if before is not None:
+        _write_back(g, before, scope, unit)
+    return result
+
+
+def run_prelude(unit: CompiledUnit, namespace: dict[str, Any]) -> None:
+    try:
+        exec(unit.code, namespace)
+    except USER_ERRORS as exc:
+        err = python_error(exc, unit)
+        if err is exc:
+            raise
+        raise err from exc
+
+
+def _write_back(
+    g: dict[str, Any], before: dict[str, Any], scope: Scope, unit: CompiledUnit
+) -> None:
+    for name, old in before.items():
+        new = dict.get(g, name, MISSING)
+        if new is MISSING or same_binding(old, new):
+            continue
+        owner = scope.find_owner(name)
+        if owner is None:
+            continue  # a new name: it vanishes (docs/language.md#python-interop)
+        where = f"{unit.info.source_file.path}:{unit.info.code.line}"
+        if name in owner.params:
+            raise KediValueExecutionError(
+                f"{where}: parameter {name!r} is read-only and cannot be rebound from Python"
+            )
+        if owner.kind == "module" and name == "args":
+            raise KediValueExecutionError(
+                f"{where}: `args` is runtime-owned and cannot be assigned"
+            )
+        owner.set_existing(name, new)
