@@ -83,6 +83,7 @@ def test_call_overhead_quick_reports_every_shape(tmp_path: Path) -> None:
         "procedure call: two-statement body",
         "procedure call: nested <call(...)>",
         "procedure call: fenced Python loop",
+        "procedure call: fenced Python loop reading a parameter, a builtin and a binding",
     ]
 
 
