@@ -124,8 +124,12 @@ class KediSession:
         return config.stash.get(SESSION_KEY, None)
 
     def close(self) -> None:
-        """``pytest_unconfigure``: model requests end with the session (no leak at exit)."""
+        """``pytest_unconfigure``: model requests end with the session (no leak at exit),
+        and the run's records are dropped (their rows are freed at once: pytest's closing
+        garbage collection and the interpreter's exit walk none of them)."""
         self.programs.close_model_loop()
+        for records in (self.suites, self.tests, self._published, self._carried):
+            records.clear()
 
     def header(self) -> str | None:
         settings = self.settings

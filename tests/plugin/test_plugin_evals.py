@@ -352,3 +352,25 @@ def test_load_failure_fails_every_item_of_the_file(kedi: Kedi) -> None:
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(["*RuntimeError: no config*"])
     assert "Traceback" not in result.stdout.str()
+
+
+def test_no_row_result_outlives_the_session(kedi: Kedi) -> None:
+    # The session drops its records when pytest unconfigures (issue 9): pytest's closing
+    # garbage collection and the interpreter's exit then walk none of a suite's rows.
+    kedi.write("scores.kedi", SCORES)
+    kedi.write("split.kedi", SPLITS)
+    kedi.pytester.makeconftest(
+        "import gc\n"
+        "import pytest\n\n"
+        "@pytest.hookimpl(trylast=True)\n"
+        "def pytest_unconfigure(config):\n"
+        "    from pytest_kedi.evals import RowResult, SuiteResult\n"
+        "    if hasattr(config, 'workerinput'):\n"
+        "        return\n"
+        "    kinds = (RowResult, SuiteResult)\n"
+        "    alive = sum(isinstance(o, kinds) for o in gc.get_objects())\n"
+        "    config.rootpath.joinpath('alive.txt').write_text(str(alive))\n"
+    )
+    result = kedi.subprocess("--kedi-eval", "--kedi-rows", "summary")
+    result.assert_outcomes(passed=2)
+    assert (kedi.pytester.path / "alive.txt").read_text() == "0"
