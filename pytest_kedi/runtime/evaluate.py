@@ -244,7 +244,7 @@ def _backtick_type(ref: nodes.TypeRef, ctx: Frame) -> Any:
             type_code(ref), ctx.unit.source_file, ctx.procedure_name, store=runtime.code_store
         )
         units[id(ref)] = (ref, unit)
-    namespace = build_globals(ctx.scope)
+    namespace = build_globals(ctx.scope, unit.global_reads())
     for name, value in TYPE_BUILTINS.items():
         if name not in namespace:
             dict.__setitem__(namespace, name, value)
