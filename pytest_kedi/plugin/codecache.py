@@ -41,8 +41,9 @@ class CodeCache:
         self.hits = 0
         self._files: dict[object, dict[object, tuple[Any, ...]]] = {}
         self._changed: set[object] = set()
-        #: files whose units collection compiled are kept in a parse cache entry: where
-        self._bound: dict[object, tuple[Path, int, int]] = {}
+        #: files whose units collection compiled are kept in a parse cache entry: where,
+        #: and the units' bytes once the entry has been read for the file's module
+        self._bound: dict[object, tuple[Path, int, int, bytes | None]] = {}
         self._lock = threading.Lock()  # rows running on threads compile too
 
     def bind(self, file: object, entry: Path, start: int, end: int) -> None:
@@ -50,7 +51,16 @@ class CodeCache:
         cache entry, `ParseCache`): read there when one is first looked up."""
         with self._lock:
             if file not in self._files:
-                self._bound[file] = (entry, start, end)
+                self._bound[file] = (entry, start, end, None)
+
+    def provide(self, file: object, entry: Path, units: bytes) -> None:
+        """``units`` are the units of ``file`` in ``entry``, read with the file's module
+        (`ParseCache`): the first lookup of one of them decodes these bytes (then drops
+        them) instead of reading the entry again."""
+        with self._lock:
+            bound = self._bound.get(file)
+            if bound is not None and bound[0] == entry:
+                self._bound[file] = (*bound[:3], units)
 
     def persisted(self, file: object) -> bytes:
         """The units of ``file`` compiled so far, marshalled, for its parse cache entry,
@@ -97,9 +107,13 @@ class CodeCache:
             self._files[file] = units
         return units
 
-    def _read_bound(self, entry: Path, start: int, end: int) -> dict[object, tuple[Any, ...]]:
-        data = read_entry(entry)
-        return self._decode(entry, None if data is None else data[start:end], log=True)
+    def _read_bound(
+        self, entry: Path, start: int, end: int, units: bytes | None
+    ) -> dict[object, tuple[Any, ...]]:
+        if units is None:  # not read with the file's module: read now
+            data = read_entry(entry)
+            units = None if data is None else data[start:end]
+        return self._decode(entry, units, log=True)
 
     def get(self, key: tuple[object, ...]) -> tuple[Any, ...] | None:
         file, unit = key

@@ -12,7 +12,7 @@ compiled it when it parsed the file (`pytest_kedi.runtime.casecode.precompile_mo
 test cases assertion-rewritten, expressions, blocks, the prelude), as pytest compiles a
 module it collects: one file per ``.kedi`` file, since creating a file is the dearest
 part of filling a cache. The code cache (`pytest_kedi.plugin.codecache`) reads that code
-from the entry.
+from the entry; when the file's module is loaded first, the entry is read once for both.
 """
 
 from __future__ import annotations
@@ -94,8 +94,9 @@ class ParseCache:
     key)``, all that collection reads; a pickle of the full module, read when an item of
     the file first needs it (`LazyModule`); and the file's Python as collection compiled
     it (marshalled `CodeCache` units, under the code key), read when the run first looks
-    for one of them. Code and parse live in one file: a cache entry is a file created,
-    and creating a file costs more than anything else collection does with it.
+    for one of them (from the bytes read for the module, when it is loaded first). Code
+    and parse live in one file: a cache entry is a file created, and creating a file
+    costs more than anything else collection does with it.
     """
 
     def __init__(self, directory: Path, code: CodeCache | None = None) -> None:
@@ -138,28 +139,33 @@ class ParseCache:
                 LOG.debug("pytest-kedi: ignoring corrupt parse cache entry %s: %s", entry, exc)
             else:
                 self.hits += 1
+                code_key = found[2]
                 if self.code is not None and end > units_at:
-                    self.code.bind(found[2], entry, units_at, end)
-                return outline, LazyModule(lambda: self._load(name, data, entry), None)
+                    self.code.bind(code_key, entry, units_at, end)
+                return outline, LazyModule(lambda: self._load(name, data, entry, code_key), None)
         module, outline = self._parse(name, data, entry, trees, precompile)
         # loaded already; read back from the entry just written if released meanwhile
+        # (its code is in `code` already)
         return outline, LazyModule(lambda: self._load(name, data, entry), module)
 
-    def _load(self, name: str, data: bytes, entry: Path) -> nodes.Module:
+    def _load(self, name: str, data: bytes, entry: Path, code_key: object = None) -> nodes.Module:
         """The full module of the entry written for ``data`` (parsed again if the entry
-        has gone or is damaged since collection read it)."""
+        has gone or is damaged since collection read it). The units of ``code_key`` in
+        the entry go to `code` with it: the entry is not read again for them."""
         from pytest_kedi.lang.cache import MODULES
 
         cached = read_entry(entry)
         if cached is not None:
             try:
-                _head, module_at, units_at, _end = _parts(cached)
+                _head, module_at, units_at, end = _parts(cached)
                 module = _unpickle(cached[module_at:units_at])
                 if not isinstance(module, nodes.Module) or module.path != name:
                     raise TypeError(f"not a parsed module of {name}")
             except Exception as exc:
                 LOG.debug("pytest-kedi: ignoring corrupt parse cache entry %s: %s", entry, exc)
             else:
+                if self.code is not None and code_key is not None and end > units_at:
+                    self.code.provide(code_key, entry, cached[units_at:end])
                 # The program loaded for the file reuses it.
                 return MODULES.get_or_parse(name, module.source, lambda _s, _p: module)
         return self._parse(name, data, entry)[0]

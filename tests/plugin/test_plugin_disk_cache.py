@@ -151,6 +151,52 @@ def test_the_cache_versions_hash_sources_that_exist() -> None:
     assert {"plugin/codecache.py", "plugin/cachefiles.py"} <= set(COMPILER_SOURCES)
 
 
+# Counts, in each process, the reads of every parse cache entry.
+COUNT_ENTRY_READS = """
+import json
+import os
+from pathlib import Path
+
+READS = {}
+_read_bytes = Path.read_bytes
+
+
+def _counting(self):
+    if self.parent.name == "kedi-parse":
+        READS[self.name] = READS.get(self.name, 0) + 1
+    return _read_bytes(self)
+
+
+Path.read_bytes = _counting
+
+
+def pytest_sessionfinish(session):
+    with open(f"reads-{os.getpid()}.json", "w", encoding="utf-8") as handle:
+        json.dump(READS, handle)
+"""
+
+
+def test_a_run_reads_a_parse_cache_entry_once_for_its_module_and_its_code(kedi: Kedi) -> None:
+    """After a cached collection (one read of the entry, for the outline), the first item
+    of the file to run needs its module and its compiled Python, both in the entry: the
+    entry is read once more for both, not once for each."""
+    import json
+
+    kedi.write("demo.kedi", DEMO)
+    kedi.subprocess("--kedi-eval", "--collect-only").assert_outcomes()
+    (entry,) = _entries(kedi, "kedi-parse")
+    kedi.write("conftest.py", COUNT_ENTRY_READS)
+    kedi.subprocess("--kedi-eval").assert_outcomes(passed=3)
+    assert _entries(kedi, "kedi-code") == []  # every unit the run needed was in the entry
+    counts = [
+        json.loads(path.read_text(encoding="utf-8")).get(entry.name, 0)
+        for path in kedi.pytester.path.glob("reads-*.json")
+    ]
+    # Each process that ran an item of the file (under xdist: a worker; the controller
+    # collects nothing) read it twice: at collection, then for the module and the code.
+    assert max(counts) == 2, counts
+
+
 def test_a_changed_file_compiles_its_python_again(
     kedi: Kedi, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -279,6 +325,26 @@ def test_two_processes_flushing_one_file_keep_both_their_units(
     started[0].join()
     (entry,) = tmp_path.iterdir()
     assert set(marshal.loads(entry.read_bytes())) == {"unit-a", "unit-b"}
+
+
+def test_units_read_with_the_module_are_not_read_again_and_not_kept(tmp_path: Path) -> None:
+    """The units part of a parse cache entry, read with the file's module, is what the
+    code cache decodes at the first lookup (the entry is not read again); the bytes are
+    dropped once decoded (a run of 1,000 files keeps none of them)."""
+    import marshal
+
+    from pytest_kedi.plugin.codecache import CodeCache
+
+    code = compile("x = 1", "demo.kedi", "exec")
+    units = marshal.dumps({"unit": (code,)})
+    entry = tmp_path / "entry"  # the entry's other parts, then the units
+    entry.write_bytes(b"head" + units)
+    store = CodeCache(tmp_path / "kedi-code")
+    store.bind("demo.kedi", entry, 4, 4 + len(units))
+    store.provide("demo.kedi", entry, units)
+    entry.unlink()
+    assert store.get(("demo.kedi", "unit")) == (code,)
+    assert store._bound == {}
 
 
 def test_an_entry_is_written_over_a_temporary_file_left_by_a_crashed_process(
