@@ -32,7 +32,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from _pytest._code.code import TerminalRepr
 
     from pytest_kedi.lang.pycheck import Parsed
-    from pytest_kedi.plugin.diskcache import CodeCache, Precompile
+    from pytest_kedi.plugin.codecache import CodeCache
+    from pytest_kedi.plugin.parsecache import Precompile
 
 __all__ = [
     "CollectErrorRepr",

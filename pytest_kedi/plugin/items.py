@@ -1,7 +1,8 @@
 """The two item kinds: `KediEvalItem` (one ``@eval:`` suite) and `KediCaseItem` (one case).
 
 Both show Kedi-located failure text instead of a Python traceback, and report the
-``.kedi`` header line through ``reportinfo()`` (0-based, as pytest expects).
+``.kedi`` header line through ``reportinfo()`` (0-based, as pytest expects). What they
+share (fixtures, the stand-in module, the file's program) is `itembase.KediItem`.
 """
 
 from __future__ import annotations
@@ -13,30 +14,22 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_kedi.lang import nodes
 from pytest_kedi.plugin.debugging import TraceCase
-from pytest_kedi.plugin.failures import (
-    FAILURE,
-    KediFailure,
-    KediItemError,
-    failure_repr,
-    user_exception,
-)
+from pytest_kedi.plugin.failures import KediFailure, KediItemError, user_exception
 from pytest_kedi.plugin.gating import KediGateFailed, Verdict, failure_text, judge
-from pytest_kedi.plugin.outline import CaseOutline, LazyModule, SuiteOutline
+from pytest_kedi.plugin.itembase import KediItem
+from pytest_kedi.plugin.outline import CaseOutline, SuiteOutline
 from pytest_kedi.plugin.records import CaseRecord, Rerun, SuiteRecord, node_path
 from pytest_kedi.plugin.rerun import carry_over, previous_rows
 from pytest_kedi.plugin.rows import emit_row_reports, rows_section
 from pytest_kedi.plugin.state import ProgramLoadError, kedi_session
 
 if TYPE_CHECKING:  # pragma: no cover
-    from _pytest._code.code import TerminalRepr
-
     from pytest_kedi.evals import RowResult
     from pytest_kedi.evals.runner import CarryOver
     from pytest_kedi.plugin.progress import Progress
@@ -44,145 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["KediCaseItem", "KediEvalItem", "rewrite_case_asserts"]
 
-_FILE_MODULE = pytest.StashKey[ModuleType]()
 
-
-def _file_module(file: pytest.File) -> ModuleType:
-    """One empty stand-in module per ``.kedi`` file, named after its node id.
-
-    Plugins that group items by ``item.module`` (pytest-randomly shuffles modules, then
-    the items within each) then keep a file's items together. It holds no code: the
-    file's program is loaded when its first item runs.
-    """
-    module = file.stash.get(_FILE_MODULE, None)
-    if module is None:
-        module = ModuleType(file.nodeid)
-        module.__file__ = str(file.path)
-        file.stash[_FILE_MODULE] = module
-    return module
-
-
-def _internal_dirs() -> tuple[str, ...]:
-    import _pytest
-    import pluggy
-
-    import pytest_kedi
-
-    return tuple(
-        str(Path(module.__file__ or "").parent) for module in (pytest_kedi, pluggy, _pytest)
-    )
-
-
-class _OnFirstRead:
-    """An item's fixture attribute, computed (with the others) when first read.
-
-    Collection then costs no fixture closure per item; pytest reads them when the item
-    runs, and a hook or plugin reading one earlier gets it computed on the spot.
-    """
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, item: _KediItem | None, owner: type | None = None) -> Any:
-        if item is None:
-            return self
-        item._initrequest()  # sets the attribute on the instance, which shadows this
-        try:
-            return item.__dict__[self.name]
-        except KeyError:  # --fixtures-per-test: items have no fixtures
-            raise AttributeError(self.name) from None
-
-
-class _KediItem(pytest.Item):
-    """Fixture support as pytest's doctest items have it: autouse fixtures and
-    ``usefixtures`` marks (also those added after collection, e.g. by
-    ``pytest_collection_modifyitems``) are set up around each item, function-scoped."""
-
-    if not TYPE_CHECKING:  # typed by their assignments in `_initrequest`
-        _fixtureinfo = _OnFirstRead()
-        fixturenames = _OnFirstRead()
-        funcargs = _OnFirstRead()
-        _request = _OnFirstRead()
-
-    def __init__(self, *, lazy: LazyModule, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.lazy = lazy  # the file's module, loaded when an item first needs it
-
-    @property
-    def module(self) -> ModuleType:
-        """The stand-in module of the item's ``.kedi`` file (see `_file_module`)."""
-        file = self.getparent(pytest.File)  # type: ignore[type-abstract]
-        assert file is not None
-        return _file_module(file)
-
-    def _initrequest(self) -> None:
-        """(Re)compute the item's fixture closure and request (pytest calls this again
-        before rerunning an item whose request it released)."""
-        from _pytest.fixtures import TopRequest
-
-        if self.config.getoption("show_fixtures_per_test", False):
-            return  # that listing needs a Python function per item; nothing runs anyway
-        self._marks_seen = tuple(self.iter_markers())
-        self._fixtureinfo = self.session._fixturemanager.getfixtureinfo(
-            node=self, func=None, cls=None
-        )
-        self.fixturenames = self._fixtureinfo.names_closure
-        self.funcargs: dict[str, object] = {}
-        self._request = TopRequest(self, _ispytest=True)  # type: ignore[arg-type]
-
-    def _marks_changed(self) -> bool:
-        """Whether the item's marks (its own and its parents') changed since its fixture
-        closure was computed (pytest reads the request as the item's run starts, just
-        before `setup`)."""
-        seen = self.__dict__.get("_marks_seen")
-        now = tuple(self.iter_markers())
-        if seen is None or len(seen) != len(now):
-            return True
-        return any(a is not b for a, b in zip(seen, now, strict=True))
-
-    def setup(self) -> None:
-        __tracebackhide__ = True
-        if self._request is False or self._marks_changed():
-            self._initrequest()  # picks up marks added since the closure was computed
-        self._request._fillfixtures()
-
-    def _traceback_filter(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
-        """An unexpected exception (a conftest hook that raised, say) shows the user's
-        frames only, not pytest-kedi's, pluggy's or pytest's."""
-        internal = _internal_dirs()
-        traceback = excinfo.traceback
-        kept = traceback.filter(lambda entry: not str(entry.path).startswith(internal))
-        return kept if len(kept) else traceback
-
-    def repr_failure(
-        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
-    ) -> str | TerminalRepr:
-        failure = self.stash.get(FAILURE, None)
-        if failure is not None and excinfo.value is failure.raised:
-            return failure_repr(failure, str(self.config.getoption("tbstyle", "auto")))
-        return super().repr_failure(excinfo, style=style)
-
-    def _fail(self, failure: KediFailure) -> NoReturn:
-        """Raise ``failure.raised`` (with its own traceback) and show ``failure``'s text."""
-        __tracebackhide__ = True
-        self.stash[FAILURE] = failure
-        raise failure.raised
-
-    def _program(self) -> Any:
-        __tracebackhide__ = True
-        session = kedi_session(self.config)
-        collected = self.lazy.module()  # loaded first: the program reuses it
-        loaded = session.programs.program_for(self.path, self.ihook)
-        if loaded.program.module.source != collected.source:
-            from pytest_kedi.text import display_path
-
-            text = f"{display_path(str(self.path))} changed since collection; run pytest again"
-            raise ProgramLoadError(text, f"KediImportError: {text}")
-        session.note_model(self.nodeid, loaded.model_label)
-        return loaded.program
-
-
-class KediEvalItem(_KediItem):
+class KediEvalItem(KediItem):
     """One ``@eval:`` suite; rows become sub-results, the suite carries the verdict."""
 
     def __init__(self, *, outline: SuiteOutline, **kwargs: Any) -> None:
@@ -374,7 +230,7 @@ def _case_failure(error: BaseException) -> tuple[str, str, int | None]:
     return message, message, None
 
 
-class KediCaseItem(_KediItem):
+class KediCaseItem(KediItem):
     """One ``> case:`` of a ``@test:`` suite, run on the file's shared runtime."""
 
     def __init__(

@@ -1,6 +1,6 @@
 """What collection needs of a ``.kedi`` file, and its full AST loaded on first use.
 
-Collection only names and locates items, so the parse cache (`diskcache.ParseCache`)
+Collection only names and locates items, so the parse cache (`parsecache.ParseCache`)
 gives it a `FileOutline`: each suite's kind, name, header line and position in the
 module, and each case's name and line. A file's `LazyModule` loads the full module
 (from the cache entry, or by parsing the collected text) when one of its items first

@@ -36,7 +36,7 @@ import pytest
 
 from pytest_kedi.evals import RowResult
 from pytest_kedi.evals.runner import CarryOver
-from pytest_kedi.plugin.diskcache import exclusive_lock
+from pytest_kedi.plugin.cachefiles import exclusive_lock
 from pytest_kedi.plugin.records import SuiteRecord
 
 __all__ = ["cache_key", "carry_over", "previous_rows", "store_rows"]

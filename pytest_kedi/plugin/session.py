@@ -24,14 +24,15 @@ import pytest
 
 from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.plugin import baseline, resolution, transport
+from pytest_kedi.plugin.codecache import CodeCache
 from pytest_kedi.plugin.collect import EVAL_SKIP_REASON, KediFile, is_kedi_program
 from pytest_kedi.plugin.crashes import crash_record
-from pytest_kedi.plugin.diskcache import CodeCache, ParseCache, caches_for
 from pytest_kedi.plugin.gating import UnmatchedGates
 from pytest_kedi.plugin.items import KediEvalItem
 from pytest_kedi.plugin.modelrun import ModelRun
 from pytest_kedi.plugin.outline import LazyModule
 from pytest_kedi.plugin.outputs import check_report_paths
+from pytest_kedi.plugin.parsecache import ParseCache, caches_for
 from pytest_kedi.plugin.progress import Progress, progress_for
 from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord
 from pytest_kedi.plugin.reporting import Output, Summary, write_reports, write_summary

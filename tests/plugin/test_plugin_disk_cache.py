@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from kedi_plugin_helpers import DEMO, Kedi
 
-from pytest_kedi.plugin.diskcache import sources_hash
+from pytest_kedi.plugin.cachefiles import sources_hash
 
 # Imported by every process of a run (xdist workers too): when asked, the parser and the
 # assertion rewriter refuse to work, so only cached results can make the run pass.
@@ -114,7 +114,7 @@ def test_the_code_cache_version_covers_every_compiling_module() -> None:
     import ast
 
     import pytest_kedi
-    from pytest_kedi.plugin.diskcache import COMPILER_SOURCES
+    from pytest_kedi.plugin.cachefiles import COMPILER_SOURCES
 
     # Modules that hold no compiling code: errors, globals, scopes, source text.
     unrelated = {"pyerrors", "pyglobals", "scope", "sourcefile"}
@@ -135,6 +135,66 @@ def test_the_code_cache_version_covers_every_compiling_module() -> None:
                 name = node.module.rsplit(".", 1)[-1]
                 if name != "nodes":
                     assert f"lang/{name}.py" in COMPILER_SOURCES, name
+
+
+def test_the_cache_versions_hash_sources_that_exist() -> None:
+    """A listed source that is not there (a module renamed or split) would be left out of
+    the hash without a word, and changing the code that replaced it would reuse stale
+    entries. Each cache's own modules are listed."""
+    import pytest_kedi
+    from pytest_kedi.plugin.cachefiles import COMPILER_SOURCES, PARSER_SOURCES
+
+    package = Path(pytest_kedi.__file__).parent
+    for source in (*PARSER_SOURCES, *COMPILER_SOURCES):
+        assert (package / source).exists(), source
+    assert {"plugin/parsecache.py", "plugin/cachefiles.py"} <= set(PARSER_SOURCES)
+    assert {"plugin/codecache.py", "plugin/cachefiles.py"} <= set(COMPILER_SOURCES)
+
+
+# Counts, in each process, the reads of every parse cache entry.
+COUNT_ENTRY_READS = """
+import json
+import os
+from pathlib import Path
+
+READS = {}
+_read_bytes = Path.read_bytes
+
+
+def _counting(self):
+    if self.parent.name == "kedi-parse":
+        READS[self.name] = READS.get(self.name, 0) + 1
+    return _read_bytes(self)
+
+
+Path.read_bytes = _counting
+
+
+def pytest_sessionfinish(session):
+    with open(f"reads-{os.getpid()}.json", "w", encoding="utf-8") as handle:
+        json.dump(READS, handle)
+"""
+
+
+def test_a_run_reads_a_parse_cache_entry_once_for_its_module_and_its_code(kedi: Kedi) -> None:
+    """After a cached collection (one read of the entry, for the outline), the first item
+    of the file to run needs its module and its compiled Python, both in the entry: the
+    entry is read once more for both, not once for each."""
+    import json
+
+    kedi.write("demo.kedi", DEMO)
+    kedi.subprocess("--kedi-eval", "--collect-only").assert_outcomes()
+    (entry,) = _entries(kedi, "kedi-parse")
+    kedi.write("conftest.py", COUNT_ENTRY_READS)
+    kedi.subprocess("--kedi-eval").assert_outcomes(passed=3)
+    assert _entries(kedi, "kedi-code") == []  # every unit the run needed was in the entry
+    counts = [
+        json.loads(path.read_text(encoding="utf-8")).get(entry.name, 0)
+        for path in kedi.pytester.path.glob("reads-*.json")
+    ]
+    # Each process that ran an item of the file (under xdist: a worker; the controller
+    # collects nothing) read it twice: at collection, then for the module and the code.
+    assert max(counts) == 2, counts
 
 
 def test_a_changed_file_compiles_its_python_again(
@@ -239,8 +299,8 @@ def test_two_processes_flushing_one_file_keep_both_their_units(
     import marshal
     import threading
 
-    from pytest_kedi.plugin import diskcache
-    from pytest_kedi.plugin.diskcache import CodeCache
+    from pytest_kedi.plugin import codecache
+    from pytest_kedi.plugin.codecache import CodeCache
 
     code = compile("x = 1", "demo.kedi", "exec")
     tmp_path = tmp_path / "kedi-code"
@@ -248,7 +308,7 @@ def test_two_processes_flushing_one_file_keep_both_their_units(
     first, second = CodeCache(tmp_path), CodeCache(tmp_path)
     first.put(("demo.kedi", "unit-a"), (code,))
     second.put(("demo.kedi", "unit-b"), (code,))
-    write = diskcache._atomic_write
+    write = codecache.write_entry
     second_done = threading.Event()
     started: list[threading.Thread] = []
 
@@ -260,11 +320,31 @@ def test_two_processes_flushing_one_file_keep_both_their_units(
             second_done.wait(timeout=0.5)  # without the lock it finishes here, else it waits
         write(target, data)
 
-    monkeypatch.setattr(diskcache, "_atomic_write", interleaved)
+    monkeypatch.setattr(codecache, "write_entry", interleaved)  # where `flush` looks it up
     first.flush()
     started[0].join()
     (entry,) = tmp_path.iterdir()
     assert set(marshal.loads(entry.read_bytes())) == {"unit-a", "unit-b"}
+
+
+def test_units_read_with_the_module_are_not_read_again_and_not_kept(tmp_path: Path) -> None:
+    """The units part of a parse cache entry, read with the file's module, is what the
+    code cache decodes at the first lookup (the entry is not read again); the bytes are
+    dropped once decoded (a run of 1,000 files keeps none of them)."""
+    import marshal
+
+    from pytest_kedi.plugin.codecache import CodeCache
+
+    code = compile("x = 1", "demo.kedi", "exec")
+    units = marshal.dumps({"unit": (code,)})
+    entry = tmp_path / "entry"  # the entry's other parts, then the units
+    entry.write_bytes(b"head" + units)
+    store = CodeCache(tmp_path / "kedi-code")
+    store.bind("demo.kedi", entry, 4, 4 + len(units))
+    store.provide("demo.kedi", entry, units)
+    entry.unlink()
+    assert store.get(("demo.kedi", "unit")) == (code,)
+    assert store._bound == {}
 
 
 def test_an_entry_is_written_over_a_temporary_file_left_by_a_crashed_process(
@@ -277,12 +357,12 @@ def test_an_entry_is_written_over_a_temporary_file_left_by_a_crashed_process(
     import os
     import threading
 
-    from pytest_kedi.plugin import diskcache
+    from pytest_kedi.plugin import cachefiles
 
-    monkeypatch.setattr(diskcache, "_TEMPORARY", itertools.count(7))
+    monkeypatch.setattr(cachefiles, "_TEMPORARY", itertools.count(7))
     stale = tmp_path / f".tmp-{os.getpid()}-{threading.get_ident()}-7"
     stale.write_bytes(b"partial")
     target = tmp_path / "entry"
-    diskcache._atomic_write(target, b"whole")
+    cachefiles.write_entry(target, b"whole")
     assert target.read_bytes() == b"whole"
     assert sorted(path.name for path in tmp_path.iterdir()) == ["entry"]
