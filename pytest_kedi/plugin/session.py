@@ -11,8 +11,6 @@ section. The hook functions in `pytest_kedi.plugin` each delegate to one method 
 from __future__ import annotations
 
 import dataclasses
-import signal
-import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -39,6 +37,7 @@ from pytest_kedi.plugin.reporting import Output, Summary, write_reports, write_s
 from pytest_kedi.plugin.rerun import store_rows
 from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE, rows_html
 from pytest_kedi.plugin.settings import KediSettings
+from pytest_kedi.plugin.signals import stop_on_sigterm
 from pytest_kedi.plugin.state import SESSION_KEY, TEST_MODEL, ProgramCache
 
 __all__ = ["MARKERS", "MODEL_CALLS_KEY", "USAGE_ERRORS_KEY", "KediSession", "ReportListener"]
@@ -117,7 +116,7 @@ class KediSession:
             check_report_paths(session.settings.report_path, session.settings.rows_jsonl_path)
             config.pluginmanager.register(ReportListener(session), "kedi-reporter")
         config.pluginmanager.register(session.models, "kedi-model-run")
-        _stop_on_sigterm(config)
+        stop_on_sigterm(config)
         return session
 
     @staticmethod
@@ -432,23 +431,3 @@ def _refuse_uncollected_kedi_args(args: list[str]) -> None:
                 f"{arg}: .kedi files are collected only with --kedi-eval "
                 "(or KEDI_EVAL=1), or with ini kedi_collect = true"
             )
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt(f"terminated by signal {signum}")
-
-
-def _stop_on_sigterm(config: pytest.Config) -> None:
-    """SIGTERM ends the run like Ctrl-C: pytest finishes the session, so the reports are
-    written for what finished and say ``"interrupted": true``. Only when nobody else
-    handles SIGTERM, from the main thread; the previous handler returns at unconfigure."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        return
-    previous = signal.signal(signal.SIGTERM, _terminate)
-
-    def restore() -> None:
-        signal.signal(signal.SIGTERM, previous)
-
-    config.add_cleanup(restore)
