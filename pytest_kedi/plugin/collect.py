@@ -32,8 +32,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from _pytest._code.code import TerminalRepr
 
     from pytest_kedi.lang.pycheck import Parsed
-    from pytest_kedi.plugin.codecache import CodeCache
     from pytest_kedi.plugin.parsecache import Precompile
+    from pytest_kedi.runtime.pyinterop import CodeStore
 
 __all__ = [
     "CollectErrorRepr",
@@ -180,7 +180,9 @@ class KediFile(pytest.File):
                 from pytest_kedi.lang.files import parse_data, read_source
 
                 name, data = os.fspath(self.path), read_source(self.path)
-                module = check_python(parse_data(name, data))
+                module = check_python(parse_data(name, data), trees)
+                # Compiled for the run, kept in memory (`MemoryCodeStore`).
+                self._precompile(trees)(module, session.disk_caches[1])
                 # loaded already; parsed again from the collected text if released
                 outline = outline_of(module)
                 lazy = LazyModule(lambda: check_python(parse_data(name, data)), module)
@@ -205,7 +207,7 @@ class KediFile(pytest.File):
         it a second time: the trees its syntax check parsed are compiled.)"""
         path = os.fspath(self.path)
 
-        def precompile(module: nodes.Module, store: CodeCache) -> None:
+        def precompile(module: nodes.Module, store: CodeStore) -> None:
             from pytest_kedi.runtime.casecode import precompile_module
 
             precompile_module(module, path, store, rewrite_case_asserts, trees)

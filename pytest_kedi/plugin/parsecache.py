@@ -36,11 +36,12 @@ import pytest
 
 from pytest_kedi.lang import nodes
 from pytest_kedi.plugin.cachefiles import compiler_version, parser_version, read_entry, write_entry
-from pytest_kedi.plugin.codecache import CodeCache
+from pytest_kedi.plugin.codecache import CodeCache, MemoryCodeStore
 from pytest_kedi.plugin.outline import FileOutline, LazyModule, outline_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang.pycheck import Parsed
+    from pytest_kedi.runtime.pyinterop import CodeStore
 
 __all__ = ["ParseCache", "Precompile", "caches_for"]
 
@@ -84,7 +85,7 @@ def _unpickle(data: bytes) -> Any:
 _PARTS = struct.Struct("<III")
 
 #: Compiles a module's Python into a code store (`precompile_module`, bound to the file).
-Precompile = Callable[[nodes.Module, CodeCache], None]
+Precompile = Callable[[nodes.Module, "CodeStore"], None]
 
 
 class ParseCache:
@@ -214,17 +215,20 @@ def _parts(entry: bytes) -> tuple[int, int, int, int]:
     return start, start + head, start + head + module, end
 
 
-def caches_for(config: pytest.Config) -> tuple[ParseCache | None, CodeCache | None]:
-    """The session's two caches, or None each when pytest's cache is disabled
-    (``-p no:cacheprovider``) or its directory cannot be created. The parse cache
-    compiles the Python of the files it parses into the code cache."""
+def caches_for(
+    config: pytest.Config,
+) -> tuple[ParseCache | None, CodeCache | MemoryCodeStore]:
+    """The session's two caches. The parse cache compiles the Python of the files it
+    parses into the code cache. When pytest's cache is disabled (``-p no:cacheprovider``)
+    or its directory cannot be created, there is no parse cache, and the code is kept in
+    memory for the session."""
     store = getattr(config, "cache", None)
     if store is None:
-        return None, None
+        return None, MemoryCodeStore()
     try:
         compiled = CodeCache(store.mkdir("kedi-code"))
         parsed = ParseCache(store.mkdir("kedi-parse"), compiled)
     except OSError as exc:
         LOG.debug("pytest-kedi: cache directory unavailable: %s", exc)
-        return None, None
+        return None, MemoryCodeStore()
     return parsed, compiled

@@ -22,7 +22,7 @@ import pytest
 
 from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.plugin import baseline, resolution, transport
-from pytest_kedi.plugin.codecache import CodeCache
+from pytest_kedi.plugin.codecache import CodeCache, MemoryCodeStore
 from pytest_kedi.plugin.collect import EVAL_SKIP_REASON, KediFile, is_kedi_program
 from pytest_kedi.plugin.crashes import crash_record
 from pytest_kedi.plugin.gating import UnmatchedGates
@@ -87,12 +87,13 @@ class KediSession:
         self.baseline: dict[str, SuiteRecord] | None = None
         self._progress: Progress | None = None
         self._progress_resolved = False  # _progress is looked up on first use
-        self._disk_caches: tuple[ParseCache | None, CodeCache | None] | None = None
+        self._disk_caches: tuple[ParseCache | None, CodeCache | MemoryCodeStore] | None = None
 
     @property
-    def disk_caches(self) -> tuple[ParseCache | None, CodeCache | None]:
-        """The parse and case-code caches in pytest's cache directory (once the cache
-        provider has configured it), or None each when it is disabled."""
+    def disk_caches(self) -> tuple[ParseCache | None, CodeCache | MemoryCodeStore]:
+        """The parse and code caches in pytest's cache directory (once the cache provider
+        has configured it); without pytest's cache, no parse cache and the code kept in
+        memory (`caches_for`)."""
         if self._disk_caches is None:
             self._disk_caches = caches_for(self.config)
         return self._disk_caches
@@ -304,7 +305,7 @@ class KediSession:
         own_errors = self.programs.usage_errors
         code_cache = self._disk_caches[1] if self._disk_caches is not None else None
         if code_cache is not None:  # compiled code kept for the next run (every process)
-            code_cache.close()
+            code_cache.close()  # (in memory: forgotten)
         workeroutput = getattr(self.config, "workeroutput", None)
         if workeroutput is not None:  # the controller decides the exit status
             workeroutput[MODEL_CALLS_KEY] = own_calls

@@ -137,6 +137,23 @@ def test_python_warnings_are_reported_once_at_their_kedi_line(kedi: Kedi) -> Non
     assert "warnings summary" not in again.stdout.str()
 
 
+def test_without_pytest_cache_python_warnings_are_still_reported_once(kedi: Kedi) -> None:
+    """With pytest's cache disabled, the code collection compiled is kept in memory for the
+    run (`MemoryCodeStore`): the run parses nothing again, so each warning is given once."""
+    kedi.write("t.kedi", ESCAPES)
+    kedi.write("p.kedi", PRELUDE)
+    result = kedi.subprocess("--kedi-eval", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
+    output = result.stdout.str()
+    summary = _warnings_summary(output)
+    assert len(summary) == 7, output
+    for found in summary.values():
+        if kedi.workers is None:  # every warning given by collection, once
+            assert len(found) == 1 and "::" not in found[0], output
+        else:  # each worker collects every file
+            assert 1 <= len(found) <= kedi.workers, output
+
+
 def test_a_python_warning_made_an_error_is_a_located_collection_error(kedi: Kedi) -> None:
     """``-W error`` makes each of Python's warnings a syntax error: a collection error
     with a located Kedi diagnostic for each."""
