@@ -260,13 +260,23 @@ class Program:
         if quick is None:
             return partial(self._run_suite_body, part)
         code, scope, reads = quick.code, self._unit.scope, quick.unit.global_reads()
+        # The module's table and the globals rows read it through (`reading_globals`): its
+        # plain twin, once the names the metric reads are forced, stays right for every
+        # later row (rows force bindings, they never make one lazy again).
+        known: tuple[object, dict[str, Any]] = (None, {})
 
         def run(bindings: dict[str, Any]) -> Any:
             # `_run_suite_body`'s one-return path, without its lookups (one call per row).
+            nonlocal known
             if CANCEL.pending:  # a timed-out row stops at its next statement
                 check_current()
+            base = module_globals(scope)
+            table, g = known
+            if table is not base or g is base:  # another table, or not settled yet
+                g = reading_globals(base, reads)
+                known = (base, g)
             try:
-                return eval(code, reading_globals(module_globals(scope), reads), bindings)
+                return eval(code, g, bindings)
             except USER_ERRORS as exc:
                 error = self._quick_failure(part, exc, bindings)
                 if error is exc:
