@@ -277,10 +277,8 @@ def build_globals(scope: Scope, reads: frozenset[str] | None = None) -> dict[str
     their specializations) serve the unit's global and builtin reads."""
     inner, outer = split_scope(scope)
     base = module_globals(outer) if outer is not None else {}
-    if type(base) is LazyGlobals:
-        g = dict(base._plain) if reads is not None and base.settled(reads) else base.child()
-    else:
-        g = dict(base)
+    table = reading_globals(base, reads)
+    g = table.child() if isinstance(table, LazyGlobals) else dict(table)
     for s in reversed(inner):
         g.update(s.vars)
     return g
