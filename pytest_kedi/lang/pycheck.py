@@ -26,6 +26,7 @@ __all__ = [
     "Parsed",
     "check_python",
     "locate_syntax_error",
+    "may_warn",
     "parse_snippet",
     "python_diagnostics",
     "snippets",
@@ -108,6 +109,11 @@ _MAY_WARN = re.compile(r"\\|[0-9]\.?[A-Za-z]")
 #: before it cost Python's tokenizer less than looking for what may warn (each costs about
 #: 50 ns; the look about 1 us for a line of code).
 _ALWAYS_AT_LINE = 64
+
+
+def may_warn(text: str) -> bool:
+    """Whether Python's parser may warn about ``text`` (each time it parses it)."""
+    return _MAY_WARN.search(text) is not None
 
 
 def parse_snippet(source: str, expr: bool, line: int, path: str) -> Parsed:

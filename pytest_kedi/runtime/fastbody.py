@@ -41,7 +41,7 @@ from pytest_kedi.runtime.interpreter import stmt_frame
 from pytest_kedi.runtime.pyerrors import UnitInfo, python_error
 from pytest_kedi.runtime.pyglobals import reading_globals
 from pytest_kedi.runtime.pyinterop import CompiledUnit
-from pytest_kedi.runtime.pyrun import run_block
+from pytest_kedi.runtime.pyrun import NOT_RUN, run_block, run_with_params
 from pytest_kedi.runtime.scope import Scope
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -156,7 +156,15 @@ class FastBody:
 
 
 def run_fence(unit: CompiledUnit, proc: KediProcedure, values: tuple[Any, ...]) -> Any:
-    """Run a procedure's one-fence body in a frame of its parameters."""
+    """Run a procedure's one-fence body: as a function of its parameters, as Python runs
+    a function (`run_with_params`), else in a frame of its parameters."""
+    closure = proc.closure
+    if closure.kind == "module":
+        code = unit.with_params(proc.names)
+        if code is not None:
+            result = run_with_params(unit, code, closure, values)
+            if result is not NOT_RUN:
+                return result
     frame = Scope(dict(zip(proc.names, values, strict=True)), proc.closure, "frame", proc.state)
     frame.params = proc.param_set
     return run_block(unit, frame)

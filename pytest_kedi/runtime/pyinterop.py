@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from pytest_kedi.lang.nodes import PyCode, TypeRef
-from pytest_kedi.lang.pycheck import Parsed, parse_snippet
+from pytest_kedi.lang.pycheck import Parsed, may_warn, parse_snippet
 from pytest_kedi.runtime.pyanalysis import INTROSPECTION, nested_globals, top_level_targets
 from pytest_kedi.runtime.pyerrors import (
     PYTHON_UNITS,
@@ -52,6 +52,13 @@ Transform = Callable[[ast.Module, str], None]
 _COUNTER = itertools.count(1)
 _BLOCK_NAME = "__kedi_block__"
 
+#: Compiles a block again: with the names given declared global, as a function of params.
+Rebuild = Callable[..., types.CodeType]
+
+#: A procedure's one-fence body runs this many times before it is compiled as a function
+#: of the procedure's parameters (`CompiledUnit.with_params`: one more parse and compile).
+PARAMS_AFTER = 16
+
 
 class CompiledUnit:
     """One compiled unit. A block's top-level assignments are fast function locals
@@ -66,8 +73,10 @@ class CompiledUnit:
         "filename",
         "info",
         "kind",
+        "params",
         "reads",
         "rebuild",
+        "runs",
         "shared",
         "simple",
         "top_assigned",
@@ -91,9 +100,36 @@ class CompiledUnit:
         self.candidates = candidates
         self.simple = kind == "expr" and _is_simple(code)
         self.shared: frozenset[str] = top_assigned
-        self.rebuild: Callable[[frozenset[str]], types.CodeType] | None = None
+        self.rebuild: Rebuild | None = None
         self.variants: dict[frozenset[str], types.CodeType] = {}
         self.reads: object = MISSING  # `global_reads`, on first run
+        self.runs = 0  # runs as a procedure's whole body (`with_params`)
+        self.params: tuple[tuple[str, ...], types.CodeType | None] | None = None
+
+    def with_params(self, params: tuple[str, ...]) -> types.CodeType | None:
+        """The block compiled as a function of ``params`` (fast locals, as a Python
+        function's parameters), for a procedure whose whole body it is; compiled at its
+        `PARAMS_AFTER`-th run (None before). None where that would change what the block
+        does: it binds or declares global one of ``params`` (parameters are read-only) or
+        any name (`shared`), or reads its namespace by name; and where compiling its text
+        again may make Python warn again (`lang.pycheck.may_warn`)."""
+        known = self.params
+        if known is not None and known[0] == params:
+            return known[1]
+        self.runs += 1
+        if self.runs < PARAMS_AFTER:
+            return None
+        code = None
+        rebuild = self.rebuild
+        fits = self.candidates.isdisjoint(params) and not self.shared
+        fits = fits and self.global_reads() is not None
+        if rebuild is not None and fits and not may_warn(self.info.code.source):
+            try:
+                code = rebuild(self.shared, params)
+            except SyntaxError:  # (it compiled once: not expected)
+                code = None
+        self.params = (params, code)
+        return code
 
     def global_reads(self) -> frozenset[str] | None:
         reads = self.reads
@@ -301,29 +337,31 @@ def _finish_tree(
         transform(tree, info.source_file.path)
 
 
-def _block_code(tree: ast.Module, shared: frozenset[str], path: str, line: int) -> types.CodeType:
-    """The block as a function; the names in ``shared`` are declared ``global``. The
-    block's tree has every position (`relocate` completed them), unless a transform
-    added nodes without one."""
+def _block_code(
+    tree: ast.Module, shared: frozenset[str], path: str, line: int, params: tuple[str, ...] = ()
+) -> types.CodeType:
+    """The block as a function of ``params``; the names in ``shared`` are declared
+    ``global``. The block's tree has every position (`relocate` completed them), unless a
+    transform added nodes without one."""
     at = {"lineno": line, "col_offset": 0, "end_lineno": line, "end_col_offset": 0}
     body: list[ast.stmt] = []
     if shared:
         body.append(ast.Global(names=sorted(shared), **at))
     body.extend(tree.body or [ast.Pass(**at)])
     try:
-        return function_code(_BLOCK_NAME, (), body, path, line, positioned=True)
+        return function_code(_BLOCK_NAME, params, body, path, line, positioned=True)
     except TypeError:  # a transform added a node without a position: its parent's
-        return function_code(_BLOCK_NAME, (), body, path, line)
+        return function_code(_BLOCK_NAME, params, body, path, line)
 
 
-def _rebuilder(
-    code: PyCode, info: UnitInfo, filename: str, transform: Transform | None
-) -> Callable[[frozenset[str]], types.CodeType]:
-    """Compile the block again with other names declared ``global`` (see `pyrun.run_block`)."""
+def _rebuilder(code: PyCode, info: UnitInfo, filename: str, transform: Transform | None) -> Rebuild:
+    """Compile the block again with other names declared ``global`` (see `pyrun.run_block`),
+    or as a function of parameters (`CompiledUnit.with_params`)."""
 
-    def rebuild(shared: frozenset[str]) -> types.CodeType:
+    def rebuild(shared: frozenset[str], params: tuple[str, ...] = ()) -> types.CodeType:
         tree = _block_tree(code, info, filename, transform)
-        return _track(_block_code(tree, shared, info.source_file.path, code.line), info)
+        path = info.source_file.path
+        return _track(_block_code(tree, shared, path, code.line, params), info)
 
     return rebuild
 

@@ -10,6 +10,7 @@ from typing import Any
 from pytest_kedi.errors import KediValueExecutionError
 from pytest_kedi.runtime.pyerrors import USER_ERRORS, python_error
 from pytest_kedi.runtime.pyglobals import (
+    LazyGlobals,
     build_globals,
     module_globals,
     raw_global,
@@ -20,7 +21,10 @@ from pytest_kedi.runtime.pyglobals import (
 from pytest_kedi.runtime.pyinterop import CompiledUnit
 from pytest_kedi.runtime.scope import MISSING, Scope
 
-__all__ = ["run_block", "run_expr", "run_prelude"]
+__all__ = ["NOT_RUN", "run_block", "run_expr", "run_prelude", "run_with_params"]
+
+#: What `run_with_params` returns when the block must run with a frame instead.
+NOT_RUN = object()
 
 
 def run_expr(unit: CompiledUnit, scope: Scope) -> Any:
@@ -62,6 +66,29 @@ def run_block(unit: CompiledUnit, scope: Scope) -> Any:
     if before is not None:
         _write_back(g, before, scope, unit)
     return result
+
+
+def run_with_params(
+    unit: CompiledUnit, code: types.CodeType, module: Scope, values: tuple[Any, ...]
+) -> Any:
+    """Run a procedure's whole-body block compiled as a function of its parameters
+    (`CompiledUnit.with_params`) with ``values``, its globals those of ``module``, as
+    `run_block` would run it; `NOT_RUN` when it cannot run so: a name the block binds is
+    bound at module level (it must be written back), or it reads a lazy binding not
+    forced yet."""
+    table = reading_globals(module_globals(module), unit.global_reads())
+    if type(table) is LazyGlobals:
+        return NOT_RUN
+    for name in unit.candidates:
+        if name in table:
+            return NOT_RUN
+    try:
+        return types.FunctionType(code, dict(table))(*values)
+    except USER_ERRORS as exc:
+        err = python_error(exc, unit)
+        if err is exc:
+            raise
+        raise err from exc
 
 
 def run_prelude(unit: CompiledUnit, namespace: dict[str, Any]) -> None:
