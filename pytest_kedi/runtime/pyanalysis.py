@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import ast
 
-__all__ = ["INTROSPECTION", "child_nodes", "nested_globals", "tree_nodes", "top_level_targets"]
+__all__ = [
+    "INTROSPECTION",
+    "child_nodes",
+    "compile_may_warn",
+    "nested_globals",
+    "top_level_targets",
+    "tree_nodes",
+]
 
 #: Calls that read a block's namespace by name: a block using one keeps every name global.
 INTROSPECTION = frozenset({"locals", "globals", "vars", "eval", "exec"})
@@ -78,3 +85,57 @@ def nested_globals(body: list[ast.stmt]) -> tuple[set[str], bool]:
             elif kind is ast.Global:
                 names.update(node.names)  # type: ignore[attr-defined]
     return names, introspects
+
+
+_SINGLETONS = (None, True, False, ...)
+_NOT_CALLABLE = (
+    ast.Constant, ast.Tuple, ast.List, ast.ListComp, ast.Dict, ast.DictComp, ast.Set,
+    ast.SetComp, ast.GeneratorExp, ast.JoinedStr, ast.FormattedValue,
+)  # fmt: skip
+_LITERAL_SUBSCRIPTED = (
+    ast.Constant, ast.Set, ast.SetComp, ast.GeneratorExp, ast.Lambda, ast.List, ast.ListComp,
+    ast.Tuple, ast.JoinedStr,
+)  # fmt: skip
+
+
+def compile_may_warn(tree: ast.AST) -> bool:
+    """Whether compiling ``tree`` may make Python's compiler warn (a `SyntaxWarning`,
+    given each time the code is compiled): ``is`` with a literal, a literal called or
+    subscripted, an assertion on a tuple, a jump out of ``finally``. Conservative: True
+    for some code that compiles silently."""
+    for node in tree_nodes(tree):
+        kind = type(node)
+        if kind is ast.Compare:
+            if any(type(op) in (ast.Is, ast.IsNot) for op in node.ops):  # type: ignore[attr-defined]
+                operands = [node.left, *node.comparators]  # type: ignore[attr-defined]
+                if any(_literal(operand) for operand in operands):
+                    return True
+        elif kind is ast.Call:
+            if isinstance(node.func, _NOT_CALLABLE):  # type: ignore[attr-defined]
+                return True
+        elif kind is ast.Subscript:
+            if isinstance(node.value, _LITERAL_SUBSCRIPTED):  # type: ignore[attr-defined]
+                return True
+        elif kind is ast.Assert:
+            test = node.test  # type: ignore[attr-defined]
+            if isinstance(test, ast.Tuple) and test.elts:
+                return True
+        elif isinstance(node, ast.Try | ast.TryStar) and any(
+            isinstance(inner, ast.Return | ast.Break | ast.Continue)
+            for stmt in node.finalbody
+            for inner in tree_nodes(stmt)
+        ):
+            return True
+    return False
+
+
+#: Nodes whose value is not known when compiling (what constant folding stops at).
+_RUNTIME = (ast.Name, ast.Call, ast.Attribute, ast.Subscript, ast.NamedExpr, ast.Await)
+
+
+def _literal(node: ast.expr) -> bool:
+    """Whether ``node`` may be a constant once Python folds it (``()``, ``1 + 1``), other
+    than ``None``, ``True``, ``False`` or ``...``."""
+    if type(node) is ast.Constant:
+        return not any(node.value is singleton for singleton in _SINGLETONS)
+    return not any(isinstance(inner, _RUNTIME) for inner in tree_nodes(node))

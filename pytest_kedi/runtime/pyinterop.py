@@ -13,7 +13,12 @@ from typing import Any, Protocol
 
 from pytest_kedi.lang.nodes import PyCode, TypeRef
 from pytest_kedi.lang.pycheck import Parsed, may_warn, parse_snippet
-from pytest_kedi.runtime.pyanalysis import INTROSPECTION, nested_globals, top_level_targets
+from pytest_kedi.runtime.pyanalysis import (
+    INTROSPECTION,
+    compile_may_warn,
+    nested_globals,
+    top_level_targets,
+)
 from pytest_kedi.runtime.pyerrors import (
     PYTHON_UNITS,
     UnitInfo,
@@ -111,8 +116,9 @@ class CompiledUnit:
         function's parameters), for a procedure whose whole body it is; compiled at its
         `PARAMS_AFTER`-th run (None before). None where that would change what the block
         does: it binds or declares global one of ``params`` (parameters are read-only) or
-        any name (`shared`), or reads its namespace by name; and where compiling its text
-        again may make Python warn again (`lang.pycheck.may_warn`)."""
+        any name (`shared`), or reads its namespace by name; and where parsing or compiling
+        its text again may make Python warn again (`lang.pycheck.may_warn`,
+        `pyanalysis.compile_may_warn`)."""
         known = self.params
         if known is not None and known[0] == params:
             return known[1]
@@ -126,7 +132,7 @@ class CompiledUnit:
         if rebuild is not None and fits and not may_warn(self.info.code.source):
             try:
                 code = rebuild(self.shared, params)
-            except SyntaxError:  # (it compiled once: not expected)
+            except (SyntaxError, SyntaxWarning):  # it would warn again (or, unexpectedly, fail)
                 code = None
         self.params = (params, code)
         return code
@@ -360,6 +366,8 @@ def _rebuilder(code: PyCode, info: UnitInfo, filename: str, transform: Transform
 
     def rebuild(shared: frozenset[str], params: tuple[str, ...] = ()) -> types.CodeType:
         tree = _block_tree(code, info, filename, transform)
+        if params and compile_may_warn(tree):  # (a variant is compiled whatever it gives)
+            raise SyntaxWarning("compiling the block again may warn again")
         path = info.source_file.path
         return _track(_block_code(tree, shared, path, code.line, params), info)
 

@@ -4,11 +4,14 @@ its errors are located stay those of the first calls."""
 
 from __future__ import annotations
 
+import ast
+import warnings
 from typing import Any
 
 import pytest
 
 from pytest_kedi.runtime.errors import KediExecutionError, KediValueExecutionError
+from pytest_kedi.runtime.pyanalysis import compile_may_warn
 from pytest_kedi.runtime.pyinterop import PARAMS_AFTER
 
 CALLS = PARAMS_AFTER + 4
@@ -94,3 +97,62 @@ def test_a_parameter_stays_read_only_from_python(kedi: Any) -> None:
     for _ in range(CALLS):
         with pytest.raises(KediValueExecutionError, match="read-only"):
             rebind(1)
+
+
+def test_a_compile_warning_is_given_once_across_the_switch(kedi: Any) -> None:
+    # The fence is not compiled again when that would make Python warn again.
+    source = """
+    @same(n: int) -> bool:
+      = ```
+      return n is 300
+      ```
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        same = kedi(source, mode="validate").procedures["same"]
+        assert [same(1) for _ in range(CALLS)] == [False] * CALLS
+    found = [w for w in caught if issubclass(w.category, SyntaxWarning)]
+    assert len(found) == 1, [str(w.message) for w in found]
+    assert "literal" in str(found[0].message)
+
+
+# What Python's compiler warns of (3.11 to 3.14), and code it compiles silently.
+WARNS = [
+    "x is 1",
+    "x is not 'a'",
+    "() is x",
+    "x is 1 + 1",
+    "x is -1",
+    "f = (1)(2)",
+    "y = [1, 2](0)",
+    "z = f'{x}'()",
+    "w = {1, 2}[0]",
+    "v = 5[0]",
+    "u = [1, 2]['a']",
+    "assert (x, 'message')",
+    "for i in x:\n    try:\n        pass\n    finally:\n        break",
+]
+SILENT = [
+    "x is None",
+    "x is not True",
+    "y = f(1)",
+    "z = x[0]",
+    "w = {'a': 1}['a']",
+    "assert x, 'message'",
+    "try:\n    pass\nfinally:\n    x = 1",
+]
+
+
+@pytest.mark.parametrize("snippet", WARNS + SILENT)
+def test_compile_may_warn_is_true_wherever_python_warns(snippet: str) -> None:
+    tree = ast.parse(snippet)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compile(tree, "<snippet>", "exec")
+    warned = any(issubclass(w.category, SyntaxWarning) for w in caught)
+    if snippet in SILENT:
+        assert not warned
+    if warned:  # (each Python warns of some of them: 3.11 of fewer than 3.14)
+        assert compile_may_warn(tree)
+    if snippet in SILENT:
+        assert not compile_may_warn(tree)
