@@ -25,7 +25,7 @@ from typing import Any
 
 from pytest_kedi.plugin.cachefiles import compiler_version, exclusive_lock, read_entry, write_entry
 
-__all__ = ["CodeCache", "MemoryCodeStore"]
+__all__ = ["CodeCache"]
 
 LOG = logging.getLogger("pytest_kedi")
 
@@ -150,23 +150,3 @@ class CodeCache:
         with self._lock:
             self._files.clear()
             self._bound.clear()
-
-
-class MemoryCodeStore:
-    """The code store of a session without pytest's cache (``-p no:cacheprovider``, or a
-    cache directory that cannot be created): what collection compiled stays in this
-    process for the run, so a file's Python is parsed once, and Python's warnings about it
-    are given once, as with the code cache (a `CodeStore`)."""
-
-    def __init__(self) -> None:
-        self._units: dict[tuple[object, ...], tuple[Any, ...]] = {}
-
-    def get(self, key: tuple[object, ...]) -> tuple[Any, ...] | None:
-        return self._units.get(key)
-
-    def put(self, key: tuple[object, ...], value: tuple[Any, ...]) -> None:
-        self._units[key] = value
-
-    def close(self) -> None:
-        """Forget every unit (the session is over)."""
-        self._units.clear()

@@ -36,8 +36,9 @@ import pytest
 
 from pytest_kedi.lang import nodes
 from pytest_kedi.plugin.cachefiles import compiler_version, parser_version, read_entry, write_entry
-from pytest_kedi.plugin.codecache import CodeCache, MemoryCodeStore
+from pytest_kedi.plugin.codecache import CodeCache
 from pytest_kedi.plugin.outline import FileOutline, LazyModule, outline_of
+from pytest_kedi.runtime.casecode import MemoryCodeStore
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang.pycheck import Parsed

@@ -22,7 +22,7 @@ import pytest
 
 from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.plugin import baseline, resolution, transport
-from pytest_kedi.plugin.codecache import CodeCache, MemoryCodeStore
+from pytest_kedi.plugin.codecache import CodeCache
 from pytest_kedi.plugin.collect import EVAL_SKIP_REASON, KediFile, is_kedi_program
 from pytest_kedi.plugin.crashes import crash_record
 from pytest_kedi.plugin.gating import UnmatchedGates
@@ -39,6 +39,7 @@ from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE, rows_html
 from pytest_kedi.plugin.settings import KediSettings
 from pytest_kedi.plugin.signals import stop_on_sigterm
 from pytest_kedi.plugin.state import SESSION_KEY, TEST_MODEL, ProgramCache
+from pytest_kedi.runtime.casecode import MemoryCodeStore
 
 __all__ = ["MARKERS", "MODEL_CALLS_KEY", "USAGE_ERRORS_KEY", "KediSession", "ReportListener"]
 

@@ -9,6 +9,7 @@ run that follows finds every unit in the store instead of compiling it.
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from pytest_kedi.lang import nodes
 from pytest_kedi.lang.pycheck import Parsed, snippets
@@ -16,7 +17,7 @@ from pytest_kedi.runtime.pyinterop import CodeStore, Transform, precompile, type
 from pytest_kedi.runtime.pypositions import move_lines
 from pytest_kedi.runtime.sourcefile import SourceFile
 
-__all__ = ["case_code", "precompile_module"]
+__all__ = ["MemoryCodeStore", "case_code", "precompile_module"]
 
 
 def case_code(case: nodes.Case) -> nodes.PyCode:
@@ -91,3 +92,23 @@ def precompile_module(
                 precompile(snippet, source_file, store, parsed=parsed)
             else:
                 precompile(type_code(snippet), source_file, store, parsed=parsed)
+
+
+class MemoryCodeStore:
+    """A `CodeStore` in this process's memory. The pytest plugin's store when pytest's
+    cache is off (``-p no:cacheprovider``, or no cache directory): what collection compiled
+    stays for the run, so a file's Python is parsed once, and Python's warnings about it
+    are given once, as with the plugin's code cache on disk."""
+
+    def __init__(self) -> None:
+        self.units: dict[tuple[object, ...], tuple[Any, ...]] = {}
+
+    def get(self, key: tuple[object, ...]) -> tuple[Any, ...] | None:
+        return self.units.get(key)
+
+    def put(self, key: tuple[object, ...], value: tuple[Any, ...]) -> None:
+        self.units[key] = value
+
+    def close(self) -> None:
+        """Forget every unit (the session is over)."""
+        self.units.clear()

@@ -13,6 +13,7 @@ from pytest_kedi.lang import nodes
 from pytest_kedi.lang.pycheck import Parsed, parse_snippet
 from pytest_kedi.plugin.items import rewrite_case_asserts
 from pytest_kedi.runtime import pyinterop
+from pytest_kedi.runtime.casecode import MemoryCodeStore
 from pytest_kedi.runtime.pyanalysis import nested_globals, top_level_targets
 from pytest_kedi.runtime.sourcefile import SourceFile
 
@@ -86,17 +87,6 @@ def test_a_case_compiles_as_in_the_earlier_order(source: str) -> None:
         assert end is None or code.line <= end <= last
 
 
-class _Store:
-    def __init__(self) -> None:
-        self.units: dict[tuple[object, ...], tuple[object, ...]] = {}
-
-    def get(self, key: tuple[object, ...]) -> tuple[object, ...] | None:
-        return self.units.get(key)
-
-    def put(self, key: tuple[object, ...], value: tuple[object, ...]) -> None:
-        self.units[key] = value
-
-
 def _unit_code(value: tuple[object, ...]) -> tuple[object, ...]:
     """What a stored unit's code does and where: its instructions and their positions."""
     code = value[0]
@@ -128,7 +118,7 @@ def test_precompiling_the_checked_trees_compiles_what_parsing_again_compiles(
     module = parse(text, "c.kedi")
     trees: dict[int, Parsed] = {}
     check_python(module, trees)
-    shared, fresh = _Store(), _Store()
+    shared, fresh = MemoryCodeStore(), MemoryCodeStore()
     precompile_module(module, "c.kedi", shared, rewrite_case_asserts, trees)
     precompile_module(module, "c.kedi", fresh, rewrite_case_asserts)
     assert not trees  # every tree was compiled
