@@ -135,6 +135,12 @@ class KediProcedure(PositionalCallee):
             self._fn = (epoch, fn)
         return fn
 
+    def release(self) -> None:
+        """Drop the generated body (`Program.release`): its function's defaults hold this
+        procedure, a cycle. The procedure is interpreted if called again."""
+        self._fn = None
+        self._generated = None
+
     def _failed(
         self, exc: BaseException, values: tuple[Any, ...]
     ) -> tuple[BaseException, BaseException | None]:

@@ -21,7 +21,7 @@ from pytest_kedi.runtime.lazy import declare_all
 from pytest_kedi.runtime.modules import load_unit
 from pytest_kedi.runtime.procedures import KediProcedure
 from pytest_kedi.runtime.pyerrors import PYTHON_UNITS, USER_ERRORS
-from pytest_kedi.runtime.pyglobals import module_globals, reading_globals
+from pytest_kedi.runtime.pyglobals import LazyGlobals, module_globals, reading_globals
 from pytest_kedi.runtime.pyinterop import CodeStore, Transform
 from pytest_kedi.runtime.pyrun import run_block
 from pytest_kedi.runtime.quickbody import QuickBody, quick_body
@@ -183,10 +183,13 @@ class Program:
                 cached, scope._gcache = scope._gcache, None
                 if cached is not None:
                     table = cached[1]
-                    pending = getattr(table, "_pending", None)
-                    if pending is not None:
-                        pending.clear()
-                    table.clear()
+                    if isinstance(table, LazyGlobals):
+                        table.empty()
+                    else:
+                        table.clear()
+                for value in scope.vars.values():
+                    if isinstance(value, KediProcedure):
+                        value.release()
                 scope.vars.clear()
             if unit.exports is not None:
                 unit.exports.clear()

@@ -103,6 +103,13 @@ class LazyGlobals(dict[str, Any]):
         copy._plain = self._plain
         return copy
 
+    def empty(self) -> None:
+        """Forget every binding: the table, its plain twin and the unforced bindings (a
+        released program's cycles are broken here)."""
+        self._pending.clear()
+        self._plain.clear()
+        dict.clear(self)
+
     def settled(self, names: frozenset[str]) -> bool:
         """Whether none of ``names`` is an unforced binding (then `_plain` answers every
         read of them as this table would)."""

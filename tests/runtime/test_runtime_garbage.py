@@ -13,6 +13,8 @@ import pytest
 
 from pytest_kedi.evals.executor import IDLE_NAME, IDLE_SECONDS
 from pytest_kedi.runtime import load
+from pytest_kedi.runtime.procedures import BUILD_AFTER
+from pytest_kedi.runtime.pyinterop import PARAMS_AFTER
 
 STATEMENTS = 200
 
@@ -80,6 +82,11 @@ def get():
 @answer() -> int:
   = `get() + shout(1)`
 
+@fenced(n: int) -> int:
+  = ```
+  return sum(range(n)) + len(str(n))
+  ```
+
 @eval: answer:
   > data: rows:
     = `[(0, 40)]`
@@ -108,7 +115,10 @@ def test_a_released_program_is_freed_without_the_garbage_collector(
     path.write_text(RELEASED, encoding="utf-8")
     for _ in range(2):  # the first load in a process leaves garbage of its own (imports)
         program = load(path, mode="validate")
-        assert program.procedures["answer"]() == 42
+        # Called often enough for a generated body and a fence run with its parameters
+        # as arguments, each bound to the module's plain globals.
+        assert {program.procedures["answer"]() for _ in range(BUILD_AFTER + 1)} == {42}
+        assert {program.procedures["fenced"](3) for _ in range(PARAMS_AFTER + 1)} == {4}
         gc.collect()
     if release:
         program.release()
