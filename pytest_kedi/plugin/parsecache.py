@@ -38,10 +38,10 @@ from pytest_kedi.lang import nodes
 from pytest_kedi.plugin.cachefiles import compiler_version, parser_version, read_entry, write_entry
 from pytest_kedi.plugin.codecache import CodeCache
 from pytest_kedi.plugin.outline import FileOutline, LazyModule, outline_of
-from pytest_kedi.runtime.casecode import MemoryCodeStore
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang.pycheck import Parsed
+    from pytest_kedi.runtime.casecode import MemoryCodeStore
     from pytest_kedi.runtime.pyinterop import CodeStore
 
 __all__ = ["ParseCache", "Precompile", "caches_for"]
@@ -223,6 +223,9 @@ def caches_for(
     parses into the code cache. When pytest's cache is disabled (``-p no:cacheprovider``)
     or its directory cannot be created, there is no parse cache, and the code is kept in
     memory for the session."""
+    # (the runtime is imported when the plugin first needs it, not when pytest loads it)
+    from pytest_kedi.runtime.casecode import MemoryCodeStore
+
     store = getattr(config, "cache", None)
     if store is None:
         return None, MemoryCodeStore()

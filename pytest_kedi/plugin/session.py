@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -39,7 +39,9 @@ from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE, rows_html
 from pytest_kedi.plugin.settings import KediSettings
 from pytest_kedi.plugin.signals import stop_on_sigterm
 from pytest_kedi.plugin.state import SESSION_KEY, TEST_MODEL, ProgramCache
-from pytest_kedi.runtime.casecode import MemoryCodeStore
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.runtime.casecode import MemoryCodeStore
 
 __all__ = ["MARKERS", "MODEL_CALLS_KEY", "USAGE_ERRORS_KEY", "KediSession", "ReportListener"]
 
