@@ -97,6 +97,20 @@ def run_suite(
     once they are known, before the first is scored; ``on_row`` with each scored row
     (see `run_rows`).
     """
+    # A full garbage collection triggered by the suite's objects (its dataset's rows
+    # included) walks only what the suite made, not the whole process.
+    with older_objects_frozen():
+        return _run_suite(program, suite, options, on_row, carry, on_rows)
+
+
+def _run_suite(
+    program: EvalProgram,
+    suite: EvalSuite,
+    options: EvalOptions,
+    on_row: RowCallback | None,
+    carry: CarryOver | None,
+    on_rows: RowsCallback | None,
+) -> SuiteResult:
     started = time.perf_counter()
     metric = suite.metric
     if metric is None:
@@ -169,9 +183,7 @@ def _score_rows(
 ) -> list[RowResult]:
     """Score every row; each row's text is cleaned of the credentials set when the rows
     began, and every row again if the credentials changed while they ran."""
-    # A full garbage collection triggered by the rows' objects walks only what the suite
-    # made, not the whole process (`older_objects_frozen`).
-    with SecretsHeld() as held, older_objects_frozen():
+    with SecretsHeld() as held:
         scored = _run_scored(program, suite, metric, name, rows, options, on_row, carry)
     if held.changed:
         reclean_rows(scored)
