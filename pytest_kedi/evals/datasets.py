@@ -132,8 +132,11 @@ def materialize_rows(value: Any, dataset: Dataset, max_rows: int | None = None) 
 
 def _take(iterator: Any, max_rows: int | None) -> list[Any]:
     """Up to ``max_rows + 1`` items; a cancelled load stops between items."""
+    listed = type(iterator) is _LIST_ITERATOR  # a list's items: nothing runs between them
     if max_rows is not None:
         iterator = islice(iterator, max_rows + 1)
+    if listed:
+        return list(iterator)
     items: list[Any] = []
     append = items.append
     for item in iterator:
@@ -141,6 +144,9 @@ def _take(iterator: Any, max_rows: int | None) -> list[Any]:
             check_current()
         append(item)
     return items
+
+
+_LIST_ITERATOR: type[Any] = type(iter([]))
 
 
 def _mapping_rows(items: list[Any]) -> list[Row]:
@@ -157,7 +163,9 @@ def _sequence_rows(items: list[Any]) -> list[Row]:
     rows: list[Row] = []
     append = rows.append
     for item in items:
-        if isinstance(item, tuple) and len(item) == 2:
+        if type(item) is tuple and len(item) == 2 and item[1] is not None:
+            append(item)  # already an (input, expected) row
+        elif isinstance(item, tuple) and len(item) == 2:
             expected = item[1]
             append((item[0], NO_EXPECTED if expected is None else expected))
         else:

@@ -175,7 +175,7 @@ def reclean_rows(rows: Iterable[RowResult]) -> None:
 NO_USAGE = Usage()
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class RowResult:
     """One scored row. ``input``/``expected`` are short reprs (``expected`` is ``None``
     when the row had no ``expected`` binding; ``input`` is ``None`` for the single row
@@ -201,22 +201,52 @@ class RowResult:
     retries: int = 0  # transient model failures retried during the row
     usage: Usage = NO_USAGE  # the row's model requests and tokens
 
-    def __post_init__(self) -> None:
-        if not self.scores:
-            self.scores = [self.score]
+    def __init__(
+        self,
+        index: int,
+        input: str | None,
+        expected: str | None,
+        score: float,
+        feedback: str | None,
+        error: str | None,
+        error_class: str | None,
+        duration_s: float,
+        exception: BaseException | None = None,
+        scores: list[float] | None = None,
+        carried_over: bool = False,
+        output: str | None = None,
+        calls: tuple[ModelCallTrace, ...] = (),
+        retries: int = 0,
+        usage: Usage = NO_USAGE,
+    ) -> None:
+        # Written out (one is made per row, and the generated `__init__` with a
+        # `__post_init__` cost twice as much). ``scores`` empty or left out: ``[score]``.
+        self.index = index
+        self.score = score
+        self.duration_s = duration_s
+        self.exception = exception
+        self.scores = scores if scores else [score]
+        self.carried_over = carried_over
+        self.retries = retries
+        self.usage = usage
         # Every text a row carries is made encodable and secret-free once, here (ASCII
         # text is always encodable: without credentials to redact it is clean as is).
         found = current_secrets()
+        self.input = input
+        self.expected = expected
+        self.feedback = feedback
+        self.error = error
+        self.error_class = error_class
+        self.output = output
         if found or not (
-            (self.input is None or self.input.isascii())
-            and (self.expected is None or self.expected.isascii())
-            and (self.feedback is None or self.feedback.isascii())
-            and (self.error is None or self.error.isascii())
-            and (self.output is None or self.output.isascii())
+            (input is None or input.isascii())
+            and (expected is None or expected.isascii())
+            and (feedback is None or feedback.isascii())
+            and (error is None or error.isascii())
+            and (output is None or output.isascii())
         ):
             _clean_fields(self, *_ROW_TEXTS, found=found)
-        if self.calls:
-            self.calls = tuple(_clean_call(call, found) for call in self.calls)
+        self.calls = tuple(_clean_call(call, found) for call in calls) if calls else ()
 
     def reclean(self, found: list[tuple[str, str]]) -> None:
         """Clean the row's text again, of the credentials ``found`` (`reclean_rows`)."""

@@ -98,3 +98,39 @@ def test_a_slow_endless_generator_stops_once_its_load_timed_out(tmp_path: Path) 
         if thread.name == "kedi-data-loader":
             thread.join(30)
             assert not thread.is_alive(), "the timed-out load kept materializing rows"
+
+
+def test_a_list_dataset_over_the_limit_fails_and_its_rows_keep_their_shapes(
+    tmp_path: Path,
+) -> None:
+    # A list's rows are taken in one step (nothing can run between them): the limit
+    # still holds, and every row shape reads as before: a 2-tuple is (input, expected),
+    # None as expected means none, a tuple subclass is a row too, anything else an input.
+    over = score(
+        tmp_path,
+        """
+        @eval: listed:
+          > data: xs:
+            = `list(range(4))`
+          > metric: m(xs):
+            = `True`
+        """,
+        EvalOptions(max_rows=3),
+    )
+    assert over.rows == []
+    assert over.error is not None and "more than 3 rows" in over.error
+    shapes = score(
+        tmp_path,
+        """
+        @eval: shapes:
+          > data: xs:
+            = `[("a", "A"), ("b", None), __import__("collections").namedtuple("P", "x y")("c", "C"),
+               "d"]`
+          > metric: m(xs):
+            = `True`
+        """,
+        EvalOptions(max_rows=4),
+    )
+    assert [(row.input, row.expected) for row in shapes.rows] == [
+        ("'a'", "'A'"), ("'b'", None), ("'c'", "'C'"), ("'d'", None),
+    ]  # fmt: skip
