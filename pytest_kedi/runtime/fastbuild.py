@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_kedi.errors import KediExecutionError
 from pytest_kedi.lang import nodes
+from pytest_kedi.lang.pycheck import may_warn
 from pytest_kedi.runtime.cancel import STATE as CANCEL
 from pytest_kedi.runtime.cancel import check_current
 from pytest_kedi.runtime.context import Frame
 from pytest_kedi.runtime.evaluate import apply_callee, render
 from pytest_kedi.runtime.fastbody import AT, PREFIX, FastBody, Op, fail, run_fence
 from pytest_kedi.runtime.model.calls import TemplateCall
-from pytest_kedi.runtime.pyanalysis import INTROSPECTION
+from pytest_kedi.runtime.pyanalysis import INTROSPECTION, compile_may_warn
 from pytest_kedi.runtime.pyerrors import PYTHON_UNITS, UnitInfo
 from pytest_kedi.runtime.pyglobals import global_reads
 from pytest_kedi.runtime.pyinterop import function_code, relocated_expression
@@ -132,10 +133,16 @@ class _Builder:
 
     # -- values -----------------------------------------------------------------------------
     def python(self, code: nodes.PyCode, stmt: nodes.Node) -> ast.Name:
+        # Inlined, the expression is parsed and compiled again: Python would give its
+        # warnings about it a second time (the interpreter's unit gave them once).
+        if may_warn(code.source):
+            raise _Unsupported
         try:
             tree = relocated_expression(code, self.source_file)
         except SyntaxError:
             raise _Unsupported from None  # the interpreter reports it when it runs
+        if compile_may_warn(tree):
+            raise _Unsupported
         scoped = False
         for node in ast.walk(tree):
             if isinstance(node, _NOT_INLINED):

@@ -447,3 +447,24 @@ def test_a_body_that_is_one_fence_is_built_at_its_first_call(programs, monkeypat
         lambda: interpreted.procedures["fenced"](2)
     )
     assert generated.procedures["fenced"]._generated is not None
+
+
+@pytest.mark.parametrize(
+    ("expression", "category"),
+    [('x == "\\d"', DeprecationWarning), ("x is 1 or x == 1", SyntaxWarning)],
+)
+def test_a_python_warning_is_given_once_across_the_build(kedi, monkeypatch, expression, category):
+    # Inlined in the generated body, the expression would be parsed and compiled again:
+    # Python warned again at the 64th call (an invalid escape when parsing, `is` with a
+    # literal when compiling). Such an expression stays on the interpreter's unit.
+    import warnings
+
+    monkeypatch.setattr(procedures, "BUILD_AFTER", 64)  # the interpreter runs it first
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        program = kedi(f"@check(x: str) -> bool:\n  = `{expression}`\n", mode="validate")
+        check = program.procedures["check"]
+        assert [check("a") for _ in range(70)] == [False] * 70
+    warned = [w for w in caught if issubclass(w.category, category)]
+    assert len(warned) == 1, [(str(w.message), w.lineno) for w in caught]
+    assert warned[0].filename.endswith("prog.kedi") and warned[0].lineno == 2
