@@ -72,7 +72,16 @@ def run(folder: Path, rows: int, reports: bool, attempt: int = 0) -> dict[str, f
     project = folder / f"rows_{rows}_{int(reports)}_{attempt}"
     project.mkdir()
     (project / "suite.kedi").write_text(PROGRAM.format(rows=rows), encoding="utf-8")
-    args = ["-q", "-p", "no:randomly", "-p", "no:cacheprovider", "--kedi-eval"]
+    args = [
+        "-q",
+        "-p",
+        "no:randomly",
+        "-p",
+        "no:rerunfailures",
+        "-p",
+        "no:cacheprovider",
+        "--kedi-eval",
+    ]
     if reports:
         args += ["--kedi-report", "report.json", "--kedi-rows-jsonl", "rows.jsonl"]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KEDI_", "PYTEST_"))}

@@ -135,6 +135,7 @@ def run_pytest(path: Path, model: Any, *options: str) -> float:
     bench = _PytestBench(model)
     args = [
         "-q", "-p", "no:cacheprovider", "-p", "no:kedi", "-p", "no:randomly",
+        "-p", "no:rerunfailures",
         "--rootdir", str(path.parent), "--kedi-eval", *options, str(path),
     ]  # fmt: skip
     output = io.StringIO()

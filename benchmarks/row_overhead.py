@@ -89,6 +89,7 @@ def pytest_cpu(folder: Path, rows: int, mode: str | None = None) -> float:
     probe = _Probe()
     args = [
         "-q", "-p", "no:cacheprovider", "-p", "no:kedi", "-p", "no:randomly",
+        "-p", "no:rerunfailures",
         "--rootdir", str(project), "--kedi-eval", str(project / "rows.kedi"),
     ]  # fmt: skip
     if mode is not None:
@@ -123,6 +124,7 @@ def subtests_cpu(folder: Path, rows: int) -> float:
     module.write_text(SUBTESTS_MODULE.format(rows=rows), encoding="utf-8")
     args = [
         "-q", "-p", "no:cacheprovider", "-p", "no:kedi", "-p", "no:randomly",
+        "-p", "no:rerunfailures",
         "--rootdir", str(project), str(module),
     ]  # fmt: skip
     output = io.StringIO()
