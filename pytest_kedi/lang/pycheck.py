@@ -102,9 +102,16 @@ def locate_syntax_error(snippet: n.PyCode | n.TypeRef, exc: SyntaxError) -> tupl
 #: make them `.kedi` lines (0 when it was parsed at its `.kedi` lines).
 Parsed = tuple[ast.AST, int]
 
-#: What Python's parser may warn of (3.11 to 3.13): an escape sequence (a backslash) or a
-#: number written against a letter (``1if``, ``0x1for``).
-_MAY_WARN = re.compile(r"\\|[0-9]\.?[A-Za-z]")
+#: What Python's parser may warn of (3.11 to 3.13): a backslash escape that is not one of
+#: the escapes every string literal knows (``\d``; also ``\u``, ``\U`` and ``\N``, which
+#: bytes do not know, and an octal escape above ``\377``), backslash pairs read first; or
+#: a number written against a keyword (``1if``, ``0x1for``, ``.5or``). Text that matches
+#: may still parse silently (a raw string's ``\d``): the look never misses a warning
+#: (tests/lang/test_pycheck.py checks it against Python's own), and is cheap.
+_MAY_WARN = re.compile(
+    r"(?<!\\)(?:\\\\)*\\(?:[^\n\\'\"abfnrtv0-7x]|[4-7][0-7][0-7])"
+    r"|(?<!\w)\d[\w.]*?(?:and|else|for|if|in|is|not|or)"
+)
 #: Up to this line a snippet is always parsed at its `.kedi` line: the blank lines put
 #: before it cost Python's tokenizer less than looking for what may warn (each costs about
 #: 50 ns; the look about 1 us for a line of code).

@@ -129,3 +129,53 @@ def test_a_snippet_far_down_the_file_warns_and_fails_at_its_kedi_line(line: int)
         parse_snippet("y = (x,\n     2]", False, line, "f.kedi")
     assert info.value.lineno == 2  # in the text, as `locate_syntax_error` reads it
     assert info.value.msg.endswith(f"on line {line}")
+
+
+def _literals_and_numbers() -> list[str]:
+    """Expressions with every escape in every kind of literal, and numbers against words."""
+    import string
+
+    chars = [c for c in string.printable if c not in "\x0b\x0c"] + ["é", "\n"]
+    found = []
+    for prefix in ("", "b", "r", "f", "rb", "u"):
+        for quote in ('"', '"""'):
+            for char in chars:
+                for body in (f"\\{char}", f"a\\\\{char}", f"\\\\\\{char}", f"x\\{char}77"):
+                    found.append(f"{prefix}{quote}{body}{quote}")
+    for number in ("1", "0x1f", "0o7", "0b1", "1.5", "1e5", "1_0", "3j", "1.", ".5"):
+        for word in ("if", "else", "for", "in", "is", "not", "or", "and", "e", "j", "x", ""):
+            for sep in ("", " "):
+                found.append(f"({number}{sep}{word} 1 else 2)" if word == "if" else "")
+                found.append(
+                    f"[{number}{sep}{word} x]" if word == "for" else f"({number}{sep}{word} 1)"
+                )
+    return [text for text in found if text] + ['"\\n".join(x)', "x \\\n + 1", "h2o + v2beta"]
+
+
+def test_may_warn_is_true_wherever_the_parser_warns() -> None:
+    # `may_warn` decides whether a snippet is parsed at its `.kedi` line (so a warning names
+    # the right line) and whether its text may be parsed again (a generated body inlines
+    # an expression only when Python would not warn a second time): it must never miss.
+    from pytest_kedi.lang.pycheck import may_warn
+
+    warned = missed = 0
+    for text in _literals_and_numbers():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                ast.parse(text, "<snippet>", "eval")
+            except SyntaxError:
+                continue
+        if caught:
+            warned += 1
+            missed += not may_warn(text)
+    assert warned > 1000 and missed == 0
+    # Common text that Python parses silently is not flagged (a pair of backslashes, then d).
+    for text in (
+        '"\\n".join(lines)',
+        "f'{x}\\t{y}'",
+        "h2o + v2beta",
+        "1e5 + 3j + 0x1f",
+        "'a\\\\d'",
+    ):
+        assert not may_warn(text), text
