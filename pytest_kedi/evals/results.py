@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_kedi.atomicwrite import write_text_atomic
 from pytest_kedi.evals.safetext import clean_with, current_secrets, secrets
 from pytest_kedi.evals.stats import SuiteStats, suite_stats
+from pytest_kedi.evals.usage import NO_USAGE, Usage, call_from_json, call_to_json, clean_call
 from pytest_kedi.runtime.rowscope import REPR_LIMIT, ModelCallTrace, short_repr
 
 __all__ = [
@@ -31,10 +32,6 @@ __all__ = [
     "write_jsonl",
     "write_text_atomic",
 ]
-
-
-def _optional(text: str | None, found: list[tuple[str, str]]) -> str | None:
-    return None if text is None else clean_with(text, found)
 
 
 def _clean_fields(record: object, *names: str, found: list[tuple[str, str]] | None = None) -> None:
@@ -73,92 +70,6 @@ def join_outputs(outputs: Sequence[str]) -> str | None:
     return text
 
 
-def _clean_call(call: ModelCallTrace, found: list[tuple[str, str]]) -> ModelCallTrace:
-    return replace(
-        call,
-        prompt=clean_with(call.prompt, found),
-        instructions=_optional(call.instructions, found),
-        answer=clean_with(call.answer, found),
-    )
-
-
-def call_to_json(call: ModelCallTrace) -> dict[str, Any]:
-    return {
-        "model": call.model,
-        "prompt": call.prompt,
-        "instructions": call.instructions,
-        "answer": call.answer,
-        "input_tokens": call.input_tokens,
-        "output_tokens": call.output_tokens,
-        "duration_s": call.duration_s,
-    }
-
-
-def call_from_json(data: Mapping[str, Any]) -> ModelCallTrace:
-    return ModelCallTrace(
-        model=str(data["model"]),
-        prompt=str(data["prompt"]),
-        instructions=None if data.get("instructions") is None else str(data["instructions"]),
-        answer=str(data["answer"]),
-        input_tokens=int(data.get("input_tokens") or 0),
-        output_tokens=int(data.get("output_tokens") or 0),
-        duration_s=float(data.get("duration_s") or 0.0),
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """Model usage: requests issued and tokens, summed over a row, a suite or a run (as
-    pydantic-ai reports them; answers replayed from a cassette count what they recorded)."""
-
-    requests: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.requests + other.requests,
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-        )
-
-    def __bool__(self) -> bool:
-        return bool(self.requests or self.input_tokens or self.output_tokens)
-
-    @classmethod
-    def of(cls, requests: int = 0, input_tokens: int = 0, output_tokens: int = 0) -> Usage:
-        """A usage; every zero usage is one shared instance (most rows call no model)."""
-        if requests or input_tokens or output_tokens:
-            return cls(requests, input_tokens, output_tokens)
-        return NO_USAGE
-
-    @classmethod
-    def total(cls, usages: Iterable[Usage]) -> Usage:
-        requests = input_tokens = output_tokens = 0
-        for usage in usages:  # one pass, no intermediate sums (a suite may have many rows)
-            requests += usage.requests
-            input_tokens += usage.input_tokens
-            output_tokens += usage.output_tokens
-        return cls.of(requests, input_tokens, output_tokens)
-
-    def to_json(self) -> dict[str, int]:
-        return {
-            "requests": self.requests,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any] | None) -> Usage:
-        if not data:
-            return NO_USAGE
-        return cls.of(
-            int(data.get("requests", 0)),
-            int(data.get("input_tokens", 0)),
-            int(data.get("output_tokens", 0)),
-        )
-
-
 #: The text fields of a `RowResult`, made encodable and secret-free when it is made.
 _ROW_TEXTS = ("input", "expected", "feedback", "error", "output")
 
@@ -169,10 +80,6 @@ def reclean_rows(rows: Iterable[RowResult]) -> None:
     found = secrets()
     for row in rows:
         row.reclean(found)
-
-
-#: The usage of a row that made no model request (shared: `Usage` is immutable; `Usage.of`).
-NO_USAGE = Usage()
 
 
 @dataclass(slots=True, init=False)
@@ -246,13 +153,13 @@ class RowResult:
             and (output is None or output.isascii())
         ):
             _clean_fields(self, *_ROW_TEXTS, found=found)
-        self.calls = tuple(_clean_call(call, found) for call in calls) if calls else ()
+        self.calls = tuple(clean_call(call, found) for call in calls) if calls else ()
 
     def reclean(self, found: list[tuple[str, str]]) -> None:
         """Clean the row's text again, of the credentials ``found`` (`reclean_rows`)."""
         _clean_fields(self, *_ROW_TEXTS, found=found)
         if self.calls:
-            self.calls = tuple(_clean_call(call, found) for call in self.calls)
+            self.calls = tuple(clean_call(call, found) for call in self.calls)
 
     @property
     def errored(self) -> bool:

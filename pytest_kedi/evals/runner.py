@@ -10,8 +10,6 @@ rows. Row failures score 0.0 with ``error: ...`` feedback and an error class (se
 
 from __future__ import annotations
 
-import dataclasses
-import math
 import sys
 import time
 from collections.abc import Callable
@@ -28,6 +26,7 @@ from pytest_kedi.evals.datasets import (
 )
 from pytest_kedi.evals.evaloptions import EvalOptions
 from pytest_kedi.evals.executor import DeadlineExceeded, call_with_deadline, run_rows
+from pytest_kedi.evals.repeats import CarryOver, carried, combine
 from pytest_kedi.evals.results import (
     NO_USAGE,
     RowResult,
@@ -49,10 +48,6 @@ __all__ = ["CarryOver", "EvalProgram", "RowCallback", "RowsCallback", "run_suite
 
 RowCallback = Callable[[RowResult], object]
 RowsCallback = Callable[[int], object]
-#: ``carry(index, input, expected)``: a row's result from an earlier run to keep instead of
-#: running the row again (``None``: run it). ``input``/``expected`` are the row's short
-#: reprs as `RowResult` has them, so a changed dataset can be told apart.
-CarryOver = Callable[[int, str | None, str | None], RowResult | None]
 _DEFAULT_OPTIONS = EvalOptions()
 
 
@@ -91,7 +86,7 @@ def run_suite(
 ) -> SuiteResult:
     """Score one ``@eval:`` suite of a program loaded in validate mode.
 
-    Every row runs ``options.repeat`` times (see `_combine` for the row's result); rows
+    Every row runs ``options.repeat`` times (see `repeats.combine` for the row's result); rows
     for which ``carry`` returns a result are not run: that result (marked
     ``carried_over``) stands in for them. ``on_rows`` is called with the number of rows
     once they are known, before the first is scored; ``on_row`` with each scored row
@@ -284,9 +279,9 @@ def _run_scored(
         )
     # Each repeat of a row is one unit of work (for the pool and the time limit); unit u
     # is repeat u % repeats of row todo[u // repeats].
-    carried = _carried(rows, name, carry)
-    todo = [index for index, kept in enumerate(carried) if kept is None]
-    results: list[RowResult | None] = list(carried)
+    kept_rows = carried(rows, name, carry)
+    todo = [index for index, kept in enumerate(kept_rows) if kept is None]
+    results: list[RowResult | None] = list(kept_rows)
     parts: list[RowResult] = []
     emitted = 0
 
@@ -310,7 +305,7 @@ def _run_scored(
         if len(parts) < repeats:
             return
         index = part.index
-        results[index] = _combine(parts)
+        results[index] = combine(parts)
         parts.clear()
         emit_until(index + 1)
 
@@ -324,47 +319,6 @@ def _run_scored(
     )
     emit_until(len(rows))
     return [row for row in results if row is not None]
-
-
-def _carried(rows: list[Row], name: str | None, carry: CarryOver | None) -> list[RowResult | None]:
-    """For each row, the result ``carry`` keeps from an earlier run (``None``: run it)."""
-    if carry is None:
-        return [None] * len(rows)
-    kept: list[RowResult | None] = []
-    for index, (value, expected) in enumerate(rows):
-        shown = None if name is None else short_repr(value)
-        wanted = None if expected is NO_EXPECTED else short_repr(expected)
-        previous = carry(index, shown, wanted)
-        if previous is not None:
-            previous = dataclasses.replace(previous, index=index, carried_over=True)
-        kept.append(previous)
-    return kept
-
-
-def _combine(parts: list[RowResult]) -> RowResult:
-    """One row's result from its repeats (in repeat order).
-
-    The score is the mean of the repeats' scores (``scores`` keeps each); the duration is
-    their sum; ``calls``, ``retries`` and ``usage`` add up every repeat's. Feedback, output,
-    error and error class are those of the first repeat that errored (so a row that errored
-    in any repeat counts as errored, that repeat scoring 0.0), else of the lowest-scoring
-    repeat (the first among equals). A single repeat is kept as is.
-    """
-    if len(parts) == 1:
-        return parts[0]
-    scores = [part.score for part in parts]
-    shown = next((part for part in parts if part.errored), None)
-    if shown is None:
-        shown = min(parts, key=lambda part: part.score)
-    return dataclasses.replace(
-        shown,
-        score=math.fsum(scores) / len(scores),
-        scores=scores,
-        duration_s=math.fsum(part.duration_s for part in parts),
-        calls=tuple(call for part in parts for call in part.calls),
-        retries=sum(part.retries for part in parts),
-        usage=Usage.total(part.usage for part in parts),
-    )
 
 
 def _row(

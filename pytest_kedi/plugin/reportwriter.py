@@ -17,8 +17,8 @@ from pathlib import Path
 
 from pytest_kedi.atomicwrite import AtomicWriter
 from pytest_kedi.evals import RowResult
-from pytest_kedi.evals.results import NO_USAGE
 from pytest_kedi.evals.safetext import clean_text
+from pytest_kedi.evals.usage import NO_USAGE
 from pytest_kedi.plugin.records import RunRecord, SuiteRecord, source_order
 from pytest_kedi.reports.deltas import RowDelta, row_fields
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_kedi.evals import EvalOptions, RowResult, run_suite
-from pytest_kedi.evals.results import NO_USAGE
+from pytest_kedi.evals.usage import NO_USAGE
 from pytest_kedi.runtime import load
 from pytest_kedi.runtime.rowscope import current
 

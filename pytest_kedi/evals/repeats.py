@@ -1,0 +1,59 @@
+"""Rows run more than once (``--kedi-repeat``) and rows kept from an earlier run
+(``--kedi-rerun``): how the suite runner turns them into one `RowResult` per row."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+
+from pytest_kedi.evals.datasets import NO_EXPECTED, Row
+from pytest_kedi.evals.results import RowResult, Usage, short_repr
+
+__all__ = ["CarryOver", "carried", "combine"]
+
+#: ``carry(index, input, expected)``: a row's result from an earlier run to keep instead of
+#: running the row again (``None``: run it). ``input``/``expected`` are the row's short
+#: reprs as `RowResult` has them, so a changed dataset can be told apart.
+CarryOver = Callable[[int, str | None, str | None], RowResult | None]
+
+
+def carried(rows: list[Row], name: str | None, carry: CarryOver | None) -> list[RowResult | None]:
+    """For each row, the result ``carry`` keeps from an earlier run (``None``: run it)."""
+    if carry is None:
+        return [None] * len(rows)
+    kept: list[RowResult | None] = []
+    for index, (value, expected) in enumerate(rows):
+        shown = None if name is None else short_repr(value)
+        wanted = None if expected is NO_EXPECTED else short_repr(expected)
+        previous = carry(index, shown, wanted)
+        if previous is not None:
+            previous = dataclasses.replace(previous, index=index, carried_over=True)
+        kept.append(previous)
+    return kept
+
+
+def combine(parts: list[RowResult]) -> RowResult:
+    """One row's result from its repeats (in repeat order).
+
+    The score is the mean of the repeats' scores (``scores`` keeps each); the duration is
+    their sum; ``calls``, ``retries`` and ``usage`` add up every repeat's. Feedback, output,
+    error and error class are those of the first repeat that errored (so a row that errored
+    in any repeat counts as errored, that repeat scoring 0.0), else of the lowest-scoring
+    repeat (the first among equals). A single repeat is kept as is.
+    """
+    if len(parts) == 1:
+        return parts[0]
+    scores = [part.score for part in parts]
+    shown = next((part for part in parts if part.errored), None)
+    if shown is None:
+        shown = min(parts, key=lambda part: part.score)
+    return dataclasses.replace(
+        shown,
+        score=math.fsum(scores) / len(scores),
+        scores=scores,
+        duration_s=math.fsum(part.duration_s for part in parts),
+        calls=tuple(call for part in parts for call in part.calls),
+        retries=sum(part.retries for part in parts),
+        usage=Usage.total(part.usage for part in parts),
+    )
