@@ -115,8 +115,28 @@ def row_line(row: RowResult, *, limit: int | None) -> str:
 
 
 def rows_section(rows: Sequence[RowResult]) -> str:
-    """The rows as text, for the item's ``kedi rows`` report section (summary mode)."""
-    return "\n".join(row_line(row, limit=400) for row in rows)
+    """The rows as text, for the item's ``kedi rows`` report section (summary mode): one
+    `row_line` each. The commonest row (run once, input, expected and output, no feedback)
+    is written in one step: this runs for every row of every suite in summary mode."""
+    lines: list[str] = []
+    append = lines.append
+    for row in rows:
+        shown, expected, output = row.input, row.expected, row.output
+        if (
+            shown is not None
+            and expected is not None
+            and output is not None
+            and row.feedback is None
+            and len(row.scores) == 1
+            and not row.carried_over
+        ):
+            append(
+                f"row {row.index}: score {row.score:.4f} | input {shown} | expected {expected}"
+                f" | output {output}"
+            )
+        else:
+            append(row_line(row, limit=400))
+    return "\n".join(lines)
 
 
 def rows_html(rows: Sequence[RowResult]) -> str:
