@@ -223,16 +223,21 @@ def caches_for(
     parses into the code cache. When pytest's cache is disabled (``-p no:cacheprovider``)
     or its directory cannot be created, there is no parse cache, and the code is kept in
     memory for the session."""
-    # (the runtime is imported when the plugin first needs it, not when pytest loads it)
-    from pytest_kedi.runtime.casecode import MemoryCodeStore
-
     store = getattr(config, "cache", None)
     if store is None:
-        return None, MemoryCodeStore()
+        return None, _memory_store()
     try:
         compiled = CodeCache(store.mkdir("kedi-code"))
         parsed = ParseCache(store.mkdir("kedi-parse"), compiled)
     except OSError as exc:
         LOG.debug("pytest-kedi: cache directory unavailable: %s", exc)
-        return None, MemoryCodeStore()
+        return None, _memory_store()
     return parsed, compiled
+
+
+def _memory_store() -> MemoryCodeStore:
+    # The runtime (and pydantic with it) is imported only where it is needed: not when
+    # pytest loads the plugin, and not by a collection that reads every file from cache.
+    from pytest_kedi.runtime.casecode import MemoryCodeStore
+
+    return MemoryCodeStore()

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_kedi.runtime.caches import Epochs
-from pytest_kedi.runtime.model.state import AgentState
+
+if TYPE_CHECKING:  # pragma: no cover (the model package imports pydantic)
+    from pytest_kedi.runtime.model.state import AgentState
 
 __all__ = [
     "EPOCHS",

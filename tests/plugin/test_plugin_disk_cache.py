@@ -366,3 +366,33 @@ def test_an_entry_is_written_over_a_temporary_file_left_by_a_crashed_process(
     cachefiles.write_entry(target, b"whole")
     assert target.read_bytes() == b"whole"
     assert sorted(path.name for path in tmp_path.iterdir()) == ["entry"]
+
+
+@pytest.mark.parametrize("cache", ["with pytest's cache", "-p no:cacheprovider"])
+def test_collection_imports_no_pydantic(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, cache: str
+) -> None:
+    # Collecting (cold, then from the cache) parses and compiles `.kedi` files but runs
+    # nothing: it must not import pydantic or pydantic-ai (about 0.25 s of CPU a process,
+    # paid by an IDE at each re-collection). A run does import them: the probe can fail.
+    pytester.makepyfile(
+        conftest="""
+        import sys
+        import pytest
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_unconfigure(config):
+            heavy = [name for name in ("pydantic", "pydantic_ai") if name in sys.modules]
+            print(f"heavy imports: {heavy}")
+        """
+    )
+    pytester.makefile(".kedi", test_demo=DEMO)
+    pytester.makeini("[pytest]\nkedi_collect = true\n")
+    options = ["-p", "no:cacheprovider"] if cache != "with pytest's cache" else []
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # other plugins may import it
+    base = ["-p", "pytest_kedi.plugin", "-s", *options]
+    for _ in ("cold", "warm"):
+        result = pytester.runpytest_subprocess(*base, "--collect-only")
+        result.stdout.fnmatch_lines(["heavy imports: []"])
+    ran = pytester.runpytest_subprocess(*base, "--kedi-eval")
+    ran.stdout.fnmatch_lines(["heavy imports: ['pydantic'*"])
