@@ -27,6 +27,13 @@ first stays as a reference (what a suite would cost if its rows were not reporte
 Times are the child processes' CPU time (user + system; best of ``--repeat``), so a
 loaded machine skews neither side; ratios are ours / plain pytest. Exits non-zero when
 a pytest run fails.
+
+Plain pytest is pytest alone: every run has plugin autoloading off
+(``PYTEST_DISABLE_PLUGIN_AUTOLOAD``), and the ``.kedi`` tree's runs load pytest-kedi
+(``-p pytest_kedi.plugin``), so each side pays for its own start-up and not for the
+``dev`` extra's test plugins (hypothesis, pytest-html, allure, pytest-json-report,
+teamcity-messages …), which would add the same ~0.5 s of CPU to both. One reference row
+repeats the warm collection with every installed plugin loaded.
 """
 
 from __future__ import annotations
@@ -108,7 +115,8 @@ PY_SUBTESTS_TEMPLATE = PY_TEMPLATE.replace(
 )
 assert PY_SUBTESTS_TEMPLATE != PY_TEMPLATE
 
-# Both trees run with the same plugins; plugins that reorder or time out are left out.
+# With every installed plugin loaded (the reference row): the same ones on both sides,
+# less those that reorder, rerun or spread the tests.
 COMMON = ["-q", "-p", "no:randomly", "-p", "no:xdist", "-p", "no:rerunfailures"]
 
 
@@ -132,14 +140,23 @@ def clear_caches(folder: Path) -> None:
     shutil.rmtree(folder / "__pycache__", ignore_errors=True)
 
 
-def cpu_of(folder: Path, args: list[str], expect: str) -> float:
+def cpu_of(folder: Path, args: list[str], expect: str, *, alone: bool = True) -> float:
     """CPU seconds (user + system) of one pytest process run in ``folder`` (``expect``:
-    what its summary line must contain)."""
+    what its summary line must contain). ``alone``: pytest without autoloaded plugins
+    (pytest-kedi loaded in the ``.kedi`` tree); else every installed plugin but `COMMON`'s."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KEDI_", "PYTEST_"))}
     env["PYTHONDONTWRITEBYTECODE"] = ""
+    if alone:
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        if folder.name == "kedi":
+            plugins = ["-q", "-p", "pytest_kedi.plugin"]
+        else:  # plain pytest does not know pytest-kedi's options
+            plugins, args = ["-q"], [arg for arg in args if not arg.startswith("--kedi")]
+    else:
+        plugins = COMMON
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", *COMMON, *args],
+        [sys.executable, "-m", "pytest", *plugins, *args],
         cwd=folder,
         env=env,
         capture_output=True,
@@ -176,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         # change to a module).
         for folder in generate(Path(tmp) / "warm-up", 1):
             cpu_of(folder, ["--collect-only"], "3")
+            cpu_of(folder, ["--collect-only"], "3", alone=False)
             cpu_of(folder, ["--kedi-eval"], "3 passed")
         kedi, py, sub = generate(Path(tmp), files)
         trees = (("kedi", kedi, with_rows), ("py", py, passed), ("sub", sub, with_rows))
@@ -184,24 +202,29 @@ def main(argv: list[str] | None = None) -> int:
         # after the other, so the runs compared with each other are seconds apart (the
         # speed of a shared machine drifts over a minute).
         steps = (
-            ("cold", ["--collect-only"], False),
-            ("warm", ["--collect-only"], False),
-            ("first", ["--kedi-eval"], True),
-            ("run", ["--kedi-eval"], True),
+            ("cold", ["--collect-only"], False, True),
+            ("warm", ["--collect-only"], False, True),
+            ("warm-all", ["--collect-only"], False, False),  # every installed plugin
+            ("first", ["--kedi-eval"], True, True),
+            ("run", ["--kedi-eval"], True, True),
         )
         for _ in range(args.repeat):
             for _name, folder, _summary in trees:
                 clear_caches(folder)
-            for key, command, runs in steps:
+            for key, command, runs, alone in steps:
                 for name, folder, summary in trees:
-                    value = cpu_of(folder, command, summary if runs else collected)
+                    if key == "warm-all" and name == "sub":
+                        continue  # the same collection as "py"
+                    expect = summary if runs else collected
+                    value = cpu_of(folder, command, expect, alone=alone)
                     best.setdefault(f"{name}-{key}", []).append(value)
     figures = {key: min(values) for key, values in best.items()}
     method = (
         f"{files:,} generated .kedi files (2 procedures, 1 @eval: suite of 5 rows, "
         "2 @test: cases each) vs as many .py modules with the same functions and "
         "3 tests; CPU time of a fresh pytest process, best of "
-        f"{args.repeat}; cold = no .pytest_cache and no __pycache__; cold collection "
+        f"{args.repeat}; plugin autoloading off (pytest alone vs pytest with pytest-kedi: "
+        "-p pytest_kedi.plugin); cold = no .pytest_cache and no __pycache__; cold collection "
         "compiles each file's Python (cases assertion-rewritten) into .pytest_cache as "
         "pytest writes .pyc files, and both full runs read it from there; the trees take "
         "each step one after the other (runs compared are seconds apart), after an "
@@ -217,6 +240,16 @@ def main(argv: list[str] | None = None) -> int:
     rows: tuple[tuple[str, str, str, str, float | None, str], ...] = (
         ("cold", "--collect-only, cold caches", "py", "equivalent .py test modules", 1.0, ""),
         ("warm", "--collect-only, warm caches", "py", "equivalent .py test modules", 0.5, ""),
+        (
+            "warm-all",
+            "--collect-only, warm caches, every installed plugin loaded",
+            "py",
+            "equivalent .py test modules, the same plugins",
+            None,
+            "both sides with the dev extra's test plugins autoloaded (hypothesis, pytest-html, "
+            "allure, pytest-json-report, teamcity-messages …; not randomly, xdist or "
+            "rerunfailures), which add the same start-up to both",
+        ),
         (
             "first",
             "full run (--kedi-eval), first after collection",

@@ -20,12 +20,16 @@ __all__ = [
     "RECORD_MODES",
     "SECRET_ENV_SUFFIX",
     "SPLITS",
+    "HOOK_NOTE",
     "TEST_MODEL",
     "Split",
 ]
 
 #: The offline default model: pydantic-ai's `TestModel`, which answers without a network.
 TEST_MODEL: Final = "test"
+
+#: How a model named by a `pytest_kedi_model` hook is labelled in the header and summary.
+HOOK_NOTE: Final = "pytest_kedi_model hook"
 
 #: Which dataset an eval suite scores: ``auto`` (``test_data: N`` when the suite defines
 #: it, else ``data: N``), or one kind forced.

@@ -19,6 +19,29 @@ if str(ROOT) not in sys.path:
 from kedi_openai_stub import OpenAIStub  # noqa: E402
 
 
+def _import_the_package() -> None:
+    """Import every module of pytest_kedi once, for the whole session.
+
+    The plugin imports most of its modules on first use. pytester's in-process runs
+    (``pytester.runpytest``) drop, when a test ends, the modules first imported during
+    it, while their package keeps them as attributes: a later ``from pkg import mod``
+    would then see the old copy and ``import pkg.mod`` a new one (two sets of AST
+    classes, a monkeypatch of one copy missed by the other). Modules imported here,
+    before any test, are kept.
+    """
+    import importlib
+    import pkgutil
+
+    import pytest_kedi
+
+    for module in pkgutil.walk_packages(pytest_kedi.__path__, "pytest_kedi."):
+        if not module.name.endswith("__main__"):
+            importlib.import_module(module.name)
+
+
+_import_the_package()
+
+
 @pytest.fixture
 def openai_stub() -> Iterator[OpenAIStub]:
     """A running local OpenAI Chat Completions server (see ``kedi_openai_stub``)."""

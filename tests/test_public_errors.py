@@ -135,3 +135,21 @@ def test_loading_the_pytest_plugin_imports_neither_the_parser_nor_pydantic() -> 
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_loading_the_pytest_plugin_imports_no_ast_classes_and_no_eval_engine() -> None:
+    # Every pytest process of a project with pytest-kedi installed loads the plugin, .kedi
+    # files or not: it imports what registers options and hooks, not the AST's node
+    # classes, the suite runner or its results (half the plugin's start-up before).
+    code = (
+        "import sys, pytest, pytest_kedi.plugin\n"
+        "heavy = ('pytest_kedi.lang.nodes', 'pytest_kedi.lang.pycheck', "
+        "'pytest_kedi.evals.runner', 'pytest_kedi.evals.results', 'pytest_kedi.evals.stats', "
+        "'pytest_kedi.runtime.rowscope', 'pytest_kedi.plugin.reporting', "
+        "'pytest_kedi.plugin.baseline')\n"
+        "print([name for name in heavy if name in sys.modules])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"

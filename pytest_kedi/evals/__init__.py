@@ -14,22 +14,56 @@ Row error classes (first match wins; details in `pytest_kedi.evals.classify`):
 
 from __future__ import annotations
 
-from pytest_kedi.errors import KediSuiteError
-from pytest_kedi.evals.classify import ERROR_CLASSES, classify_exception, describe_exception
-from pytest_kedi.evals.datasets import NO_EXPECTED, materialize_rows, select_dataset
-from pytest_kedi.evals.evaloptions import SPLITS, EvalOptions, Split
-from pytest_kedi.evals.results import (
-    RowResult,
-    SuiteResult,
-    Usage,
-    format_suite_line,
-    join_feedback,
-    short_repr,
-    write_jsonl,
-)
-from pytest_kedi.evals.runner import CarryOver, EvalProgram, RowCallback, run_suite
-from pytest_kedi.evals.scoring import InvalidScoreError, normalize_score
-from pytest_kedi.evals.stats import SuiteStats, suite_stats
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.errors import KediSuiteError
+    from pytest_kedi.evals.classify import ERROR_CLASSES, classify_exception, describe_exception
+    from pytest_kedi.evals.datasets import NO_EXPECTED, materialize_rows, select_dataset
+    from pytest_kedi.evals.evaloptions import SPLITS, EvalOptions, Split
+    from pytest_kedi.evals.results import (
+        RowResult,
+        SuiteResult,
+        Usage,
+        format_suite_line,
+        join_feedback,
+        short_repr,
+        write_jsonl,
+    )
+    from pytest_kedi.evals.runner import CarryOver, EvalProgram, RowCallback, run_suite
+    from pytest_kedi.evals.scoring import InvalidScoreError, normalize_score
+    from pytest_kedi.evals.stats import SuiteStats, suite_stats
+
+#: Where each public name lives: the package imports a module on first use of one of its
+#: names, so the plugin's start-up (which needs only `EvalOptions`' checks) and a
+#: collection do not pay for the runner, the results and their dependencies.
+_EXPORTS = {
+    "KediSuiteError": "pytest_kedi.errors",
+    "ERROR_CLASSES": "pytest_kedi.evals.classify",
+    "classify_exception": "pytest_kedi.evals.classify",
+    "describe_exception": "pytest_kedi.evals.classify",
+    "NO_EXPECTED": "pytest_kedi.evals.datasets",
+    "materialize_rows": "pytest_kedi.evals.datasets",
+    "select_dataset": "pytest_kedi.evals.datasets",
+    "SPLITS": "pytest_kedi.evals.evaloptions",
+    "EvalOptions": "pytest_kedi.evals.evaloptions",
+    "Split": "pytest_kedi.evals.evaloptions",
+    "RowResult": "pytest_kedi.evals.results",
+    "SuiteResult": "pytest_kedi.evals.results",
+    "Usage": "pytest_kedi.evals.results",
+    "format_suite_line": "pytest_kedi.evals.results",
+    "join_feedback": "pytest_kedi.evals.results",
+    "short_repr": "pytest_kedi.evals.results",
+    "write_jsonl": "pytest_kedi.evals.results",
+    "CarryOver": "pytest_kedi.evals.runner",
+    "EvalProgram": "pytest_kedi.evals.runner",
+    "RowCallback": "pytest_kedi.evals.runner",
+    "run_suite": "pytest_kedi.evals.runner",
+    "InvalidScoreError": "pytest_kedi.evals.scoring",
+    "normalize_score": "pytest_kedi.evals.scoring",
+    "SuiteStats": "pytest_kedi.evals.stats",
+    "suite_stats": "pytest_kedi.evals.stats",
+}
 
 __all__ = [
     "ERROR_CLASSES",
@@ -58,3 +92,18 @@ __all__ = [
     "suite_stats",
     "write_jsonl",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_kedi.evals' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

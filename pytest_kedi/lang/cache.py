@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from pytest_kedi.lang import nodes as n
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.lang import nodes as n
 
 __all__ = ["MODULES", "ModuleCache"]
 

@@ -8,18 +8,21 @@ of the front end's import time.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-from pytest_kedi.lang import nodes as n
+from pytest_kedi.fileread import read_bytes
 from pytest_kedi.lang.cache import MODULES
 from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.lang import nodes as n
 
 __all__ = ["parse_data", "parse_file", "read_source"]
 
 
 def read_source(path: str | os.PathLike[str]) -> bytes:
     """The bytes of a `.kedi` file (every reader of program files reads them here)."""
-    with open(path, "rb") as handle:
-        return handle.read()
+    return read_bytes(path)
 
 
 def parse_file(path: str | os.PathLike[str]) -> n.Module:

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_kedi.fileread import read_bytes
+
 __all__ = [
     "COMPILER_SOURCES",
     "PARSER_SOURCES",
@@ -94,11 +96,12 @@ def compiler_version() -> str:
 _TEMPORARY = itertools.count()
 
 
-def write_entry(target: Path, data: bytes) -> None:
+def write_entry(target: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``target`` so that no reader ever sees a partial file (through a
     temporary file named for this process and thread: cheaper than `tempfile.mkstemp`'s
     random names, and as unique)."""
-    temporary = target.parent / f".tmp-{os.getpid()}-{threading.get_ident()}-{next(_TEMPORARY)}"
+    name = f".tmp-{os.getpid()}-{threading.get_ident()}-{next(_TEMPORARY)}"
+    temporary = os.path.join(os.path.dirname(target), name)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY
     try:
         try:
@@ -117,10 +120,10 @@ def write_entry(target: Path, data: bytes) -> None:
         LOG.debug("pytest-kedi: cannot write cache entry %s: %s", target, exc)
 
 
-def read_entry(target: Path) -> bytes | None:
+def read_entry(target: str | os.PathLike[str]) -> bytes | None:
     """The content of the entry ``target``, or None when it is missing or unreadable."""
     try:
-        return target.read_bytes()
+        return read_bytes(target)
     except FileNotFoundError:
         return None
     except OSError as exc:

@@ -43,17 +43,17 @@ class CodeCache:
         self._changed: set[object] = set()
         #: files whose units collection compiled are kept in a parse cache entry: where,
         #: and the units' bytes once the entry has been read for the file's module
-        self._bound: dict[object, tuple[Path, int, int, bytes | None]] = {}
+        self._bound: dict[object, tuple[str | Path, int, int, bytes | None]] = {}
         self._lock = threading.Lock()  # rows running on threads compile too
 
-    def bind(self, file: object, entry: Path, start: int, end: int) -> None:
+    def bind(self, file: object, entry: str | Path, start: int, end: int) -> None:
         """The units collection compiled for ``file`` are ``entry[start:end]`` (a parse
         cache entry, `ParseCache`): read there when one is first looked up."""
         with self._lock:
             if file not in self._files:
                 self._bound[file] = (entry, start, end, None)
 
-    def provide(self, file: object, entry: Path, units: bytes) -> None:
+    def provide(self, file: object, entry: str | Path, units: bytes) -> None:
         """``units`` are the units of ``file`` in ``entry``, read with the file's module
         (`ParseCache`): the first lookup of one of them decodes these bytes (then drops
         them) instead of reading the entry again."""
@@ -81,7 +81,9 @@ class CodeCache:
         return self._decode(entry, read_entry(entry), log=log)
 
     @staticmethod
-    def _decode(entry: Path, data: bytes | None, *, log: bool) -> dict[object, tuple[Any, ...]]:
+    def _decode(
+        entry: str | Path, data: bytes | None, *, log: bool
+    ) -> dict[object, tuple[Any, ...]]:
         if not data:
             return {}
         try:
@@ -108,7 +110,7 @@ class CodeCache:
         return units
 
     def _read_bound(
-        self, entry: Path, start: int, end: int, units: bytes | None
+        self, entry: str | Path, start: int, end: int, units: bytes | None
     ) -> dict[object, tuple[Any, ...]]:
         if units is None:  # not read with the file's module: read now
             data = read_entry(entry)

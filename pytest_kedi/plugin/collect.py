@@ -17,20 +17,21 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 from _pytest._code.code import ReprEntryNative, ReprExceptionInfo, ReprFileLocation, ReprTraceback
 
-from pytest_kedi.lang import nodes
+from pytest_kedi.lang.diagnostics import KediParseError
 from pytest_kedi.plugin.items import KediCaseItem, KediEvalItem, rewrite_case_asserts
 from pytest_kedi.plugin.outline import FileOutline, LazyModule, SuiteOutline, outline_of
 from pytest_kedi.plugin.state import kedi_session
-from pytest_kedi.text import is_kedi_program
+from pytest_kedi.text import display_path, is_kedi_program
 
 if TYPE_CHECKING:  # pragma: no cover
     from _pytest._code.code import TerminalRepr
 
+    from pytest_kedi.lang import nodes
     from pytest_kedi.lang.pycheck import Parsed
     from pytest_kedi.plugin.parsecache import Precompile
     from pytest_kedi.runtime.pyinterop import CodeStore
@@ -108,16 +109,27 @@ def received_collect_error(report: object) -> object:
     return report
 
 
+def _parse_checked(name: str, data: bytes) -> nodes.Module:
+    """The checked module of ``data``, the collected content of the file ``name``."""
+    from pytest_kedi.lang import check_python
+    from pytest_kedi.lang.files import parse_data
+
+    return check_python(parse_data(name, data))
+
+
 def _safe(name: str) -> str:
     return _UNSAFE.sub("_", name) or "_"
 
 
 def unique_names(names: Iterable[str]) -> list[str]:
     """Suffix repeated names with ``-2``, ``-3`` … in order (``a, a, b`` → ``a, a-2, b``)."""
+    given = list(names)
+    if len(set(given)) == len(given):  # the common case: nothing repeated
+        return given
     seen: dict[str, int] = {}
     taken: set[str] = set()
     result: list[str] = []
-    for name in names:
+    for name in given:
         count = seen.get(name, 0) + 1
         seen[name] = count
         candidate = name if count == 1 else f"{name}-{count}"
@@ -164,10 +176,6 @@ class KediFile(pytest.File):
     def _outline(self) -> tuple[FileOutline, LazyModule]:
         """The file's outline (from the parse cache when it has the file's content) and
         its module, loaded on first use; raise `KediCollectError`."""
-        from pytest_kedi.evals.classify import relative_locations
-        from pytest_kedi.lang import KediParseError
-        from pytest_kedi.text import display_path
-
         session = kedi_session(self.config)
         parse_cache = session.disk_caches[0]
         # The trees of the file's Python, parsed by its syntax check, compiled below.
@@ -185,8 +193,10 @@ class KediFile(pytest.File):
                 self._precompile(trees)(module, session.disk_caches[1])
                 # loaded already; parsed again from the collected text if released
                 outline = outline_of(module)
-                lazy = LazyModule(lambda: check_python(parse_data(name, data)), module)
+                lazy = LazyModule(_parse_checked, (name, data), module)
         except KediParseError as exc:
+            from pytest_kedi.evals.classify import relative_locations
+
             session.parse_errors.append(self.nodeid)
             # Paths are shown relative to the directory pytest runs in, as the CLI shows them.
             where = f"{display_path(exc.path)}:{exc.line}:{exc.column}"
@@ -248,9 +258,8 @@ class KediTestSuite(pytest.Collector):
     @property
     def suite(self) -> nodes.TestSuite:
         """The suite's node (the file's full module is loaded on first use)."""
-        suite = self.lazy.suite(self.outline)
-        assert isinstance(suite, nodes.TestSuite)
-        return suite
+        # of the outline's kind: `LazyModule.suite` checks
+        return cast("nodes.TestSuite", self.lazy.suite(self.outline))
 
     def collect(self) -> Iterator[pytest.Item]:
         marks = _marks(self.config).cases

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_kedi.evals import RowResult, SuiteResult
 from pytest_kedi.plugin.optionvalues import MaxErrors
 from pytest_kedi.plugin.records import SuiteRecord
 from pytest_kedi.plugin.rows import row_line
 from pytest_kedi.plugin.settings import KediSettings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.evals import RowResult, SuiteResult
 
 __all__ = [
     "WORST_ROWS",

@@ -14,11 +14,10 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from pytest_kedi.lang import nodes
 from pytest_kedi.plugin.debugging import TraceCase
 from pytest_kedi.plugin.failures import KediFailure, KediItemError, user_exception
 from pytest_kedi.plugin.gating import KediGateFailed, Verdict, failure_text, judge
@@ -32,6 +31,7 @@ from pytest_kedi.plugin.state import ProgramLoadError, kedi_session
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.evals import RowResult
     from pytest_kedi.evals.runner import CarryOver
+    from pytest_kedi.lang import nodes
     from pytest_kedi.plugin.progress import Progress
     from pytest_kedi.plugin.settings import KediSettings
 
@@ -48,9 +48,8 @@ class KediEvalItem(KediItem):
     @property
     def suite(self) -> nodes.EvalSuite:
         """The suite's node (the file's full module is loaded on first use)."""
-        suite = self.lazy.suite(self.outline)
-        assert isinstance(suite, nodes.EvalSuite)
-        return suite
+        # of the outline's kind: `LazyModule.suite` checks
+        return cast("nodes.EvalSuite", self.lazy.suite(self.outline))
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.outline.line - 1, self.name
@@ -244,9 +243,8 @@ class KediCaseItem(KediItem):
     @property
     def suite(self) -> nodes.TestSuite:
         """The suite's node (the file's full module is loaded on first use)."""
-        suite = self.lazy.suite(self.outline)
-        assert isinstance(suite, nodes.TestSuite)
-        return suite
+        # of the outline's kind: `LazyModule.suite` checks
+        return cast("nodes.TestSuite", self.lazy.suite(self.outline))
 
     @property
     def case(self) -> nodes.Case:

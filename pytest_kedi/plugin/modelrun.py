@@ -5,8 +5,10 @@ program's models are wrapped in (`policy_for`), and at the end of the run writes
 cassettes: an xdist worker hands its recordings and used keys to the controller through
 ``workeroutput``; the controller (or the only process) merges them into each cassette file
 and writes it once, atomically. With ``--kedi-prune-cassettes`` it also removes the entries no
-model call of the run used, but only after a complete run (see `incomplete_reason`). It is
-registered as a pytest plugin to watch for what makes a run partial.
+model call of the run used, but only after a complete run (see `incomplete_reason`). Only
+then is it registered as a pytest plugin, to watch for what makes a run partial: its hooks
+would otherwise run for every collector and every report (each row's sub-result) for
+nothing.
 """
 
 from __future__ import annotations

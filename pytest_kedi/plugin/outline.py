@@ -13,9 +13,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from pytest_kedi.lang import nodes
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.lang import nodes
 
 __all__ = ["CaseOutline", "FileOutline", "LazyModule", "SuiteOutline", "outline_of"]
 
@@ -63,6 +64,8 @@ class FileOutline:
 
 
 def outline_of(module: nodes.Module) -> FileOutline:
+    from pytest_kedi.lang import nodes
+
     suites: list[SuiteOutline] = []
     for index, stmt in enumerate(module.body):
         if isinstance(stmt, nodes.EvalSuite):
@@ -79,11 +82,20 @@ class LazyModule:
     ``load`` returns the module of exactly the collected source (the cache entry of that
     content, or a parse of it); the loaded module is checked against the outline the
     items were made from. Its ``source`` is the text collected: items fail when the file
-    has changed since.
+    has changed since. ``load(*args)`` loads it (a function and its arguments rather
+    than a closure: collection makes one per file, and keeps it).
     """
 
-    def __init__(self, load: Callable[[], nodes.Module], module: nodes.Module | None) -> None:
+    __slots__ = ("_args", "_load", "_lock", "_module")
+
+    def __init__(
+        self,
+        load: Callable[..., nodes.Module],
+        args: tuple[object, ...],
+        module: nodes.Module | None,
+    ) -> None:
         self._load = load
+        self._args = args
         self._module = module
         self._lock = threading.Lock()
 
@@ -94,7 +106,7 @@ class LazyModule:
     def module(self) -> nodes.Module:
         with self._lock:
             if self._module is None:
-                self._module = self._load()
+                self._module = self._load(*self._args)
             return self._module
 
     def release(self) -> None:
@@ -104,6 +116,8 @@ class LazyModule:
 
     def suite(self, outline: SuiteOutline) -> nodes.EvalSuite | nodes.TestSuite:
         """The suite node that ``outline`` describes."""
+        from pytest_kedi.lang import nodes
+
         node = self.module().body[outline.index]
         expected = nodes.EvalSuite if outline.kind == "eval" else nodes.TestSuite
         if not isinstance(node, expected) or node.name != outline.name:

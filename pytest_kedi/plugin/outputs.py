@@ -1,4 +1,5 @@
-"""Report paths are checked once, at configure time, before anything runs.
+"""Report paths are checked once, at configure time, before anything runs; `Output` is
+what writing the reports at the end of the run gave.
 
 A report never overwrites a source (``.kedi`` or ``.py`` file), and the JSON report and
 the rows JSONL never name the same file (also through ``..``, symbolic links or hard links).
@@ -7,15 +8,24 @@ the rows JSONL never name the same file (also through ``..``, symbolic links or 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from pytest_kedi.text import display_path
 
-__all__ = ["check_report_paths"]
+__all__ = ["Output", "check_report_paths"]
 
 _SOURCE_SUFFIXES = (".kedi", ".py")
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """What `reporting.write_reports` wrote, and the errors it met."""
+
+    written: tuple[Path, ...] = ()
+    errors: tuple[str, ...] = ()
 
 
 def _same_file(first: Path, second: Path) -> bool:

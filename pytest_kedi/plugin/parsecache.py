@@ -34,12 +34,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_kedi.lang import nodes
 from pytest_kedi.plugin.cachefiles import compiler_version, parser_version, read_entry, write_entry
 from pytest_kedi.plugin.codecache import CodeCache
 from pytest_kedi.plugin.outline import FileOutline, LazyModule, outline_of
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.lang import nodes
     from pytest_kedi.lang.pycheck import Parsed
     from pytest_kedi.runtime.casecode import MemoryCodeStore
     from pytest_kedi.runtime.pyinterop import CodeStore
@@ -59,6 +59,8 @@ def _node_reducers() -> dict[type, Callable[[Any], tuple[Any, ...]]]:
             values = operator.attrgetter(*names)
             return lambda node: (cls, values(node))
         return lambda node: (cls, tuple(getattr(node, name) for name in names))
+
+    from pytest_kedi.lang import nodes
 
     table: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
     for cls in vars(nodes).values():
@@ -86,7 +88,7 @@ def _unpickle(data: bytes) -> Any:
 _PARTS = struct.Struct("<III")
 
 #: Compiles a module's Python into a code store (`precompile_module`, bound to the file).
-Precompile = Callable[[nodes.Module, "CodeStore"], None]
+Precompile = Callable[["nodes.Module", "CodeStore"], None]
 
 
 class ParseCache:
@@ -105,14 +107,21 @@ class ParseCache:
         self.directory = directory
         self.code = code  # where the file's Python is compiled at collection, if anywhere
         self.hits = 0
+        self._folder = os.fspath(directory)
+        self._versions: Any = None  # the digest of the versions, copied for each entry
 
-    def _entry(self, path: str, data: bytes) -> Path:
-        digest = hashlib.sha256(parser_version().encode())
-        digest.update(compiler_version().encode())  # the entry holds compiled code too
+    def _entry(self, path: str, data: bytes) -> str:
+        """The entry's file: named by the versions, the file's path and its content."""
+        versions = self._versions
+        if versions is None:
+            versions = hashlib.sha256(parser_version().encode())
+            versions.update(compiler_version().encode())  # the entry holds compiled code too
+            self._versions = versions
+        digest = versions.copy()
         digest.update(path.encode("utf-8", "surrogatepass"))
         digest.update(b"\0")
         digest.update(data)
-        return self.directory / digest.hexdigest()
+        return os.path.join(self._folder, digest.hexdigest())
 
     def outline(
         self,
@@ -144,16 +153,17 @@ class ParseCache:
                 code_key = found[2]
                 if self.code is not None and end > units_at:
                     self.code.bind(code_key, entry, units_at, end)
-                return outline, LazyModule(lambda: self._load(name, data, entry, code_key), None)
+                return outline, LazyModule(self._load, (name, data, entry, code_key), None)
         module, outline = self._parse(name, data, entry, trees, precompile)
         # loaded already; read back from the entry just written if released meanwhile
         # (its code is in `code` already)
-        return outline, LazyModule(lambda: self._load(name, data, entry), module)
+        return outline, LazyModule(self._load, (name, data, entry), module)
 
-    def _load(self, name: str, data: bytes, entry: Path, code_key: object = None) -> nodes.Module:
+    def _load(self, name: str, data: bytes, entry: str, code_key: object = None) -> nodes.Module:
         """The full module of the entry written for ``data`` (parsed again if the entry
         has gone or is damaged since collection read it). The units of ``code_key`` in
         the entry go to `code` with it: the entry is not read again for them."""
+        from pytest_kedi.lang import nodes
         from pytest_kedi.lang.cache import MODULES
 
         cached = read_entry(entry)
@@ -176,7 +186,7 @@ class ParseCache:
         self,
         name: str,
         data: bytes,
-        entry: Path,
+        entry: str,
         trees: dict[int, Parsed] | None = None,
         precompile: Precompile | None = None,
     ) -> tuple[nodes.Module, FileOutline]:

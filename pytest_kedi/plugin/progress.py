@@ -22,11 +22,12 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import pytest
 
-from pytest_kedi.evals import RowResult
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.evals import RowResult
 
 __all__ = [
     "LIVE_EVERY",

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pytest_kedi.evals import RowResult, SuiteResult, Usage
-from pytest_kedi.lang import nodes
 from pytest_kedi.reports.deltas import SuiteDelta, row_fields
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.evals import RowResult, SuiteResult, Usage
+    from pytest_kedi.lang import nodes
 
 __all__ = [
     "REPORT_VERSION",
@@ -148,6 +150,8 @@ class SuiteRecord:
         duration_s: float = 0.0,
     ) -> SuiteRecord:
         """A suite that was not scored (skipped, or failed before scoring): score 0.0."""
+        from pytest_kedi.evals.results import SuiteResult
+
         result = SuiteResult.failed(procedure, metric, dataset, error, duration_s)
         return cls(nodeid, line, result, threshold, outcome)
 
@@ -222,6 +226,8 @@ class SuiteRecord:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SuiteRecord:
+        from pytest_kedi.evals.results import SuiteResult
+
         result = SuiteResult.from_json({**data, "suite": data["procedure"]})
         threshold = data["threshold"]
         max_errors = data.get("max_errors")  # absent before version 3
@@ -335,6 +341,8 @@ class RunRecord:
     @property
     def usage(self) -> Usage:
         """Model requests and tokens of every suite's rows."""
+        from pytest_kedi.evals.usage import Usage
+
         return Usage.total(suite.result.usage for suite in self.suites)
 
     @property

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pytest_kedi.plugin.outputs import Output
 from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord, source_order
 from pytest_kedi.plugin.reportwriter import stream_reports
 from pytest_kedi.plugin.rows import row_line
@@ -32,14 +33,6 @@ from pytest_kedi.plugin.views import write_views
 __all__ = ["Output", "Summary", "write_reports", "write_summary"]
 
 _SUMMARY_FEEDBACK = 200
-
-
-@dataclass(frozen=True, slots=True)
-class Output:
-    """What `write_reports` wrote, and the errors it met."""
-
-    written: tuple[Path, ...] = ()
-    errors: tuple[str, ...] = ()
 
 
 def write_reports(

@@ -30,14 +30,16 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_kedi.evals import RowResult
-from pytest_kedi.evals.runner import CarryOver
 from pytest_kedi.plugin.cachefiles import exclusive_lock
 from pytest_kedi.plugin.records import SuiteRecord
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.evals import RowResult
+    from pytest_kedi.evals.runner import CarryOver
 
 __all__ = ["cache_key", "carry_over", "previous_rows", "store_rows"]
 
@@ -94,6 +96,8 @@ def previous_rows(config: pytest.Config, nodeid: str) -> dict[int, RowResult] | 
             return None
     try:
         data = json.loads(stored) if isinstance(stored, str) else stored
+        from pytest_kedi.evals.results import RowResult
+
         rows = [RowResult.from_json(row) for row in data]  # type: ignore[union-attr]
     except (KeyError, TypeError, ValueError):  # damaged, or of another version: run every row
         return None

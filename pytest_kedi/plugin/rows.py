@@ -18,12 +18,14 @@ import html
 import os
 import time
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from pytest_kedi.evals import RowResult
 from pytest_kedi.text import clip
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.evals import RowResult
 
 try:
     from _pytest.subtests import SubtestContext

@@ -20,27 +20,23 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_kedi.evals.safetext import clean_text
-from pytest_kedi.plugin import baseline, resolution, transport
+from pytest_kedi.plugin import resolution, transport
 from pytest_kedi.plugin.codecache import CodeCache
 from pytest_kedi.plugin.collect import EVAL_SKIP_REASON, KediFile, is_kedi_program
-from pytest_kedi.plugin.crashes import crash_record
 from pytest_kedi.plugin.gating import UnmatchedGates
 from pytest_kedi.plugin.items import KediEvalItem
 from pytest_kedi.plugin.modelrun import ModelRun
 from pytest_kedi.plugin.outline import LazyModule
-from pytest_kedi.plugin.outputs import check_report_paths
+from pytest_kedi.plugin.outputs import Output, check_report_paths
 from pytest_kedi.plugin.parsecache import ParseCache, caches_for
-from pytest_kedi.plugin.progress import Progress, progress_for
 from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord
-from pytest_kedi.plugin.reporting import Output, Summary, write_reports, write_summary
-from pytest_kedi.plugin.rerun import store_rows
 from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE, rows_html
 from pytest_kedi.plugin.settings import KediSettings
 from pytest_kedi.plugin.signals import stop_on_sigterm
 from pytest_kedi.plugin.state import SESSION_KEY, TEST_MODEL, ProgramCache
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.plugin.progress import Progress
     from pytest_kedi.runtime.casecode import MemoryCodeStore
 
 __all__ = ["MARKERS", "MODEL_CALLS_KEY", "USAGE_ERRORS_KEY", "KediSession", "ReportListener"]
@@ -113,13 +109,16 @@ class KediSession:
         session = cls(config, resolution.resolve(config, subtests_available=subtests))
         config.stash[SESSION_KEY] = session
         if session.settings.collect and session.settings.baseline_path is not None:
+            from pytest_kedi.plugin import baseline
+
             session.baseline = baseline.load(session.settings.baseline_path)
         if not session.worker:
             if not session.settings.collect:
                 _refuse_uncollected_kedi_args(config.args)
             check_report_paths(session.settings.report_path, session.settings.rows_jsonl_path)
             config.pluginmanager.register(ReportListener(session), "kedi-reporter")
-        config.pluginmanager.register(session.models, "kedi-model-run")
+        if session.settings.prune_cassettes:  # it watches for what makes a run partial
+            config.pluginmanager.register(session.models, "kedi-model-run")
         stop_on_sigterm(config)
         return session
 
@@ -177,6 +176,8 @@ class KediSession:
         if not self._progress_resolved:
             self._progress_resolved = True
             settings = self.settings
+            from pytest_kedi.plugin.progress import progress_for
+
             self._progress = progress_for(
                 self.config, settings.progress, settings.progress_interval, self.worker
             )
@@ -199,6 +200,8 @@ class KediSession:
         """Why ``record`` fails ``--kedi-max-drop`` against the baseline, if it does."""
         if self.baseline is None or self.settings.max_drop is None:
             return None
+        from pytest_kedi.plugin import baseline
+
         return baseline.drop(self.baseline, record, self.settings.max_drop)
 
     def make_report(self, item: pytest.Item, when: str, report: pytest.TestReport) -> None:
@@ -264,6 +267,9 @@ class KediSession:
             self.default_models.add(model)
 
     def _crashed(self, report: pytest.TestReport) -> None:
+        from pytest_kedi.evals.safetext import clean_text
+        from pytest_kedi.plugin.crashes import crash_record
+
         message = clean_text(" ".join(str(report.longrepr).split()))
         record = crash_record(
             self.config.rootpath, report.nodeid, message, self.settings.threshold_for
@@ -317,6 +323,8 @@ class KediSession:
             self.models.worker_finish(workeroutput)
             return
         self.model_calls.update(own_calls)
+        from pytest_kedi.plugin.rerun import store_rows
+
         store_rows(self.config, self.suites.values())
         self.models.finish(session, exitstatus)
         self._write(session, exitstatus)
@@ -341,7 +349,11 @@ class KediSession:
             tests=tuple(self.tests.values()),
         )
         if self.baseline is not None:
+            from pytest_kedi.plugin import baseline
+
             run = baseline.with_deltas(run, self.baseline)
+        from pytest_kedi.plugin.reporting import write_reports
+
         self.output = write_reports(
             settings,
             run,
@@ -354,6 +366,13 @@ class KediSession:
 
     def terminal_summary(self, tr: pytest.TerminalReporter) -> None:
         """The ``kedi`` section (controller, or the only process)."""
+        if self.suites or self.tests or self.output.errors or self.untouched:
+            self._write_summary(tr)
+        self.models.terminal_lines(tr)
+
+    def _write_summary(self, tr: pytest.TerminalReporter) -> None:
+        from pytest_kedi.plugin.reporting import Summary, write_summary
+
         summary = Summary(
             suites=list(self.suites.values()),
             tests=list(self.tests.values()),
@@ -366,7 +385,6 @@ class KediSession:
             baseline=self._baseline_lines(),
         )
         write_summary(tr, summary, verbose=self.config.get_verbosity() > 0)
-        self.models.terminal_lines(tr)
 
     def _baseline_lines(self) -> list[str]:
         path = self.settings.baseline_path
@@ -374,6 +392,8 @@ class KediSession:
             return []
         here = self.config.invocation_params.dir
         shown = path.relative_to(here).as_posix() if path.is_relative_to(here) else str(path)
+        from pytest_kedi.plugin import baseline
+
         return baseline.summary_lines(
             shown, self.baseline, self.suites.values(), max_drop=self.settings.max_drop
         )

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_kedi.constants import TEST_MODEL
-from pytest_kedi.plugin.summary import HOOK_NOTE
+from pytest_kedi.constants import HOOK_NOTE, TEST_MODEL
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.plugin.session import KediSession

@@ -9,8 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection, Mapping
 
-from pytest_kedi.constants import TEST_MODEL
-from pytest_kedi.evals import Usage, format_suite_line
+from pytest_kedi.constants import HOOK_NOTE, TEST_MODEL
 from pytest_kedi.plugin.gating import interval_text, score_digits, shows_interval, threshold_text
 from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
 from pytest_kedi.text import clip
@@ -20,7 +19,6 @@ __all__ = ["case_line", "flaky_line", "models_line", "rerun_lines", "suite_line"
 #: flaky rows named per suite in the summary (the reports list them all)
 FLAKY_SHOWN = 10
 
-HOOK_NOTE = "pytest_kedi_model hook"
 _OFFLINE = "offline default: synthetic output, not a real model"
 
 
@@ -56,6 +54,8 @@ def suite_line(record: SuiteRecord, *, feedback_limit: int | None) -> str:
         error = clip(error, feedback_limit) if error else error
     shown = dataclasses.replace(result, rows=[], feedback=feedback, error=error)
     digits = score_digits(result.score, record.threshold)
+    from pytest_kedi.evals.results import format_suite_line
+
     line = format_suite_line(shown, digits=digits)
     if shows_interval(result, record.gate):
         line += f"  ({interval_text(result, digits)})"
@@ -132,6 +132,8 @@ def _count(number: int, noun: str) -> str:
 def usage_line(suites: Collection[SuiteRecord]) -> str | None:
     """The run's model usage and retries over every suite's rows:
     ``usage: 7 requests, 812 input tokens, 64 output tokens; 1 retry`` (None: nothing)."""
+    from pytest_kedi.evals.usage import Usage
+
     usage = Usage.total(suite.result.usage for suite in suites)
     retries = sum(suite.result.retries for suite in suites)
     if not usage and not retries:

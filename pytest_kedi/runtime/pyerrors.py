@@ -7,6 +7,7 @@ import linecache
 import types
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pytest_kedi.errors import (
     KediExecutionError,
@@ -17,10 +18,11 @@ from pytest_kedi.errors import (
     KediTypeExecutionError,
     KediValueExecutionError,
 )
-from pytest_kedi.lang.nodes import PyCode
-from pytest_kedi.lang.pycheck import locate_syntax_error
 from pytest_kedi.runtime.caches import register
 from pytest_kedi.runtime.sourcefile import SourceFile
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.lang.nodes import PyCode
 
 __all__ = ["PYTHON_UNITS", "USER_ERRORS", "PythonUnits", "UnitInfo", "python_error", "syntax_error"]
 
@@ -102,6 +104,8 @@ def syntax_error(
     file, so its text never names an internal filename."""
     source_file = info.source_file
     if relative:
+        from pytest_kedi.lang.pycheck import locate_syntax_error
+
         kedi_line, column = locate_syntax_error(info.code, exc)
     else:
         kedi_line, column = exc.lineno or info.code.line, exc.offset or 1

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_right
+from typing import TYPE_CHECKING
 
-from pytest_kedi.lang.nodes import Span
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.lang.nodes import Span
 
 __all__ = ["SourceFile"]
 
@@ -46,6 +48,8 @@ class SourceFile:
 
     def line_span(self, line: int) -> Span:
         """The span of physical line ``line`` (1-based), without its line ending."""
+        from pytest_kedi.lang.nodes import Span
+
         text = self.line_text(line)
         start = self._starts[line - 1] if 1 <= line <= len(self._starts) else 0
         return Span(self.path, line, 1, line, len(text) + 1, start, start + len(text))

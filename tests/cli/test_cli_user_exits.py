@@ -168,18 +168,16 @@ def test_parse_a_directory_without_kedi_files(write, capsys, tmp_path: Path) -> 
 
 def _deny(monkeypatch: pytest.MonkeyPatch, denied: str) -> None:
     """Reading ``denied`` fails with EACCES (a chmod 000 file is still readable by root)."""
-    import builtins
-
     from pytest_kedi.lang import files as parser  # where program files are read
 
-    real_open = builtins.open
+    real_read = parser.read_bytes
 
-    def fake_open(file, *args, **kwargs):
+    def fake_read(file):
         if Path(file).name == denied:
             raise PermissionError(13, "Permission denied", str(file))
-        return real_open(file, *args, **kwargs)
+        return real_read(file)
 
-    monkeypatch.setattr(parser, "open", fake_open, raising=False)
+    monkeypatch.setattr(parser, "read_bytes", fake_read)
 
 
 @pytest.mark.parametrize("mode", [[], ["--test"], ["--eval"]])

@@ -303,18 +303,16 @@ def test_a_raising_model_hook_shows_the_users_frames_only(kedi: Kedi) -> None:
 def test_an_unreadable_kedi_file_does_not_stop_the_others(
     kedi: Kedi, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import builtins
-
     from pytest_kedi.lang import files  # where program files are read
 
-    real_open = builtins.open
+    real_read = files.read_bytes
 
-    def fake_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+    def fake_read(file: Any) -> Any:
         if str(file).endswith("locked.kedi"):
             raise PermissionError(13, "Permission denied")
-        return real_open(file, *args, **kwargs)
+        return real_read(file)
 
-    monkeypatch.setattr(files, "open", fake_open, raising=False)
+    monkeypatch.setattr(files, "read_bytes", fake_read)
     kedi.write("locked.kedi", DEMO)
     kedi.write("demo.kedi", DEMO)
     result = kedi.run("--kedi-eval")

@@ -151,23 +151,27 @@ def test_the_cache_versions_hash_sources_that_exist() -> None:
     assert {"plugin/codecache.py", "plugin/cachefiles.py"} <= set(COMPILER_SOURCES)
 
 
-# Counts, in each process, the reads of every parse cache entry.
+# Counts, in each process, the reads of every parse cache entry (every cache entry is
+# read by `cachefiles.read_entry`, through the `read_bytes` it imported).
 COUNT_ENTRY_READS = """
 import json
 import os
 from pathlib import Path
 
+from pytest_kedi.plugin import cachefiles
+
 READS = {}
-_read_bytes = Path.read_bytes
+_read_bytes = cachefiles.read_bytes
 
 
-def _counting(self):
-    if self.parent.name == "kedi-parse":
-        READS[self.name] = READS.get(self.name, 0) + 1
-    return _read_bytes(self)
+def _counting(target):
+    path = Path(target)
+    if path.parent.name == "kedi-parse":
+        READS[path.name] = READS.get(path.name, 0) + 1
+    return _read_bytes(target)
 
 
-Path.read_bytes = _counting
+cachefiles.read_bytes = _counting
 
 
 def pytest_sessionfinish(session):
@@ -384,6 +388,7 @@ def test_collection_imports_no_pydantic(
         def pytest_unconfigure(config):
             heavy = [name for name in ("pydantic", "pydantic_ai") if name in sys.modules]
             print(f"heavy imports: {heavy}")
+            print(f"ast classes imported: {'pytest_kedi.lang.nodes' in sys.modules}")
         """
     )
     pytester.makefile(".kedi", test_demo=DEMO)
@@ -391,8 +396,11 @@ def test_collection_imports_no_pydantic(
     options = ["-p", "no:cacheprovider"] if cache != "with pytest's cache" else []
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # other plugins may import it
     base = ["-p", "pytest_kedi.plugin", "-s", *options]
-    for _ in ("cold", "warm"):
+    for step in ("cold", "warm"):
         result = pytester.runpytest_subprocess(*base, "--collect-only")
         result.stdout.fnmatch_lines(["heavy imports: []"])
+        # Read from the parse cache, the files' outlines need no AST.
+        parsed = step == "cold" or cache != "with pytest's cache"
+        result.stdout.fnmatch_lines([f"ast classes imported: {parsed}"])
     ran = pytester.runpytest_subprocess(*base, "--kedi-eval")
     ran.stdout.fnmatch_lines(["heavy imports: ['pydantic'*"])

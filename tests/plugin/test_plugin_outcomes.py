@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import builtins
 from pathlib import Path
 
 import pytest
@@ -140,14 +139,14 @@ def test_an_unreadable_file_says_cannot_read(kedi: Kedi, monkeypatch) -> None:
     from pytest_kedi.lang import files as parser  # where program files are read
 
     kedi.write("secret.kedi", NEEDS_MISSING)
-    real_open = builtins.open
+    real_read = parser.read_bytes
 
-    def fake_open(file, *args, **kwargs):  # root can read a chmod 000 file: deny by name
+    def fake_read(file):  # root can read a chmod 000 file: deny by name
         if Path(file).name == "secret.kedi":
             raise PermissionError(13, "Permission denied", str(file))
-        return real_open(file, *args, **kwargs)
+        return real_read(file)
 
-    monkeypatch.setattr(parser, "open", fake_open, raising=False)
+    monkeypatch.setattr(parser, "read_bytes", fake_read)
     result = kedi.run("--kedi-eval")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*cannot read secret.kedi: Permission denied*"])
