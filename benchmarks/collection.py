@@ -28,12 +28,11 @@ Times are the child processes' CPU time (user + system; best of ``--repeat``), s
 loaded machine skews neither side; ratios are ours / plain pytest. Exits non-zero when
 a pytest run fails.
 
-Plain pytest is pytest alone: every run has plugin autoloading off
-(``PYTEST_DISABLE_PLUGIN_AUTOLOAD``), and the ``.kedi`` tree's runs load pytest-kedi
-(``-p pytest_kedi.plugin``), so each side pays for its own start-up and not for the
-``dev`` extra's test plugins (hypothesis, pytest-html, allure, pytest-json-report,
-teamcity-messages …), which would add the same ~0.5 s of CPU to both. One reference row
-repeats the warm collection with every installed plugin loaded.
+Both trees run with every installed plugin (the ``dev`` extra's: hypothesis, pytest-html,
+allure, pytest-json-report, teamcity-messages …) but those that reorder, rerun or spread
+tests. Two reference rows repeat the warm collection and the warm full run with plugin
+autoloading off (``PYTEST_DISABLE_PLUGIN_AUTOLOAD``): pytest alone against pytest with
+pytest-kedi (``-p pytest_kedi.plugin``), each side paying for its own start-up only.
 """
 
 from __future__ import annotations
@@ -115,9 +114,17 @@ PY_SUBTESTS_TEMPLATE = PY_TEMPLATE.replace(
 )
 assert PY_SUBTESTS_TEMPLATE != PY_TEMPLATE
 
-# With every installed plugin loaded (the reference row): the same ones on both sides,
-# less those that reorder, rerun or spread the tests.
+# Every installed plugin is loaded on both sides but those that reorder, rerun or spread
+# the tests.
 COMMON = ["-q", "-p", "no:randomly", "-p", "no:xdist", "-p", "no:rerunfailures"]
+
+
+#: What the rows measured with plugin autoloading off show.
+ALONE = (
+    "plugin autoloading off (PYTEST_DISABLE_PLUGIN_AUTOLOAD): pytest alone against pytest "
+    "with pytest-kedi (-p pytest_kedi.plugin), without the dev extra's test plugins, which "
+    "add about the same start-up and per-report cost to both sides"
+)
 
 
 def generate(root: Path, files: int) -> tuple[Path, Path, Path]:
@@ -140,7 +147,7 @@ def clear_caches(folder: Path) -> None:
     shutil.rmtree(folder / "__pycache__", ignore_errors=True)
 
 
-def cpu_of(folder: Path, args: list[str], expect: str, *, alone: bool = True) -> float:
+def cpu_of(folder: Path, args: list[str], expect: str, *, alone: bool = False) -> float:
     """CPU seconds (user + system) of one pytest process run in ``folder`` (``expect``:
     what its summary line must contain). ``alone``: pytest without autoloaded plugins
     (pytest-kedi loaded in the ``.kedi`` tree); else every installed plugin but `COMMON`'s."""
@@ -193,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         # change to a module).
         for folder in generate(Path(tmp) / "warm-up", 1):
             cpu_of(folder, ["--collect-only"], "3")
-            cpu_of(folder, ["--collect-only"], "3", alone=False)
+            cpu_of(folder, ["--collect-only"], "3", alone=True)
             cpu_of(folder, ["--kedi-eval"], "3 passed")
         kedi, py, sub = generate(Path(tmp), files)
         trees = (("kedi", kedi, with_rows), ("py", py, passed), ("sub", sub, with_rows))
@@ -202,19 +209,22 @@ def main(argv: list[str] | None = None) -> int:
         # after the other, so the runs compared with each other are seconds apart (the
         # speed of a shared machine drifts over a minute).
         steps = (
-            ("cold", ["--collect-only"], False, True),
-            ("warm", ["--collect-only"], False, True),
-            ("warm-all", ["--collect-only"], False, False),  # every installed plugin
-            ("first", ["--kedi-eval"], True, True),
-            ("run", ["--kedi-eval"], True, True),
+            ("cold", ["--collect-only"], False, False),
+            ("warm", ["--collect-only"], False, False),
+            ("warm-alone", ["--collect-only"], False, True),  # plugin autoloading off
+            ("first", ["--kedi-eval"], True, False),
+            ("run", ["--kedi-eval"], True, False),
+            ("run-alone", ["--kedi-eval"], True, True),
         )
         for _ in range(args.repeat):
             for _name, folder, _summary in trees:
                 clear_caches(folder)
             for key, command, runs, alone in steps:
                 for name, folder, summary in trees:
-                    if key == "warm-all" and name == "sub":
+                    if key == "warm-alone" and name == "sub":
                         continue  # the same collection as "py"
+                    if key == "run-alone" and name == "py":
+                        continue  # compared with the tree whose rows are reported
                     expect = summary if runs else collected
                     value = cpu_of(folder, command, expect, alone=alone)
                     best.setdefault(f"{name}-{key}", []).append(value)
@@ -223,8 +233,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{files:,} generated .kedi files (2 procedures, 1 @eval: suite of 5 rows, "
         "2 @test: cases each) vs as many .py modules with the same functions and "
         "3 tests; CPU time of a fresh pytest process, best of "
-        f"{args.repeat}; plugin autoloading off (pytest alone vs pytest with pytest-kedi: "
-        "-p pytest_kedi.plugin); cold = no .pytest_cache and no __pycache__; cold collection "
+        f"{args.repeat}; every installed plugin loaded on both sides but randomly, xdist "
+        "and rerunfailures; cold = no .pytest_cache and no __pycache__; cold collection "
         "compiles each file's Python (cases assertion-rewritten) into .pytest_cache as "
         "pytest writes .pyc files, and both full runs read it from there; the trees take "
         "each step one after the other (runs compared are seconds apart), after an "
@@ -241,14 +251,12 @@ def main(argv: list[str] | None = None) -> int:
         ("cold", "--collect-only, cold caches", "py", "equivalent .py test modules", 1.0, ""),
         ("warm", "--collect-only, warm caches", "py", "equivalent .py test modules", 0.5, ""),
         (
-            "warm-all",
-            "--collect-only, warm caches, every installed plugin loaded",
+            "warm-alone",
+            "--collect-only, warm caches, plugin autoloading off",
             "py",
-            "equivalent .py test modules, the same plugins",
+            "equivalent .py test modules, pytest alone",
             None,
-            "both sides with the dev extra's test plugins autoloaded (hypothesis, pytest-html, "
-            "allure, pytest-json-report, teamcity-messages …; not randomly, xdist or "
-            "rerunfailures), which add the same start-up to both",
+            ALONE,
         ),
         (
             "first",
@@ -281,6 +289,15 @@ def main(argv: list[str] | None = None) -> int:
             ".py modules, rows as subtests",
             1.0,
             reported,
+        ),
+        (
+            "run-alone",
+            "full run (--kedi-eval), warm caches, rows reported on both sides, plugin "
+            "autoloading off",
+            "sub",
+            ".py modules, rows as subtests, pytest alone",
+            None,
+            ALONE,
         ),
     )
     for key, label, base, name, goal, why in rows:
