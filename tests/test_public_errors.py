@@ -146,7 +146,7 @@ def test_loading_the_pytest_plugin_imports_no_ast_classes_and_no_eval_engine() -
         "heavy = ('pytest_kedi.lang.nodes', 'pytest_kedi.lang.pycheck', "
         "'pytest_kedi.evals.runner', 'pytest_kedi.evals.results', 'pytest_kedi.evals.stats', "
         "'pytest_kedi.runtime.rowscope', 'pytest_kedi.plugin.reporting', "
-        "'pytest_kedi.plugin.baseline')\n"
+        "'pytest_kedi.plugin.baseline', 'pytest_kedi.plugin.records')\n"
         "print([name for name in heavy if name in sys.modules])"
     )
     out = subprocess.run(

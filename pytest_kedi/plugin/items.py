@@ -18,21 +18,19 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from pytest_kedi.plugin.debugging import TraceCase
 from pytest_kedi.plugin.failures import KediFailure, KediItemError, user_exception
-from pytest_kedi.plugin.gating import KediGateFailed, Verdict, failure_text, judge
 from pytest_kedi.plugin.itembase import KediItem
-from pytest_kedi.plugin.outline import CaseOutline, SuiteOutline
-from pytest_kedi.plugin.records import CaseRecord, Rerun, SuiteRecord, node_path
-from pytest_kedi.plugin.rerun import carry_over, previous_rows
-from pytest_kedi.plugin.rows import emit_row_reports, rows_section
 from pytest_kedi.plugin.state import ProgramLoadError, kedi_session
 
+# What only running an item needs (its verdict, records, rows, rerun, tracing) is imported
+# when an item first runs: every pytest process loads this module, most never run one.
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.evals import RowResult
     from pytest_kedi.evals.runner import CarryOver
     from pytest_kedi.lang import nodes
+    from pytest_kedi.plugin.outline import CaseOutline, SuiteOutline
     from pytest_kedi.plugin.progress import Progress
+    from pytest_kedi.plugin.records import Rerun, SuiteRecord
     from pytest_kedi.plugin.settings import KediSettings
 
 __all__ = ["KediCaseItem", "KediEvalItem", "rewrite_case_asserts"]
@@ -66,6 +64,9 @@ class KediEvalItem(KediItem):
     def _run_suite(self) -> None:
         from pytest_kedi.evals import EvalOptions, SuiteResult, run_suite
         from pytest_kedi.evals.classify import relative_locations
+        from pytest_kedi.plugin.gating import KediGateFailed, Verdict, failure_text, judge
+        from pytest_kedi.plugin.records import SuiteRecord
+        from pytest_kedi.plugin.rows import emit_row_reports, rows_section
 
         __tracebackhide__ = True
         settings = kedi_session(self.config).settings
@@ -164,6 +165,9 @@ class KediEvalItem(KediItem):
         """Under ``--kedi-rerun``: which rows of the previous run to carry over."""
         if settings.rerun is None:
             return None, None
+        from pytest_kedi.plugin.records import Rerun
+        from pytest_kedi.plugin.rerun import carry_over, previous_rows
+
         previous = previous_rows(self.config, self.nodeid)
         if previous is None:
             return None, Rerun(settings.rerun, previous_run=False)
@@ -260,6 +264,8 @@ class KediCaseItem(KediItem):
     ) -> KediFailure:
         """The failure shown as ``file.kedi:LINE: <message>`` (the line that ``--tb=line``
         and the short summary show), the case's name, and `text`."""
+        from pytest_kedi.plugin.records import node_path
+
         path = node_path(self.nodeid)
         line = line or self.case.span.start_line
         first = message.splitlines()[0] if message else ""
@@ -277,6 +283,8 @@ class KediCaseItem(KediItem):
             failure = self._failure(error, None, exc.message, "could not run", exc.text)
         if failure is not None:
             self._fail(failure)
+        from pytest_kedi.plugin.debugging import TraceCase
+
         trace = TraceCase(rewrite_case_asserts) if self.config.getoption("trace", False) else None
         # Compiled, assertion-rewritten case code is kept across runs (not under --trace,
         # whose transform must see the code being compiled).
@@ -294,6 +302,8 @@ class KediCaseItem(KediItem):
         self._publish("passed", None)
 
     def _publish(self, outcome: str, message: str | None) -> None:
+        from pytest_kedi.plugin.records import CaseRecord
+
         kedi_session(self.config).publish(
             CaseRecord.of(self.nodeid, self.suite, self.case, outcome=outcome, message=message)
         )

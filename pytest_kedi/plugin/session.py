@@ -20,23 +20,23 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_kedi.plugin import resolution, transport
+from pytest_kedi.plugin import resolution
 from pytest_kedi.plugin.codecache import CodeCache
 from pytest_kedi.plugin.collect import EVAL_SKIP_REASON, KediFile, is_kedi_program
-from pytest_kedi.plugin.gating import UnmatchedGates
 from pytest_kedi.plugin.items import KediEvalItem
 from pytest_kedi.plugin.modelrun import ModelRun
 from pytest_kedi.plugin.outline import LazyModule
 from pytest_kedi.plugin.outputs import Output, check_report_paths
 from pytest_kedi.plugin.parsecache import ParseCache, caches_for
-from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord
 from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE, rows_html
 from pytest_kedi.plugin.settings import KediSettings
 from pytest_kedi.plugin.signals import stop_on_sigterm
 from pytest_kedi.plugin.state import SESSION_KEY, TEST_MODEL, ProgramCache
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pytest_kedi.plugin import transport
     from pytest_kedi.plugin.progress import Progress
+    from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
     from pytest_kedi.runtime.casecode import MemoryCodeStore
 
 __all__ = ["MARKERS", "MODEL_CALLS_KEY", "USAGE_ERRORS_KEY", "KediSession", "ReportListener"]
@@ -49,7 +49,6 @@ MARKERS = (
 #: ``workeroutput`` keys: an xdist worker's model call counts and usage errors.
 MODEL_CALLS_KEY = "kedi_model_calls"
 USAGE_ERRORS_KEY = "kedi_usage_errors"
-_NOTHING = transport.Carried(None, None, None)
 
 
 class KediSession:
@@ -67,7 +66,11 @@ class KediSession:
         # A shard collects a share of the suites: patterns for other shards match nothing here.
         gated = not self.worker and settings.collect and bool(settings.min_scores)
         gated = gated and settings.shard is None
-        self.gates = UnmatchedGates(config, settings) if gated else None
+        self.gates = None
+        if gated:
+            from pytest_kedi.plugin.gating import UnmatchedGates
+
+            self.gates = UnmatchedGates(config, settings)
         # what this process's items published while running (by node id)
         self._published: dict[str, SuiteRecord | CaseRecord] = {}
         self._models: dict[str, str] = {}
@@ -206,6 +209,9 @@ class KediSession:
 
     def make_report(self, item: pytest.Item, when: str, report: pytest.TestReport) -> None:
         """Put the item's record on its report (and pytest-html's rows table)."""
+        from pytest_kedi.plugin import transport
+        from pytest_kedi.plugin.records import SuiteRecord
+
         nodeid = item.nodeid
         published = self._published.get(nodeid)
         threshold = self.settings.threshold_for(nodeid) if isinstance(item, KediEvalItem) else None
@@ -219,7 +225,8 @@ class KediSession:
             threshold=threshold,
             local=not self.worker,
         )
-        if carried is not None and carried != _NOTHING:  # read by `log_report`, next
+        # read by `log_report`, next (a phase that carries nothing is not kept)
+        if carried is not None and not carried.nothing:
             self._carried[id(report)] = (report, carried)
         if when == "call" and isinstance(published, SuiteRecord):
             self._add_html_rows(published, report)
@@ -250,6 +257,8 @@ class KediSession:
         if held is not None and held[0] is report:
             suite, case, model = held[1].suite, held[1].case, held[1].model
         else:  # from an xdist worker
+            from pytest_kedi.plugin import transport
+
             suite, case = transport.suite_of(report), transport.case_of(report)
             model = transport.model_of(report)
             transport.release(report)
@@ -269,6 +278,7 @@ class KediSession:
     def _crashed(self, report: pytest.TestReport) -> None:
         from pytest_kedi.evals.safetext import clean_text
         from pytest_kedi.plugin.crashes import crash_record
+        from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
 
         message = clean_text(" ".join(str(report.longrepr).split()))
         record = crash_record(
@@ -341,6 +351,8 @@ class KediSession:
             paths = (settings.report_path, settings.rows_jsonl_path)
             self.untouched = tuple(path for path in paths if path is not None)
             return
+        from pytest_kedi.plugin.records import RunRecord
+
         run = RunRecord(
             exitstatus=int(exitstatus),
             interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,

@@ -98,6 +98,11 @@ class Carried:
     case: CaseRecord | None
     model: str | None
 
+    @property
+    def nothing(self) -> bool:
+        """Whether it carries nothing at all."""
+        return self.suite is None and self.case is None and self.model is None
+
 
 def settled(record: SuiteRecord) -> SuiteRecord:
     """``record`` as the controller reads it back from its cleaned JSON form, built without
