@@ -119,6 +119,9 @@ assert PY_SUBTESTS_TEMPLATE != PY_TEMPLATE
 COMMON = ["-q", "-p", "no:randomly", "-p", "no:xdist", "-p", "no:rerunfailures"]
 
 
+#: Runs of each warm collection per repeat (best taken, as for every step).
+WARM_ROUNDS = 3
+
 #: What the rows measured with plugin autoloading off show.
 ALONE = (
     "plugin autoloading off (PYTEST_DISABLE_PLUGIN_AUTOLOAD): pytest alone against pytest "
@@ -220,21 +223,25 @@ def main(argv: list[str] | None = None) -> int:
             for _name, folder, _summary in trees:
                 clear_caches(folder)
             for key, command, runs, alone in steps:
-                for name, folder, summary in trees:
-                    if key == "warm-alone" and name == "sub":
-                        continue  # the same collection as "py"
-                    if key == "run-alone" and name == "py":
-                        continue  # compared with the tree whose rows are reported
-                    expect = summary if runs else collected
-                    value = cpu_of(folder, command, expect, alone=alone)
-                    best.setdefault(f"{name}-{key}", []).append(value)
+                # A warm collection takes a second or two: it is taken WARM_ROUNDS times
+                # (the trees alternating), as the shortest runs vary the most.
+                for _round in range(1 if runs or key == "cold" else WARM_ROUNDS):
+                    for name, folder, summary in trees:
+                        if key == "warm-alone" and name == "sub":
+                            continue  # the same collection as "py"
+                        if key == "run-alone" and name == "py":
+                            continue  # compared with the tree whose rows are reported
+                        expect = summary if runs else collected
+                        value = cpu_of(folder, command, expect, alone=alone)
+                        best.setdefault(f"{name}-{key}", []).append(value)
     figures = {key: min(values) for key, values in best.items()}
     method = (
         f"{files:,} generated .kedi files (2 procedures, 1 @eval: suite of 5 rows, "
         "2 @test: cases each) vs as many .py modules with the same functions and "
         "3 tests; CPU time of a fresh pytest process, best of "
-        f"{args.repeat}; every installed plugin loaded on both sides but randomly, xdist "
-        "and rerunfailures; cold = no .pytest_cache and no __pycache__; cold collection "
+        f"{args.repeat} ({args.repeat * WARM_ROUNDS} for the warm collections); every "
+        "installed plugin loaded on both sides but randomly, xdist and rerunfailures; "
+        "cold = no .pytest_cache and no __pycache__; cold collection "
         "compiles each file's Python (cases assertion-rewritten) into .pytest_cache as "
         "pytest writes .pyc files, and both full runs read it from there; the trees take "
         "each step one after the other (runs compared are seconds apart), after an "
