@@ -8,10 +8,11 @@ pydantic-ai).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_kedi import errors
 from pytest_kedi.errors import *  # noqa: F403 (the whole public error vocabulary)
+from pytest_kedi.exports import lazy_exports as _lazy_exports
 from pytest_kedi.lang.diagnostics import KediParseError
 
 __version__ = "0.1.0"
@@ -38,12 +39,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.runtime import Program, load
 
 
-def __getattr__(name: str) -> Any:
-    module = _RUNTIME_EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pytest_kedi' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_exports(globals(), _RUNTIME_EXPORTS)

@@ -14,7 +14,9 @@ Row error classes (first match wins; details in `pytest_kedi.evals.classify`):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pytest_kedi.exports import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.errors import KediSuiteError
@@ -94,15 +96,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pytest_kedi.evals' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_exports(globals(), _EXPORTS)
 
 
 def __dir__() -> list[str]:

@@ -9,8 +9,9 @@ imported by what builds or reads a tree, not by the plugin's start-up.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from pytest_kedi.exports import lazy_exports as _lazy_exports
 from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
 
 __all__ = ["Diagnostic", "KediParseError", "check_python", "parse", "parse_file"]
@@ -28,12 +29,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pytest_kedi.lang' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_exports(globals(), _LAZY)

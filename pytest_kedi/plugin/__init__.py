@@ -3,7 +3,7 @@
 Each hook delegates to the process's `KediSession` (`session`), which owns the settings,
 the programs, the records and the worker/controller roles. (``pytest_runtest_logreport``
 gets no ``config``, so the controller registers the session's `ReportListener` for it and
-for the ``kedi`` terminal section.) Options live in `options`,
+for the ``kedi`` terminal section: `listener`.) Options live in `options`,
 collection in `collect`, items in `items`, the records in `records`, their transport on
 reports in `transport`, row sub-results in `rows` and the report files in `reporting`.
 """
@@ -18,6 +18,7 @@ import pytest
 
 from pytest_kedi.plugin import resolution
 from pytest_kedi.plugin.collect import KediFile, received_collect_error
+from pytest_kedi.plugin.listener import explain_skips
 from pytest_kedi.plugin.session import KediSession
 
 __all__ = [
@@ -129,5 +130,5 @@ def pytest_enter_pdb(config: pytest.Config) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if (kedi := KediSession.of(terminalreporter.config)) is not None:
-        kedi.explain_skips(terminalreporter)
+    if KediSession.of(terminalreporter.config) is not None:
+        explain_skips(terminalreporter)

@@ -22,8 +22,9 @@ import pytest
 
 from pytest_kedi.plugin import resolution
 from pytest_kedi.plugin.codecache import CodeCache
-from pytest_kedi.plugin.collect import EVAL_SKIP_REASON, KediFile, is_kedi_program
+from pytest_kedi.plugin.collect import KediFile, is_kedi_program
 from pytest_kedi.plugin.items import KediEvalItem
+from pytest_kedi.plugin.listener import SUB_RESULTS, ReportListener
 from pytest_kedi.plugin.modelrun import ModelRun
 from pytest_kedi.plugin.outline import LazyModule
 from pytest_kedi.plugin.outputs import Output, check_report_paths
@@ -251,7 +252,7 @@ class KediSession:
 
     def log_report(self, report: pytest.TestReport) -> None:
         """Collect the record a report carries (controller, or the only process)."""
-        if self.worker or isinstance(report, _SUB_RESULTS):
+        if self.worker or isinstance(report, SUB_RESULTS):
             return
         held = self._carried.pop(id(report), None)
         if held is not None and held[0] is report:
@@ -409,50 +410,6 @@ class KediSession:
         return baseline.summary_lines(
             shown, self.baseline, self.suites.values(), max_drop=self.settings.max_drop
         )
-
-    @staticmethod
-    def explain_skips(tr: pytest.TerminalReporter) -> None:
-        """Say once why eval suites were skipped (``kedi_collect = true`` without
-        ``--kedi-eval``): test explorers such as VS Code's show a skip without its reason,
-        and their run output is where users look next."""
-        skipped = tr.stats.get("skipped", [])
-        count = sum(1 for report in skipped if _skipped_by_eval_gate(report))
-        if count:
-            suites = "suite" if count == 1 else "suites"
-            tr.write_line(f"kedi: {count} @eval: {suites} skipped: {EVAL_SKIP_REASON}")
-
-
-#: pytest's sub-result report class (none before pytest 9)
-_SUB_RESULTS: tuple[type, ...] = tuple(
-    cls for cls in (getattr(pytest, "SubtestReport", None),) if cls is not None
-)
-
-
-class ReportListener:
-    """The controller's listener for the two hooks that need its session but get no
-    ``config`` (``pytest_runtest_logreport``) or must print before the plugin's own
-    terminal lines: each delegates to the session. Registered in `KediSession.start`."""
-
-    def __init__(self, session: KediSession) -> None:
-        self.session = session
-
-    @pytest.hookimpl(trylast=True)  # after other plugins saw the records on the report
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if not isinstance(report, _SUB_RESULTS):  # a row's sub-result carries no record
-            self.session.log_report(report)
-
-    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        self.session.terminal_summary(terminalreporter)
-
-
-def _skipped_by_eval_gate(report: pytest.TestReport) -> bool:
-    longrepr = report.longrepr  # (path, line, "Skipped: <reason>"); a list under xdist
-    return (
-        report.when == "setup"
-        and isinstance(longrepr, tuple | list)
-        and len(longrepr) == 3
-        and str(longrepr[2]).endswith(EVAL_SKIP_REASON)
-    )
 
 
 def _refuse_uncollected_kedi_args(args: list[str]) -> None:

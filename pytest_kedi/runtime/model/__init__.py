@@ -10,10 +10,10 @@ so loading a program that never calls a model does not pay for importing pydanti
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_kedi.errors import ModelError, UnsupportedFeature
+from pytest_kedi.exports import lazy_exports as _lazy_exports
 from pytest_kedi.runtime.model.claims import CLAIM_FIELD, CLAIM_SCHEMA, claim_prompt
 from pytest_kedi.runtime.model.names import TEST_MODEL, describe_model, normalize_model_name
 from pytest_kedi.runtime.model.optimized import (
@@ -79,10 +79,6 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pytest_kedi.runtime.model' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"pytest_kedi.runtime.model.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_exports(
+    globals(), {name: f"pytest_kedi.runtime.model.{module}" for name, module in _LAZY.items()}
+)
