@@ -69,16 +69,25 @@ def test_a_parse_error_is_caught_as_kedi_error() -> None:
     assert isinstance(info.value, pytest_kedi.KediParseError)
 
 
+def _printed_by(code: str) -> str:
+    """What ``code`` prints, run by a fresh interpreter (nothing imported before it)."""
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def _loaded_after(imports: str, *heavy: str) -> str:
+    """Which of the ``heavy`` modules a fresh interpreter has loaded after ``imports``."""
+    return _printed_by(f"import sys\n{imports}\nprint([m for m in {heavy!r} if m in sys.modules])")
+
+
 def test_importing_the_errors_does_not_import_the_runtime() -> None:
     code = (
         "import sys, pytest_kedi\n"
         "from pytest_kedi import KediError, ModelError\n"
         "print(any(m.startswith(('pytest_kedi.runtime', 'pydantic_ai')) for m in sys.modules))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
-    assert out.strip() == "False"
+    assert _printed_by(code) == "False"
 
 
 def _every_module() -> list[str]:
@@ -126,30 +135,23 @@ def test_kedi_errors_are_recognised_by_class_not_by_module_lookup() -> None:
 
 
 def test_loading_the_pytest_plugin_imports_neither_the_parser_nor_pydantic() -> None:
-    code = (
-        "import sys, pytest_kedi.plugin\n"
-        "heavy = ('pytest_kedi.lang.parser', 'lark', 'pydantic', 'pydantic_ai')\n"
-        "print([name for name in heavy if name in sys.modules])"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
-    assert out.strip() == "[]"
+    heavy = ("pytest_kedi.lang.parser", "lark", "pydantic", "pydantic_ai")
+    assert _loaded_after("import pytest_kedi.plugin", *heavy) == "[]"
 
 
 def test_loading_the_pytest_plugin_imports_no_ast_classes_and_no_eval_engine() -> None:
     # Every pytest process of a project with pytest-kedi installed loads the plugin, .kedi
     # files or not: it imports what registers options and hooks, not the AST's node
     # classes, the suite runner or its results (half the plugin's start-up before).
-    code = (
-        "import sys, pytest, pytest_kedi.plugin\n"
-        "heavy = ('pytest_kedi.lang.nodes', 'pytest_kedi.lang.pycheck', "
-        "'pytest_kedi.evals.runner', 'pytest_kedi.evals.results', 'pytest_kedi.evals.stats', "
-        "'pytest_kedi.runtime.rowscope', 'pytest_kedi.plugin.reporting', "
-        "'pytest_kedi.plugin.baseline', 'pytest_kedi.plugin.records')\n"
-        "print([name for name in heavy if name in sys.modules])"
+    heavy = (
+        "pytest_kedi.lang.nodes",
+        "pytest_kedi.lang.pycheck",
+        "pytest_kedi.evals.runner",
+        "pytest_kedi.evals.results",
+        "pytest_kedi.evals.stats",
+        "pytest_kedi.runtime.rowscope",
+        "pytest_kedi.plugin.reporting",
+        "pytest_kedi.plugin.baseline",
+        "pytest_kedi.plugin.records",
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
-    assert out.strip() == "[]"
+    assert _loaded_after("import pytest, pytest_kedi.plugin", *heavy) == "[]"

@@ -97,7 +97,3 @@ __all__ = [
 
 
 __getattr__ = _lazy_exports(globals(), _EXPORTS)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))

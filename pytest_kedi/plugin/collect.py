@@ -109,12 +109,13 @@ def received_collect_error(report: object) -> object:
     return report
 
 
-def _parse_checked(name: str, data: bytes) -> nodes.Module:
-    """The checked module of ``data``, the collected content of the file ``name``."""
+def _parse_checked(name: str, data: bytes, trees: dict[int, Parsed] | None = None) -> nodes.Module:
+    """The checked module of ``data``, the collected content of the file ``name`` (``trees``:
+    where `check_python` keeps the trees of its Python)."""
     from pytest_kedi.lang import check_python
     from pytest_kedi.lang.files import parse_data
 
-    return check_python(parse_data(name, data))
+    return check_python(parse_data(name, data), trees)
 
 
 def _safe(name: str) -> str:
@@ -184,11 +185,10 @@ class KediFile(pytest.File):
             if parse_cache is not None:
                 outline, lazy = parse_cache.outline(self.path, trees, self._precompile(trees))
             else:
-                from pytest_kedi.lang import check_python
-                from pytest_kedi.lang.files import parse_data, read_source
+                from pytest_kedi.lang.files import read_source
 
                 name, data = os.fspath(self.path), read_source(self.path)
-                module = check_python(parse_data(name, data), trees)
+                module = _parse_checked(name, data, trees)
                 # Compiled for the run, kept in memory (`MemoryCodeStore`).
                 self._precompile(trees)(module, session.disk_caches[1])
                 # loaded already; parsed again from the collected text if released
