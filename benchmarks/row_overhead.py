@@ -25,6 +25,13 @@ pays.
 
 Every measurement starts after a full garbage collection (`best`), on every side.
 
+pytest runs with plugin autoloading off (``PYTEST_DISABLE_PLUGIN_AUTOLOAD``), pytest-kedi
+passed as a plugin: pytest and pytest-kedi, what installing pytest-kedi gives. The test
+plugins of the ``dev`` extra (hypothesis, pytest-html, allure, …) would add their own cost
+per report to our side only, the baselines not being pytest runs (hypothesis reads every
+report's ``__dict__`` at the terminal summary); a reference row measures the default
+mode with every installed plugin loaded.
+
 Goals: >= 30x pydantic-evals' rows/s and <= 8x the plain loop's time per row, for each
 of the two row modes. Exits non-zero when a run does not score every row.
 """
@@ -35,10 +42,12 @@ import argparse
 import contextlib
 import gc
 import io
+import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +69,13 @@ PROGRAM = """\
 """
 
 
+#: How pytest runs here (`pytest_cpu`, `subtests_cpu`), in the results' notes.
+ALONE = (
+    "plugin autoloading off (PYTEST_DISABLE_PLUGIN_AUTOLOAD): pytest and pytest-kedi only, "
+    "without the dev extra's test plugins, whose per-report costs would weigh on our side only"
+)
+
+
 def rows_of(count: int) -> list[tuple[str, int]]:
     return [(" ".join(["w"] * (i % 7 + 1)), i % 7 + 1) for i in range(count)]
 
@@ -76,9 +92,25 @@ class _Probe:
         self.scores.append(result.score)
 
 
-def pytest_cpu(folder: Path, rows: int, mode: str | None = None) -> float:
+@contextlib.contextmanager
+def autoloading(on: bool) -> Iterator[None]:
+    """Plugin autoloading on or off (``PYTEST_DISABLE_PLUGIN_AUTOLOAD``) for the block."""
+    key = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
+    was = os.environ.pop(key, None)
+    if not on:
+        os.environ[key] = "1"
+    try:
+        yield
+    finally:
+        os.environ.pop(key, None)
+        if was is not None:
+            os.environ[key] = was
+
+
+def pytest_cpu(folder: Path, rows: int, mode: str | None = None, *, every: bool = False) -> float:
     """CPU seconds of one in-process ``pytest --kedi-eval`` run over ``rows`` rows
-    (``mode``: the ``--kedi-rows`` value; None leaves the default)."""
+    (``mode``: the ``--kedi-rows`` value; None leaves the default), pytest with pytest-kedi
+    only, or with ``every`` installed plugin (but those that reorder or rerun tests)."""
     import pytest
 
     import pytest_kedi.plugin
@@ -96,7 +128,7 @@ def pytest_cpu(folder: Path, rows: int, mode: str | None = None) -> float:
         args += ["--kedi-rows", mode]
     output = io.StringIO()
     start = time.process_time()
-    with contextlib.redirect_stdout(output):
+    with contextlib.redirect_stdout(output), autoloading(every):
         code = pytest.main(args, plugins=[probe, pytest_kedi.plugin])
     elapsed = time.process_time() - start
     if code != 0 or probe.scores != [1.0]:
@@ -115,7 +147,8 @@ def test_rows(subtests):
 
 def subtests_cpu(folder: Path, rows: int) -> float:
     """CPU seconds of one in-process ``pytest`` run of a ``.py`` test reporting ``rows``
-    passed sub-results through pytest's ``subtests`` fixture (same flags as ours)."""
+    passed sub-results through pytest's ``subtests`` fixture (pytest alone, same flags as
+    ours)."""
     import pytest
 
     project = folder / f"subtests_{rows}"
@@ -129,7 +162,7 @@ def subtests_cpu(folder: Path, rows: int) -> float:
     ]  # fmt: skip
     output = io.StringIO()
     start = time.process_time()
-    with contextlib.redirect_stdout(output):
+    with contextlib.redirect_stdout(output), autoloading(False):
         code = pytest.main(args)
     elapsed = time.process_time() - start
     if code != 0:
@@ -214,11 +247,18 @@ def main(argv: list[str] | None = None) -> int:
         for mode in (None, "summary"):  # the default (sub-results), then summary only
             pytest_cpu(folder, 1, mode)  # warm-up: imports, caches
             one, many = interleaved(
-                lambda mode=mode: pytest_cpu(folder, 1, mode),
-                lambda mode=mode: pytest_cpu(folder, rows, mode),
+                partial(pytest_cpu, folder, 1, mode),
+                partial(pytest_cpu, folder, rows, mode),
                 args.rounds,
             )
             per_row[mode] = max(many - one, 1e-9) / rows
+        pytest_cpu(folder, 1, every=True)  # warm-up: the other plugins' imports
+        one, many = interleaved(
+            lambda: pytest_cpu(folder, 1, every=True),
+            lambda: pytest_cpu(folder, rows, every=True),
+            args.rounds,
+        )
+        every_plugin = max(many - one, 1e-9) / rows
         # pytest's own sub-result costs the same per block at any count (about 0.3 ms):
         # a tenth of the rows measures it, in a tenth of the time (7 s a run otherwise).
         sub_rows = max(rows // 10, 1)
@@ -235,12 +275,12 @@ def main(argv: list[str] | None = None) -> int:
     methods = {
         None: (
             f"{rows:,} rows; ours = CPU time of `pytest --kedi-eval` with {rows:,} rows minus "
-            f"with 1 row (rows reported as sub-results, the default); {baselines}"
+            f"with 1 row (rows reported as sub-results, the default); {ALONE}; {baselines}"
         ),
         "summary": (
             f"{rows:,} rows; ours = CPU time of `pytest --kedi-eval --kedi-rows summary` with "
             f"{rows:,} rows minus with 1 row (rows only in the kedi summary, the item's "
-            f"kedi rows section and the reports: no sub-results); {baselines}"
+            f"kedi rows section and the reports: no sub-results); {ALONE}; {baselines}"
         ),
     }
     results = []
@@ -266,6 +306,23 @@ def main(argv: list[str] | None = None) -> int:
                 note=methods[mode],
             ),
         ]
+    results.append(
+        Result(
+            benchmark=f"deterministic rows under pytest vs pydantic-evals ({rows:,}), every "
+            "installed plugin loaded",
+            ours=f"{1 / every_plugin:,.0f} rows/s",
+            baseline=f"{1 / theirs:,.0f} rows/s (pydantic-evals)",
+            ratio=theirs / every_plugin,
+            goal="reference (no goal)",
+            met=True,
+            note=(
+                f"as the default-mode row, with plugin autoloading on: every plugin installed "
+                "here (the dev extra's hypothesis, pytest-html, allure, pytest-json-report, "
+                "teamcity-messages, xdist ...) but randomly and rerunfailures, "
+                f"{every_plugin * 1e6:.1f} us/row"
+            ),
+        )
+    )
     # What reporting rows as sub-results adds to a row, next to pytest's own cost of one
     # passed sub-result: the part of the default mode's cost that is pytest's.
     added = max(per_row[None] - per_row["summary"], 1e-9)

@@ -14,6 +14,8 @@ This module is the only place that touches pytest's private subtest API
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import gc
 import html
 import os
 import time
@@ -156,28 +158,81 @@ def rows_html(rows: Sequence[RowResult]) -> str:
     return f'<table class="kedi-rows"><tr>{head}</tr>{"".join(body)}</table>'
 
 
+#: The attributes pytest's `TestReport.__init__` sets on a sub-result, in its order, with
+#: ``context`` from `pytest.SubtestReport` (pytest 9). When the installed pytest makes
+#: exactly these, a row's report is made by setting them (`_fast_reports`).
+_REPORT_FIELDS = (
+    "_id", "location", "keywords", "outcome", "longrepr", "when",
+    "user_properties", "sections", "duration", "start", "stop", "context",
+)  # fmt: skip
+#: Whether pytest's `SubtestContext` has exactly the fields a row's context is given.
+_CONTEXT_KNOWN = SUBTESTS_AVAILABLE and tuple(
+    field.name for field in dataclasses.fields(SubtestContext)
+) == ("msg", "kwargs")
+
+
 def emit_row_reports(item: pytest.Item, rows: Sequence[RowResult]) -> None:
     """Log one passed `pytest.SubtestReport` per row, with capture suspended.
 
     Per row only the report itself is built: the hook caller, the keywords, the location
-    and the parsed node id are looked up once and shared by every row's report.
+    and the parsed node id are looked up once and shared by every row's report. The
+    first row's report is made by pytest's constructors; the others, when pytest's
+    constructors made exactly the attributes this module knows, by setting the same
+    attributes to the same values (`_fast_reports`).
+
+    Cyclic garbage collection is paused while the reports are logged: pytest keeps every
+    report until the session ends, so each collection the reports trigger walks all those
+    made so far (and the suite's rows) again, for nothing: the reports hold no cycles.
+    Garbage that hooks make meanwhile is collected when collection resumes.
     """
     if not SUBTESTS_AVAILABLE or not rows:
         return
     capman = item.config.pluginmanager.getplugin("capturemanager")
     suspend = capman.global_and_fixture_disabled() if capman is not None else None
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        with suspend if suspend is not None else contextlib.nullcontext():
+            _log_reports(item, rows)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _log_reports(item: pytest.Item, rows: Sequence[RowResult]) -> None:
     keywords: dict[str, Literal[1]] = dict.fromkeys(item.keywords, 1)
     limit = None if item.config.get_verbosity() > 0 else _LABEL_FEEDBACK  # -v: unclipped
     logreport = item.ihook.pytest_runtest_logreport
     location = item.location
     make = pytest.SubtestReport
-    nodeid: Any = item.nodeid  # parsed by the first report; its parsed id is reused
     now = time.time()
-    with suspend if suspend is not None else contextlib.nullcontext():
-        for row in rows:
-            duration = row.duration_s
-            report = make(
-                nodeid,
+    first = rows[0]
+    report = make(
+        item.nodeid,
+        location,
+        keywords,
+        "passed",
+        None,
+        "call",
+        (),
+        first.duration_s,
+        now - first.duration_s,
+        now,
+        None,
+        context=SubtestContext(msg=row_label(first, limit=limit), kwargs={}),
+    )
+    known = _CONTEXT_KNOWN and tuple(vars(report)) == _REPORT_FIELDS
+    logreport(report=report)
+    if known:
+        _fast_reports(report, rows, limit, now, logreport)
+        return
+    node_id: Any = report.id  # parsed by the first report; its parsed id is reused
+    for row in rows[1:]:
+        duration = row.duration_s
+        context = SubtestContext(msg=row_label(row, limit=limit), kwargs={})
+        logreport(
+            report=make(
+                node_id,
                 location,
                 keywords,
                 "passed",
@@ -188,7 +243,45 @@ def emit_row_reports(item: pytest.Item, rows: Sequence[RowResult]) -> None:
                 now - duration,
                 now,
                 None,
-                context=SubtestContext(msg=row_label(row, limit=limit), kwargs={}),
+                context=context,
             )
-            nodeid = report.id
-            logreport(report=report)
+        )
+
+
+def _fast_reports(
+    first: pytest.SubtestReport,
+    rows: Sequence[RowResult],
+    limit: int | None,
+    now: float,
+    logreport: Any,
+) -> None:
+    """Log the reports of ``rows[1:]``, each made as pytest's constructors make ``first``
+    (the same attributes in the same order, lists of their own, an empty ``kwargs`` of
+    their own), without their generic work: normalizing the node id, copying empty lists,
+    and ``TestReport.__init__``'s ``__dict__.update(extra)``, which gives every report a
+    dictionary of its own for the garbage collector to walk (pytest keeps every report
+    until the session ends, then collects garbage)."""
+    new = object.__new__
+    set_frozen = object.__setattr__
+    make = type(first)
+    context_type = type(first.context)
+    node_id, location, keywords = first._id, first.location, first.keywords
+    for row in rows[1:]:
+        context = new(context_type)
+        set_frozen(context, "msg", row_label(row, limit=limit))
+        set_frozen(context, "kwargs", {})
+        duration = row.duration_s
+        report = new(make)
+        report._id = node_id
+        report.location = location
+        report.keywords = keywords
+        report.outcome = "passed"
+        report.longrepr = None
+        report.when = "call"
+        report.user_properties = []
+        report.sections = []
+        report.duration = duration
+        report.start = now - duration
+        report.stop = now
+        report.context = context
+        logreport(report=report)

@@ -112,3 +112,88 @@ def test_verbose_output_shows_row_feedback_unclipped(kedi: Kedi, rows: str) -> N
         verbose.stdout.fnmatch_lines(
             ["*SUBPASSED[[]row 0: 0.0000 | feedback " + "x" * 300 + " END[]]*"]
         )
+
+
+@recorded_hooks
+def test_every_rows_report_is_the_report_pytests_constructors_make(kedi: Kedi) -> None:
+    """Rows after the first get reports made by setting attributes (`rows._fast_reports`):
+    each is what `pytest.SubtestReport(...)` with a `SubtestContext` makes, without a
+    dictionary of its own for the garbage collector to walk."""
+    import gc
+
+    from _pytest.subtests import SubtestContext
+
+    from pytest_kedi.plugin import rows
+
+    kedi.write("scores.kedi", SCORES)
+    reports = _subtests(kedi.inline("--kedi-eval"))
+    assert [report.context.msg for report in reports] == [
+        "row 0: 1.0000",
+        "row 1: 0.0000 | <got> & wrong",
+        "row 2: 1.0000",
+        "row 3: 0.0000 | <got> & wrong",
+    ]
+    # Read before `vars()` below, which gives a report its dictionary.
+    own_dicts = [
+        any(type(ref) is dict and "_id" in ref for ref in gc.get_referents(report))
+        for report in reports
+    ]
+    assert own_dicts == [True, False, False, False]  # the first is pytest's own
+    for report in reports:
+        made = pytest.SubtestReport(
+            report.nodeid,
+            report.location,
+            report.keywords,
+            "passed",
+            None,
+            "call",
+            (),
+            report.duration,
+            report.start,
+            report.stop,
+            None,
+            context=SubtestContext(msg=report.context.msg, kwargs={}),
+        )
+        assert tuple(vars(made)) == rows._REPORT_FIELDS  # the installed pytest's shape
+        assert vars(report) == vars(made)
+        assert report.context == made.context
+        assert report._to_json() == made._to_json()  # what xdist sends
+    first, *others = reports
+    for report in others:  # nothing shared but what pytest's constructors share
+        assert report.user_properties is not first.user_properties
+        assert report.sections is not first.sections
+        assert report.context.kwargs is not first.context.kwargs
+        assert report.keywords is first.keywords
+
+
+@recorded_hooks
+@pytest.mark.parametrize("enabled", [True, False])
+def test_garbage_collection_is_paused_only_while_rows_are_reported(
+    kedi: Kedi, enabled: bool
+) -> None:
+    """Collection is off while the rows' reports are logged and as it was afterwards
+    (a run that had switched it off keeps it off)."""
+    import gc
+
+    import pytest_kedi.plugin
+
+    seen: list[bool] = []
+
+    class Watch:
+        @pytest.hookimpl
+        def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+            if report.when == "call":
+                seen.append(gc.isenabled())
+
+    kedi.write("scores.kedi", SCORES)
+    was = gc.isenabled()
+    if not enabled:
+        gc.disable()
+    try:
+        kedi.pytester.inline_run("--kedi-eval", plugins=[Watch(), pytest_kedi.plugin])
+        after = gc.isenabled()
+    finally:
+        if was:
+            gc.enable()
+    assert seen == [False] * 4 + [enabled]  # four rows, then the suite's own report
+    assert after is enabled
