@@ -183,10 +183,14 @@ def emit_row_reports(item: pytest.Item, rows: Sequence[RowResult]) -> None:
     Cyclic garbage collection is paused while the reports are logged: pytest keeps every
     report until the session ends, so each collection the reports trigger walks all those
     made so far (and the suite's rows) again, for nothing: the reports hold no cycles.
-    Garbage that hooks make meanwhile is collected when collection resumes.
+    Then they join the objects the eval item's `older_objects_frozen` block froze
+    (`freeze_new_objects`), so that the young generations' collections that follow do not
+    walk them either. Garbage that hooks make meanwhile is collected in a full collection.
     """
     if not SUBTESTS_AVAILABLE or not rows:
         return
+    from pytest_kedi.runtime.heap import freeze_new_objects
+
     capman = item.config.pluginmanager.getplugin("capturemanager")
     suspend = capman.global_and_fixture_disabled() if capman is not None else None
     collecting = gc.isenabled()
@@ -194,6 +198,7 @@ def emit_row_reports(item: pytest.Item, rows: Sequence[RowResult]) -> None:
     try:
         with suspend if suspend is not None else contextlib.nullcontext():
             _log_reports(item, rows)
+        freeze_new_objects()  # the reports, to the oldest generation without a walk
     finally:
         if collecting:
             gc.enable()

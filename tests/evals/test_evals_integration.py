@@ -304,6 +304,52 @@ def test_the_rows_run_with_the_older_heap_left_out_of_full_collections(tmp_path:
     assert gc.get_freeze_count() == 0
 
 
+def test_freezing_new_objects_only_inside_a_block_that_froze_the_heap() -> None:
+    # A suite's row reports join the objects its item's block froze (no young-generation
+    # collection walks them), and return to the oldest generation with them at its end.
+    import gc
+
+    class Made:
+        pass
+
+    gc.disable()  # no collection moves an object between generations but the ones below
+    try:
+        _freeze_new_objects_checks(Made)
+    finally:
+        gc.enable()
+
+
+def _freeze_new_objects_checks(made_type: type) -> None:
+    import gc
+
+    from pytest_kedi.runtime.heap import freeze_new_objects, older_objects_frozen
+
+    Made = made_type
+    freeze_new_objects()  # outside a block: nothing happens
+    assert gc.get_freeze_count() == 0
+    with older_objects_frozen():
+        frozen = gc.get_freeze_count()
+        made = Made()
+        assert any(obj is made for obj in gc.get_objects(generation=0))
+        freeze_new_objects()
+        assert gc.get_freeze_count() > frozen
+        assert not any(obj is made for obj in gc.get_objects(generation=0))
+    assert gc.get_freeze_count() == 0
+    assert any(obj is made for obj in gc.get_objects(generation=2))
+    # a heap someone else froze: the block leaves it alone, and so does this
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with older_objects_frozen():
+            other = Made()
+            freeze_new_objects()
+            assert gc.get_freeze_count() == frozen
+            assert any(obj is other for obj in gc.get_objects(generation=0))
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+
+
 def test_nested_frozen_blocks_freeze_once_without_walking_the_heap(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
