@@ -72,6 +72,7 @@ def join_outputs(outputs: Sequence[str]) -> str | None:
 
 #: The text fields of a `RowResult`, made encodable and secret-free when it is made.
 _ROW_TEXTS = ("input", "expected", "feedback", "error", "output")
+_new = object.__new__
 
 
 def reclean_rows(rows: Iterable[RowResult]) -> None:
@@ -154,6 +155,51 @@ class RowResult:
         ):
             _clean_fields(self, *_ROW_TEXTS, found=found)
         self.calls = tuple(clean_call(call, found) for call in calls) if calls else ()
+
+    @classmethod
+    def scored(
+        cls,
+        index: int,
+        input: str | None,
+        expected: str | None,
+        score: float,
+        feedback: str | None,
+        duration_s: float,
+        output: str | None,
+        calls: tuple[ModelCallTrace, ...],
+        retries: int,
+        usage: Usage,
+        found: list[tuple[str, str]],
+    ) -> RowResult:
+        """The row a metric scored without an error, run once: what
+        ``RowResult(index, input, expected, score, feedback, None, None, duration_s,
+        output=output, calls=calls, retries=retries, usage=usage)`` makes when the
+        credentials set are ``found`` (the suite runner's per-row path: no argument
+        defaults, no error fields to check)."""
+        self = _new(cls)
+        self.index = index
+        self.score = score
+        self.duration_s = duration_s
+        self.exception = None
+        self.scores = [score]
+        self.carried_over = False
+        self.retries = retries
+        self.usage = usage
+        self.input = input
+        self.expected = expected
+        self.feedback = feedback
+        self.error = None
+        self.error_class = None
+        self.output = output
+        if found or not (
+            (input is None or input.isascii())
+            and (expected is None or expected.isascii())
+            and (feedback is None or feedback.isascii())
+            and (output is None or output.isascii())
+        ):
+            _clean_fields(self, *_ROW_TEXTS, found=found)
+        self.calls = tuple(clean_call(call, found) for call in calls) if calls else ()
+        return self
 
     def reclean(self, found: list[tuple[str, str]]) -> None:
         """Clean the row's text again, of the credentials ``found`` (`reclean_rows`)."""

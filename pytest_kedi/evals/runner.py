@@ -29,6 +29,7 @@ from pytest_kedi.evals.executor import DeadlineExceeded, call_with_deadline, run
 from pytest_kedi.evals.repeats import CarryOver, carried, combine
 from pytest_kedi.evals.results import (
     NO_USAGE,
+    REPR_LIMIT,
     RowResult,
     SuiteResult,
     Usage,
@@ -37,12 +38,13 @@ from pytest_kedi.evals.results import (
     reclean_rows,
     short_repr,
 )
-from pytest_kedi.evals.safetext import SecretsHeld
+from pytest_kedi.evals.safetext import SecretsHeld, current_secrets
 from pytest_kedi.evals.scoring import InvalidScoreError, mean, normalize_score
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric
 from pytest_kedi.runtime.heap import older_objects_frozen
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
 from pytest_kedi.runtime.rowscope import ModelCallTrace, RowScope, enter, leave
+from pytest_kedi.text import truncate
 
 __all__ = ["CarryOver", "EvalProgram", "RowCallback", "RowsCallback", "run_suite"]
 
@@ -198,6 +200,10 @@ def _run_scored(
     run_metric = program.metric_runner(suite, metric)
     perf_counter = time.perf_counter
     trace = options.trace
+    scored_row = RowResult.scored
+    # The credentials every row's text is cleaned of: fixed while the rows run (they run
+    # in `_score_rows`'s `SecretsHeld` block, which cleans them again if these changed).
+    found = current_secrets()
 
     def run_row(index: int, repeat: int = 0) -> RowResult:
         # What the row's model calls report (retries, usage, traces) is collected in its
@@ -211,7 +217,6 @@ def _run_scored(
         else:
             bindings = {name: value, "expected": expected}
         start = perf_counter()
-        failure: BaseException
         try:
             token = enter(scope)
             try:
@@ -224,43 +229,35 @@ def _run_scored(
                 score, feedback = 0.0, None
             else:
                 score, feedback = normalize_score(raw)
-        except InvalidScoreError as exc:
-            text = error = f"invalid score: {exc.score!r}"
-            error_class, failure = "invalid_score", exc
         except _row_errors() as exc:
-            text = describe_exception(exc)
-            where = exception_location(exc)
-            error = f"{text} (at {where})" if where else text
-            error_class, failure = classify_exception(exc), exc
-        else:
-            duration = perf_counter() - start
-            calls, outputs = scope.calls, scope.outputs
-            # Positional, in field order (index, input, expected, score, feedback, error,
-            # error_class, duration_s, exception, scores, carried_over, output, calls,
-            # retries, usage): the cheapest call on this per-row path.
-            return RowResult(
-                index,
-                None if name is None else short_repr(value),
-                None if expected is NO_EXPECTED else short_repr(expected),
-                score,
-                feedback,
-                None,
-                None,
-                duration,
-                None,
-                [score],
-                False,
-                outputs[0] if len(outputs) == 1 else join_outputs(outputs),
-                tuple(calls) if calls else (),
-                scope.retries,
-                _usage(scope),
-            )
-        elapsed = perf_counter() - start
-        return _row(
-            index, name, value, expected, f"error: {text}", error, error_class, elapsed, failure,
-            output=join_outputs(scope.outputs), calls=tuple(scope.calls),
-            retries=scope.retries, usage=_usage(scope),
-        )  # fmt: skip
+            return _errored(index, name, value, expected, exc, scope, perf_counter() - start)
+        duration = perf_counter() - start
+        outputs, calls = scope.outputs, scope.calls
+        # `short_repr`, inline (the cheapest code on this per-row path): a repr that
+        # raises is made again by `short_repr`, which describes the failure.
+        try:
+            shown = None if name is None else repr(value)
+            wanted = None if expected is NO_EXPECTED else repr(expected)
+        except USER_ERRORS:
+            shown = None if name is None else short_repr(value)
+            wanted = None if expected is NO_EXPECTED else short_repr(expected)
+        if shown is not None and len(shown) > REPR_LIMIT:
+            shown = truncate(shown, REPR_LIMIT)
+        if wanted is not None and len(wanted) > REPR_LIMIT:
+            wanted = truncate(wanted, REPR_LIMIT)
+        return scored_row(
+            index,
+            shown,
+            wanted,
+            score,
+            feedback,
+            duration,
+            outputs[0] if len(outputs) == 1 else join_outputs(outputs),
+            tuple(calls) if calls else (),
+            scope.retries,
+            _usage(scope),
+            found,
+        )
 
     def on_timeout(index: int, elapsed: float) -> RowResult:
         value, expected = rows[index]
@@ -352,6 +349,31 @@ def _row(
         retries=retries,
         usage=usage,
     )
+
+
+def _errored(
+    index: int,
+    name: str | None,
+    value: Any,
+    expected: Any,
+    exc: BaseException,
+    scope: RowScope,
+    elapsed: float,
+) -> RowResult:
+    """The row whose metric (or the scoring of its result) raised ``exc``."""
+    if isinstance(exc, InvalidScoreError):
+        text = error = f"invalid score: {exc.score!r}"
+        error_class = "invalid_score"
+    else:
+        text = describe_exception(exc)
+        where = exception_location(exc)
+        error = f"{text} (at {where})" if where else text
+        error_class = classify_exception(exc)
+    return _row(
+        index, name, value, expected, f"error: {text}", error, error_class, elapsed, exc,
+        output=join_outputs(scope.outputs), calls=tuple(scope.calls),
+        retries=scope.retries, usage=_usage(scope),
+    )  # fmt: skip
 
 
 def _usage(scope: RowScope) -> Usage:

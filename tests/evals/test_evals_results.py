@@ -172,3 +172,42 @@ def test_usage_and_retries_sum_per_suite_and_old_rows_load() -> None:
     assert data["retries"] == 3
     old = {k: v for k, v in rows[0].to_json().items() if k not in ("retries", "usage")}
     assert (RowResult.from_json(old).retries, RowResult.from_json(old).usage) == (0, Usage())
+
+
+@pytest.mark.parametrize(
+    ("texts", "secret"),
+    [
+        (("'q'", "'a'", None, "'a'"), False),
+        (("'q'", None, "close", None), True),
+        (("'caf\u00e9 \udcff'", "'\u00e9'", "f\u00e9", "'\udcff'"), False),
+        ((None, None, None, None), True),
+    ],
+)
+def test_a_scored_row_is_the_row_the_constructor_makes(
+    monkeypatch: pytest.MonkeyPatch, texts: tuple[str | None, ...], secret: bool
+) -> None:
+    """`RowResult.scored` (the suite runner's per-row path) makes what the constructor
+    makes: the same fields, text made encodable and cleaned of the credentials given."""
+    from pytest_kedi.evals.safetext import secrets
+    from pytest_kedi.runtime.rowscope import ModelCallTrace
+
+    key = "sk-test-" + "k" * 24
+    if secret:
+        monkeypatch.setenv("KEDI_TEST_API_KEY", key)
+        texts = tuple(None if t is None else f"{t} {key}" for t in texts)
+    found = secrets()
+    shown, wanted, feedback, output = texts
+    prompt = f"p {key}" if secret else "p"
+    calls = (ModelCallTrace("m", prompt, None, "a\udcff", 1, 2, 0.1),)
+    usage = Usage(1, 2, 3)
+    made = RowResult(
+        3, shown, wanted, 0.5, feedback, None, None, 0.25,
+        output=output, calls=calls, retries=1, usage=usage,
+    )  # fmt: skip
+    fast = RowResult.scored(3, shown, wanted, 0.5, feedback, 0.25, output, calls, 1, usage, found)
+    assert fast == made
+    assert {name: getattr(fast, name) for name in RowResult.__slots__} == {
+        name: getattr(made, name) for name in RowResult.__slots__
+    }
+    assert json.dumps(fast.to_json()) == json.dumps(made.to_json())
+    assert key not in json.dumps(fast.to_json())

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from kedi_evals_fakes import FakeProgram, make_suite
 
-from pytest_kedi.evals import run_suite
+from pytest_kedi.evals import run_suite, short_repr
 
 Pair = namedtuple("Pair", "inp exp")
 
@@ -153,6 +153,21 @@ def test_unrepresentable_input_does_not_break_the_row() -> None:
     result = run_suite(program, make_suite())
     assert result.rows[0].input == "<unrepresentable Ugly: RuntimeError>"
     assert result.score == 1.0
+
+
+def test_an_expected_value_without_a_repr_does_not_break_the_row() -> None:
+    class Ugly:
+        def __repr__(self) -> str:
+            raise RuntimeError("no repr")
+
+    huge = 10**5000  # Python refuses to turn it into text
+    rows = [("in", Ugly()), (huge, "out"), ("x" * 300, "y" * 300)]
+    program = FakeProgram({("data", "samples"): rows}, lambda b: True)
+    first, second, third = run_suite(program, make_suite()).rows
+    assert (first.input, first.expected) == ("'in'", "<unrepresentable Ugly: RuntimeError>")
+    assert (second.input, second.expected) == ("<unrepresentable int: ValueError>", "'out'")
+    assert third.input == short_repr("x" * 300) and third.expected == short_repr("y" * 300)
+    assert [row.score for row in (first, second, third)] == [1.0, 1.0, 1.0]
 
 
 def test_on_rows_is_told_the_row_count_before_the_first_row() -> None:
