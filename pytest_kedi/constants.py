@@ -18,6 +18,9 @@ __all__ = [
     "ENV_MODEL",
     "ENV_STEP_SUMMARY",
     "RECORD_MODES",
+    "REPORT_CASE",
+    "REPORT_MODEL",
+    "REPORT_SUITE",
     "SECRET_ENV_SUFFIX",
     "SPLITS",
     "HOOK_NOTE",
@@ -30,6 +33,13 @@ TEST_MODEL: Final = "test"
 
 #: How a model named by a `pytest_kedi_model` hook is labelled in the header and summary.
 HOOK_NOTE: Final = "pytest_kedi_model hook"
+
+#: The attributes of a Kedi item's report that carry its record and its file's default
+#: model from an xdist worker to the controller (`pytest_kedi.plugin.transport`); the
+#: reports of other items have none of them.
+REPORT_SUITE: Final = "kedi_suite"
+REPORT_CASE: Final = "kedi_case"
+REPORT_MODEL: Final = "kedi_model"
 
 #: Which dataset an eval suite scores: ``auto`` (``test_data: N`` when the suite defines
 #: it, else ``data: N``), or one kind forced.

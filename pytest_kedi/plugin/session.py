@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_kedi.constants import REPORT_CASE, REPORT_MODEL, REPORT_SUITE
 from pytest_kedi.plugin import resolution
 from pytest_kedi.plugin.codecache import CodeCache
 from pytest_kedi.plugin.collect import KediFile, is_kedi_program
+from pytest_kedi.plugin.itembase import KediItem
 from pytest_kedi.plugin.items import KediEvalItem
 from pytest_kedi.plugin.listener import SUB_RESULTS, ReportListener
 from pytest_kedi.plugin.modelrun import ModelRun
@@ -50,6 +52,10 @@ MARKERS = (
 #: ``workeroutput`` keys: an xdist worker's model call counts and usage errors.
 MODEL_CALLS_KEY = "kedi_model_calls"
 USAGE_ERRORS_KEY = "kedi_usage_errors"
+
+
+#: The attributes a report carries a Kedi item's record in (`transport`).
+REPORT_CARRIERS = frozenset((REPORT_SUITE, REPORT_CASE, REPORT_MODEL))
 
 
 class KediSession:
@@ -210,6 +216,8 @@ class KediSession:
 
     def make_report(self, item: pytest.Item, when: str, report: pytest.TestReport) -> None:
         """Put the item's record on its report (and pytest-html's rows table)."""
+        if not isinstance(item, KediItem):  # (every phase of every other test passes here)
+            return
         from pytest_kedi.plugin import transport
         from pytest_kedi.plugin.records import SuiteRecord
 
@@ -257,6 +265,11 @@ class KediSession:
         held = self._carried.pop(id(report), None)
         if held is not None and held[0] is report:
             suite, case, model = held[1].suite, held[1].case, held[1].model
+        elif report.__dict__.keys().isdisjoint(REPORT_CARRIERS):
+            # no record: another test's report, or a Kedi item's phase that carries none
+            if report.failed and report.when == "???":
+                self._crashed(report)  # an xdist worker died while running the item
+            return
         else:  # from an xdist worker
             from pytest_kedi.plugin import transport
 
@@ -334,9 +347,10 @@ class KediSession:
             self.models.worker_finish(workeroutput)
             return
         self.model_calls.update(own_calls)
-        from pytest_kedi.plugin.rerun import store_rows
+        if self.suites:  # (a run without suites stores nothing: no import for it)
+            from pytest_kedi.plugin.rerun import store_rows
 
-        store_rows(self.config, self.suites.values())
+            store_rows(self.config, self.suites.values())
         self.models.finish(session, exitstatus)
         self._write(session, exitstatus)
         ended = session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from pytest_kedi.constants import REPORT_CASE, REPORT_MODEL, REPORT_SUITE
 from pytest_kedi.evals.safetext import clean_data, clean_text, texts_clean
 from pytest_kedi.plugin.items import KediCaseItem, KediEvalItem
 from pytest_kedi.plugin.outcomes import case_outcome
@@ -27,9 +28,9 @@ from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
 
 __all__ = ["Carried", "attach", "case_of", "model_of", "release", "settled", "suite_of"]
 
-_SUITE = "kedi_suite"
-_CASE = "kedi_case"
-_MODEL = "kedi_model"
+_SUITE = REPORT_SUITE
+_CASE = REPORT_CASE
+_MODEL = REPORT_MODEL
 
 
 def _crash_message(report: pytest.TestReport) -> str | None:

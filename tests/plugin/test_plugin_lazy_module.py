@@ -112,6 +112,39 @@ def test_a_warm_run_imports_neither_the_parser_nor_pydantic_ai(kedi: Kedi) -> No
     assert [path.read_text(encoding="utf-8") for path in records] == [""] * len(records)
 
 
+# Records, in each process, which of the modules that store a run's results it imported.
+RESULT_MODULES = """
+import os
+import sys
+
+def pytest_unconfigure(config):
+    stores = ("pytest_kedi.plugin.rerun", "pytest_kedi.plugin.records",
+              "pytest_kedi.plugin.transport")  # fmt: skip
+    with open(f"stores-{os.getpid()}.txt", "w", encoding="utf-8") as handle:
+        handle.write(" ".join(name for name in stores if name in sys.modules))
+"""
+
+
+def test_a_run_without_suites_imports_nothing_to_store_results(kedi: Kedi) -> None:
+    """A run that scores no suite (no ``.kedi`` file, or ``--collect-only``) stores no
+    rows for ``--kedi-rerun`` and writes no report: it does not import what would. The
+    reports of other tests carry no Kedi record: nothing reads or writes one on them."""
+    kedi.write("demo.kedi", DEMO)
+    kedi.write("test_plain.py", "def test_plain():\n    pass\n")
+    kedi.write("conftest.py", RESULT_MODULES)
+    kedi.subprocess("--kedi-eval", "--collect-only").stdout.fnmatch_lines(["*4 tests collected*"])
+    kedi.subprocess("test_plain.py").assert_outcomes(passed=1)
+    records = list(kedi.pytester.path.glob("stores-*.txt"))
+    assert records
+    assert [path.read_text(encoding="utf-8") for path in records] == [""] * len(records)
+    for path in records:
+        path.unlink()
+    kedi.subprocess("--kedi-eval").assert_outcomes(passed=4)
+    assert "pytest_kedi.plugin.rerun" in " ".join(
+        path.read_text(encoding="utf-8") for path in kedi.pytester.path.glob("stores-*.txt")
+    )
+
+
 REPEATED_NAMES = (
     DEMO
     + """
