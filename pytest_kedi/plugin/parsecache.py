@@ -18,7 +18,6 @@ from the entry; when the file's module is loaded first, the entry is read once f
 from __future__ import annotations
 
 import dataclasses
-import gc
 import hashlib
 import inspect
 import io
@@ -74,14 +73,12 @@ def _node_reducers() -> dict[type, Callable[[Any], tuple[Any, ...]]]:
 
 def _unpickle(data: bytes) -> Any:
     """Load the pickle ``data``, an acyclic AST: cyclic GC passes during the load would
-    only cost time."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    only cost time, and inside an eval item's run its objects are frozen with the item's
+    (`made_without_collection`)."""
+    from pytest_kedi.runtime.heap import made_without_collection
+
+    with made_without_collection():
         return pickle.loads(data)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 #: An entry of the parse cache: the lengths of its three parts, then the parts.

@@ -19,6 +19,7 @@ from pytest_kedi.runtime.errors import (
     KediUnsupportedError,
 )
 from pytest_kedi.runtime.evaluate import where
+from pytest_kedi.runtime.heap import made_without_collection
 from pytest_kedi.runtime.interpreter import exec_body
 from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.pyinterop import compile_unit
@@ -36,15 +37,16 @@ def load_unit(
 ) -> ModuleUnit:
     """Parse a file, run its prelude and create its module scope (nothing else runs)."""
     text_path = str(path)
-    if source is not None:
-        from pytest_kedi.lang.parser import parse
+    with made_without_collection():  # the syntax tree: no collection walks it as it grows
+        if source is not None:
+            from pytest_kedi.lang.parser import parse
 
-        module = parse(source, text_path)
-    else:
-        try:
-            module = parse_file(text_path)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise KediImportError(f"cannot read {text_path}: {_reason(exc)}") from exc
+            module = parse(source, text_path)
+        else:
+            try:
+                module = parse_file(text_path)
+            except (OSError, UnicodeDecodeError) as exc:
+                raise KediImportError(f"cannot read {text_path}: {_reason(exc)}") from exc
     source_file = SourceFile(text_path, module.source)
     prelude_vars: dict[str, Any] = {"__name__": "__kedi_prelude__"}
     prelude_scope = Scope(prelude_vars, None, "prelude", AgentState())

@@ -128,3 +128,69 @@ def test_a_released_program_is_freed_without_the_garbage_collector(
         assert freed == 0
     else:  # the cycle this guards against is there
         assert freed > 20
+
+
+def test_a_file_is_parsed_with_collection_paused_and_its_tree_frozen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading parses the file with cyclic GC paused (the tree's objects would make every
+    collection walk the growing tree again), freezes the tree with the load's other
+    objects, and leaves GC as it found it."""
+    import pytest_kedi.lang.parser as parser
+
+    seen: list[bool] = []
+    parse = parser.parse
+
+    def recording(text: str, path: str | None = None) -> object:
+        seen.append(gc.isenabled())
+        return parse(text, path)
+
+    monkeypatch.setattr(parser, "parse", recording)
+    path = tmp_path / "small.kedi"
+    text = source(3)
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            program = load(path, mode="validate", source=text)
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
+        assert program.procedures["p2"](1) == 3
+    assert seen == [False, False]
+    assert gc.get_freeze_count() == 0  # the load's block ended: nothing stays frozen
+
+
+def test_objects_made_without_collection_are_frozen_only_inside_a_freezing_block() -> None:
+    from pytest_kedi.runtime.heap import made_without_collection, older_objects_frozen
+
+    class Made:
+        pass
+
+    def young(obj: object) -> bool:
+        return any(each is obj for each in gc.get_objects(generation=0))
+
+    enabled = gc.isenabled()
+    try:
+        for collecting in (True, False):
+            (gc.enable if collecting else gc.disable)()
+            with made_without_collection():  # outside a block: GC paused, nothing frozen
+                assert not gc.isenabled()
+                alone = Made()
+            assert gc.isenabled() is collecting
+            assert gc.get_freeze_count() == 0
+            gc.disable()  # no automatic collection moves the objects checked below
+            assert young(alone)
+            with older_objects_frozen():
+                with made_without_collection():
+                    made = Made()
+                assert not young(made)
+                assert gc.get_freeze_count() > 0
+                with pytest.raises(ValueError), made_without_collection():
+                    failed = Made()
+                    raise ValueError("no tree")
+                assert young(failed)  # a block that raised froze nothing
+                assert gc.isenabled() is False
+            assert gc.get_freeze_count() == 0
+            assert any(each is made for each in gc.get_objects(generation=2))
+    finally:
+        (gc.enable if enabled else gc.disable)()
