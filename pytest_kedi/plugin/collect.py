@@ -154,7 +154,13 @@ class KediFile(pytest.File):
             return CollectErrorRepr.of(excinfo.value)
         return super().repr_failure(excinfo)
 
-    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+    def collect(self) -> list[pytest.Item | pytest.Collector]:
+        from pytest_kedi.runtime.heap import older_objects_frozen
+
+        with older_objects_frozen():
+            return list(self._children())
+
+    def _children(self) -> Iterator[pytest.Item | pytest.Collector]:
         outline, lazy = self._outline()
         marks = _marks(self.config)
         evals = [s for s in outline.suites if s.kind == "eval"]
@@ -261,7 +267,13 @@ class KediTestSuite(pytest.Collector):
         # of the outline's kind: `LazyModule.suite` checks
         return cast("nodes.TestSuite", self.lazy.suite(self.outline))
 
-    def collect(self) -> Iterator[pytest.Item]:
+    def collect(self) -> list[pytest.Item]:
+        from pytest_kedi.runtime.heap import older_objects_frozen
+
+        with older_objects_frozen():
+            return list(self._children())
+
+    def _children(self) -> Iterator[pytest.Item]:
         marks = _marks(self.config).cases
         cases = self.outline.cases
         names = unique_names(_safe(case.name) for case in cases)

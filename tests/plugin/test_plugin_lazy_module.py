@@ -182,3 +182,30 @@ def test_a_cached_collection_names_and_locates_items_as_a_parse_does(kedi: Kedi)
     assert cold == warm
     assert "demo.kedi::test:initials-2::one_word 20 one_word" in cold, cold
     assert "demo.kedi::eval:initials-2 23 eval:initials-2" in cold, cold
+
+
+@pytest.mark.single_process("records what this process's collection saw")
+def test_a_kedi_file_is_collected_with_the_older_heap_frozen(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Collecting a file (its parse or cache read, its outline, its items) happens with
+    the objects made before it frozen: the collections its objects trigger walk what the
+    file made, not every file collected before it; nothing stays frozen afterwards."""
+    import gc
+
+    from pytest_kedi.plugin.collect import KediFile, KediTestSuite
+
+    seen: list[tuple[str, bool]] = []
+    for cls in (KediFile, KediTestSuite):
+        original = cls._children
+
+        def recording(self: object, _original: object = original) -> object:
+            seen.append((type(self).__name__, gc.get_freeze_count() > 0))
+            return _original(self)  # type: ignore[operator]
+
+        monkeypatch.setattr(cls, "_children", recording)
+    kedi.write("demo.kedi", DEMO)
+    kedi.write("other.kedi", DEMO)
+    assert len(kedi.genitems("--kedi-eval")) == 6
+    assert sorted(seen) == [("KediFile", True)] * 2 + [("KediTestSuite", True)] * 2
+    assert gc.get_freeze_count() == 0
