@@ -21,10 +21,11 @@ from pytest_kedi.runtime.interpreter import exec_body
 from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.pyerrors import USER_ERRORS
 from pytest_kedi.runtime.pyglobals import module_globals
+from pytest_kedi.runtime.rowscope import REPR_LIMIT, short_repr
 from pytest_kedi.runtime.rowscope import current as current_row
-from pytest_kedi.runtime.rowscope import short_repr
 from pytest_kedi.runtime.scope import EPOCHS, MISSING, Scope
 from pytest_kedi.runtime.types import describe_type, describe_value, validator_for
+from pytest_kedi.text import truncate
 
 __all__ = ["BUILD_AFTER", "KediProcedure", "define_procedure", "define_type"]
 
@@ -177,7 +178,15 @@ class KediProcedure(PositionalCallee):
                         value = self._dispatch(args, kwargs)
                 finally:
                     row.output_depth = 0
-                row.outputs.append(short_repr(value))
+                # `short_repr`, inline (one call per eval row): a repr that raises is
+                # made again by `short_repr`, which describes the failure.
+                try:
+                    shown = repr(value)
+                except USER_ERRORS:
+                    shown = short_repr(value)
+                row.outputs.append(
+                    shown if len(shown) <= REPR_LIMIT else truncate(shown, REPR_LIMIT)
+                )
                 return value
         if kwargs or len(args) != self._n:
             values, passed = self._bind(args, kwargs)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_kedi.evals import EvalOptions, RowResult, SuiteResult, run_suite
-from pytest_kedi.evals.results import join_outputs
+from pytest_kedi.evals.results import join_outputs, short_repr
 from pytest_kedi.evals.safetext import clean_text, secrets
 from pytest_kedi.runtime import load
 from pytest_kedi.runtime.rowscope import ModelCallTrace, RowScope, current, entered
@@ -47,6 +47,33 @@ def test_output_is_the_repr_of_what_the_suite_procedure_returned(tmp_path: Path)
         (0.0, "'billing'"),
     ]
     assert result.rows[1].to_json()["output"] == "'billing'"
+
+
+def test_an_output_is_cut_to_the_repr_limit_and_a_broken_repr_is_described(
+    tmp_path: Path,
+) -> None:
+    source = """\
+```
+class Ugly:
+    def __repr__(self):
+        raise RuntimeError("no repr")
+```
+
+@make(kind: str) -> object:
+  = `Ugly() if kind == "ugly" else ("x" * 500 if kind == "long" else 10**5000)`
+
+@eval: make:
+  > data: kinds:
+    = `["ugly", "long", "huge"]`
+  > metric: shown(kinds):
+    = `make(kinds) is not None`
+"""
+    ugly, long, huge = score(tmp_path, source).rows
+    assert ugly.output == "<unrepresentable Ugly: RuntimeError>"
+    assert long.output == short_repr("x" * 500)
+    assert long.output is not None and len(long.output) == 200 and long.output.endswith("...")
+    assert huge.output == "<unrepresentable int: ValueError>"
+    assert [row.score for row in (ugly, long, huge)] == [1.0, 1.0, 1.0]
 
 
 def test_several_calls_are_all_kept_in_call_order(tmp_path: Path) -> None:
