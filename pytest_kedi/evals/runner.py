@@ -255,10 +255,7 @@ def _run_scored(
             outputs[0] if len(outputs) == 1 else join_outputs(outputs),
             tuple(calls) if calls else (),
             scope.retries,
-            # `_usage`, inline: most rows make no model request
-            _usage(scope)
-            if scope.requests or scope.input_tokens or scope.output_tokens
-            else NO_USAGE,
+            _usage(scope),
             found,
         )
 
