@@ -7,7 +7,12 @@ import gc
 import threading
 from collections.abc import Iterator
 
-__all__ = ["freeze_new_objects", "made_without_collection", "older_objects_frozen"]
+__all__ = [
+    "freeze_if_few_young",
+    "freeze_new_objects",
+    "made_without_collection",
+    "older_objects_frozen",
+]
 
 _lock = threading.Lock()
 _depth = 0  # blocks entered and not left, in every thread
@@ -57,6 +62,27 @@ def freeze_new_objects() -> None:
     with _lock:
         if _depth and _froze:
             gc.freeze()
+
+
+def freeze_if_few_young(limit: int) -> bool:
+    """`freeze_new_objects`, when the youngest generation holds at most ``limit`` objects;
+    whether it froze. For a loop whose every pass keeps a few objects (a suite's rows keep
+    their results), called every so many passes with ``limit`` a little above what those
+    passes keep: each young-generation collection would otherwise walk the kept objects,
+    and each middle-generation one walk them again, for nothing (they live on). Cyclic
+    garbage among the young objects is frozen with them (collected when the outermost
+    block ends), so ``limit`` also bounds the garbage a call can hold back; when the
+    passes made more, nothing is frozen and the collector runs as usual.
+    """
+    # The count (allocations less deallocations since the last collection or freeze)
+    # first: listing the generation costs its size, which is unbounded when GC is off.
+    if gc.get_count()[0] > limit or len(gc.get_objects(0)) > limit:
+        return False
+    with _lock:
+        if _depth and _froze:
+            gc.freeze()
+            return True
+    return False
 
 
 @contextlib.contextmanager

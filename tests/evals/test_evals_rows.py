@@ -175,3 +175,45 @@ def test_on_rows_is_told_the_row_count_before_the_first_row() -> None:
     program = FakeProgram({("data", "samples"): ["a", "b", "c"]}, lambda b: True)
     run_suite(program, make_suite(), on_rows=events.append, on_row=lambda r: events.append(r.index))
     assert events == [3, 0, 1, 2]
+
+
+def _freeze_counts(metric: Any, rows: int) -> list[int]:
+    """The number of frozen objects as each row's metric ran."""
+    import gc
+
+    counts: list[int] = []
+
+    def scored(b: dict[str, Any]) -> Any:
+        counts.append(gc.get_freeze_count())
+        return metric(b)
+
+    program = FakeProgram({("data", "samples"): [(i, i) for i in range(rows)]}, scored)
+    result = run_suite(program, make_suite())
+    assert result.completed and len(result.rows) == rows
+    assert gc.get_freeze_count() == 0  # the suite's block ended: nothing stays frozen
+    return counts
+
+
+def test_the_results_of_rows_that_keep_little_are_frozen_as_they_are_scored() -> None:
+    # The collector's young passes would otherwise walk every row's result again.
+    counts = _freeze_counts(lambda b: True, 300)
+    assert counts[299] > counts[1]
+
+
+def test_rows_that_make_many_objects_are_left_to_the_collector() -> None:
+    import gc
+
+    def cyclic(b: dict[str, Any]) -> bool:
+        for _ in range(5):  # garbage only the collector frees
+            loop: list[Any] = []
+            loop.append(loop)
+        return True
+
+    enabled = gc.isenabled()
+    gc.disable()  # no collection empties the young generation between two checks
+    try:
+        counts = _freeze_counts(cyclic, 300)
+    finally:
+        if enabled:
+            gc.enable()
+    assert counts[299] == counts[1]
