@@ -68,7 +68,12 @@ def _row_errors() -> tuple[type[BaseException], ...]:
 
 
 class EvalProgram(Protocol):
-    """What `run_suite` needs from a loaded program (`pytest_kedi.runtime.Program`)."""
+    """What `run_suite` needs from a loaded program (`pytest_kedi.runtime.Program`).
+
+    A program may also offer ``metric_function(suite, metric, params)``: the metric as a
+    function of a row's values in the order of ``params`` (the dataset's name, then
+    ``"expected"`` when the row has one), or None. A suite of many rows calls it instead
+    of ``metric_runner``'s function where it gives one."""
 
     def load_dataset(self, suite: EvalSuite, dataset: Dataset) -> Any: ...
 
@@ -216,22 +221,26 @@ def _run_scored(
     # in `_score_rows`'s `SecretsHeld` block, which cleans them again if these changed).
     found = current_secrets()
 
+    one, two = _metric_functions(program, suite, metric, name, rows)
+
     def run_row(index: int, repeat: int = 0) -> RowResult:
         # What the row's model calls report (retries, usage, traces) is collected in its
         # scope, made current with `enter`/`leave` (no context manager on this hot path).
         scope = RowScope(repeat, trace)
         value, expected = rows[index]
-        if name is None:
-            bindings: dict[str, Any] = {}
-        elif expected is NO_EXPECTED:
-            bindings = {name: value}
-        else:
-            bindings = {name: value, "expected": expected}
         start = perf_counter()
         try:
             token = enter(scope)
             try:
-                raw = run_metric(bindings)
+                if expected is NO_EXPECTED:
+                    if one is not None:
+                        raw = one(value)
+                    else:
+                        raw = run_metric({} if name is None else {name: value})
+                elif two is not None:
+                    raw = two(value, expected)
+                else:
+                    raw = run_metric({name: value, "expected": expected})  # type: ignore[dict-item]
             finally:
                 leave(token)
             if raw is True:
@@ -330,6 +339,28 @@ def _run_scored(
     )
     emit_until(len(rows))
     return [row for row in results if row is not None]
+
+
+#: A suite with at least this many rows runs its metric as a function of the row's values
+#: when the program offers one (`EvalProgram`): compiling it costs about as much as the
+#: dictionaries of bindings it saves over a few hundred rows.
+_FUNCTION_ROWS = 1_000
+
+MetricFunction = Callable[..., Any]
+
+
+def _metric_functions(
+    program: EvalProgram, suite: EvalSuite, metric: Metric, name: str | None, rows: list[Row]
+) -> tuple[MetricFunction | None, MetricFunction | None]:
+    """The metric as a function of a row's value, and of its value and expected value,
+    from the program's optional ``metric_function`` (`EvalProgram`), for a suite of many
+    rows: the one its first row needs (rows of the other shape are given bindings)."""
+    make = getattr(program, "metric_function", None)
+    if make is None or name is None or name == "expected" or len(rows) < _FUNCTION_ROWS:
+        return None, None
+    if rows[0][1] is NO_EXPECTED:
+        return make(suite, metric, (name,)), None
+    return None, make(suite, metric, (name, "expected"))
 
 
 def _row(

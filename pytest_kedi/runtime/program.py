@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
+from types import FunctionType
 from typing import Any, Literal
 
 from pytest_kedi.errors import KediExecutionError
@@ -287,6 +288,73 @@ class Program:
                 raise error from exc
 
         return run
+
+    def metric_function(
+        self, suite: nodes.EvalSuite, metric: nodes.Metric, params: tuple[str, ...]
+    ) -> Callable[..., Any] | None:
+        """`metric_runner` as a function of the row's values in the order of ``params``
+        (the names the row binds: the dataset's, then ``expected`` when the row has one),
+        for a suite with many rows; None when the metric body is not a one-return body of
+        simple Python (`quickbody`), or when compiling it again may make Python warn again.
+        It runs as `metric_runner`'s function does, with the values as the function's
+        parameters instead of a dictionary of bindings (`QuickBody.function_code`)."""
+        if len(params) not in (1, 2):
+            return None
+        procedure = self._unit.scope.vars.get(suite.name)
+        if isinstance(procedure, KediProcedure) and not procedure.records_output:
+            procedure.records_output = True
+        part = self._part(suite, metric)
+        quick = part.quick
+        code = None if quick is None else quick.function_code(params)
+        if quick is None or code is None:
+            return None
+        scope, reads = self._unit.scope, quick.unit.global_reads()
+        # The module's table, the globals rows read it through (`metric_runner`) and the
+        # function made with them.
+        known: tuple[object, dict[str, Any] | None, Callable[..., Any]] = (None, None, len)
+
+        def settled() -> Callable[..., Any]:
+            nonlocal known
+            base = module_globals(scope)
+            g = reading_globals(base, reads)
+            fn = known[2] if known[1] is g else FunctionType(code, g)
+            known = (base, g, fn)
+            return fn
+
+        def failed(exc: BaseException, values: tuple[Any, ...]) -> BaseException:
+            return self._quick_failure(part, exc, dict(zip(params, values, strict=True)))
+
+        def one(value: Any) -> Any:
+            # `metric_runner`'s function, the row's value a parameter (one call per row).
+            if CANCEL.pending:  # a timed-out row stops at its next statement
+                check_current()
+            table, g, fn = known
+            if table is not module_globals(scope) or g is table:
+                fn = settled()
+            try:
+                return fn(value)
+            except USER_ERRORS as exc:
+                error = failed(exc, (value,))
+                if error is exc:
+                    raise
+                raise error from exc
+
+        def two(value: Any, expected: Any) -> Any:
+            # `one`, with the row's expected value.
+            if CANCEL.pending:  # a timed-out row stops at its next statement
+                check_current()
+            table, g, fn = known
+            if table is not module_globals(scope) or g is table:
+                fn = settled()
+            try:
+                return fn(value, expected)
+            except USER_ERRORS as exc:
+                error = failed(exc, (value, expected))
+                if error is exc:
+                    raise
+                raise error from exc
+
+        return one if len(params) == 1 else two
 
     def _part(self, suite: nodes.EvalSuite, part: nodes.Dataset | nodes.Metric) -> _SuitePart:
         """What running ``part`` of ``suite`` needs, worked out once per part."""

@@ -10,19 +10,27 @@ order: the cancellation check before the statement, the Python error located at 
 `.kedi` line and the statement's frame (`QuickBody.failure`), then the body's frame.
 tests/runtime/test_runtime_quickbody.py runs bodies both ways and compares values and
 errors.
+
+A suite with many rows runs its metric as a Python function of the row's names instead
+(`QuickBody.function_code`, `Program.metric_function`): the same expression, compiled once
+more as ``return <expr>`` with the names as parameters, so a row passes its values
+without building a dictionary for ``eval``. Simple Python reads a name the same way
+either way: the row's names first, then the module's, then the builtins.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import ast
+from dataclasses import dataclass, field
 from types import CodeType
 
 from pytest_kedi.errors import KediError, KediExecutionError
 from pytest_kedi.lang import nodes
+from pytest_kedi.lang.pycheck import may_warn
 from pytest_kedi.runtime.context import Frame, ModuleUnit
 from pytest_kedi.runtime.interpreter import statement_failed
-from pytest_kedi.runtime.pyerrors import python_error
-from pytest_kedi.runtime.pyinterop import CompiledUnit
+from pytest_kedi.runtime.pyerrors import PYTHON_UNITS, python_error
+from pytest_kedi.runtime.pyinterop import CompiledUnit, function_code, relocated_expression
 
 __all__ = ["QuickBody", "quick_body"]
 
@@ -37,6 +45,30 @@ class QuickBody:
     stmt: nodes.Return
     unit: CompiledUnit
     code: CodeType
+    #: `function_code` by parameters, compiled on first use
+    functions: dict[tuple[str, ...], CodeType | None] = field(default_factory=dict)
+
+    def function_code(self, params: tuple[str, ...]) -> CodeType | None:
+        """The body as the code of a function of ``params`` returning the expression
+        (compiled once per ``params``), its frames located as the unit's; None when
+        compiling the text again may make Python warn again (`lang.pycheck.may_warn`)."""
+        known = self.functions.get(params, self)
+        if known is not self:
+            return known  # type: ignore[return-value]
+        info = self.unit.info
+        code: CodeType | None = None
+        if not may_warn(info.code.source) and len(set(params)) == len(params):
+            try:
+                expr = relocated_expression(info.code, info.source_file).body
+                body: list[ast.stmt] = [ast.copy_location(ast.Return(value=expr), expr)]
+                path, line = info.source_file.path, info.code.line
+                code = function_code("_kedi_metric", params, body, path, line, positioned=True)
+            except (SyntaxError, TypeError, ValueError):  # compiled once already: unexpected
+                code = None
+            else:
+                PYTHON_UNITS.track(code, info)
+        self.functions[params] = code
+        return code
 
     def failure(self, exc: BaseException, ctx: Frame) -> KediExecutionError:
         """The error of ``exc`` (one of `USER_ERRORS`) located as the interpreter locates

@@ -181,3 +181,64 @@ def test_suites_score_the_same_either_way(programs):
     # a suite with directives runs them for every row: never the quick path
     directed = suite_of(quick, "with_directive")
     assert quick._parts[id(directed.metric)].quick is None
+
+
+@pytest.mark.parametrize("name", [*METRICS, "two_steps", "with_directive"])
+@pytest.mark.parametrize(
+    "bindings",
+    [{"samples": "a b", "expected": 2}, {"samples": "a", "expected": 5}, {"samples": "a b"}],
+)
+def test_the_metric_as_a_function_agrees_with_the_interpreter(programs, name, bindings):
+    # A suite of many rows runs its metric as a function of the row's values.
+    quick, interpreted = programs()
+    function = quick.metric_function(suite_of(quick, name), metric_of(quick, name), (*bindings,))
+    assert (function is not None) == (name in QUICK)
+    if function is None:
+        return
+    fast = outcome(lambda: function(*bindings.values()))
+    slow = outcome(
+        lambda: interpreted.run_metric(
+            suite_of(interpreted, name), metric_of(interpreted, name), dict(bindings)
+        )
+    )
+    if name == "recursion":  # where the limit hits depends on the stack each path uses
+        assert fast[2].startswith("maximum recursion depth exceeded")
+        assert slow[2].startswith("maximum recursion depth exceeded")
+        fast, slow = fast[:2] + fast[3][:3], slow[:2] + slow[3][:3]
+    assert fast == slow
+
+
+def test_a_cancelled_row_stops_before_the_metric_function(programs):
+    quick, _ = programs()
+    function = quick.metric_function(
+        suite_of(quick, "exact"), metric_of(quick, "exact"), ("samples", "expected")
+    )
+    token = CancelToken()
+    token.cancel("row exceeded 1s")
+    with bound(token), pytest.raises(Cancelled):
+        function("a", 1)
+
+
+def test_suites_of_many_rows_score_as_the_interpreter_scores(programs, monkeypatch):
+    from pytest_kedi.evals import runner
+
+    monkeypatch.setattr(runner, "_FUNCTION_ROWS", 2)  # the two-row suites count as many
+    quick, interpreted = programs()
+    made: list[tuple[str, ...]] = []
+    original = quick.metric_function
+
+    def metric_function(suite: Any, metric: Any, params: tuple[str, ...]) -> Any:
+        made.append(params)
+        return original(suite, metric, params)
+
+    quick.metric_function = metric_function
+    for suite_name in [*METRICS, "two_steps", "with_directive"]:
+        fast = run_suite(quick, suite_of(quick, suite_name))
+        slow = run_suite(interpreted, suite_of(interpreted, suite_name))
+        if suite_name == "recursion":
+            continue  # compared above
+        assert [row.to_json() | {"duration_s": 0} for row in fast.rows] == [
+            row.to_json() | {"duration_s": 0} for row in slow.rows
+        ]
+        assert (fast.score, fast.feedback) == (slow.score, slow.feedback)
+    assert made and set(made) == {("samples", "expected")}
