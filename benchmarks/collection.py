@@ -8,7 +8,7 @@ same rows, the same two test functions), then runs pytest on each tree in a fres
 process:
 
 * ``--collect-only`` cold: no ``.pytest_cache`` (our parse cache) and no ``__pycache__``
-  (pytest's compiled, assertion-rewritten modules);
+  (pytest's compiled, assertion-rewritten modules), with plugin autoloading off (below);
 * ``--collect-only`` warm: the same command again, both caches filled;
 * full execution (``--kedi-eval``), first after collection: pytest's ``.pyc`` files were
   written by collection, as was our compiled code (``.pytest_cache/d/kedi-code``: cold
@@ -35,7 +35,9 @@ alone against pytest with pytest-kedi (``-p pytest_kedi.plugin``), each side pay
 own start-up only. The collection goals are stated on the second: what pytest-kedi costs
 against what pytest costs. The other plugins add about half a second of start-up to both
 sides alike (hypothesis alone imports for 0.2 s at the session's end), which moves any
-ratio towards 1; those rows stay as references. The full-run goal holds for both.
+ratio towards 1; those rows stay as references (the cold collection runs without them
+only: a second cold pass would add about ten seconds to ``run.py``). The full-run goal
+holds for both.
 """
 
 from __future__ import annotations
@@ -216,7 +218,6 @@ def main(argv: list[str] | None = None) -> int:
         # speed of a shared machine drifts over a minute).
         steps = (
             ("cold-alone", ["--collect-only"], False, True),  # plugin autoloading off
-            ("cold", ["--collect-only"], False, False),
             ("warm", ["--collect-only"], False, False),
             ("warm-alone", ["--collect-only"], False, True),  # plugin autoloading off
             ("first", ["--kedi-eval"], True, False),
@@ -227,9 +228,6 @@ def main(argv: list[str] | None = None) -> int:
             for _name, folder, _summary in trees:
                 clear_caches(folder)
             for key, command, runs, alone in steps:
-                if key == "cold":  # cold again, after the cold collection without plugins
-                    for _name, folder, _summary in trees:
-                        clear_caches(folder)
                 # A warm collection takes a second or two: it is taken WARM_ROUNDS times
                 # (the trees alternating), as the shortest runs vary the most.
                 for _round in range(1 if runs or key.startswith("cold") else WARM_ROUNDS):
@@ -249,8 +247,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.repeat} ({args.repeat * WARM_ROUNDS} for the warm collections); every "
         "installed plugin loaded on both sides but randomly, xdist and rerunfailures, "
         "unless the row says plugin autoloading off; "
-        "cold = no .pytest_cache and no __pycache__ (cleared again before the cold "
-        "collection with every plugin); cold collection "
+        "cold = no .pytest_cache and no __pycache__ (the cold collection runs with "
+        "plugin autoloading off); cold collection "
         "compiles each file's Python (cases assertion-rewritten) into .pytest_cache as "
         "pytest writes .pyc files, and both full runs read it from there; the trees take "
         "each step one after the other (runs compared are seconds apart), after an "
@@ -285,14 +283,6 @@ def main(argv: list[str] | None = None) -> int:
             "equivalent .py test modules, pytest alone",
             0.5,
             ALONE,
-        ),
-        (
-            "cold",
-            "--collect-only, cold caches, every plugin",
-            "py",
-            "equivalent .py test modules",
-            None,
-            every,
         ),
         (
             "warm",

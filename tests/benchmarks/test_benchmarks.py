@@ -249,7 +249,7 @@ def test_xdist_scaling_fails_when_a_suite_does_not_score(tmp_path: Path) -> None
 
 @pytest.mark.parametrize(
     ("script", "count"),
-    [("collection", 9), ("row_overhead", 6), ("memory", 2), ("replay_cost", 3)],
+    [("collection", 8), ("row_overhead", 6), ("memory", 2), ("replay_cost", 3)],
 )
 def test_script_quick_writes_its_results(tmp_path: Path, script: str, count: int) -> None:
     target = tmp_path / "results.json"
