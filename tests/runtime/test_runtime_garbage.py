@@ -160,14 +160,17 @@ def test_a_file_is_parsed_with_collection_paused_and_its_tree_frozen(
     assert gc.get_freeze_count() == 0  # the load's block ended: nothing stays frozen
 
 
+class Made:
+    """An object the garbage collector tracks."""
+
+
+def young(obj: object) -> bool:
+    """Whether ``obj`` is in the youngest generation."""
+    return any(each is obj for each in gc.get_objects(generation=0))
+
+
 def test_objects_made_without_collection_are_frozen_only_inside_a_freezing_block() -> None:
     from pytest_kedi.runtime.heap import made_without_collection, older_objects_frozen
-
-    class Made:
-        pass
-
-    def young(obj: object) -> bool:
-        return any(each is obj for each in gc.get_objects(generation=0))
 
     enabled = gc.isenabled()
     try:
@@ -199,26 +202,20 @@ def test_objects_made_without_collection_are_frozen_only_inside_a_freezing_block
 def test_few_young_objects_are_frozen_and_many_are_left_to_the_collector() -> None:
     from pytest_kedi.runtime.heap import freeze_if_few_young, older_objects_frozen
 
-    class Kept:
-        pass
-
-    def young(obj: object) -> bool:
-        return any(each is obj for each in gc.get_objects(generation=0))
-
     enabled = gc.isenabled()
     try:
         for collecting in (True, False):
             (gc.enable if collecting else gc.disable)()
             gc.collect()
-            alone = Kept()
+            alone = Made()
             assert freeze_if_few_young(100) is False  # outside a block: nothing frozen
             assert young(alone)
             with older_objects_frozen():
                 gc.disable()  # no automatic collection moves the objects checked below
-                kept = [Kept() for _ in range(5)]
+                kept = [Made() for _ in range(5)]
                 assert freeze_if_few_young(50) is True
                 assert not any(young(each) for each in kept)
-                many = [Kept() for _ in range(80)]
+                many = [Made() for _ in range(80)]
                 assert freeze_if_few_young(50) is False  # more than the limit: left alone
                 assert all(young(each) for each in many)
                 (gc.enable if collecting else gc.disable)()
