@@ -222,6 +222,10 @@ def _run_scored(
     found = current_secrets()
 
     one, two = _metric_functions(program, suite, metric, name, rows)
+    # The dataset's rows, made in the suite's block and kept while it runs, join the frozen
+    # objects first (with what else its load left, up to as many objects a row as rows may
+    # keep), so that the young generation holds what the rows make.
+    freeze_if_few_young(_YOUNG_LIMIT + _YOUNG_PER_ROW * len(rows))
 
     def run_row(index: int, repeat: int = 0) -> RowResult:
         # What the row's model calls report (retries, usage, traces) is collected in its

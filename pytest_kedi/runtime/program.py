@@ -256,10 +256,7 @@ class Program:
     ) -> Callable[[dict[str, Any]], Any]:
         """`run_metric` for one suite's metric, worked out once for all its rows: the
         function running the metric with a row's ``bindings``."""
-        procedure = self._unit.scope.vars.get(suite.name)
-        if isinstance(procedure, KediProcedure) and not procedure.records_output:
-            procedure.records_output = True
-        part = self._part(suite, metric)
+        part = self._metric_part(suite, metric)
         quick = part.quick
         if quick is None:
             return partial(self._run_suite_body, part)
@@ -300,10 +297,7 @@ class Program:
         parameters instead of a dictionary of bindings (`QuickBody.function_code`)."""
         if len(params) not in (1, 2):
             return None
-        procedure = self._unit.scope.vars.get(suite.name)
-        if isinstance(procedure, KediProcedure) and not procedure.records_output:
-            procedure.records_output = True
-        part = self._part(suite, metric)
+        part = self._metric_part(suite, metric)
         quick = part.quick
         code = None if quick is None else quick.function_code(params)
         if quick is None or code is None:
@@ -355,6 +349,14 @@ class Program:
                 raise error from exc
 
         return one if len(params) == 1 else two
+
+    def _metric_part(self, suite: nodes.EvalSuite, metric: nodes.Metric) -> _SuitePart:
+        """`_part` for a metric about to score rows: the procedure the suite is named after
+        records its return values in the current row scope from now on."""
+        procedure = self._unit.scope.vars.get(suite.name)
+        if isinstance(procedure, KediProcedure) and not procedure.records_output:
+            procedure.records_output = True
+        return self._part(suite, metric)
 
     def _part(self, suite: nodes.EvalSuite, part: nodes.Dataset | nodes.Metric) -> _SuitePart:
         """What running ``part`` of ``suite`` needs, worked out once per part."""
