@@ -8,9 +8,10 @@ import math
 from collections.abc import Callable
 
 from pytest_kedi.evals.datasets import NO_EXPECTED, Row
+from pytest_kedi.evals.executor import run_rows
 from pytest_kedi.evals.results import RowResult, Usage, short_repr
 
-__all__ = ["CarryOver", "carried", "combine"]
+__all__ = ["CarryOver", "carried", "combine", "run_repeated"]
 
 #: ``carry(index, input, expected)``: a row's result from an earlier run to keep instead of
 #: running the row again (``None``: run it). ``input``/``expected`` are the row's short
@@ -57,3 +58,63 @@ def combine(parts: list[RowResult]) -> RowResult:
         retries=sum(part.retries for part in parts),
         usage=Usage.total(part.usage for part in parts),
     )
+
+
+def run_repeated(
+    rows: list[Row],
+    name: str | None,
+    carry: CarryOver | None,
+    repeats: int,
+    run_row: Callable[[int, int], RowResult],
+    on_timeout: Callable[[int, float], RowResult],
+    concurrency: int,
+    timeout: float | None,
+    on_row: Callable[[RowResult], object] | None,
+) -> list[RowResult]:
+    """Run every row not ``carry``-kept ``repeats`` times (``run_row(index, repeat)``) and
+    give each row's result (`combine`, or the kept one), in row order; ``on_row`` gets each
+    row as soon as it and every row before it are known.
+
+    Each repeat of a row is one unit of work (for the pool and the time limit); unit u is
+    repeat u % repeats of row todo[u // repeats].
+    """
+    kept_rows = carried(rows, name, carry)
+    todo = [index for index, kept in enumerate(kept_rows) if kept is None]
+    results: list[RowResult | None] = list(kept_rows)
+    parts: list[RowResult] = []
+    emitted = 0
+
+    def run_unit(unit: int) -> RowResult:
+        row, repeat = divmod(unit, repeats)
+        return run_row(todo[row], repeat)
+
+    def unit_timeout(unit: int, elapsed: float) -> RowResult:
+        return on_timeout(todo[unit // repeats], elapsed)
+
+    def emit_until(index: int) -> None:
+        nonlocal emitted
+        while emitted < index:
+            row = results[emitted]
+            if on_row is not None and row is not None:
+                on_row(row)
+            emitted += 1
+
+    def on_unit(part: RowResult) -> None:
+        parts.append(part)
+        if len(parts) < repeats:
+            return
+        index = part.index
+        results[index] = combine(parts)
+        parts.clear()
+        emit_until(index + 1)
+
+    run_rows(
+        len(todo) * repeats,
+        run_unit,
+        concurrency=concurrency,
+        timeout=timeout,
+        on_timeout=unit_timeout,
+        on_row=on_unit,
+    )
+    emit_until(len(rows))
+    return [row for row in results if row is not None]

@@ -26,7 +26,7 @@ from pytest_kedi.evals.datasets import (
 )
 from pytest_kedi.evals.evaloptions import EvalOptions
 from pytest_kedi.evals.executor import DeadlineExceeded, call_with_deadline, run_rows
-from pytest_kedi.evals.repeats import CarryOver, carried, combine
+from pytest_kedi.evals.repeats import CarryOver, run_repeated
 from pytest_kedi.evals.results import (
     NO_USAGE,
     REPR_LIMIT,
@@ -301,48 +301,10 @@ def _run_scored(
             on_timeout=on_timeout,
             on_row=on_row,
         )
-    # Each repeat of a row is one unit of work (for the pool and the time limit); unit u
-    # is repeat u % repeats of row todo[u // repeats].
-    kept_rows = carried(rows, name, carry)
-    todo = [index for index, kept in enumerate(kept_rows) if kept is None]
-    results: list[RowResult | None] = list(kept_rows)
-    parts: list[RowResult] = []
-    emitted = 0
-
-    def run_unit(unit: int) -> RowResult:
-        row, repeat = divmod(unit, repeats)
-        return run_row(todo[row], repeat)
-
-    def unit_timeout(unit: int, elapsed: float) -> RowResult:
-        return on_timeout(todo[unit // repeats], elapsed)
-
-    def emit_until(index: int) -> None:
-        nonlocal emitted
-        while emitted < index:
-            row = results[emitted]
-            if on_row is not None and row is not None:
-                on_row(row)
-            emitted += 1
-
-    def on_unit(part: RowResult) -> None:
-        parts.append(part)
-        if len(parts) < repeats:
-            return
-        index = part.index
-        results[index] = combine(parts)
-        parts.clear()
-        emit_until(index + 1)
-
-    run_rows(
-        len(todo) * repeats,
-        run_unit,
-        concurrency=options.concurrency,
-        timeout=options.timeout,
-        on_timeout=unit_timeout,
-        on_row=on_unit,
-    )
-    emit_until(len(rows))
-    return [row for row in results if row is not None]
+    return run_repeated(
+        rows, name, carry, repeats, run_row, on_timeout, options.concurrency, options.timeout,
+        on_row,
+    )  # fmt: skip
 
 
 #: A suite with at least this many rows runs its metric as a function of the row's values
