@@ -174,8 +174,8 @@ def test_a_cancelled_row_stops_before_the_quick_body(programs):
         )
 
 
-def test_suites_score_the_same_either_way(programs):
-    quick, interpreted = programs()
+def assert_suites_score_alike(quick: Any, interpreted: Any) -> None:
+    """Every suite of the two programs scores the same rows, score and feedback."""
     for suite_name in [*METRICS, "two_steps", "with_directive"]:
         fast = run_suite(quick, suite_of(quick, suite_name))
         slow = run_suite(interpreted, suite_of(interpreted, suite_name))
@@ -185,6 +185,11 @@ def test_suites_score_the_same_either_way(programs):
             row.to_json() | {"duration_s": 0} for row in slow.rows
         ]
         assert (fast.score, fast.feedback) == (slow.score, slow.feedback)
+
+
+def test_suites_score_the_same_either_way(programs):
+    quick, interpreted = programs()
+    assert_suites_score_alike(quick, interpreted)
     # a suite with directives runs them for every row: never the quick path
     directed = suite_of(quick, "with_directive")
     assert quick._parts[id(directed.metric)].quick is None
@@ -230,13 +235,5 @@ def test_suites_of_many_rows_score_as_the_interpreter_scores(programs, monkeypat
         return original(suite, metric, params)
 
     quick.metric_function = metric_function
-    for suite_name in [*METRICS, "two_steps", "with_directive"]:
-        fast = run_suite(quick, suite_of(quick, suite_name))
-        slow = run_suite(interpreted, suite_of(interpreted, suite_name))
-        if suite_name == "recursion":
-            continue  # compared above
-        assert [row.to_json() | {"duration_s": 0} for row in fast.rows] == [
-            row.to_json() | {"duration_s": 0} for row in slow.rows
-        ]
-        assert (fast.score, fast.feedback) == (slow.score, slow.feedback)
+    assert_suites_score_alike(quick, interpreted)
     assert made and set(made) == {("samples", "expected")}
