@@ -52,9 +52,8 @@ class QuickBody:
         """The body as the code of a function of ``params`` returning the expression
         (compiled once per ``params``), its frames located as the unit's; None when
         compiling the text again may make Python warn again (`lang.pycheck.may_warn`)."""
-        known = self.functions.get(params, self)
-        if known is not self:
-            return known  # type: ignore[return-value]
+        if params in self.functions:
+            return self.functions[params]
         info = self.unit.info
         code: CodeType | None = None
         if not may_warn(info.code.source) and len(set(params)) == len(params):
