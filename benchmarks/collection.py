@@ -24,6 +24,11 @@ built-in ``subtests`` fixture, as a `.kedi` suite does (3 tests and 5 sub-result
 file). The goal is compared with the second, which shows a user the same results; the
 first stays as a reference (what a suite would cost if its rows were not reported).
 
+A reference for the warm collection: the same ``.kedi`` files collected by a plugin that
+makes the nodes pytest-kedi makes, with the same names and marks, and reads nothing
+(`FLOOR_PLUGIN`): what pytest itself costs for those node ids, the least any plugin giving
+them can pay.
+
 Times are the child processes' CPU time (user + system; best of ``--repeat``), so a
 loaded machine skews neither side; ratios are ours / plain pytest. Exits non-zero when
 a pytest run fails.
@@ -119,13 +124,58 @@ PY_SUBTESTS_TEMPLATE = PY_TEMPLATE.replace(
 )
 assert PY_SUBTESTS_TEMPLATE != PY_TEMPLATE
 
+#: pytest's own cost of a `.kedi` file's node tree: a plugin that makes the same nodes as
+#: pytest-kedi (a file collector holding an eval item and a ``@test:`` collector of two
+#: case items, with the same names and marks) and reads nothing. Its ``--collect-only``
+#: is what any plugin giving the same node ids pays pytest, whatever its own work costs.
+FLOOR_PLUGIN = """\
+import pytest
+
+
+def pytest_configure(config):
+    for mark in ("kedi", "kedi_eval", "kedi_test"):
+        config.addinivalue_line("markers", mark)
+
+
+class Item(pytest.Item):
+    def runtest(self):
+        pass
+
+
+class Suite(pytest.Collector):
+    def collect(self):
+        cases = []
+        for name in ("doubles", "labels"):
+            case = Item.from_parent(self, name=name)
+            case.add_marker(pytest.mark.kedi)
+            case.add_marker(pytest.mark.kedi_test)
+            cases.append(case)
+        return cases
+
+
+class File(pytest.File):
+    def collect(self):
+        number = self.path.stem.rpartition("_")[2]
+        suite = Item.from_parent(self, name=f"eval:double_{number}")
+        for mark in (pytest.mark.kedi, pytest.mark.kedi_eval, pytest.mark.skip(reason="off")):
+            suite.add_marker(mark)
+        return [suite, Suite.from_parent(self, name=f"test:file_{number}")]
+
+
+def pytest_collect_file(file_path, parent):
+    if file_path.suffix == ".kedi":
+        return File.from_parent(parent, path=file_path)
+"""
+
 # Every installed plugin is loaded on both sides but those that reorder, rerun or spread
 # the tests.
 COMMON = ["-q", "-p", "no:randomly", "-p", "no:xdist", "-p", "no:rerunfailures"]
 
 
-#: Runs of each warm collection per repeat (best taken, as for every step).
+#: Runs of each warm collection per repeat (best taken, as for every step); more for the
+#: collection the goal is stated on, whose runs take about half a second and vary the most.
 WARM_ROUNDS = 3
+WARM_ALONE_ROUNDS = 5
 
 #: What the rows measured with plugin autoloading off show.
 ALONE = (
@@ -135,19 +185,24 @@ ALONE = (
 )
 
 
-def generate(root: Path, files: int) -> tuple[Path, Path, Path]:
-    """The `.kedi` tree, the `.py` tree and the `.py` tree whose suites report rows."""
-    kedi, py, sub = root / "kedi", root / "py", root / "py-subtests"
+def generate(root: Path, files: int) -> tuple[Path, Path, Path, Path]:
+    """The `.kedi` tree, the `.py` tree, the `.py` tree whose suites report rows, and the
+    `.kedi` tree collected by `FLOOR_PLUGIN` (its module in the tree)."""
+    kedi, py, sub, floor = root / "kedi", root / "py", root / "py-subtests", root / "floor"
     plain = "[pytest]\n"
-    for folder, ini in ((kedi, "[pytest]\nkedi_collect = true\n"), (py, plain), (sub, plain)):
+    trees = ((kedi, "[pytest]\nkedi_collect = true\n"), (py, plain), (sub, plain), (floor, plain))
+    for folder, ini in trees:
         folder.mkdir(parents=True)
         (folder / "pytest.ini").write_text(ini, encoding="utf-8")
+    (floor / "kedi_floor.py").write_text(FLOOR_PLUGIN, encoding="utf-8")
     for i in range(files):
-        (kedi / f"suite_{i}.kedi").write_text(KEDI_TEMPLATE.format(i=i), encoding="utf-8")
+        program = KEDI_TEMPLATE.format(i=i)
+        (kedi / f"suite_{i}.kedi").write_text(program, encoding="utf-8")
+        (floor / f"suite_{i}.kedi").write_text(program, encoding="utf-8")
         (py / f"test_suite_{i}.py").write_text(PY_TEMPLATE.format(i=i), encoding="utf-8")
         module = PY_SUBTESTS_TEMPLATE.format(i=i)
         (sub / f"test_suite_{i}.py").write_text(module, encoding="utf-8")
-    return kedi, py, sub
+    return kedi, py, sub, floor
 
 
 def clear_caches(folder: Path) -> None:
@@ -161,9 +216,13 @@ def cpu_of(folder: Path, args: list[str], expect: str, *, alone: bool = False) -
     (pytest-kedi loaded in the ``.kedi`` tree); else every installed plugin but `COMMON`'s."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KEDI_", "PYTEST_"))}
     env["PYTHONDONTWRITEBYTECODE"] = ""
+    if folder.name == "floor":  # pytest alone with the floor plugin (the tree's module)
+        alone, args = True, [arg for arg in args if not arg.startswith("--kedi")]
     if alone:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-        if folder.name == "kedi":
+        if folder.name == "floor":
+            plugins = ["-q", "-p", "kedi_floor"]
+        elif folder.name == "kedi":
             plugins = ["-q", "-p", "pytest_kedi.plugin"]
         else:  # plain pytest does not know pytest-kedi's options
             plugins, args = ["-q"], [arg for arg in args if not arg.startswith("--kedi")]
@@ -207,11 +266,17 @@ def main(argv: list[str] | None = None) -> int:
         # first imports a module pays for compiling it (after an editable install, or a
         # change to a module).
         for folder in generate(Path(tmp) / "warm-up", 1):
-            cpu_of(folder, ["--collect-only"], "3")
             cpu_of(folder, ["--collect-only"], "3", alone=True)
-            cpu_of(folder, ["--kedi-eval"], "3 passed")
-        kedi, py, sub = generate(Path(tmp), files)
-        trees = (("kedi", kedi, with_rows), ("py", py, passed), ("sub", sub, with_rows))
+            if folder.name != "floor":
+                cpu_of(folder, ["--collect-only"], "3")
+                cpu_of(folder, ["--kedi-eval"], "3 passed")
+        kedi, py, sub, floor = generate(Path(tmp), files)
+        trees = (
+            ("kedi", kedi, with_rows),
+            ("py", py, passed),
+            ("sub", sub, with_rows),
+            ("floor", floor, ""),
+        )
         # Interleaved by step: each tree goes through cold collection, warm collection,
         # the first run and a warm run, in that order, and the trees take each step one
         # after the other, so the runs compared with each other are seconds apart (the
@@ -230,10 +295,13 @@ def main(argv: list[str] | None = None) -> int:
             for key, command, runs, alone in steps:
                 # A warm collection takes a second or two: it is taken WARM_ROUNDS times
                 # (the trees alternating), as the shortest runs vary the most.
-                for _round in range(1 if runs or key.startswith("cold") else WARM_ROUNDS):
+                rounds = WARM_ALONE_ROUNDS if key == "warm-alone" else WARM_ROUNDS
+                for _round in range(1 if runs or key.startswith("cold") else rounds):
                     for name, folder, summary in trees:
                         if key in ("cold-alone", "warm-alone") and name == "sub":
                             continue  # the same collection as "py"
+                        if name == "floor" and key != "warm-alone":
+                            continue  # a reference for the warm collection's goal
                         if key == "run-alone" and name == "py":
                             continue  # compared with the tree whose rows are reported
                         expect = summary if runs else collected
@@ -244,7 +312,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{files:,} generated .kedi files (2 procedures, 1 @eval: suite of 5 rows, "
         "2 @test: cases each) vs as many .py modules with the same functions and "
         "3 tests; CPU time of a fresh pytest process, best of "
-        f"{args.repeat} ({args.repeat * WARM_ROUNDS} for the warm collections); every "
+        f"{args.repeat} ({args.repeat * WARM_ROUNDS} for the warm collections, "
+        f"{args.repeat * WARM_ALONE_ROUNDS} with plugin autoloading off); every "
         "installed plugin loaded on both sides but randomly, xdist and rerunfailures, "
         "unless the row says plugin autoloading off; "
         "cold = no .pytest_cache and no __pycache__ (the cold collection runs with "
@@ -348,6 +417,27 @@ def main(argv: list[str] | None = None) -> int:
                 note=f"{method}; {why}" if why else method,
             )
         )
+    ours, floor_cpu, theirs = (figures[f"{n}-warm-alone"] for n in ("kedi", "floor", "py"))
+    results.insert(
+        2,
+        Result(
+            benchmark=f"{files:,} files: --collect-only, warm caches, plugin autoloading off: "
+            "pytest's floor for the same node tree",
+            ours=f"{floor_cpu:.2f} s CPU (a plugin making the same nodes, reading nothing)",
+            baseline=f"{theirs:.2f} s CPU (equivalent .py test modules, pytest alone)",
+            ratio=floor_cpu / theirs,
+            goal="reference (no goal)",
+            met=True,
+            note=(
+                f"{method}; the same .kedi files collected by a plugin that makes the nodes "
+                "pytest-kedi makes (per file: a file collector, an eval item, a @test: "
+                "collector and two case items, with the same names and marks) and reads "
+                "no file: pytest's own cost of the node ids pytest-kedi gives, the least "
+                "any plugin giving them pays; pytest-kedi's own figure is "
+                f"{ours / floor_cpu:.2f}x this floor; {ALONE}"
+            ),
+        ),
+    )
     emit(results, args.json)
     return 0
 

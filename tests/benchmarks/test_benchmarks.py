@@ -247,9 +247,43 @@ def test_xdist_scaling_fails_when_a_suite_does_not_score(tmp_path: Path) -> None
     assert "benchmark suites did not all score 1.0 under -n 0" in result.stderr
 
 
+def _collected_ids(folder: Path, *plugin: str) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KEDI_", "PYTEST_"))}
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *plugin],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return [line for line in done.stdout.splitlines() if "::" in line]
+
+
+def test_the_collection_floor_makes_the_nodes_pytest_kedi_makes(tmp_path: Path) -> None:
+    """The floor reference of `collection.py` collects the same node ids, and gives its
+    items the same marks, as pytest-kedi does on the same files (else it is no floor)."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import collection
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    kedi, _py, _sub, floor = collection.generate(tmp_path, 2)
+    ours = _collected_ids(kedi, "-p", "pytest_kedi.plugin")
+    assert len(ours) == 6
+    assert _collected_ids(floor, "-p", "kedi_floor") == ours
+    for marks in ("kedi and kedi_eval", "kedi and kedi_test"):
+        selected = _collected_ids(kedi, "-p", "pytest_kedi.plugin", "-m", marks)
+        assert selected
+        assert _collected_ids(floor, "-p", "kedi_floor", "-m", marks) == selected
+
+
 @pytest.mark.parametrize(
     ("script", "count"),
-    [("collection", 8), ("row_overhead", 6), ("memory", 2), ("replay_cost", 3)],
+    [("collection", 9), ("row_overhead", 7), ("memory", 2), ("replay_cost", 3)],
 )
 def test_script_quick_writes_its_results(tmp_path: Path, script: str, count: int) -> None:
     target = tmp_path / "results.json"
