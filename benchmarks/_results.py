@@ -15,7 +15,7 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-__all__ = ["Result", "add_json_argument", "emit"]
+__all__ = ["REFERENCE", "Result", "add_json_argument", "emit"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +27,16 @@ class Result:
     goal: str  # e.g. "<= 0.3 ms/call", "<= 1.15x", ">= 30x"
     met: bool
     note: str = ""  # method, sizes, anything a reader needs
+
+    @classmethod
+    def reference(cls, benchmark: str, ours: str, baseline: str, ratio: float, note: str) -> Result:
+        """A comparison shown for context (a floor, or the same step with other plugins):
+        no goal, so always met."""
+        return cls(benchmark, ours, baseline, ratio, REFERENCE, True, note)
+
+
+#: The goal of a `Result.reference`.
+REFERENCE = "reference (no goal)"
 
 
 def add_json_argument(parser: argparse.ArgumentParser) -> None:

@@ -148,16 +148,16 @@ def test_rows(subtests):
 """
 
 
-def subtests_cpu(folder: Path, rows: int) -> float:
-    """CPU seconds of one in-process ``pytest`` run of a ``.py`` test reporting ``rows``
-    passed sub-results through pytest's ``subtests`` fixture (pytest alone, same flags as
-    ours)."""
+def py_test_cpu(folder: Path, name: str, module_text: str, expect: str) -> float:
+    """CPU seconds of one in-process ``pytest`` run of the ``.py`` test module ``module_text``
+    (pytest alone, same flags as ours), written as ``name`` in a project of its own (one
+    module name per size: pytest imports each); its output must contain ``expect``."""
     import pytest
 
-    project = folder / f"subtests_{rows}"
+    project = folder / name
     project.mkdir(exist_ok=True)
-    module = project / f"test_rows_{rows}.py"  # one module name per size: pytest imports both
-    module.write_text(SUBTESTS_MODULE.format(rows=rows), encoding="utf-8")
+    module = project / f"test_{name}.py"
+    module.write_text(module_text, encoding="utf-8")
     args = [
         "-q", "-p", "no:cacheprovider", "-p", "no:kedi", "-p", "no:randomly",
         "-p", "no:rerunfailures",
@@ -168,10 +168,17 @@ def subtests_cpu(folder: Path, rows: int) -> float:
     with contextlib.redirect_stdout(output), autoloading(False):
         code = pytest.main(args)
     elapsed = time.process_time() - start
-    if code != 0:
+    if code != 0 or expect not in output.getvalue():
         print(output.getvalue()[-3000:])
-        raise SystemExit(f"benchmark subtests run failed (exit {code})")
+        raise SystemExit(f"benchmark run of {name} failed (exit {code})")
     return elapsed
+
+
+def subtests_cpu(folder: Path, rows: int) -> float:
+    """CPU seconds of one in-process ``pytest`` run of a ``.py`` test reporting ``rows``
+    passed sub-results through pytest's ``subtests`` fixture (`py_test_cpu`)."""
+    module = SUBTESTS_MODULE.format(rows=rows)
+    return py_test_cpu(folder, f"subtests_{rows}", module, f"{rows} subtests passed")
 
 
 LOGGED_MODULE = """\
@@ -203,30 +210,14 @@ def test_rows(request):
 
 def logged_cpu(folder: Path, rows: int) -> float:
     """CPU seconds of one in-process ``pytest`` run of a ``.py`` test that logs ``rows``
-    passed sub-results through pytest's ``pytest_runtest_logreport`` hook (pytest alone,
-    same flags as ours), less the time the test took to make their reports: what pytest
-    itself spends on a reported row (its hooks, terminal reporter and statistics, and the
-    report kept until the session ends), whoever made it."""
-    import pytest
-
-    project = folder / f"logged_{rows}"
-    project.mkdir(exist_ok=True)
-    made_file = project / "made.txt"
-    module = project / f"test_logged_{rows}.py"  # one module name per size, as above
-    module.write_text(LOGGED_MODULE.format(rows=rows, made_file=str(made_file)), encoding="utf-8")
-    args = [
-        "-q", "-p", "no:cacheprovider", "-p", "no:kedi", "-p", "no:randomly",
-        "-p", "no:rerunfailures",
-        "--rootdir", str(project), str(module),
-    ]  # fmt: skip
-    output = io.StringIO()
-    start = time.process_time()
-    with contextlib.redirect_stdout(output), autoloading(False):
-        code = pytest.main(args)
-    elapsed = time.process_time() - start
-    if code != 0 or f"{rows} subtests passed" not in output.getvalue():
-        print(output.getvalue()[-3000:])
-        raise SystemExit(f"benchmark logged-reports run failed (exit {code})")
+    passed sub-results through pytest's ``pytest_runtest_logreport`` hook (`py_test_cpu`),
+    less the time the test took to make their reports: what pytest itself spends on a
+    reported row (its hooks, terminal reporter and statistics, and the report kept until
+    the session ends), whoever made it."""
+    name = f"logged_{rows}"
+    made_file = folder / name / "made.txt"
+    module = LOGGED_MODULE.format(rows=rows, made_file=str(made_file))
+    elapsed = py_test_cpu(folder, name, module, f"{rows} subtests passed")
     return elapsed - float(made_file.read_text(encoding="utf-8"))
 
 
@@ -380,14 +371,12 @@ def main(argv: list[str] | None = None) -> int:
             ),
         ]
     results.append(
-        Result(
+        Result.reference(
             benchmark=f"deterministic rows under pytest vs pydantic-evals ({rows:,}), every "
             "installed plugin loaded",
             ours=f"{1 / every_plugin:,.0f} rows/s",
             baseline=f"{1 / theirs:,.0f} rows/s (pydantic-evals)",
             ratio=theirs / every_plugin,
-            goal="reference (no goal)",
-            met=True,
             note=(
                 f"as the default-mode row, with plugin autoloading on: every plugin installed "
                 "here (the dev extra's hypothesis, pytest-html, allure, pytest-json-report, "
@@ -400,13 +389,11 @@ def main(argv: list[str] | None = None) -> int:
     # passed sub-result: the part of the default mode's cost that is pytest's.
     added = max(per_row[None] - per_row["summary"], 1e-9)
     results.append(
-        Result(
+        Result.reference(
             benchmark=f"a row's sub-result vs pytest's own subtests ({rows:,})",
             ours=f"{added * 1e6:.1f} us/row (default minus --kedi-rows summary)",
             baseline=f"{pytest_subresult * 1e6:.1f} us (one subtests.test() block, .py test)",
             ratio=added / pytest_subresult,
-            goal="reference (no goal)",
-            met=True,
             note=(
                 f"{rows:,} sub-results; ours = the CPU time per row of the default run minus "
                 "that of the --kedi-rows summary run (the row label, the report and pytest's "
@@ -421,14 +408,12 @@ def main(argv: list[str] | None = None) -> int:
     # cannot go below this one, whatever pytest-kedi does.
     floor = plain + pytest_floor
     results.append(
-        Result(
+        Result.reference(
             benchmark=f"pytest's floor for a row reported as a sub-result vs a plain loop "
             f"({rows:,})",
             ours=f"{floor * 1e6:.1f} us/row (plain loop + pytest's own cost of a sub-result)",
             baseline=f"{plain * 1e6:.2f} us/row (plain loop)",
             ratio=floor / plain,
-            goal="reference (no goal)",
-            met=True,
             note=(
                 f"pytest's own cost of a passed sub-result, {pytest_floor * 1e6:.1f} us: CPU "
                 f"time of a .py test logging {rows:,} pytest.SubtestReport objects through "
