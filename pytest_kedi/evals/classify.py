@@ -96,8 +96,12 @@ def describe_exception(exc: BaseException) -> str:
     if isinstance(inner, KediExecutionError):
         kind = inner.kind_name
         original = inner.original
-        message = one_line(_text(original)) if original is not None else ""
-        message = message or relative_locations(inner.message)
+        # An original raised without a message is named alone, as Python shows it; the
+        # Kedi error's own message is the text only when it wraps no exception.
+        if original is not None:
+            message = one_line(_text(original))
+        else:
+            message = relative_locations(inner.message)
     else:
         kind = type(inner).__name__
         message = one_line(_text(inner))

@@ -123,7 +123,38 @@ class KediItem(pytest.Item):
         __tracebackhide__ = True
         if self._request is False or self._marks_changed():
             self._initrequest()  # picks up marks added since the closure was computed
-        self._request._fillfixtures()
+        try:
+            self._request._fillfixtures()
+        except pytest.FixtureLookupError as exc:
+            missing = exc
+        else:
+            return
+        # pytest's own text for it shows the requesting Python function: ours is a suite
+        pytest.fail(self._fixture_lookup_text(missing), pytrace=False)
+
+    def _fixture_lookup_text(self, exc: pytest.FixtureLookupError) -> str:
+        """pytest's report of a missing (or recursive) fixture, located at the item's
+        ``.kedi`` header line instead of at a Python function the item does not have:
+        ``path:line: fixture 'x' not found``, the header, the requesting fixtures' source
+        and the fixtures available."""
+        from pytest_kedi.text import display_path
+
+        path, at, _name = self.reportinfo()
+        line = at or 0
+        self.obj = None  # what pytest's text reads of a Python test item (a doctest's too)
+        try:
+            shown = exc.formatrepr()
+        finally:
+            del self.obj
+        try:
+            source = self.lazy.module().source.splitlines()
+        except Exception:  # the file's own error is reported when the item runs
+            source = []
+        header = source[line].strip() if 0 <= line < len(source) else self.name
+        stack = [text.rstrip() for text in shown.tblines if not text.startswith("file , line")]
+        first, *rest = [text.strip() for text in shown.errorstring.strip().split("\n")]
+        where = f"{display_path(str(path))}:{line + 1}"
+        return "\n".join([f"{where}: {first}", f"  {header}", *stack, *(f"  {r}" for r in rest)])
 
     def _traceback_filter(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
         """An unexpected exception (a conftest hook that raised, say) shows the user's

@@ -147,6 +147,60 @@ def test_row_errors_and_their_classes(tmp_path: Path) -> None:
     assert result.completed and result.score == pytest.approx(1 / 6)
 
 
+def test_exceptions_without_a_message_are_named_once(tmp_path: Path) -> None:
+    """``raise ValueError()`` in a row reads ``error: ValueError`` (as Python shows it),
+    not the type twice; in a dataset too."""
+    result, failed = score(
+        tmp_path,
+        """
+        @same(x: int) -> int:
+          = `x`
+
+        @bare(x: int) -> int:
+          = ```
+          raise KeyError()
+          ```
+
+        @eval: same:
+          > data: rows:
+            = `[(0, 0), (1, 1), (2, 2), (3, 3), (4, 4)]`
+          > metric: exact(rows):
+            = ```
+            import sys
+            if rows == 0:
+                raise ValueError()
+            if rows == 1:
+                sys.exit()
+            if rows == 2:
+                assert same(rows) == 5
+            if rows == 3:
+                return bare(rows) == 3
+            sys.exit(4)
+            ```
+
+        @eval: bare:
+          > data: broken:
+            = ```
+            raise RuntimeError()
+            ```
+          > metric: exact(broken):
+            = `True`
+        """,
+    )
+    assert [r.feedback for r in result.rows] == [
+        "error: ValueError",
+        "error: SystemExit",
+        "error: AssertionError",
+        "error: KeyError",
+        "error: SystemExit: 4",
+    ]
+    assert [r.error_class for r in result.rows] == [
+        "metric", "metric", "metric", "procedure", "metric",
+    ]  # fmt: skip
+    assert all(r.error is not None and "Error: " not in r.error.split(" (")[0] for r in result.rows)
+    assert failed.error == "data-loading failed for data 'broken' at suite.kedi:29: RuntimeError"
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [

@@ -380,6 +380,58 @@ def test_trace_stops_at_the_first_line_of_the_cases_python(kedi: Kedi) -> None:
     assert stops[1].endswith("failing.kedi 21"), stops  # `fine::ok`'s one statement line
 
 
+MISSING_FIXTURE_CONFTEST = """
+import pytest
+
+
+@pytest.fixture
+def db(seeded_database):
+    return 1
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.get_closest_marker("kedi_eval"):
+            item.add_marker(pytest.mark.usefixtures("seeded_database"))
+        elif item.get_closest_marker("kedi_test"):
+            item.add_marker(pytest.mark.usefixtures("db"))
+"""
+
+
+def test_a_missing_fixture_is_a_setup_error_located_at_the_kedi_item(kedi: Kedi) -> None:
+    """As for a Python test, not an INTERNALERROR: pytest's text for it reads the Python
+    function a ``.kedi`` item does not have."""
+    kedi.pytester.makeconftest(MISSING_FIXTURE_CONFTEST)
+    kedi.write("env.kedi", FIXTURE_KEDI)
+    result = kedi.run("--kedi-eval", "-p", "no:cacheprovider")
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(errors=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "env.kedi:2: fixture 'seeded_database' not found",
+            "  > case: sees_env:",
+            "file *conftest.py, line 4",
+            "  @pytest.fixture",
+            "  def db(seeded_database):",
+            "  available fixtures: *",
+            "  use 'pytest --fixtures [[]testpath[]]' for help on them.",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "env.kedi:8: fixture 'seeded_database' not found",
+            "  @eval: env:",
+            "  available fixtures: *",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "ERROR env.kedi::eval:env - Failed: env.kedi:8: fixture*",
+        ]
+    )
+
+
 LATE_MARK_CONFTEST = """
 import pytest
 
