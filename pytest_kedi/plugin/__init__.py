@@ -73,7 +73,12 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> KediFile |
 @pytest.hookimpl(trylast=True)  # after -k/-m: the selected items are dealt out
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     kedi = KediSession.of(config)
-    if kedi is not None and kedi.settings.collect and kedi.settings.shard is not None:
+    if kedi is None or not kedi.settings.collect:
+        return
+    from pytest_kedi.plugin.ordering import keep_source_order
+
+    keep_source_order(items)  # after any plugin that reordered them (pytest-randomly)
+    if kedi.settings.shard is not None:
         from pytest_kedi.plugin.sharding import select_shard
 
         select_shard(config, items, kedi.settings.shard)

@@ -4,6 +4,7 @@ execution."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -44,6 +45,7 @@ class Runtime:
         #: the `ModelLoop` model requests run on (None: the boundary owns a private one)
         self.model_loop = model_loop
         self._boundary: Any = None
+        self._boundary_lock = threading.Lock()
         self.compiled: dict[int, tuple[nodes.PyCode, CompiledUnit]] = {}
         self.modules: dict[str, ModuleUnit] = {}
         self.loading: list[str] = []
@@ -54,17 +56,22 @@ class Runtime:
 
     @property
     def boundary(self) -> Any:
-        """The model boundary (created, and pydantic-ai imported, on first use)."""
-        if self._boundary is None:
-            from pytest_kedi.runtime.model import ModelBoundary
+        """The model boundary (created, and pydantic-ai imported, on first use: once, when
+        concurrent rows make their first calls together, so every call is counted by it)."""
+        boundary = self._boundary
+        if boundary is None:
+            with self._boundary_lock:
+                boundary = self._boundary
+                if boundary is None:
+                    from pytest_kedi.runtime.model import ModelBoundary
 
-            self._boundary = ModelBoundary(
-                injected=self.model,
-                default=self.default_model,
-                loop=self.model_loop,
-                policy=self.model_policy,
-            )
-        return self._boundary
+                    boundary = self._boundary = ModelBoundary(
+                        injected=self.model,
+                        default=self.default_model,
+                        loop=self.model_loop,
+                        policy=self.model_policy,
+                    )
+        return boundary
 
     @property
     def synthetic_calls(self) -> int:

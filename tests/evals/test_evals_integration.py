@@ -305,6 +305,34 @@ def test_model_rows_concurrent_equal_sequential(tmp_path: Path) -> None:
     ]
 
 
+def test_concurrent_first_calls_share_one_boundary_and_are_all_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows making a program's first model calls together made a boundary each, and the
+    calls counted by all but the one kept were lost (``models: ... (N calls)``)."""
+    import time
+
+    from pytest_kedi.runtime import model as model_package
+
+    made: list[object] = []
+
+    class SlowToMake(model_package.ModelBoundary):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            time.sleep(0.05)  # every row thread asks for the boundary before one exists
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(model_package, "ModelBoundary", SlowToMake)
+    path = tmp_path / "suite.kedi"
+    path.write_text(textwrap.dedent(CLASSIFIER).lstrip(), encoding="utf-8")
+    program = load(str(path), mode="validate", model=fields_model(label))
+    (suite,) = program.module.eval_suites
+    result = run_suite(program, suite, EvalOptions(concurrency=9))
+    assert result.rows_errored == 0
+    assert len(made) == 1
+    assert sum(program.model_calls().values()) == 9
+
+
 def test_model_failures_are_model_errors(tmp_path: Path) -> None:
     (result,) = score(tmp_path, CLASSIFIER, model=fields_model(label, fail="provider down"))
     assert result.errors_by_class == {"model": 9}

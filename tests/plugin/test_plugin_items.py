@@ -307,8 +307,50 @@ def test_pytest_randomly_keeps_a_files_items_together(kedi: Kedi) -> None:
         files = [nodeid.split("::", 1)[0] for nodeid in ids]
         runs = [name for i, name in enumerate(files) if i == 0 or files[i - 1] != name]
         assert len(runs) == len(set(runs)), (seed, ids)
+        for name in ("a", "b", "c"):  # a file's items in source order (language.md §5.1)
+            cases = [nodeid.rsplit("::", 1)[1] for nodeid in ids if nodeid.startswith(name)]
+            assert cases == ["c0", "c1", "c2", "c3"], (seed, ids)
         orders.add(tuple(ids))
-    assert len(orders) > 1  # pytest-randomly did shuffle
+    assert len(orders) > 1  # pytest-randomly did shuffle (the files among the modules)
+
+
+SHARED_STATE = """\
+[log: list] = `[]`
+
+@test: first:
+  > case: one:
+    `log.append(1)`
+  > case: two:
+    `log.append(2)`
+
+@eval: seen:
+  > data: d:
+    = `[(tuple(log), (1, 2))]`
+  > metric: same(d):
+    = `d == expected`
+
+@test: then:
+  > case: three:
+    ```
+    log.append(3)
+    assert log == [1, 2, 3]
+    ```
+"""
+
+
+@pytest.mark.single_process("a file's items share one runtime: under -n 2 they may not")
+def test_a_files_cases_and_suites_run_in_source_order_under_pytest_randomly(kedi: Kedi) -> None:
+    """They share one runtime, and each sees what the ones before it left (§5.1)."""
+    pytest.importorskip("pytest_randomly")
+    kedi.write("shared.kedi", SHARED_STATE)
+    kedi.pytester.makeini("[pytest]\nkedi_collect = true\n")
+    for seed in range(1, 7):
+        result = kedi.run("-p", "randomly", f"--randomly-seed={seed}", "--kedi-eval", "-v")
+        result.assert_outcomes(passed=4)
+        ran = [line.split(" ", 1)[0] for line in result.stdout.lines if " PASSED" in line]
+        assert [nodeid.rsplit("::", 1)[1] for nodeid in ran] == [
+            "one", "two", "eval:seen", "three",
+        ], (seed, ran)  # fmt: skip
 
 
 def test_parse_errors_show_paths_relative_to_the_invocation_directory(kedi: Kedi) -> None:
