@@ -66,6 +66,7 @@ def test_recorded_answers_replay_strictly_without_server_or_key(
 
     openai_stub.stop()
     monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.delenv("OPENAI_BASE_URL")  # as in CI: no key, and the provider's own server
     replayed = kedi.run(*model, "--kedi-record-mode", "strict", "--kedi-report", "b.json")
     replayed.assert_outcomes(passed=1)
     assert len(openai_stub.requests) == 3  # nothing tried the (stopped) server
@@ -75,6 +76,33 @@ def test_recorded_answers_replay_strictly_without_server_or_key(
         for row, new in zip(_rows(kedi, "a.json"), _rows(kedi, "b.json"), strict=True)
     ]
     assert cassette.read_text(encoding="utf-8") == text  # a replay leaves the file alone
+
+
+@pytest.mark.parametrize("mode", ["replay", "strict"])
+def test_a_miss_without_the_providers_key_names_the_missing_key_or_the_miss(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """Building the model needs no key when answers come from a cassette; a call that
+    would go live (a replay miss) then fails as it would without a cassette."""
+    pytest.importorskip("openai")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    kedi.write("classify.kedi", CLASSIFY)
+    result = kedi.run(
+        "--kedi-eval", "--kedi-model", "openai:gpt-4o-mini", "--kedi-record-mode", mode,
+        "--kedi-report", "r.json",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)
+    suite = kedi.json("r.json")["suites"][0]
+    feedback = str(_rows(kedi)[0]["feedback"])
+    if mode == "strict":
+        assert suite["errors_by_class"] == {"cassette_miss": 3}
+        assert "cassette miss (--kedi-record-mode strict)" in feedback, feedback
+    else:
+        assert suite["errors_by_class"] == {"model": 3}
+        assert "model 'openai:gpt-4o-mini' is not available: UserError:" in feedback
+        assert "OPENAI_API_KEY" in feedback
+    assert "Traceback" not in result.stdout.str()
 
 
 def test_strict_miss_is_a_row_error_and_never_a_live_call(

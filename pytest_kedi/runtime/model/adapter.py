@@ -162,8 +162,20 @@ class PydanticAIAdapter:
             return spec
         model = self._models.get(spec)
         if model is None:
-            model = self._models.setdefault(spec, resolve_model(spec))
+            model = self._models.setdefault(
+                spec, resolve_model(spec, answered_from_cassette=self._replays())
+            )
         return model
+
+    def _replays(self) -> bool:
+        """Whether answers come from a cassette first (``replay`` and ``strict`` modes)."""
+        policy = self.policy
+        return (
+            policy is not None
+            and policy.cassette is not None
+            and policy.cassettes is not None
+            and policy.cassettes.mode in ("replay", "strict")
+        )
 
     def _plan(self, output: type[BaseModel]) -> OutputPlan:
         plan = self._plans.get(output)

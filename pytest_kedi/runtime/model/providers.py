@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["resolve_model"]
 
 
-def resolve_model(name: str) -> Model:
+def resolve_model(name: str, *, answered_from_cassette: bool = False) -> Model:
     """Build the pydantic-ai model for ``name``.
 
     Called at a program's first model call, never at load time, so a missing package,
@@ -22,6 +22,11 @@ def resolve_model(name: str) -> Model:
     (for instance a missing ``OPENAI_API_KEY``, which it does not need when
     ``OPENAI_BASE_URL`` points at a keyless server) becomes one line naming the model
     and pydantic-ai's error class and message, otherwise unchanged.
+
+    ``answered_from_cassette`` (``--kedi-record-mode replay`` or ``strict``): a replayed
+    answer needs no key, so a provider that refuses to be built without one is built with
+    a placeholder key; the model then raises that one-line error at its first live
+    request (a replay miss), and never in strict mode, which makes none.
     """
     normalized = normalize_model_name(name)
     if normalized == TEST_MODEL:
@@ -33,6 +38,33 @@ def resolve_model(name: str) -> Model:
     try:
         return infer_model(normalized)
     except Exception as error:
-        raise ModelError(
+        unavailable = ModelError(
             f"model '{normalized}' is not available: {type(error).__name__}: {one_line(error)}"
-        ) from error
+        )
+        unavailable.__cause__ = error
+        keyless = _keyless(normalized, unavailable) if answered_from_cassette else None
+        if keyless is None:
+            raise unavailable from error
+        return keyless
+
+
+#: The key a provider gets when its model only replays answers (never sent anywhere).
+PLACEHOLDER_KEY = "replay-only-no-key"
+
+
+def _keyless(name: str, unavailable: ModelError) -> Model | None:
+    """``name``'s model built with `PLACEHOLDER_KEY`, raising ``unavailable`` at any live
+    request; None when the provider cannot be built that way either."""
+    from pydantic_ai.models import infer_model
+    from pydantic_ai.providers import Provider, infer_provider_class
+
+    def provider(provider_name: str) -> Provider[object]:
+        return infer_provider_class(provider_name)(api_key=PLACEHOLDER_KEY)  # type: ignore[call-arg]
+
+    try:
+        model = infer_model(name, provider_factory=provider)
+    except Exception:
+        return None
+    from pytest_kedi.runtime.model.keyless import KeylessModel
+
+    return KeylessModel(model, unavailable)
