@@ -87,6 +87,12 @@ class BodyReader:
             at = item.start + rel + lead
             if _SOLE_CODE.fullmatch(value):
                 code = self.code(at, value)
+            elif name == "settings":  # nothing to merge: a plain value names no setting
+                raise KediSyntaxError(
+                    at,
+                    "'> settings:' takes 'key: value' lines in an indented body, or one "
+                    'backtick Python mapping (> settings: `{"temperature": 0.2}`)',
+                )
             elif name in _TEXT_BODY:
                 text = self.b.text(
                     item, rel, message=f"output fields are not allowed in '> {name}:'"

@@ -5,7 +5,7 @@ statements pytest-kedi refuses to run (docs/language.md#model-directives,
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pytest_kedi.lang import nodes
@@ -95,6 +95,14 @@ def _set_settings(stmt: nodes.Directive, ctx: Frame) -> None:
     )
 
     new: dict[str, Any] = {}
+    if stmt.code is not None:  # `> settings: `{...}``: a mapping of settings
+        given = eval_code(stmt.code, ctx)
+        if not isinstance(given, Mapping) or not all(isinstance(k, str) for k in given):
+            raise KediTypeExecutionError(
+                f"{where(ctx, stmt)}: > settings: expects a mapping of setting names to "
+                f"values, got {describe_value(given)}"
+            )
+        new = {k: v for k, v in given.items() if k not in DROPPED_SETTING_KEYS}
     for kv in stmt.settings:
         if kv.key in DROPPED_SETTING_KEYS:
             # documented only for other backends: dropped unevaluated

@@ -344,6 +344,13 @@ EXTRA = [
     pytest.param("> else: x\n", 1, 8, "'> else:' takes nothing", id="else_value"),
     pytest.param("> settings:\n  just text\n", 2, 3, "malformed setting", id="settings_shape"),
     pytest.param(
+        "> settings: temperature\n",
+        1,
+        13,
+        "'> settings:' takes 'key: value' lines",
+        id="settings_plain_value",
+    ),
+    pytest.param(
         "> profile: p:\n  [x] = y\n", 2, 3, "a '> profile:' body holds only", id="profile_shape"
     ),
     pytest.param(

@@ -74,6 +74,11 @@ def test_keys_follow_the_installed_pydantic_ai() -> None:
     [
         ("> settings:\n  max_retries: 2\n  top_k: 5\n", {"max_retries": 2, "top_k": 5}),
         ("> settings:\n  service_tier: flex\n  stop: END\n", {"service_tier": "flex"}),
+        # one backtick mapping, merged like a body (it was silently ignored)
+        (
+            '> settings: `{"temperature": 0.2, "stop": ["x"]}`\n> settings:\n  top_k: 5\n',
+            {"temperature": 0.2, "top_k": 5},
+        ),
     ],
 )
 def test_settings_directive_reaches_the_model(source: str, expected: dict[str, object]) -> None:
@@ -131,3 +136,15 @@ def test_bad_values_are_rejected(key: str, value: object, wanted: str) -> None:
 
 def test_none_values_pass() -> None:
     assert validate_settings({"max_tokens": None}) == {"max_tokens": None}
+
+
+def test_a_settings_value_must_be_a_mapping() -> None:
+    from pytest_kedi.errors import KediTypeExecutionError
+    from pytest_kedi.runtime import load
+
+    program = load("inline.kedi", source="> settings: `5`\n[x] << hi\n= <x>\n")
+    with pytest.raises(KediTypeExecutionError) as caught:
+        program.run()
+    assert "inline.kedi:1: > settings: expects a mapping of setting names to values, got 5" in (
+        str(caught.value)
+    )
