@@ -32,7 +32,6 @@ STATEMENT_DIRECTIVES = names(
 _OFF_VALUES = frozenset({"disabled"})
 _NOOP_WHEN_TOGGLE = frozenset({"hooks"})
 MODEL_DIRECTIVES = names(lambda d: d.runtime is Runtime.STATE)
-_ADVERTISED = frozenset({"structured_output", "model_override", "settings"})
 
 
 def _inline(stmt: nodes.Directive, ctx: Frame) -> Any:
@@ -144,7 +143,12 @@ def _set_requires(stmt: nodes.Directive, ctx: Frame) -> None:
     if isinstance(value, str) and value.strip():
         names.add(value.strip())
     state = ctx.scope.state
-    ctx.scope.state = state.replace(requires=state.requires | frozenset(names))
+    line = stmt.span.start_line
+    new = sorted(names - state.requires)
+    ctx.scope.state = state.replace(
+        requires=state.requires | frozenset(names),
+        requires_at=(*state.requires_at, *((name, line) for name in new)),
+    )
 
 
 def _marker(stmt: nodes.Directive, ctx: Frame) -> None:

@@ -288,6 +288,19 @@ def test_requires_unadvertised_capability_fails_at_model_call(run):
         run("> requires: mcp\n>> hi [x]\n", model=ScriptedModel())
 
 
+def test_an_unadvertised_requirement_names_its_own_line(run):
+    """Not the line of the model call that found it (as the other markers do)."""
+    source = "> requires: mcp\n\n@p() -> str:\n  > requires:\n    settings\n    subagents\n"
+    source += "  [x] << hi\n  = <x>\n\n= <p()>\n"
+    with pytest.raises(KediUnsupportedError) as caught:
+        run(source, model=ScriptedModel())
+    assert "`> requires: mcp` is not supported by pytest-kedi (line 1)" in str(caught.value)
+    inner = source.replace("> requires: mcp\n", "[y] = one\n")
+    with pytest.raises(KediUnsupportedError) as caught:
+        run(inner, model=ScriptedModel())
+    assert "`> requires: subagents` is not supported by pytest-kedi (line 4)" in str(caught.value)
+
+
 def test_hooks_toggle_is_a_no_op(run):
     assert run("> hooks: disabled\n[x] << hi\n= <x>\n", model=ScriptedModel()) == "text"
 

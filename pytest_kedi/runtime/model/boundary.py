@@ -156,7 +156,8 @@ class ModelBoundary:
             raise UnsupportedFeature(f"> adapter: {state.adapter}")
         missing = sorted(state.requires - self.adapter.capabilities.advertised)
         if missing:
-            raise UnsupportedFeature(f"> requires: {missing[0]}")
+            at = dict(state.requires_at).get(missing[0])
+            raise UnsupportedFeature(f"> requires: {missing[0]}", at)
 
     def _plan(self, state: AgentState) -> _StatePlan:
         """The checks, model, settings and label of calls in ``state``, worked out once per

@@ -21,7 +21,8 @@ class AgentState:
     * ``instructions``: a thunk rendering ``> instructions:`` at call time, or ``None``.
     * ``settings``: the merged ``> settings:`` (validated with `validate_settings`).
     * ``unsupported``: ``(construct, line)`` markers raised at the next model call.
-    * ``requires``: capabilities accumulated from ``> requires:``.
+    * ``requires``: capabilities accumulated from ``> requires:``; ``requires_at``: the
+      line of the ``> requires:`` that first named each, for the error naming it.
     """
 
     adapter: str = "pydantic"
@@ -30,6 +31,7 @@ class AgentState:
     settings: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     unsupported: tuple[tuple[str, int], ...] = ()
     requires: frozenset[str] = frozenset()
+    requires_at: tuple[tuple[str, int], ...] = ()
 
     def replace(self, **changes: Any) -> AgentState:
         """A copy with ``changes`` applied (dataclasses.replace semantics)."""
