@@ -103,6 +103,8 @@ class BodyReader:
                     f"unexpected indentation: '> {name}: {value}' takes no indented body",
                 )
             plain = _plain(value, at) if code is None else value
+            if name == "export" and code is None and plain != "*":
+                _check_export_names(plain, at)
             return n.Directive(span, name, arg, binder, plain, text, code)
         if not kids:
             if name in ("export", "use", "requires", "import", "profile", "task_group", "budget"):
@@ -339,3 +341,12 @@ class BodyReader:
             raise KediSyntaxError(kid.start, "'> metric:' needs an indented body")
         body = self.b.body(kid.children, BuildContext("metric"))
         return n.Metric(self.b.span(kid.start, stop_of(kid)), name, dataset, body)
+
+
+def _check_export_names(value: str, at: int) -> None:
+    """``> export: a, b``: each comma-separated part is a name (reported at its column)."""
+    offset = 0
+    for part in value.split(","):
+        lead = len(part) - len(part.lstrip())
+        check_name(part.strip(), at + offset + lead, "name in the 'export' list")
+        offset += len(part) + 1

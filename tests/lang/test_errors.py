@@ -351,6 +351,16 @@ EXTRA = [
         id="settings_plain_value",
     ),
     pytest.param(
+        "> export: a b\n", 1, 11, "invalid name in the 'export' list 'a b'", id="export_inline"
+    ),
+    pytest.param(
+        "> export: a, class\n",
+        1,
+        14,
+        "invalid name in the 'export' list 'class'",
+        id="export_inline_keyword",
+    ),
+    pytest.param(
         "> profile: p:\n  [x] = y\n", 2, 3, "a '> profile:' body holds only", id="profile_shape"
     ),
     pytest.param(

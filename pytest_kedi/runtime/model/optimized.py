@@ -75,7 +75,8 @@ def load_optimized(
                         f"stale optimized prompt in {path}: no `> optimize: {span}:` in @{proc}"
                     )
                     _debug(message)
-                    warnings.warn(message, UserWarning, stacklevel=2)
+                    # located at the artifact (not at pytest-kedi's code)
+                    warnings.warn_explicit(message, UserWarning, os.fspath(path), 1)
     return result
 
 

@@ -81,8 +81,12 @@ def test_no_debug_output_by_default(program: Path, capsys) -> None:
 
 def test_stale_names_warn(program: Path) -> None:
     optimized_path(program).write_text('{"p": {"s": "a", "gone": "b"}}', encoding="utf-8")
-    with pytest.warns(UserWarning, match=r"stale optimized prompt .*`> optimize: gone:` in @p"):
+    with pytest.warns(
+        UserWarning, match=r"stale optimized prompt .*`> optimize: gone:` in @p"
+    ) as caught:
         assert load_optimized(program, known_spans={"p": ["s"]}) == {"p": {"s": "a", "gone": "b"}}
+    # located at the artifact, not at pytest-kedi's code (which a user's stderr showed)
+    assert [(w.filename, w.lineno) for w in caught] == [(str(optimized_path(program)), 1)]
 
 
 def test_prefix_injection() -> None:
