@@ -159,7 +159,7 @@ def _traces(exc: BaseException, origin: Origin | None = None) -> list[KediPython
                     code=info.code.source,
                     virtual_filename=f_code.co_filename,
                     python_line=py_line,
-                    python_column=None,
+                    python_column=_column(f_code, tb.tb_lasti),
                     kedi_span=info.source_file.line_span(kedi_line),
                     kedi_line=kedi_line,
                     snippet=info.source_file.line_text(kedi_line),
@@ -168,6 +168,18 @@ def _traces(exc: BaseException, origin: Origin | None = None) -> list[KediPython
             )
         tb = tb.tb_next
     return traces
+
+
+def _column(code: types.CodeType, lasti: int) -> int | None:
+    """The 1-based column, in its Python line, of the instruction at ``lasti`` (None when
+    the code object records no position for it)."""
+    if lasti < 0:
+        return None
+    for index, position in enumerate(code.co_positions()):
+        if index == lasti // 2:
+            column = position[2]
+            return None if column is None else column + 1
+    return None
 
 
 def python_error(

@@ -142,6 +142,8 @@ def test_zero_division_in_fence_inside_procedure_maps_to_exact_line(run, tmp_pat
     assert isinstance(err.original, ZeroDivisionError)
     assert err.kind_name == "ZeroDivisionError"
     assert err.python_traces[-1].kedi_line == 5
+    # the Python line and the failing expression's column (`a / b` in "  return a / b")
+    assert (err.python_traces[-1].python_line, err.python_traces[-1].python_column) == (3, 10)
     text = str(err)
     assert text.startswith("Kedi stack trace:")
     assert "line 5" in text and "return a / b" in text
