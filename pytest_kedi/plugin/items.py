@@ -188,6 +188,7 @@ class KediEvalItem(KediItem):
         result = record.result
         properties = [
             ("kedi_score", result.score),
+            ("kedi_feedback", result.feedback),
             ("kedi_threshold", record.threshold),
             ("kedi_rows", result.rows_total),
             ("kedi_errors", result.rows_errored),

@@ -80,6 +80,9 @@ def test_completed_suite_passes_whatever_its_score(kedi: Kedi) -> None:
     assert result.ret == pytest.ExitCode.OK
     assert junit_properties(kedi.pytester.path / "junit.xml")["scores.kedi::eval:wc"] == {
         "kedi_score": "0.5",  # no threshold set: no kedi_threshold property (issue 7 §13)
+        # the suite's feedback too (language.md §5.7: score and feedback in user_properties)
+        "kedi_feedback": "error: KediTypeExecutionError: scores.kedi:1: parameter 'text' of wc "
+        "expects str, got None (NoneType)",
         "kedi_rows": "4",
         "kedi_errors": "1",
         "kedi_split": "data",

@@ -279,6 +279,8 @@ def test_junit_properties(kedi: Kedi) -> None:
     }
     assert props["eval:wc"] == {
         "kedi_score": "0.5",
+        "kedi_feedback": "wrong count for 'one'; error: KediTypeExecutionError: scores.kedi:1: "
+        "parameter 'text' of wc expects str, got None (NoneType)",
         "kedi_threshold": "0.25",
         "kedi_rows": "4",
         "kedi_errors": "1",
