@@ -228,7 +228,14 @@ def _run_tests(invocation: Invocation, console: _Console) -> int:
     program = _load(invocation, "validate")
     console.print("Tests:")
     status = OK
-    for suite in program.module.test_suites:
+    from pytest_kedi.lang import KediParseError
+
+    try:  # the file's own suites, then those its `> auto:` cache generated (§4.5)
+        generated = program.generated_test_suites()
+    except KediParseError as exc:
+        console.error(_render_error(exc))
+        generated, status = (), FAILED
+    for suite in (*program.module.test_suites, *generated):
         for case in suite.cases:
             line, passed = _case_line(suite, case, program)
             console.print(line)

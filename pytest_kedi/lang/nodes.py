@@ -205,6 +205,11 @@ class Procedure(Node):
     docstring: str | None
     header_line: int  # line of the ``@name(`` token
 
+    @property
+    def is_auto(self) -> bool:
+        """Its body holds ``> auto:`` (its code comes from ``prog.cache.kedi``, if at all)."""
+        return any(isinstance(s, Directive) and s.name == "auto" for s in self.body)
+
 
 @dataclass(frozen=True, slots=True)
 class FieldDecl(Node):

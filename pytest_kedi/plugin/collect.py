@@ -38,8 +38,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "CollectErrorRepr",
+    "KediCacheFile",
     "KediCollectError",
     "KediFile",
+    "cache_program",
     "KediTestSuite",
     "is_kedi_program",
     "received_collect_error",
@@ -102,7 +104,7 @@ def received_collect_error(report: object) -> object:
         isinstance(report, pytest.CollectReport)
         and report.failed
         and type(report.longrepr) is ReprExceptionInfo
-        and is_kedi_program(report.fspath)
+        and (is_kedi_program(report.fspath) or report.fspath.endswith(CACHE_SUFFIX))
     ):
         longrepr = report.longrepr
         report.longrepr = CollectErrorRepr(longrepr.reprtraceback, longrepr.reprcrash)
@@ -180,55 +182,101 @@ class KediFile(pytest.File):
                     self, name=f"test:{names[id(suite)]}", outline=suite, lazy=lazy
                 )
 
-    def _outline(self) -> tuple[FileOutline, LazyModule]:
-        """The file's outline (from the parse cache when it has the file's content) and
-        its module, loaded on first use; raise `KediCollectError`."""
+    def _outline(
+        self, path: Path | None = None, *, report: bool = True
+    ) -> tuple[FileOutline, LazyModule]:
+        """The outline of the file (or of ``path``), from the parse cache when it has the
+        file's content, and its module, loaded on first use; raise `KediCollectError`
+        (``report``: counted as this node's parse error)."""
+        path = self.path if path is None else path
         session = kedi_session(self.config)
         parse_cache = session.disk_caches[0]
         # The trees of the file's Python, parsed by its syntax check, compiled below.
         trees: dict[int, Parsed] = {}
         try:
             if parse_cache is not None:
-                outline, lazy = parse_cache.outline(self.path, trees, self._precompile(trees))
+                outline, lazy = parse_cache.outline(path, trees, self._precompile(trees, path))
             else:
                 from pytest_kedi.lang.files import read_source
 
-                name, data = os.fspath(self.path), read_source(self.path)
+                name, data = os.fspath(path), read_source(path)
                 module = _parse_checked(name, data, trees)
                 # Compiled for the run, kept in memory (`MemoryCodeStore`).
-                self._precompile(trees)(module, session.disk_caches[1])
+                self._precompile(trees, path)(module, session.disk_caches[1])
                 # loaded already; parsed again from the collected text if released
                 outline = outline_of(module)
                 lazy = LazyModule(_parse_checked, (name, data), module)
         except KediParseError as exc:
             from pytest_kedi.evals.classify import relative_locations
 
-            session.parse_errors.append(self.nodeid)
+            if report:
+                session.parse_errors.append(self.nodeid)
             # Paths are shown relative to the directory pytest runs in, as the CLI shows them.
             where = f"{display_path(exc.path)}:{exc.line}:{exc.column}"
             text = relative_locations(exc.render(debug=session.settings.debug))
             headline = f"{where}: {exc.message}"
             raise KediCollectError(text, headline, display_path(exc.path), exc.line) from None
         except (OSError, UnicodeDecodeError) as exc:
-            session.parse_errors.append(self.nodeid)
+            if report:
+                session.parse_errors.append(self.nodeid)
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            message = f"cannot read {display_path(str(self.path))}: {reason}"
-            raise KediCollectError(message, message, display_path(str(self.path)), 0) from None
+            message = f"cannot read {display_path(str(path))}: {reason}"
+            raise KediCollectError(message, message, display_path(str(path)), 0) from None
         return outline, lazy
 
-    def _precompile(self, trees: dict[int, Parsed]) -> Precompile:
+    def _precompile(self, trees: dict[int, Parsed], path: Path | None = None) -> Precompile:
         """How a file collection has just parsed gets its Python compiled into the code
         cache, kept with the parse: as pytest compiles a test module it collects, so the
         run compiles nothing. (Parsing its Python again would give Python's warnings about
         it a second time: the trees its syntax check parsed are compiled.)"""
-        path = os.fspath(self.path)
+        name = os.fspath(self.path if path is None else path)
 
         def precompile(module: nodes.Module, store: CodeStore) -> None:
             from pytest_kedi.runtime.casecode import precompile_module
 
-            precompile_module(module, path, store, rewrite_case_asserts, trees)
+            precompile_module(module, name, store, rewrite_case_asserts, trees)
 
         return precompile
+
+
+#: The suffix of an ``> auto:`` optimizer cache (``prog.cache.kedi`` beside ``prog.kedi``).
+CACHE_SUFFIX = ".cache.kedi"
+
+
+def cache_program(path: Path) -> Path | None:
+    """The program whose ``> auto:`` cache ``path`` is (its ``prog.kedi``), if it exists."""
+    if not path.name.endswith(CACHE_SUFFIX):
+        return None
+    program = path.with_name(path.name[: -len(CACHE_SUFFIX)] + ".kedi")
+    return program if is_kedi_program(program) and program.is_file() else None
+
+
+class KediCacheFile(KediFile):
+    """A ``prog.cache.kedi`` optimizer cache: only the ``@test:`` suites it generated for
+    the ``> auto:`` procedures of ``prog.kedi`` that it defines (docs/language.md §4.5),
+    run on ``prog.kedi``'s runtime. Nothing is collected from it when ``prog.kedi`` has
+    no ``> auto:`` procedure."""
+
+    def _children(self) -> Iterator[pytest.Item | pytest.Collector]:
+        program = cache_program(self.path)
+        if program is None:
+            return
+        try:
+            program_outline, program_lazy = self._outline(program, report=False)
+        except KediCollectError:
+            return  # the program's own collection reports it
+        if not program_outline.autos:
+            return
+        outline, lazy = self._outline()
+        defined = {p.name for p in lazy.module().procedures if not p.is_auto}
+        generated = set(program_outline.autos) & defined
+        suites = [s for s in outline.suites if s.kind == "test" and s.name in generated]
+        names = unique_names(_safe(s.name) for s in suites)
+        for suite, name in zip(suites, names, strict=True):
+            yield KediTestSuite.from_parent(
+                self, name=f"test:{name}", outline=suite, lazy=lazy,
+                runs_in=(program, program_lazy),
+            )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,10 +304,18 @@ def _marks(config: pytest.Config) -> _Marks:
 class KediTestSuite(pytest.Collector):
     """One ``@test:`` suite: a collector with one item per ``> case:``."""
 
-    def __init__(self, *, outline: SuiteOutline, lazy: LazyModule, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        outline: SuiteOutline,
+        lazy: LazyModule,
+        runs_in: tuple[Path, LazyModule] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.outline = outline
-        self.lazy = lazy
+        self.lazy = lazy  # the module holding the suite
+        self.runs_in = runs_in  # the program running it, when not this file's (`KediItem`)
 
     @property
     def suite(self) -> nodes.TestSuite:
@@ -280,7 +336,7 @@ class KediTestSuite(pytest.Collector):
         for index, (case, name) in enumerate(zip(cases, names, strict=True)):
             item = KediCaseItem.from_parent(
                 self, name=name, outline=self.outline, case_outline=case, index=index,
-                lazy=self.lazy,
+                lazy=self.lazy, runs_in=self.runs_in,
             )  # fmt: skip
             for mark in marks:
                 item.add_marker(mark)

@@ -83,9 +83,14 @@ class KediItem(pytest.Item):
         funcargs = _OnFirstRead()
         _request = _OnFirstRead()
 
-    def __init__(self, *, lazy: LazyModule, **kwargs: Any) -> None:
+    def __init__(
+        self, *, lazy: LazyModule, runs_in: tuple[Path, LazyModule] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.lazy = lazy  # the file's module, loaded when an item first needs it
+        # The program the item runs in, when not its own file's: a case generated into
+        # ``prog.cache.kedi`` runs on ``prog.kedi`` (its path and collected module).
+        self.runs_in = runs_in
 
     @property
     def module(self) -> ModuleType:
@@ -181,12 +186,13 @@ class KediItem(pytest.Item):
     def _program(self) -> Any:
         __tracebackhide__ = True
         session = kedi_session(self.config)
-        collected = self.lazy.module()  # loaded first: the program reuses it
-        loaded = session.programs.program_for(self.path, self.ihook)
+        path, lazy = (self.path, self.lazy) if self.runs_in is None else self.runs_in
+        collected = lazy.module()  # loaded first: the program reuses it
+        loaded = session.programs.program_for(path, self.ihook)
         if loaded.program.module.source != collected.source:
             from pytest_kedi.text import display_path
 
-            text = f"{display_path(str(self.path))} changed since collection; run pytest again"
+            text = f"{display_path(str(path))} changed since collection; run pytest again"
             raise ProgramLoadError(text, f"KediImportError: {text}")
         session.note_model(self.nodeid, loaded.model_label)
         return loaded.program

@@ -38,29 +38,35 @@ class SuiteOutline:
 
 @dataclass(frozen=True, slots=True)
 class FileOutline:
-    """The suites of one file in source order."""
+    """The suites of one file in source order, and the names of its ``> auto:``
+    procedures (whose generated tests its ``prog.cache.kedi`` may hold)."""
 
     suites: tuple[SuiteOutline, ...]
+    autos: tuple[str, ...] = ()
 
     def to_tuple(self) -> tuple[object, ...]:
         """Plain tuples (what the cache stores: the fastest shape to unpickle)."""
-        return tuple(
+        suites = tuple(
             (s.kind, s.name, s.line, s.index, tuple((c.name, c.line) for c in s.cases))
             for s in self.suites
         )
+        return (suites, self.autos)
 
     @classmethod
     def from_tuple(cls, data: object) -> FileOutline:
         """The inverse of `to_tuple`; raise `TypeError`/`ValueError` on any other shape."""
-        if not isinstance(data, tuple):
+        if not (isinstance(data, tuple) and len(data) == 2):
             raise TypeError("not a file outline")
+        given, autos = data
         suites = []
-        for kind, name, line, index, cases in data:
+        for kind, name, line, index, cases in given:
             if kind not in ("eval", "test") or not isinstance(name, str):
                 raise ValueError("not a suite outline")
             outlined = tuple(CaseOutline(str(case), int(at)) for case, at in cases)
             suites.append(SuiteOutline(kind, name, int(line), int(index), outlined))
-        return cls(tuple(suites))
+        if not (isinstance(autos, tuple) and all(isinstance(a, str) for a in autos)):
+            raise ValueError("not a file outline")
+        return cls(tuple(suites), autos)
 
 
 def outline_of(module: nodes.Module) -> FileOutline:
@@ -73,7 +79,8 @@ def outline_of(module: nodes.Module) -> FileOutline:
         elif isinstance(stmt, nodes.TestSuite):
             cases = tuple(CaseOutline(c.name, c.span.start_line) for c in stmt.cases)
             suites.append(SuiteOutline("test", stmt.name, stmt.span.start_line, index, cases))
-    return FileOutline(tuple(suites))
+    autos = tuple(p.name for p in module.procedures if p.is_auto)
+    return FileOutline(tuple(suites), autos)
 
 
 class LazyModule:

@@ -23,7 +23,7 @@ import pytest
 from pytest_kedi.constants import REPORT_CASE, REPORT_MODEL, REPORT_SUITE
 from pytest_kedi.plugin import resolution
 from pytest_kedi.plugin.codecache import CodeCache
-from pytest_kedi.plugin.collect import KediFile, is_kedi_program
+from pytest_kedi.plugin.collect import KediCacheFile, KediFile, cache_program, is_kedi_program
 from pytest_kedi.plugin.itembase import KediItem
 from pytest_kedi.plugin.items import KediEvalItem
 from pytest_kedi.plugin.listener import SUB_RESULTS, ReportListener
@@ -155,9 +155,13 @@ class KediSession:
     # ------------------------------------------------------------------ collection
 
     def collect_file(self, file_path: Path, parent: pytest.Collector) -> KediFile | None:
-        if not self.settings.collect or not is_kedi_program(file_path):
+        if not self.settings.collect or not file_path.name.endswith(".kedi"):
             return None
-        return KediFile.from_parent(parent, path=file_path)
+        if is_kedi_program(file_path):
+            return KediFile.from_parent(parent, path=file_path)
+        if cache_program(file_path) is not None:  # generated tests of `> auto:` procedures
+            return KediCacheFile.from_parent(parent, path=file_path)
+        return None
 
     def collected(self, nodeids: Iterable[str]) -> None:
         """The collected node ids (the only process's, or an xdist worker's)."""

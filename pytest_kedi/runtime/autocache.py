@@ -4,7 +4,9 @@
 pytest-kedi never generates code. When a procedure whose body holds ``> auto:`` is
 defined and the cache file defines a procedure of the same name, that definition is used
 (its errors are located in the cache file); otherwise calling the procedure raises
-"`> auto:` is not supported by pytest-kedi".
+"`> auto:` is not supported by pytest-kedi". The cache's ``@test:`` suites named after
+such a procedure are the file's generated tests (`generated_suites`): they run on the
+file's runtime, after the file's own suites, located in the cache file.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pytest_kedi.lang import nodes, parse_file
 from pytest_kedi.runtime.context import ModuleUnit
 from pytest_kedi.runtime.sourcefile import SourceFile
 
-__all__ = ["cache_path", "cached_procedure", "has_auto"]
+__all__ = ["cache_path", "cached_procedure", "generated_suites", "has_auto"]
 
 
 def cache_path(kedi_path: str) -> Path:
@@ -28,11 +30,11 @@ def cache_path(kedi_path: str) -> Path:
 
 
 def has_auto(proc: nodes.Procedure) -> bool:
-    return any(isinstance(s, nodes.Directive) and s.name == "auto" for s in proc.body)
+    return proc.is_auto
 
 
-def cached_procedure(unit: ModuleUnit, name: str) -> tuple[nodes.Procedure, ModuleUnit] | None:
-    """The cache file's definition of ``name`` and a unit for its source, if any."""
+def _cache_unit(unit: ModuleUnit) -> ModuleUnit | None:
+    """The unit of ``unit``'s sibling cache file (parsed once), or None without one."""
     cache_unit = unit.auto_cache
     if cache_unit is None:
         path = cache_path(unit.path)
@@ -48,7 +50,33 @@ def cached_procedure(unit: ModuleUnit, name: str) -> tuple[nodes.Procedure, Modu
             unit.optimized,
         )
         unit.auto_cache = cache_unit
+    return cache_unit
+
+
+def cached_procedure(unit: ModuleUnit, name: str) -> tuple[nodes.Procedure, ModuleUnit] | None:
+    """The cache file's definition of ``name`` and a unit for its source, if any."""
+    cache_unit = _cache_unit(unit)
+    if cache_unit is None:
+        return None
     for proc in cache_unit.module.procedures:
         if proc.name == name and not has_auto(proc):
             return proc, cache_unit
     return None
+
+
+def generated_names(module: nodes.Module, cache: nodes.Module) -> frozenset[str]:
+    """The ``> auto:`` procedures of ``module`` that ``cache`` defines (with a body)."""
+    autos = {proc.name for proc in module.procedures if has_auto(proc)}
+    return frozenset(p.name for p in cache.procedures if p.name in autos and not has_auto(p))
+
+
+def generated_suites(unit: ModuleUnit) -> tuple[nodes.TestSuite, ...]:
+    """The ``@test:`` suites of ``unit``'s cache file named after an ``> auto:`` procedure
+    of ``unit`` that the cache defines, in the cache's order (docs/language.md §4.5)."""
+    if not any(has_auto(proc) for proc in unit.module.procedures):
+        return ()
+    cache_unit = _cache_unit(unit)
+    if cache_unit is None:
+        return ()
+    names = generated_names(unit.module, cache_unit.module)
+    return tuple(suite for suite in cache_unit.module.test_suites if suite.name in names)

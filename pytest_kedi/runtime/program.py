@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from types import FunctionType
 from typing import Any, Literal
@@ -235,6 +235,25 @@ class Program:
             exec_stmt(directive, ctx)
         return ctx
 
+    def generated_test_suites(self) -> tuple[nodes.TestSuite, ...]:
+        """The ``@test:`` suites the sibling ``prog.cache.kedi`` holds for this file's
+        ``> auto:`` procedures it defines (docs/language.md §4.5): run like the file's own,
+        after them, on this runtime, located in the cache file. Raise `KediParseError`
+        when the cache file does not parse."""
+        from pytest_kedi.runtime.autocache import generated_suites
+
+        return generated_suites(self._unit)
+
+    def _case_source(self, case: nodes.Case) -> SourceFile:
+        """The source file a case's code is located in: this file's, or its cache's."""
+        own = self._unit.source_file
+        if case.span.path == own.path or not self.generated_test_suites():
+            return own
+        cache = self._unit.auto_cache
+        if cache is not None and case.span.path == cache.source_file.path:
+            return cache.source_file
+        return own
+
     def _span(self, node: nodes.Node) -> nodes.Span:
         return self._unit.source_file.line_span(node.span.start_line)
 
@@ -420,10 +439,13 @@ class Program:
         ctx = self._frame_ctx(label, suite.directives, {})
         runtime = self._unit.runtime
         code = case_code(case)
+        source_file = self._case_source(case)
         try:
-            unit = runtime.unit_for(
-                code, self._unit.source_file, label, transform=transform, store=store
-            )
+            unit = runtime.unit_for(code, source_file, label, transform=transform, store=store)
             run_block(unit, ctx.scope)
         except KediExecutionError as err:
-            raise err.with_outer_frame(ctx.frame("case", self._span(case)))
+            span = source_file.line_span(case.span.start_line)
+            frame = ctx.frame("case", span)
+            if source_file is not self._unit.source_file:  # a generated case: its own line
+                frame = replace(frame, source_snippet=source_file.snippet(span))
+            raise err.with_outer_frame(frame)

@@ -68,6 +68,58 @@ def test_passing_tests_exit_0(kedi_file, cli) -> None:
     assert (result.out, result.err, result.code) == ("Tests:\n- double::small: OK\n", "", 0)
 
 
+AUTO_PROGRAM = """
+    @double(x: int) -> int:
+      > auto:
+        Double the number.
+
+    @test: own:
+      > case: uses:
+        `assert double(2) == 4`
+    """
+
+AUTO_CACHE = """
+    # generated: double
+    @double(x: int) -> int:
+      = `x * 2`
+
+    @test: double:
+      > case: gen:
+        `assert double(3) == 6`
+      > case: genfail:
+        ```
+        y = double(1)
+        assert y == 3, "wrong"
+        ```
+
+    @test: stale:
+      > case: never:
+        `assert False`
+    """
+
+
+def test_tests_generated_for_auto_procedures_run_after_the_files_own(kedi_file, cli) -> None:
+    """The cache's suites named after an `> auto:` procedure it defines (language.md §4.5);
+    a suite of the cache named after nothing the file generates is not run."""
+    name = kedi_file(AUTO_PROGRAM)
+    kedi_file(AUTO_CACHE, "prog.cache.kedi")
+    result = cli(name, "--test")
+    assert (result.out, result.err, result.code) == (
+        "Tests:\n- own::uses: OK\n- double::gen: OK\n"
+        "- double::genfail: FAIL | AssertionError: wrong\n",
+        "",
+        1,
+    )
+
+
+def test_a_broken_auto_cache_fails_the_tests(kedi_file, cli) -> None:
+    name = kedi_file(AUTO_PROGRAM)
+    kedi_file("@double(x: int) -> int:\n  = `x * 2\n", "prog.cache.kedi")
+    result = cli(name, "--test")
+    assert (result.out, result.code) == ("", 1)
+    assert result.err.startswith('Kedi parse error:\n\n  File "prog.cache.kedi", line 2, column 5')
+
+
 def test_evals_block_exits_0_whatever_the_score(kedi_file, cli) -> None:
     result = cli(kedi_file(PROGRAM), "--eval")
     assert (result.out, result.err, result.code) == (EVALS_BLOCK, "", 0)

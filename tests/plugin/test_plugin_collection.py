@@ -76,13 +76,80 @@ def test_kedi_collect_ini_runs_cases_and_skips_evals(kedi: Kedi) -> None:
     kedi.run("--kedi-eval").assert_outcomes(passed=3)
 
 
-def test_cache_and_package_files_are_never_collected(kedi: Kedi) -> None:
-    kedi.write("demo.kedi", DEMO)
+def test_package_files_and_caches_of_files_without_auto_are_not_collected(kedi: Kedi) -> None:
+    kedi.write("demo.kedi", DEMO)  # no `> auto:` procedure: its cache is not even parsed
     kedi.write("demo.cache.kedi", BROKEN)
     kedi.write("lib/package.kedi", BROKEN)
+    kedi.write("orphan.cache.kedi", BROKEN)  # no orphan.kedi
     result = kedi.run("--kedi-eval", "--collect-only", "-q")
     assert result.ret == pytest.ExitCode.OK
     assert _collected(result) == DEMO_IDS
+
+
+AUTO_PROGRAM = """\
+@double(x: int) -> int:
+  > auto:
+    Double the number.
+
+@test: own:
+  > case: uses:
+    `assert double(2) == 4`
+"""
+
+AUTO_CACHE = """\
+# generated: double
+@double(x: int) -> int:
+  = `x * 2`
+
+@test: double:
+  > case: gen:
+    `assert double(3) == 6`
+  > case: genfail:
+    ```
+    y = double(1)
+    assert y == 3
+    ```
+
+@test: stale:
+  > case: never:
+    `assert False`
+"""
+
+
+def test_tests_generated_for_auto_procedures_are_collected_from_the_cache(kedi: Kedi) -> None:
+    """language.md §4.5: the cache's suites named after an `> auto:` procedure of the
+    program that it defines run on the program's runtime, located in the cache file."""
+    kedi.write("prog.kedi", AUTO_PROGRAM)
+    kedi.write("prog.cache.kedi", AUTO_CACHE)
+    ids = _collected(kedi.run("--kedi-eval", "--collect-only", "-q"))
+    assert ids == [
+        "prog.cache.kedi::test:double::gen",
+        "prog.cache.kedi::test:double::genfail",
+        "prog.kedi::test:own::uses",
+    ]
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "prog.cache.kedi:11: AssertionError: assert 2 == 3",
+            "@test: double > case: genfail failed:",
+            "Kedi stack trace:",
+            '  File "prog.cache.kedi", line 8, in case genfail',
+            "    > case: genfail:",
+        ]
+    )
+    result.stdout.fnmatch_lines(["- double::genfail: FAIL | AssertionError: assert 2 == 3"])
+    report = kedi.json("r.json")["tests"]
+    tests = {t["nodeid"]: (t["path"], t["line"], t["outcome"]) for t in report}
+    assert tests["prog.cache.kedi::test:double::genfail"] == ("prog.cache.kedi", 8, "failed")
+
+
+def test_a_broken_auto_cache_is_its_own_collection_error(kedi: Kedi) -> None:
+    kedi.write("prog.kedi", AUTO_PROGRAM)
+    kedi.write("prog.cache.kedi", "@double(x: int) -> int:\n  = `x * 2\n")
+    result = kedi.run("--kedi-eval")
+    result.assert_outcomes(failed=1, errors=1)
+    result.stdout.fnmatch_lines(["ERROR prog.cache.kedi - prog.cache.kedi:2:5: unbalanced*"])
 
 
 def test_repeated_suite_names_get_numbered_and_kinds_never_collide(kedi: Kedi) -> None:

@@ -11,6 +11,7 @@ import pytest
 from kedi_scripted_model import ScriptedModel
 
 from pytest_kedi.runtime.errors import (
+    KediExecutionError,
     KediModelError,
     KediTypeExecutionError,
     KediUnsupportedError,
@@ -280,6 +281,35 @@ def test_auto_procedure_supplied_by_cache_file(kedi, tmp_path):
         Return the input reversed.
     """
     assert kedi(src, mode="validate").procedures["rev"]("abc") == "cba"
+
+
+def test_tests_generated_into_the_cache_run_on_the_program_located_in_the_cache(kedi, tmp_path):
+    (tmp_path / "prog.cache.kedi").write_text(
+        "@rev(x: str) -> str:\n  = `x[::-1]`\n\n@test: rev:\n  > case: twice:\n"
+        "    ```\n    once = rev('ab')\n    assert rev(once) == 'x'\n    ```\n",
+        encoding="utf-8",
+    )
+    src = """
+    @rev(x: str) -> str:
+      > auto:
+        Return the input reversed.
+
+    @other(x: str) -> str:
+      = <x>
+    """
+    program = kedi(src, mode="validate")
+    (suite,) = program.generated_test_suites()
+    assert (suite.name, [case.name for case in suite.cases]) == ("rev", ["twice"])
+    with pytest.raises(KediExecutionError) as caught:
+        program.run_case(suite, suite.cases[0])
+    text = str(caught.value)
+    assert 'prog.cache.kedi", line 5, in case twice\n    > case: twice:' in text
+    assert 'prog.cache.kedi", line 8, in case twice (Python)\n    assert rev(once)' in text
+
+
+def test_no_tests_are_generated_without_an_auto_procedure(kedi, tmp_path):
+    (tmp_path / "prog.cache.kedi").write_text("@test: rev:\n  > case: c:\n    `pass`\n")
+    assert kedi("@rev(x: str) -> str:\n  = <x>\n", mode="validate").generated_test_suites() == ()
 
 
 def test_requires_unadvertised_capability_fails_at_model_call(run):
