@@ -27,6 +27,11 @@ _SOLE_CODE_COLON = re.compile(r"[ \t]*(`[^`]*`)[ \t]*:[ \t]*")
 _SUITE_PLACES = frozenset({Place.TEST_SUITE, Place.EVAL_SUITE})
 
 
+def _unknown(m: re.Match[str]) -> str:
+    """The error for an unknown directive name, spelled as written (colon or not)."""
+    return f"unknown directive '> {m.group(1)}{':' if m.group(3) else ''}'"
+
+
 class DirectiveBuilder:
     def __init__(self, builder: Builder) -> None:
         self.b = builder
@@ -40,7 +45,7 @@ class DirectiveBuilder:
         (docs/language.md#names)."""
         m = _HEAD.match(item.text)
         if m is not None and m.group(1) not in DIRECTIVES:
-            raise KediSyntaxError(item.start + m.start(1), f"unknown directive '> {m.group(1)}:'")
+            raise KediSyntaxError(item.start + m.start(1), _unknown(m))
 
     def add(self, item: Item, ctx: BuildContext, out: list[n.Stmt]) -> None:
         m = _HEAD.match(item.text)
@@ -48,7 +53,7 @@ class DirectiveBuilder:
             raise KediSyntaxError(item.start, "malformed directive: expected '> name: ...'")
         name = m.group(1)
         if name not in DIRECTIVES:
-            raise KediSyntaxError(item.start + m.start(1), f"unknown directive '> {name}:'")
+            raise KediSyntaxError(item.start + m.start(1), _unknown(m))
         if not m.group(3):
             raise KediSyntaxError(
                 item.start + m.end(1), f"directive '> {name}' must be followed by ':'"

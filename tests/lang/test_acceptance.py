@@ -85,6 +85,9 @@ LOCATED = [
     # Escapes, directives and values.
     pytest.param("> instructions: hi \\x\n", 1, 20, "unsupported escape '\\x'", id="escape"),
     pytest.param("@f():\n  >  frob: yes\n", 2, 6, "unknown directive '> frob:'", id="unknown"),
+    pytest.param(  # spelled as written: no colon added
+        "@f():\n  > just text\n", 2, 5, "unknown directive '> just'", id="unknown_no_colon"
+    ),
     pytest.param(
         "@test: s:\n  > case: a:\n    > frob: x\n", 3, 7, "unknown directive", id="unknown_in_case"
     ),
