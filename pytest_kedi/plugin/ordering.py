@@ -26,8 +26,8 @@ def keep_source_order(items: list[pytest.Item]) -> None:
     """Put each ``.kedi`` file's items back in source order, in the places they hold."""
     places: dict[object, list[int]] = {}
     for index, item in enumerate(items):
-        if isinstance(item, KediItem):
-            places.setdefault(item.path, []).append(index)
+        if isinstance(item, KediItem):  # a file's items share its module (`LazyModule`)
+            places.setdefault(item.lazy, []).append(index)
     for indexes in places.values():
         group = [items[index] for index in indexes]
         lines = [_line(item) for item in group]
