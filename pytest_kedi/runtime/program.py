@@ -247,11 +247,10 @@ class Program:
     def _case_source(self, case: nodes.Case) -> SourceFile:
         """The source file a case's code is located in: this file's, or its cache's."""
         own = self._unit.source_file
-        if case.span.path == own.path or not self.generated_test_suites():
-            return own
-        cache = self._unit.auto_cache
-        if cache is not None and case.span.path == cache.source_file.path:
-            return cache.source_file
+        if case.span.path != own.path and self.generated_test_suites():
+            cache = self._unit.auto_cache  # loaded by `generated_test_suites`
+            if cache is not None and case.span.path == cache.source_file.path:
+                return cache.source_file
         return own
 
     def _span(self, node: nodes.Node) -> nodes.Span:
