@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pytest_kedi.evals.datasets import NO_EXPECTED, Row
 from pytest_kedi.evals.executor import run_rows
 from pytest_kedi.evals.results import RowResult, Usage, short_repr
+from pytest_kedi.evals.scoring import mean
 
 __all__ = ["CarryOver", "carried", "combine", "run_repeated"]
 
@@ -51,7 +52,7 @@ def combine(parts: list[RowResult]) -> RowResult:
         shown = min(parts, key=lambda part: part.score)
     return dataclasses.replace(
         shown,
-        score=math.fsum(scores) / len(scores),
+        score=mean(scores),
         scores=scores,
         duration_s=math.fsum(part.duration_s for part in parts),
         calls=tuple(call for part in parts for call in part.calls),

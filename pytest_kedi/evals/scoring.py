@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from pytest_kedi.errors import InvalidScoreError
@@ -50,6 +51,41 @@ def normalize_score(value: Any) -> tuple[float, str | None]:
     return score, feedback
 
 
-def mean(scores: list[float]) -> float:
-    """Arithmetic mean (0.0 for no scores)."""
-    return math.fsum(scores) / len(scores) if scores else 0.0
+def mean(scores: Sequence[float]) -> float:
+    """Arithmetic mean (0.0 for no scores), never outside the scores' range: the mean of
+    equal scores is that score (``fsum([0.7] * 3) / 3`` is 0.6999999999999998, which a
+    ``--kedi-min-score 0.7`` gate would fail)."""
+    if not scores:
+        return 0.0
+    n = len(scores)
+    try:
+        value = math.fsum(scores) / n
+    except OverflowError:  # the sum of scores near the float maximum
+        value = math.fsum([score / n for score in scores])
+    low = min(scores)
+    if value < low:
+        return low
+    high = max(scores)
+    return high if value > high else value
+
+
+#: Decimals that tell a real score difference from float noise: a mean of scores that only
+#: rounding puts under a threshold meets it, and a change of 1e-16 is no change.
+NOISE_DIGITS = 12
+
+
+def below(score: float, threshold: float) -> bool:
+    """``score`` is below ``threshold``, float noise aside (the mean of 0.6, 0.8 and 0.7 is
+    0.6999999999999998, which meets a min score of 0.7, as a drop of exactly
+    ``--kedi-max-drop`` passes)."""
+    return round(score, NOISE_DIGITS) < threshold
+
+
+def fell(delta: float) -> bool:
+    """A score change (new minus old) is a fall, float noise aside."""
+    return round(delta, NOISE_DIGITS) < 0
+
+
+def rose(delta: float) -> bool:
+    """A score change (new minus old) is a rise, float noise aside."""
+    return round(delta, NOISE_DIGITS) > 0

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from pytest_kedi.evals.scoring import mean as scores_mean
+
 __all__ = ["CONFIDENCE", "SuiteStats", "suite_stats", "t_cdf", "t_quantile"]
 
 #: The confidence level of every interval pytest-kedi reports.
@@ -131,12 +133,17 @@ class SuiteStats:
 def suite_stats(scores: Sequence[float]) -> SuiteStats:
     """`SuiteStats` of the row scores (see the module docstring for the method)."""
     n = len(scores)
-    mean = math.fsum(scores) / n if n else 0.0
+    mean = scores_mean(scores)
     if n < 2:
         return SuiteStats(mean, None, None)
     # The sample standard deviation from compensated sums (`statistics.stdev` is exact but
     # converts every score to a fraction: 20x slower, and within an ulp of this).
-    variance = math.fsum([(score - mean) ** 2 for score in scores]) / (n - 1)
+    try:
+        variance = math.fsum([(score - mean) ** 2 for score in scores]) / (n - 1)
+    except OverflowError:  # scores near the float maximum (they are not clamped)
+        return SuiteStats(mean, None, None)
     stderr = math.sqrt(variance) / math.sqrt(n)
     half = t_quantile(0.5 + CONFIDENCE / 2.0, n - 1) * stderr
+    if not math.isfinite(half):
+        return SuiteStats(mean, None, None)
     return SuiteStats(mean, stderr, (mean - half, mean + half))

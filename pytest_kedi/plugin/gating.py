@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_kedi.evals.scoring import below
 from pytest_kedi.plugin.optionvalues import MaxErrors
 from pytest_kedi.plugin.records import SuiteRecord
 from pytest_kedi.plugin.rows import row_line
@@ -112,7 +113,7 @@ def judge(
         return Verdict(False, ("the suite failed before scoring",))
     reasons: list[str] = []
     value = gated_score(result, gate)
-    if threshold is not None and value < threshold:
+    if threshold is not None and below(value, threshold):
         shown, bar = _score_vs(value, threshold)
         if gate != "lower":
             reasons.append(f"score {shown} is below the min score {bar}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from pytest_kedi.evals.scoring import NOISE_DIGITS, fell, rose
 from pytest_kedi.plugin.records import SuiteRecord, source_order
 from pytest_kedi.reports.deltas import RowDelta, SuiteDelta
 
@@ -105,7 +106,7 @@ class SuiteComparison:
         """The score fell by more than ``max_drop`` (float noise such as 0.8 -> 0.7 being
         0.10000000000000009 does not count as more than 0.1)."""
         delta = self.delta
-        return delta is not None and round(-delta, 12) > max_drop
+        return delta is not None and round(-delta, NOISE_DIGITS) > max_drop
 
 
 def compare_suites(
@@ -122,10 +123,10 @@ def compare_suites(
         if previous is None:
             continue
         matched.append(RowDelta(row.index, row.score - previous.score))
-        if row.score != previous.score:
+        if fell(row.score - previous.score) or rose(row.score - previous.score):
             changes.append(RowChange(row.index, row.input, previous.score, row.score))
-    regressed = sorted((c for c in changes if c.delta < 0), key=lambda c: (c.delta, c.index))
-    improved = sorted((c for c in changes if c.delta > 0), key=lambda c: (-c.delta, c.index))
+    regressed = sorted((c for c in changes if fell(c.delta)), key=lambda c: (c.delta, c.index))
+    improved = sorted((c for c in changes if rose(c.delta)), key=lambda c: (-c.delta, c.index))
     return SuiteComparison(
         nodeid,
         old,

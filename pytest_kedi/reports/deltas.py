@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_kedi.evals.scoring import fell
+
 __all__ = ["RowDelta", "SuiteDelta", "row_fields"]
 
 
@@ -23,7 +25,8 @@ class RowDelta:
 
     @property
     def regressed(self) -> bool:
-        return self.delta < 0
+        """The score fell (float noise aside, as for ``--kedi-max-drop``)."""
+        return fell(self.delta)
 
 
 @dataclass(frozen=True, slots=True)

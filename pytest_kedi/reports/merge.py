@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_kedi.evals.scoring import below
+from pytest_kedi.plugin.gating import score_digits, threshold_text
 from pytest_kedi.plugin.optionvalues import MaxErrors
 from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord, source_order
 
@@ -109,8 +111,10 @@ def suite_reason(suite: SuiteRecord) -> str | None:
     reasons = []
     if suite.threshold is not None:
         value, what = _gated_value(suite)
-        if value < suite.threshold:
-            reasons.append(f"{what} {value:.4f} is below the min score {suite.threshold:.4f}")
+        if below(value, suite.threshold):
+            digits = score_digits(value, suite.threshold)
+            bar = threshold_text(suite.threshold, digits)
+            reasons.append(f"{what} {value:.{digits}f} is below the min score {bar}")
     if suite.max_errors is not None:
         budget = MaxErrors.of(suite.max_errors)
         if budget.exceeded(result.rows_errored, result.rows_total):

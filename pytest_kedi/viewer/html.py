@@ -18,6 +18,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
+from pytest_kedi.evals.scoring import fell
 from pytest_kedi.text import clip
 from pytest_kedi.viewer import svg
 from pytest_kedi.viewer.compare import history_section
@@ -222,7 +223,7 @@ def _row_flags(row: RowView, before: RowView | None) -> tuple[int, float | None]
     delta = row.delta
     if delta is None and before is not None:
         delta = row.score - before.score
-    if row.regressed or (delta is not None and delta < 0):
+    if row.regressed or (delta is not None and fell(delta)):
         flags |= FLAG_REGRESSED
     return flags, delta
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_kedi.constants import TEST_MODEL
+from pytest_kedi.evals.scoring import fell
 
 __all__ = [
     "SUPPORTED_VERSIONS",
@@ -233,7 +234,7 @@ def _row(data: object, position: int) -> RowView | None:
     scores = [s for s in (_num(v) for v in _list(data.get("scores"))) if s is not None]
     flaky = data.get("flaky") is True or len(set(scores)) > 1
     delta = _delta(data)
-    regressed = data.get("regressed") is True or (delta is not None and delta < 0)
+    regressed = data.get("regressed") is True or (delta is not None and fell(delta))
     calls = tuple(c for c in (_call(item) for item in _list(data.get("calls"))) if c is not None)
     index = _int(data.get("index"))
     score = _num(_first(data, "score", "mean"))

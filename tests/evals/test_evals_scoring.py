@@ -238,3 +238,33 @@ def test_legacy_metric_that_raises_is_one_errored_row() -> None:
     result = run_suite(FakeProgram({}, metric), make_suite([], metric=("sanity", None)))
     assert result.completed
     assert (result.score, result.feedback, result.rows_errored) == (0.0, "error: KeyError: 'x'", 1)
+
+
+@pytest.mark.parametrize("value", [0.7, 0.1, 1 / 3, 0.3, 0.9])
+def test_the_mean_of_equal_scores_is_that_score_and_gates_at_it(value: float) -> None:
+    """``fsum([0.7] * 3) / 3`` is 0.6999999999999998: a suite scoring 0.7 on every row
+    failed ``--kedi-min-score 0.7``, and an unchanged repeated row read as regressed."""
+    from pytest_kedi.evals.scoring import below, fell, mean
+    from pytest_kedi.evals.stats import suite_stats
+
+    for n in (2, 3, 5, 7, 10):
+        assert mean([value] * n) == value
+        assert suite_stats([value] * n).ci == (value, value)
+    assert not below(mean([0.6, 0.8, 0.7]), 0.7)  # 0.6999999999999998: noise, not a miss
+    assert below(0.6999, 0.7)
+    assert not fell(mean([0.7] * 3) - 0.7) and not fell(-1e-16) and fell(-1e-9)
+
+
+def test_the_mean_never_leaves_the_scores_range() -> None:
+    from pytest_kedi.evals.scoring import mean
+
+    assert mean([]) == 0.0
+    assert mean([0.1, 0.2, 0.3]) == pytest.approx(0.2)
+    assert mean([1e308, 1e308]) == 1e308
+
+
+def test_scores_near_the_float_maximum_have_a_mean_and_no_interval() -> None:
+    from pytest_kedi.evals.stats import suite_stats
+
+    stats = suite_stats([1e308, -1e308, 1e308])
+    assert (stats.mean, stats.ci) == (pytest.approx(1e308 / 3), None)

@@ -107,3 +107,31 @@ def test_ordinary_scores_keep_four_digits(kedi: Kedi) -> None:
             "- thirds::m: 0.6667  [[]FAILED, min score 0.8000[]]",
         ]
     )
+
+
+#: Every row scores 0.7: the mean of [0.7] * 3 by `math.fsum` is 0.6999999999999998.
+SEVENTIES = """\
+@eval: seventy:
+  > data: xs:
+    = `[1, 2, 3]`
+  > metric: m(xs):
+    = `(0.7, None)`
+"""
+
+
+def test_a_suite_scoring_exactly_the_min_score_passes_and_its_repeats_do_not_regress(
+    kedi: Kedi,
+) -> None:
+    kedi.write("seventy.kedi", SEVENTIES)
+    first = kedi.run("--kedi-eval", "--kedi-min-score", "0.7", "--kedi-report", "one.json")
+    first.assert_outcomes(passed=1)
+    assert kedi.json("one.json")["suites"][0]["score"] == 0.7
+    lower = kedi.run(
+        "--kedi-eval", "--kedi-min-score", "0.7", "--kedi-repeat", "3", "--kedi-gate", "lower",
+        "--kedi-baseline", "one.json", "--kedi-report", "three.json",
+    )  # fmt: skip
+    lower.assert_outcomes(passed=1)
+    assert "regressed" not in lower.stdout.str()
+    suite = kedi.json("three.json")["suites"][0]
+    assert (suite["score"], suite["ci"]) == (0.7, {"low": 0.7, "high": 0.7})
+    assert [(row["delta"], row["regressed"]) for row in suite["rows"]] == [(0.0, False)] * 3

@@ -88,6 +88,10 @@ def test_disagreeing_overlaps_are_refused(
             "2 of 4 rows errored; at most 0.25 of the rows errored allowed",
         ),
         ({"outcome": "failed"}, "failed in its shard"),
+        (  # as many digits as tell the score from its threshold, as pytest showed it
+            {"threshold": 0.75001},
+            "score 0.75000 is below the min score 0.75001",
+        ),
         (
             {"outcome": "failed", "error": "boom\nValueError: bad data"},
             "failed before scoring: ValueError: bad data",
