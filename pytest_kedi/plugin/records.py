@@ -337,6 +337,9 @@ class RunRecord:
     model_calls: tuple[tuple[str, int], ...] = ()  # (resolved model name, calls), by name
     suites: tuple[SuiteRecord, ...] = field(default=())
     tests: tuple[CaseRecord, ...] = field(default=())
+    #: node ids of the suites and cases pytest reported as expected failures (an ``xfail``
+    #: marker, or ``pytest.xfail()`` in a case): their failures do not fail the run
+    xfailed: tuple[str, ...] = ()
 
     @property
     def usage(self) -> Usage:
@@ -365,6 +368,7 @@ class RunRecord:
             "model_calls": dict(self.model_calls),
             "usage": self.usage.to_json(),
             "retries": self.retries,
+            "xfailed": sorted(self.xfailed),
         }
 
     @classmethod
@@ -375,4 +379,5 @@ class RunRecord:
             model_calls=tuple(sorted((str(k), int(v)) for k, v in data["model_calls"].items())),
             suites=tuple(SuiteRecord.from_json(suite) for suite in data["suites"]),
             tests=tuple(CaseRecord.from_json(test) for test in data["tests"]),
+            xfailed=tuple(str(nodeid) for nodeid in data.get("xfailed", ())),
         )

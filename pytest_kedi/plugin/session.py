@@ -290,6 +290,8 @@ class KediSession:
                 self.xfailed.add(report.nodeid)
         if case is not None:
             self.tests[report.nodeid] = case
+            if hasattr(report, "wasxfail"):
+                self.xfailed.add(report.nodeid)
         if model is not None:
             self.default_models.add(model)
 
@@ -378,6 +380,7 @@ class KediSession:
             model_calls=tuple(sorted(self.model_calls.items())),
             suites=tuple(self.suites.values()),
             tests=tuple(self.tests.values()),
+            xfailed=tuple(sorted(self.xfailed)),
         )
         if self.baseline is not None:
             from pytest_kedi.plugin import baseline

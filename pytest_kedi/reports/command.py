@@ -117,7 +117,9 @@ def merged_lines(merged: Merged, paths: Sequence[str]) -> list[str]:
         lines += [case_line(case, feedback_limit=_FEEDBACK_LIMIT) for case in run.tests]
     if run.suites:
         lines.append("Evals:")
-        lines += [suite_line(suite, feedback_limit=_FEEDBACK_LIMIT) for suite in run.suites]
+        for suite in run.suites:
+            line = suite_line(suite, feedback_limit=_FEEDBACK_LIMIT)
+            lines.append(f"{line} (xfail)" if suite.nodeid in run.xfailed else line)
     lines += [f"FAILED {nodeid}: {reason.splitlines()[0]}" for nodeid, reason in merged.failures]
     lines += [f"kedi: {note}" for note in merged.notes]
     return lines

@@ -156,15 +156,21 @@ def merge(shards: Sequence[Shard]) -> Merged:
     tests = [record for _, record in _collect(shards, "tests").values()]
     judged: list[SuiteRecord] = []
     failures: list[tuple[str, str]] = []
+    # pytest reported these as expected failures: failing them is what their shard expected
+    xfailed = sorted({nodeid for shard in shards for nodeid in shard.run.xfailed})
+    expected = set(xfailed)
     for suite in source_order(s for s in suites if isinstance(s, SuiteRecord)):
         reason = suite_reason(suite)
         if reason is not None:
-            failures.append((suite.nodeid, reason))
+            if suite.nodeid not in expected:
+                failures.append((suite.nodeid, reason))
             suite = dataclasses.replace(suite, outcome="failed")
         judged.append(suite)
     cases = source_order(t for t in tests if isinstance(t, CaseRecord))
     failures += [
-        (case.nodeid, case.message or "failed") for case in cases if case.outcome == "failed"
+        (case.nodeid, case.message or "failed")
+        for case in cases
+        if case.outcome == "failed" and case.nodeid not in expected
     ]
     calls: Counter[str] = Counter()
     for shard in shards:
@@ -176,5 +182,6 @@ def merge(shards: Sequence[Shard]) -> Merged:
         model_calls=tuple(sorted(calls.items())),
         suites=tuple(judged),
         tests=tuple(cases),
+        xfailed=tuple(xfailed),
     )
     return Merged(run, tuple(failures), notes, status)

@@ -348,7 +348,10 @@ def run_view(
             f"{label}: unsupported report version {document.get('version')!r} "
             f"(this pytest-kedi reads versions {', '.join(map(str, SUPPORTED_VERSIONS))})"
         )
-    frozen_xfailed = frozenset(xfailed)
+    recorded = document.get("xfailed")
+    frozen_xfailed = frozenset(xfailed) | frozenset(
+        str(nodeid) for nodeid in (recorded if isinstance(recorded, list) else ())
+    )
     suites = tuple(
         s
         for s in (_suite(d, i, frozen_xfailed) for i, d in enumerate(document.get("suites", [])))

@@ -135,3 +135,35 @@ def test_a_suite_scoring_exactly_the_min_score_passes_and_its_repeats_do_not_reg
     suite = kedi.json("three.json")["suites"][0]
     assert (suite["score"], suite["ci"]) == (0.7, {"low": 0.7, "high": 0.7})
     assert [(row["delta"], row["regressed"]) for row in suite["rows"]] == [(0.0, False)] * 3
+
+
+XFAIL_CONFTEST = """
+import pytest
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.nodeid.endswith(("eval:classify", "::bad")):
+            item.add_marker(pytest.mark.xfail(reason="known weak"))
+"""
+
+
+def test_merge_exits_as_pytest_did_for_xfail_marked_items(
+    kedi: Kedi, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An `xfail` marker keeps a failed suite's or case's outcome `failed` in the report;
+    `merge` failed the run pytest passed (the README's recommended CI would go red)."""
+    from pytest_kedi import cli
+
+    kedi.pytester.makeconftest(XFAIL_CONFTEST)
+    kedi.write("classifier.kedi", HALF + "\n@test: t:\n  > case: bad:\n    `assert 1 == 2`\n")
+    result = kedi.run("--kedi-eval", "--kedi-min-score", "0.9", "--kedi-report", "r.json")
+    result.assert_outcomes(xfailed=2)
+    assert result.ret == pytest.ExitCode.OK
+    report = kedi.json("r.json")
+    assert report["xfailed"] == ["classifier.kedi::eval:classify", "classifier.kedi::test:t::bad"]
+    path = str(kedi.pytester.path / "r.json")
+    assert cli.main(["merge", path], prog="pytest-kedi") == 0
+    out = capsys.readouterr().out
+    assert "- classify::m: 0.5000  [FAILED, min score 0.9000] (xfail)" in out
+    assert "FAILED classifier" not in out
