@@ -9,7 +9,8 @@
 * a directory or anything else: an `OSError`, nothing touched.
 
 `AtomicWriter` streams text by these rules (a large report is never held whole in memory);
-`write_text_atomic` writes one text.
+`write_text_atomic` writes one text. `unsafe_output` says why a report must not be written
+to a path at all: a source file, or a file the command reads.
 """
 
 from __future__ import annotations
@@ -18,10 +19,45 @@ import errno
 import os
 import stat
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-__all__ = ["AtomicWriter", "write_text_atomic"]
+__all__ = ["AtomicWriter", "is_source_file", "same_file", "unsafe_output", "write_text_atomic"]
+
+#: What a report never overwrites: the project's sources.
+_SOURCE_SUFFIXES = (".kedi", ".py")
+
+
+def is_source_file(path: str | os.PathLike[str]) -> bool:
+    """``path`` (or what it links to) is a source file: a ``.kedi`` or ``.py`` file."""
+    return (
+        Path(path).suffix in _SOURCE_SUFFIXES
+        or Path(os.path.realpath(path)).suffix in _SOURCE_SUFFIXES
+    )
+
+
+def same_file(first: str | os.PathLike[str], second: str | os.PathLike[str]) -> bool:
+    """Both paths name one file (also through ``..``, symbolic links or hard links)."""
+    if os.path.realpath(first) == os.path.realpath(second):
+        return True
+    try:
+        return os.path.samefile(first, second)
+    except OSError:  # one of them does not exist yet
+        return False
+
+
+def unsafe_output(
+    output: str | os.PathLike[str], inputs: Sequence[str | os.PathLike[str]] = ()
+) -> str | None:
+    """Why a report must not be written to ``output`` (None: it may): a source file, or
+    one of the files the command reads (``inputs``)."""
+    if is_source_file(output):
+        return "refusing to overwrite a source file (a .kedi or .py file); choose another path"
+    if any(same_file(output, source) for source in inputs):
+        return "it is one of the reports read; choose another path"
+    return None
+
 
 #: Text is encoded and written in chunks of about this many bytes.
 _BUFFER = 1 << 20

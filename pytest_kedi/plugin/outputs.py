@@ -1,23 +1,23 @@
 """Report paths are checked once, at configure time, before anything runs; `Output` is
 what writing the reports at the end of the run gave.
 
-A report never overwrites a source (``.kedi`` or ``.py`` file), and the JSON report and
-the rows JSONL never name the same file (also through ``..``, symbolic links or hard links).
+A report never overwrites a source (``.kedi`` or ``.py`` file), and no two reports (the JSON
+report, the rows JSONL, the HTML and Markdown views, ``$GITHUB_STEP_SUMMARY``) name the same
+file (also through ``..``, symbolic links or hard links).
 """
 
 from __future__ import annotations
 
-import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from pytest_kedi.atomicwrite import is_source_file, same_file
 from pytest_kedi.text import display_path
 
 __all__ = ["Output", "check_report_paths"]
-
-_SOURCE_SUFFIXES = (".kedi", ".py")
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,32 +28,22 @@ class Output:
     errors: tuple[str, ...] = ()
 
 
-def _same_file(first: Path, second: Path) -> bool:
-    if os.path.realpath(first) == os.path.realpath(second):
-        return True
-    try:
-        return os.path.samefile(first, second)
-    except OSError:  # one of them does not exist yet
-        return False
-
-
-def check_report_paths(report: Path | None, rows_jsonl: Path | None) -> None:
-    """Raise `pytest.UsageError` (exit 4) for a report path that would destroy data."""
-    named = [
-        (opt, path)
-        for opt, path in (("--kedi-report", report), ("--kedi-rows-jsonl", rows_jsonl))
-        if path is not None
-    ]
+def check_report_paths(outputs: Sequence[tuple[str, Path | None]]) -> None:
+    """Raise `pytest.UsageError` (exit 4) for a report path that would destroy data: a
+    source file, or a file another report also writes. ``outputs``: (option, path) of
+    every report the run writes (``None``: not asked for)."""
+    named = [(option, path) for option, path in outputs if path is not None]
     for option, path in named:
-        resolved = Path(os.path.realpath(path))
-        if path.suffix in _SOURCE_SUFFIXES or resolved.suffix in _SOURCE_SUFFIXES:
+        if is_source_file(path):
             raise pytest.UsageError(
                 f"{option} {display_path(str(path))}: refusing to overwrite a source file "
                 "(a .kedi or .py file); choose another path"
             )
-    if report is not None and rows_jsonl is not None and _same_file(report, rows_jsonl):
-        shown = display_path(str(report))
-        raise pytest.UsageError(
-            f"--kedi-report and --kedi-rows-jsonl name the same file ({shown}); "
-            "give each report its own path"
-        )
+    for index, (option, path) in enumerate(named):
+        for other, second in named[index + 1 :]:
+            if same_file(path, second):
+                shown = display_path(str(path))
+                raise pytest.UsageError(
+                    f"{option} and {other} name the same file ({shown}); "
+                    "give each report its own path"
+                )

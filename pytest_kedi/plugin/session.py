@@ -125,7 +125,16 @@ class KediSession:
         if not session.worker:
             if not session.settings.collect:
                 _refuse_uncollected_kedi_args(config.args)
-            check_report_paths(session.settings.report_path, session.settings.rows_jsonl_path)
+            settings = session.settings
+            markdown = "$GITHUB_STEP_SUMMARY" if settings.markdown_append else "--kedi-markdown"
+            check_report_paths(
+                (
+                    ("--kedi-report", settings.report_path),
+                    ("--kedi-rows-jsonl", settings.rows_jsonl_path),
+                    ("--kedi-html", settings.html_path),
+                    (markdown, settings.markdown_path),
+                )
+            )
             config.pluginmanager.register(ReportListener(session), "kedi-reporter")
         if session.settings.prune_cassettes:  # it watches for what makes a run partial
             config.pluginmanager.register(session.models, "kedi-model-run")

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from pytest_kedi.atomicwrite import unsafe_output
 from pytest_kedi.evals.results import write_text_atomic
 from pytest_kedi.viewer.html import render_html
 from pytest_kedi.viewer.model import ReportError, read_report
@@ -34,6 +35,10 @@ def html_command(
         args = _parser(prog).parse_args(list(argv))
     except SystemExit as exc:  # argparse printed usage or help
         return exc.code if isinstance(exc.code, int) else 2
+    refused = unsafe_output(args.output, args.reports)
+    if refused is not None:
+        err.write(f"{prog} html: error: -o {args.output}: {refused}\n")
+        return 2
     try:
         runs = [read_report(path) for path in args.reports]
         write_text_atomic(args.output, render_html(runs))

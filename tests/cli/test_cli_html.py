@@ -92,3 +92,23 @@ def test_usage_errors_exit_2(cli: Callable[..., Any], tmp_path: Path) -> None:
     result = cli("html", "r.json", "-o", "out.html")
     assert (result.code, result.out) == (0, "HTML report written: out.html\n")
     assert (tmp_path / "out.html").is_file()
+
+
+@pytest.mark.parametrize("command", ["html", "merge"])
+@pytest.mark.parametrize("target", ["prog.kedi", "helper.py", "r.json"])
+def test_an_output_over_a_source_or_an_input_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, target: str
+) -> None:
+    """`html -o prog.kedi` and `merge -o helper.py` overwrote the file; `html r.json -o
+    r.json` replaced the report it read."""
+    document = {**REPORT, "version": 3, "exitstatus": 0, "interrupted": False, "model_calls": {}}
+    report = _save(tmp_path / "r.json", document)
+    out = tmp_path / target
+    if target != "r.json":
+        out.write_text("keep me\n", encoding="utf-8")
+    before = out.read_bytes()
+    assert cli.main([command, report, "-o", str(out)], prog="pytest-kedi") == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"pytest-kedi {command}: error: -o {out}: "), err
+    assert ("source file" in err) == (target != "r.json")
+    assert out.read_bytes() == before

@@ -84,14 +84,30 @@ def test_character_device_is_written_through_not_replaced(kedi: Kedi) -> None:
     assert null.read_bytes() == b""
 
 
+@pytest.mark.parametrize("option", ["--kedi-report", "--kedi-html", "--kedi-markdown"])
 @pytest.mark.parametrize("name", ["demo.kedi", "test_x.py", "link.json"])
-def test_report_over_a_source_is_a_usage_error(kedi: Kedi, name: str) -> None:
+def test_report_over_a_source_is_a_usage_error(kedi: Kedi, name: str, option: str) -> None:
+    """The HTML and Markdown views too: they overwrote a `.kedi` or `.py` file silently."""
     source = kedi.write("demo.kedi", DEMO)
     (kedi.pytester.path / "link.json").symlink_to("demo.kedi")
-    result = kedi.run("--kedi-eval", "--kedi-report", name)
+    result = kedi.run("--kedi-eval", option, name)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"*--kedi-report {name}: refusing to overwrite a source file*"])
+    result.stderr.fnmatch_lines([f"*{option} {name}: refusing to overwrite a source file*"])
     assert source.read_text("utf-8") == DEMO
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [("--kedi-report", "--kedi-html"), ("--kedi-report", "--kedi-markdown"),
+     ("--kedi-html", "--kedi-markdown")],
+)  # fmt: skip
+def test_two_views_on_one_path_are_a_usage_error(kedi: Kedi, first: str, second: str) -> None:
+    """The later one replaced the earlier silently (the JSON report ended up as HTML)."""
+    kedi.write("demo.kedi", DEMO)
+    result = kedi.run("--kedi-eval", first, "out.txt", second, "./out.txt")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{first} and {second} name the same file (out.txt)*"])
+    assert not (kedi.pytester.path / "out.txt").exists()
 
 
 @pytest.mark.parametrize(
