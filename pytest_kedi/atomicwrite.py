@@ -95,8 +95,10 @@ def _open_through(target: Path, *, fifo: bool) -> int:
 
 
 def _text_file(fd: int) -> IO[str]:
-    """UTF-8 text over ``fd``, newlines untranslated, written in large chunks."""
-    return open(fd, "w", encoding="utf-8", newline="", buffering=_BUFFER)
+    """UTF-8 text over ``fd``, newlines untranslated, written in large chunks. A lone
+    surrogate (read from a JSON report's ``\\udc80`` escape) is written as that escape's
+    text, as pytest-kedi's own reports write it, instead of failing the write."""
+    return open(fd, "w", encoding="utf-8", errors="backslashreplace", newline="", buffering=_BUFFER)
 
 
 class AtomicWriter:

@@ -16,10 +16,11 @@ compile, execution, test or data-loading failure, 2 command-line misuse.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
 from pytest_kedi import __version__
@@ -312,12 +313,19 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
         if invocation.version:
             console.print(f"pytest-kedi {__version__}")
             return OK
-        if Path(invocation.file).is_dir():
+        try:
+            mode = os.stat(invocation.file).st_mode
+        except OSError as exc:  # missing; or unreadable, a name too long, a link loop
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+                raise CliUsageError(f"no such file: {invocation.file}") from None
+            console.error(f"cannot read {invocation.file}: {exc.strerror or exc}")
+            return FAILED
+        if stat.S_ISDIR(mode):
             raise CliUsageError(
                 f"{invocation.file} is a directory, not a .kedi file "
                 f"(`{prog} parse` accepts directories)"
             )
-        if not Path(invocation.file).is_file():
+        if not stat.S_ISREG(mode):
             raise CliUsageError(f"no such file: {invocation.file}")
         try:
             return _run(invocation, console)

@@ -45,7 +45,10 @@ def script_json(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     for char, code in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
         text = text.replace(char, code)
-    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    if not text.isascii():  # a lone surrogate (from a report's escape) as its JSON escape
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def data_script(value: Any) -> str:

@@ -112,3 +112,23 @@ def test_an_output_over_a_source_or_an_input_is_refused(
     assert err.startswith(f"pytest-kedi {command}: error: -o {out}: "), err
     assert ("source file" in err) == (target != "r.json")
     assert out.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["html", "merge"])
+def test_a_report_with_lone_surrogate_escapes_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """`"\\udc80"` is valid JSON: reading it gives a lone surrogate, and writing the page
+    (or the merged report) failed with UnicodeEncodeError."""
+    document = json.loads(json.dumps(REPORT))
+    document.update(version=3, exitstatus=0, interrupted=False, model_calls={})
+    suite = document["suites"][0]
+    suite.update(nodeid="a.kedi::eval:\udc80", procedure="al\udc80", feedback="f\udc80")
+    report = _save(tmp_path / "r.json", document)
+    out = tmp_path / "out.txt"
+    assert cli.main([command, report, "-o", str(out)], prog="pytest-kedi") in (0, 1)
+    assert "Error" not in capsys.readouterr().err
+    text = out.read_text(encoding="utf-8")
+    assert "al\\udc80" in text
+    if command == "merge":  # the escape reads back as the same text
+        assert json.loads(text)["suites"][0]["procedure"] == "al\udc80"

@@ -287,3 +287,16 @@ def test_cli_output_redacts_keys_and_escapes_surrogates(kedi_file, cli) -> None:
         "Evals:\n- echo::m: 0.5000 | bad key [REDACTED:GROQ_API_KEY] \\udcff\n",
         0,
     )
+
+
+def test_a_program_path_that_cannot_be_read_is_one_line(cli, tmp_path) -> None:
+    """A name too long or a link loop was a traceback from the directory check."""
+    long_name = "a" * 300 + ".kedi"
+    result = cli(long_name)
+    assert (result.out, result.code) == ("", 1)
+    assert result.err == f"cannot read {long_name}: File name too long\n"
+    (tmp_path / "loop1").symlink_to("loop2")
+    (tmp_path / "loop2").symlink_to("loop1")
+    result = cli("loop1", "--test")
+    assert result.err == "cannot read loop1: Too many levels of symbolic links\n"
+    assert result.code == 1
