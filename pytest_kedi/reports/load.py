@@ -11,6 +11,7 @@ import json
 import os
 from pathlib import Path
 
+from pytest_kedi.jsontext import loads
 from pytest_kedi.plugin.records import RunRecord
 
 __all__ = ["SUPPORTED_VERSIONS", "ReportReadError", "read_run"]
@@ -32,9 +33,11 @@ def read_run(path: str | os.PathLike[str]) -> RunRecord:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ReportReadError(f"{name}: cannot read: {reason}") from None
     try:
-        data = json.loads(text)
+        data = loads(text)
     except json.JSONDecodeError as exc:
         raise ReportReadError(f"{name}:{exc.lineno}: not JSON: {exc.msg}") from None
+    except ValueError as exc:  # NaN or Infinity, which reports never hold
+        raise ReportReadError(f"{name}: malformed report: {exc}") from None
     if not isinstance(data, dict) or "version" not in data or "suites" not in data:
         raise ReportReadError(f"{name}: not a pytest-kedi JSON report (--kedi-report)")
     version = data["version"]
@@ -48,5 +51,5 @@ def read_run(path: str | os.PathLike[str]) -> RunRecord:
         return RunRecord.from_json(data)
     except KeyError as exc:
         raise ReportReadError(f"{name}: malformed report: missing field {exc}") from None
-    except (TypeError, ValueError, AttributeError) as exc:
+    except (TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise ReportReadError(f"{name}: malformed report: {exc}") from None

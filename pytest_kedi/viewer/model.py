@@ -17,6 +17,7 @@ from typing import Any
 
 from pytest_kedi.constants import TEST_MODEL
 from pytest_kedi.evals.scoring import fell
+from pytest_kedi.jsontext import loads
 
 __all__ = [
     "SUPPORTED_VERSIONS",
@@ -392,9 +393,11 @@ def read_report(path: str | Path) -> RunView:
     except UnicodeDecodeError:
         raise ReportError(f"{path}: not a pytest-kedi JSON report (not UTF-8 text)") from None
     try:
-        document = json.loads(text)
+        document = loads(text)
     except json.JSONDecodeError as exc:
         raise ReportError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+    except ValueError as exc:  # NaN or Infinity
+        raise ReportError(f"{path}: not a pytest-kedi JSON report ({exc})") from None
     if not isinstance(document, dict):
         raise ReportError(f"{path}: not a pytest-kedi JSON report (expected a JSON object)")
     modified = datetime.fromtimestamp(target.stat().st_mtime, tz=UTC)

@@ -174,3 +174,21 @@ def test_unreadable_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[
         f"pytest-kedi merge: error: {bad}: not a pytest-kedi JSON report (--kedi-report)\n"
     )
     assert cli.main(["merge"], prog="pytest-kedi") == 2
+
+
+@pytest.mark.parametrize("constant", ["Infinity", "NaN", "-Infinity"])
+@pytest.mark.parametrize("command", ["merge", "compare", "html"])
+def test_non_finite_numbers_in_a_report_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, constant: str
+) -> None:
+    """Python's JSON reader takes them; `int(Infinity)` was an OverflowError traceback."""
+    bad = tmp_path / "bad.json"
+    head = '{"version": 3, "interrupted": false, "model_calls": {}, "suites": [], "tests": [], '
+    bad.write_text(head + f'"exitstatus": {constant}}}', encoding="utf-8")
+    args = {"merge": [str(bad)], "compare": [str(bad), str(bad)]}.get(
+        command, [str(bad), "-o", str(tmp_path / "out.html")]
+    )
+    assert cli.main([command, *args], prog="pytest-kedi") in (1, 2)
+    err = capsys.readouterr().err
+    assert f"{constant} is not a JSON number" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
