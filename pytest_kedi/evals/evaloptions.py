@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 import threading
 from dataclasses import dataclass
 
@@ -23,8 +24,9 @@ TIMEOUT_MAX: float = threading.TIMEOUT_MAX
 
 
 def is_positive_int(value: object) -> bool:
-    """A row count or concurrency: an ``int`` (not a ``bool``) of at least 1."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+    """A row count or concurrency: an ``int`` (not a ``bool``) of at least 1 and at most
+    ``sys.maxsize`` (what a count of items can be)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= sys.maxsize
 
 
 def is_timeout(value: object) -> bool:

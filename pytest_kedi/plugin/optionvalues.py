@@ -10,6 +10,7 @@ value from the ini file) and the source label, and returns the setting or raises
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,7 +161,7 @@ def parse_count(value: object, source: str) -> int:
         number = value if isinstance(value, int) else int(value.strip())
     except ValueError:
         raise _bad(source, "a whole number >= 0", value) from None
-    if number < 0:
+    if not 0 <= number <= sys.maxsize:
         raise _bad(source, "a whole number >= 0", value)
     return number
 

@@ -32,6 +32,9 @@ INVALID = [
     ("ini", "kedi_max_errors", "abc", "expected a number, got 'abc'"),
     # concurrency
     ("flag", "--kedi-concurrency", "0", "expected a positive integer, got '0'"),
+    # past what a count can be: every suite failed at its dataset (islice) instead
+    ("flag", "--kedi-max-rows", "9" * 23, f"expected a positive integer, got '{'9' * 23}'"),
+    ("env", "KEDI_RETRIES", "9" * 23, f"expected a whole number >= 0, got '{'9' * 23}'"),
     ("env", "KEDI_CONCURRENCY", "2.5", "expected a positive integer, got '2.5'"),
     ("ini", "kedi_concurrency", "abc", "expected a positive integer, got 'abc'"),
     ("ini", "kedi_concurrency", "-3", "expected a positive integer, got -3"),
