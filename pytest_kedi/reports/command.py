@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from pytest_kedi.atomicwrite import unsafe_output, write_text_atomic
+from pytest_kedi.atomicwrite import same_file, unsafe_output, write_text_atomic
 from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.plugin.records import RunRecord
 from pytest_kedi.plugin.summary import case_line, models_line, suite_line
@@ -135,6 +135,10 @@ def merge_command(
     args = _parse(_merge_parser(prog), argv)
     if isinstance(args, int):
         return args
+    for index, path in enumerate(args.reports):  # its model calls would count twice
+        if any(same_file(path, earlier) for earlier in args.reports[:index]):
+            err.write(clean_text(f"{prog} merge: error: {path} is given twice") + "\n")
+            return USAGE_ERROR
     refused = None if not args.output else unsafe_output(args.output, args.reports)
     if refused is not None:
         err.write(clean_text(f"{prog} merge: error: -o {args.output}: {refused}") + "\n")

@@ -192,3 +192,14 @@ def test_non_finite_numbers_in_a_report_are_one_line(
     err = capsys.readouterr().err
     assert f"{constant} is not a JSON number" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_report_given_twice_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its model calls (and usage) counted twice: `merged 2 reports`, 28 calls for 14."""
+    path = save(tmp_path / "one.json", run([suite(A, 1.0)]))
+    (tmp_path / "alias.json").symlink_to("one.json")
+    for second in (path, str(tmp_path / "alias.json")):
+        assert cli.main(["merge", path, second], prog="pytest-kedi") == 2
+        assert capsys.readouterr().err == f"pytest-kedi merge: error: {second} is given twice\n"
