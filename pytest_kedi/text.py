@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["clip", "display_path", "is_kedi_program", "one_line", "truncate"]
+__all__ = ["clip", "display_path", "is_kedi_program", "one_line", "printable", "truncate"]
 
 
 def one_line(text: object) -> str:
@@ -50,3 +50,20 @@ def display_path(path: str) -> str:
     except ValueError:  # another drive (Windows)
         return path
     return path if relative.startswith(os.pardir) else relative
+
+
+#: Control characters (C0 but tab and newline, DEL, C1) as their ``\xNN`` escapes.
+_CONTROLS = {
+    code: f"\\x{code:02x}"
+    for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))
+    if code not in (0x09, 0x0A)
+}
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print on a terminal: control characters a metric's feedback or a
+    model's answer may hold (an ESC starting a colour or cursor sequence, a NUL) are shown
+    as their escapes, so they cannot restyle or garble a CI log."""
+    if text.isprintable():
+        return text
+    return text.translate(_CONTROLS)

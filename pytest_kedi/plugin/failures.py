@@ -24,6 +24,8 @@ from _pytest._code.code import (
     ReprTraceback,
 )
 
+from pytest_kedi.text import printable
+
 __all__ = ["FAILURE", "KediFailure", "KediItemError", "failure_repr", "user_exception"]
 
 
@@ -62,8 +64,9 @@ def user_exception(error: BaseException) -> BaseException:
 def failure_repr(failure: KediFailure, tbstyle: str) -> ReprExceptionInfo:
     """pytest's representation of `failure`: its text (nothing under ``--tb=line``, which
     prints the crash line alone) and its ``file.kedi:LINE: message`` crash location."""
-    entries = [] if tbstyle in ("line", "no") else [ReprEntryNative([failure.text + "\n"])]
+    text = printable(failure.text)  # feedback and answers: no terminal control sequences
+    entries = [] if tbstyle in ("line", "no") else [ReprEntryNative([text + "\n"])]
     return ReprExceptionInfo(
         reprtraceback=ReprTraceback(entries, None, "native"),
-        reprcrash=ReprFileLocation(failure.path, failure.line, failure.message),
+        reprcrash=ReprFileLocation(failure.path, failure.line, printable(failure.message)),
     )

@@ -29,6 +29,7 @@ from pytest_kedi.plugin.summary import (
     usage_line,
 )
 from pytest_kedi.plugin.views import write_views
+from pytest_kedi.text import printable
 
 __all__ = ["Output", "Summary", "write_reports", "write_summary"]
 
@@ -69,10 +70,25 @@ def _width(tr: Any) -> int:
     return int(tr.config.get_terminal_writer().fullwidth)
 
 
+class _Printable:
+    """The terminal reporter, its lines shown with control characters escaped
+    (`printable`): feedback and model answers reach the ``kedi`` section."""
+
+    def __init__(self, tr: Any) -> None:
+        self._tr = tr
+
+    def write_line(self, line: str, **markup: bool) -> None:
+        self._tr.write_line(printable(line), **markup)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._tr, name)
+
+
 def write_summary(tr: Any, summary: Summary, *, verbose: bool) -> None:
     """Print the ``kedi`` section (only write errors under pytest's ``--no-summary``)."""
     if not (summary.suites or summary.tests or summary.errors or summary.untouched):
         return
+    tr = _Printable(tr)
     if tr.no_summary:
         for error in summary.errors:
             tr.write_line(f"kedi: {error}", red=True)

@@ -22,6 +22,7 @@ from pytest_kedi.plugin.summary import case_line, models_line, suite_line
 from pytest_kedi.reports.compare import compare_runs, comparison_lines, drop_reason
 from pytest_kedi.reports.load import ReportReadError, read_run
 from pytest_kedi.reports.merge import Merged, MergeError, Shard, merge
+from pytest_kedi.text import printable
 
 __all__ = ["compare_command", "merge_command", "merged_lines"]
 
@@ -79,7 +80,7 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Nam
 
 def _write(out: TextIO, lines: Sequence[str]) -> None:
     for line in lines:
-        out.write(clean_text(line) + "\n")
+        out.write(printable(clean_text(line)) + "\n")
 
 
 def compare_command(

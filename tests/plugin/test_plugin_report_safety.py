@@ -180,3 +180,24 @@ def test_captured_output_sections_are_cleaned(kedi: Kedi, monkeypatch: pytest.Mo
     )
     junit = (kedi.pytester.path / "junit.xml").read_text("utf-8")
     assert SECRET not in junit and "[REDACTED:OPENAI_API_KEY]" in junit
+
+
+CONTROLS = """\
+@eval: loud:
+  > data: d:
+    = `[1, 2]`
+  > metric: m(d):
+    = `(0.5, "x\\x1b[31mRED\\x00")`
+"""
+
+
+def test_control_characters_never_reach_the_terminal(kedi: Kedi) -> None:
+    """An ESC sequence or a NUL in feedback restyled or garbled the CI log; the JSON keeps
+    the text as it was."""
+    kedi.write("loud.kedi", CONTROLS)
+    result = kedi.run("--kedi-eval", "--kedi-min-score", "0.9", "--kedi-report", "r.json")
+    out = result.stdout.str()
+    assert "\x1b" not in out and "\x00" not in out
+    result.stdout.fnmatch_lines(["- loud::m: 0.5000 | x\\x1b[[]31mRED\\x00; *[[]FAILED*"])
+    result.stdout.fnmatch_lines(["*row 0: score 0.5000 | input 1 | x\\x1b[[]31mRED\\x00"])
+    assert kedi.json("r.json")["suites"][0]["rows"][0]["feedback"] == "x\x1b[31mRED\x00"
