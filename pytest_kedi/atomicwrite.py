@@ -23,7 +23,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-__all__ = ["AtomicWriter", "is_source_file", "same_file", "unsafe_output", "write_text_atomic"]
+__all__ = [
+    "AtomicWriter",
+    "is_source_file",
+    "reason",
+    "same_file",
+    "unsafe_output",
+    "write_text_atomic",
+]
 
 #: What a report never overwrites: the project's sources.
 _SOURCE_SUFFIXES = (".kedi", ".py")
@@ -57,6 +64,12 @@ def unsafe_output(
     if any(same_file(output, source) for source in inputs):
         return "it is one of the reports read; choose another path"
     return None
+
+
+def reason(error: OSError) -> str:
+    """Why a write failed, in the system's words (``Permission denied``): not the errno
+    and the name of the temporary file the writer was filling."""
+    return error.strerror or str(error)
 
 
 #: Text is encoded and written in chunks of about this many bytes.

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring
 from pathlib import Path
 
-from pytest_kedi.atomicwrite import AtomicWriter
+from pytest_kedi.atomicwrite import AtomicWriter, reason
 from pytest_kedi.evals import RowResult
 from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.evals.usage import NO_USAGE
@@ -112,7 +112,7 @@ def stream_reports(run: RunRecord, report: Path | None, rows_jsonl: Path | None)
         target.commit()
     return Streamed(
         tuple(t.path for t in targets if t.error is None),
-        tuple(clean_text(f"cannot write {t.path}: {t.error}") for t in targets if t.error),
+        tuple(clean_text(f"cannot write {t.path}: {reason(t.error)}") for t in targets if t.error),
     )
 
 

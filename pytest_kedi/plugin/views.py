@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from pytest_kedi.atomicwrite import reason
 from pytest_kedi.evals.results import write_text_atomic
 from pytest_kedi.plugin.records import RunRecord
 from pytest_kedi.plugin.settings import KediSettings
@@ -67,4 +68,4 @@ def _write(outcome: ViewOutcome, path: Path, render: Callable[[], str], *, appen
             write_text_atomic(path, text)
         outcome.written.append(path)
     except OSError as exc:
-        outcome.errors.append(f"cannot write {path}: {exc}")
+        outcome.errors.append(f"cannot write {path}: {reason(exc)}")

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from pytest_kedi.atomicwrite import same_file, unsafe_output, write_text_atomic
+from pytest_kedi.atomicwrite import reason, same_file, unsafe_output, write_text_atomic
 from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.plugin.records import RunRecord
 from pytest_kedi.plugin.summary import case_line, models_line, suite_line
@@ -155,7 +155,8 @@ def merge_command(
             write_text_atomic(args.output, _dumps(merged.run))
         except OSError as exc:
             _write(out, lines)
-            err.write(clean_text(f"{prog} merge: error: cannot write {args.output}: {exc}") + "\n")
+            message = f"{prog} merge: error: cannot write {args.output}: {reason(exc)}"
+            err.write(clean_text(message) + "\n")
             return USAGE_ERROR
         lines.append(f"kedi report written: {args.output}")
     _write(out, lines)
