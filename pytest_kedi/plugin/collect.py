@@ -267,9 +267,10 @@ class KediCacheFile(KediFile):
             return  # the program's own collection reports it
         if not program_outline.autos:
             return
+        from pytest_kedi.runtime.autocache import generated_names
+
         outline, lazy = self._outline()
-        defined = {p.name for p in lazy.module().procedures if not p.is_auto}
-        generated = set(program_outline.autos) & defined
+        generated = generated_names(program_outline.autos, lazy.module())
         suites = [s for s in outline.suites if s.kind == "test" and s.name in generated]
         names = unique_names(_safe(s.name) for s in suites)
         for suite, name in zip(suites, names, strict=True):

@@ -83,14 +83,17 @@ class KediItem(pytest.Item):
         funcargs = _OnFirstRead()
         _request = _OnFirstRead()
 
+    #: The program the item runs in, when not its own file's: a case generated into
+    #: ``prog.cache.kedi`` runs on ``prog.kedi`` (its path and collected module).
+    runs_in: tuple[Path, LazyModule] | None = None
+
     def __init__(
         self, *, lazy: LazyModule, runs_in: tuple[Path, LazyModule] | None = None, **kwargs: Any
     ) -> None:
         super().__init__(**kwargs)
         self.lazy = lazy  # the file's module, loaded when an item first needs it
-        # The program the item runs in, when not its own file's: a case generated into
-        # ``prog.cache.kedi`` runs on ``prog.kedi`` (its path and collected module).
-        self.runs_in = runs_in
+        if runs_in is not None:
+            self.runs_in = runs_in
 
     @property
     def module(self) -> ModuleType:

@@ -11,13 +11,14 @@ file's runtime, after the file's own suites, located in the cache file.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from pytest_kedi.lang import nodes, parse_file
 from pytest_kedi.runtime.context import ModuleUnit
 from pytest_kedi.runtime.sourcefile import SourceFile
 
-__all__ = ["cache_path", "cached_procedure", "generated_suites", "has_auto"]
+__all__ = ["cache_path", "cached_procedure", "generated_names", "generated_suites", "has_auto"]
 
 
 def cache_path(kedi_path: str) -> Path:
@@ -64,10 +65,11 @@ def cached_procedure(unit: ModuleUnit, name: str) -> tuple[nodes.Procedure, Modu
     return None
 
 
-def generated_names(module: nodes.Module, cache: nodes.Module) -> frozenset[str]:
-    """The ``> auto:`` procedures of ``module`` that ``cache`` defines (with a body)."""
-    autos = {proc.name for proc in module.procedures if has_auto(proc)}
-    return frozenset(p.name for p in cache.procedures if p.name in autos and not has_auto(p))
+def generated_names(autos: Iterable[str], cache: nodes.Module) -> frozenset[str]:
+    """The ``> auto:`` procedures (``autos``: their names) that ``cache`` defines with a
+    body: the names of the ``@test:`` suites it generated for them."""
+    wanted = set(autos)
+    return frozenset(p.name for p in cache.procedures if p.name in wanted and not p.is_auto)
 
 
 def generated_suites(unit: ModuleUnit) -> tuple[nodes.TestSuite, ...]:
@@ -78,5 +80,6 @@ def generated_suites(unit: ModuleUnit) -> tuple[nodes.TestSuite, ...]:
     cache_unit = _cache_unit(unit)
     if cache_unit is None:
         return ()
-    names = generated_names(unit.module, cache_unit.module)
+    autos = (proc.name for proc in unit.module.procedures if proc.is_auto)
+    names = generated_names(autos, cache_unit.module)
     return tuple(suite for suite in cache_unit.module.test_suites if suite.name in names)
