@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from pytest_kedi.atomicwrite import is_source_file, same_file
+from pytest_kedi.plugin.settings import KediSettings
 from pytest_kedi.text import display_path
 
-__all__ = ["Output", "check_report_paths"]
+__all__ = ["Output", "check_report_paths", "report_outputs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +27,17 @@ class Output:
 
     written: tuple[Path, ...] = ()
     errors: tuple[str, ...] = ()
+
+
+def report_outputs(settings: KediSettings) -> tuple[tuple[str, Path | None], ...]:
+    """(option, path) of every report ``settings`` asks for (``None``: not asked for)."""
+    markdown = "$GITHUB_STEP_SUMMARY" if settings.markdown_append else "--kedi-markdown"
+    return (
+        ("--kedi-report", settings.report_path),
+        ("--kedi-rows-jsonl", settings.rows_jsonl_path),
+        ("--kedi-html", settings.html_path),
+        (markdown, settings.markdown_path),
+    )
 
 
 def check_report_paths(outputs: Sequence[tuple[str, Path | None]]) -> None:

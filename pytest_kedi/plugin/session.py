@@ -29,7 +29,7 @@ from pytest_kedi.plugin.items import KediEvalItem
 from pytest_kedi.plugin.listener import SUB_RESULTS, ReportListener
 from pytest_kedi.plugin.modelrun import ModelRun
 from pytest_kedi.plugin.outline import LazyModule
-from pytest_kedi.plugin.outputs import Output, check_report_paths
+from pytest_kedi.plugin.outputs import Output, check_report_paths, report_outputs
 from pytest_kedi.plugin.parsecache import ParseCache, caches_for
 from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE, rows_html
 from pytest_kedi.plugin.settings import KediSettings
@@ -125,16 +125,7 @@ class KediSession:
         if not session.worker:
             if not session.settings.collect:
                 _refuse_uncollected_kedi_args(config.args)
-            settings = session.settings
-            markdown = "$GITHUB_STEP_SUMMARY" if settings.markdown_append else "--kedi-markdown"
-            check_report_paths(
-                (
-                    ("--kedi-report", settings.report_path),
-                    ("--kedi-rows-jsonl", settings.rows_jsonl_path),
-                    ("--kedi-html", settings.html_path),
-                    (markdown, settings.markdown_path),
-                )
-            )
+            check_report_paths(report_outputs(session.settings))
             config.pluginmanager.register(ReportListener(session), "kedi-reporter")
         if session.settings.prune_cassettes:  # it watches for what makes a run partial
             config.pluginmanager.register(session.models, "kedi-model-run")
