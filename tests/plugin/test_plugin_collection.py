@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from kedi_auto_cache import AUTO_CACHE, AUTO_PROGRAM
 from kedi_marks import patched_plugin, recorded_hooks
 from kedi_plugin_helpers import DEMO, Kedi
 
@@ -84,36 +85,6 @@ def test_package_files_and_caches_of_files_without_auto_are_not_collected(kedi: 
     result = kedi.run("--kedi-eval", "--collect-only", "-q")
     assert result.ret == pytest.ExitCode.OK
     assert _collected(result) == DEMO_IDS
-
-
-AUTO_PROGRAM = """\
-@double(x: int) -> int:
-  > auto:
-    Double the number.
-
-@test: own:
-  > case: uses:
-    `assert double(2) == 4`
-"""
-
-AUTO_CACHE = """\
-# generated: double
-@double(x: int) -> int:
-  = `x * 2`
-
-@test: double:
-  > case: gen:
-    `assert double(3) == 6`
-  > case: genfail:
-    ```
-    y = double(1)
-    assert y == 3
-    ```
-
-@test: stale:
-  > case: never:
-    `assert False`
-"""
 
 
 def test_tests_generated_for_auto_procedures_are_collected_from_the_cache(kedi: Kedi) -> None:
