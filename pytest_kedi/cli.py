@@ -108,13 +108,17 @@ def _expand_paths(paths: Sequence[str], console: _Console) -> tuple[list[str], b
     complete = True
     for name in paths:
         if os.path.isdir(name):
+            unreadable: list[OSError] = []  # a directory that cannot be listed is not empty
             found = [
                 os.path.join(root, file)
-                for root, _dirs, names in os.walk(name)
+                for root, _dirs, names in os.walk(name, onerror=unreadable.append)
                 for file in names
                 if is_kedi_program(file)
             ]
-            if not found:
+            for error in unreadable:
+                console.error(f"cannot read {error.filename or name}: {error.strerror or error}")
+                complete = False
+            if not found and not unreadable:
                 console.error(f"{name}: no .kedi files in this directory")
                 complete = False
             out.extend(sorted(found))

@@ -92,3 +92,31 @@ def test_parse_directory_walks_kedi_programs(kedi_file, cli, tmp_path) -> None:
         "./a.kedi: 2 procedures, 1 eval suites, 3 test cases",
         "./sub/b.kedi: 2 procedures, 1 eval suites, 3 test cases",
     ]
+
+
+def test_an_unreadable_directory_is_named_not_called_empty(
+    cli, kedi_file, tmp_path, monkeypatch
+) -> None:
+    """A directory `parse` could not list was reported as holding no .kedi files."""
+    import errno
+    import os
+
+    from pytest_kedi import cli as cli_module
+
+    (tmp_path / "pd" / "sub").mkdir(parents=True)
+    kedi_file("@p() -> str:\n  = x\n", "pd/ok.kedi")
+    real_walk = os.walk
+
+    def walk(top: str, onerror: object = None) -> object:  # as a mode-000 directory lists
+        for entry in real_walk(top, onerror=onerror):  # type: ignore[arg-type]
+            yield entry
+            if entry[0] == top:
+                sub = os.path.join(top, "sub")
+                onerror(PermissionError(errno.EACCES, "Permission denied", sub))  # type: ignore[operator]
+                entry[1].clear()
+
+    monkeypatch.setattr(cli_module.os, "walk", walk)
+    result = cli("parse", "pd")
+    assert result.out == "pd/ok.kedi: 1 procedures, 0 eval suites, 0 test cases\n"
+    assert result.err == "cannot read pd/sub: Permission denied\n"
+    assert result.code == 1
