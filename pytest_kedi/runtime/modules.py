@@ -16,6 +16,7 @@ from pytest_kedi.runtime.errors import (
     KediExecutionError,
     KediImportError,
     KediModelError,
+    KediTraceFrame,
     KediUnsupportedError,
 )
 from pytest_kedi.runtime.evaluate import where
@@ -97,14 +98,18 @@ def _optimize_spans(body: tuple[Any, ...], owner: str | None, out: dict[str, lis
 def _optimized(path: str, module: nodes.Module) -> dict[str, dict[str, str]]:
     if not os.path.isfile(path):
         return {}
-    from pytest_kedi.runtime.model import ModelError, load_optimized
+    from pytest_kedi.runtime.model import InvalidOptimizedPrompts, load_optimized
 
     known: dict[str, list[str]] = {}
     _optimize_spans(module.body, None, known)
     try:
         return load_optimized(path, known)
-    except ModelError as exc:
-        raise KediModelError(exc.message) from exc
+    except InvalidOptimizedPrompts as exc:
+        # located at the artifact's line (docs/language.md#model-directives)
+        shown = os.path.join(os.path.dirname(path), exc.path.name)
+        span = nodes.Span(shown, exc.line, exc.column, exc.line, exc.column, 0, 0)
+        frame = KediTraceFrame("load", "<optimized prompts>", span, None, exc.snippet)
+        raise KediModelError(exc.message, frames=(frame,)) from exc
 
 
 # ----------------------------------------------------------------------------- imports

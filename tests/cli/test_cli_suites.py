@@ -193,6 +193,25 @@ def test_invalid_optimized_prompts_fail_the_command(kedi_file, cli, tmp_path) ->
     assert "Traceback (most recent call last)" not in result.err
 
 
+def test_invalid_optimized_prompts_are_located_in_the_artifact(kedi_file, cli, tmp_path) -> None:
+    """The Kedi stack trace names the artifact's failing line (§7: a header, then frames)."""
+    name = kedi_file(PROGRAM)
+    artifact = tmp_path / "prog.kedi.optimized.json"
+    artifact.write_text('{\n  "f": {\n    "main": 3\n  }\n}\n', encoding="utf-8")
+    result = cli(name, "--test")
+    assert result.err.splitlines()[:3] == [
+        "Kedi stack trace:",
+        '  File "prog.kedi.optimized.json", line 3, in <optimized prompts>',
+        '    "main": 3',
+    ]
+    artifact.write_text('{"f":\n {"main": "x",}}', encoding="utf-8")
+    result = cli(name, "--test")
+    assert result.err.splitlines()[1:3] == [
+        '  File "prog.kedi.optimized.json", line 2, in <optimized prompts>',
+        '    {"main": "x",}}',
+    ]
+
+
 def test_seed_command_line_scores_with_the_adapter_model(kedi_file, cli, openai_stub) -> None:
     """`kedi FILE --eval --adapter pydantic --adapter-model M`, M behind a keyless server."""
     pytest.importorskip("openai")

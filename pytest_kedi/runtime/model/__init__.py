@@ -17,6 +17,7 @@ from pytest_kedi.exports import lazy_exports as _lazy_exports
 from pytest_kedi.runtime.model.claims import CLAIM_FIELD, CLAIM_SCHEMA, claim_prompt
 from pytest_kedi.runtime.model.names import TEST_MODEL, describe_model, normalize_model_name
 from pytest_kedi.runtime.model.optimized import (
+    InvalidOptimizedPrompts,
     apply_optimized_prefix,
     load_optimized,
     optimized_path,
@@ -57,6 +58,7 @@ __all__ = [
     "ModelSource",
     "PydanticAIAdapter",
     "UnsupportedFeature",
+    "InvalidOptimizedPrompts",
     "apply_optimized_prefix",
     "claim_prompt",
     "describe_model",

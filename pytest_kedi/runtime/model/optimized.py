@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import warnings
 from collections.abc import Iterable, Mapping
@@ -14,7 +15,12 @@ from pytest_kedi.constants import ENV_DEBUG_OPTIMIZED
 from pytest_kedi.errors import ModelError
 from pytest_kedi.text import one_line
 
-__all__ = ["apply_optimized_prefix", "load_optimized", "optimized_path"]
+__all__ = [
+    "InvalidOptimizedPrompts",
+    "apply_optimized_prefix",
+    "load_optimized",
+    "optimized_path",
+]
 
 
 def optimized_path(kedi_path: str | os.PathLike[str]) -> Path:
@@ -28,19 +34,52 @@ def _debug(message: str) -> None:
         print(f"kedi optimized: {message}", file=sys.stderr)
 
 
-def _check_shape(data: object, path: Path) -> dict[str, dict[str, str]]:
+class InvalidOptimizedPrompts(ModelError):
+    """An unreadable or misshapen artifact, located at its ``line``/``column`` (1-based)."""
+
+    def __init__(
+        self, path: Path, detail: str, line: int = 1, column: int = 1, text: str = ""
+    ) -> None:
+        super().__init__(f"invalid optimized prompts in {path}: {detail}")
+        self.path = path
+        self.line = line
+        self.column = column
+        lines = text.splitlines()
+        self.snippet = lines[line - 1] if 0 < line <= len(lines) else ""
+
+
+def _key_position(text: str, *keys: str) -> tuple[int, int]:
+    """Line and column of the nested ``"key":`` path in ``text`` (each key searched after
+    the one before it); (1, 1) when the first is not found."""
+    offset = -1
+    for key in keys:
+        pattern = "|".join(
+            re.escape(json.dumps(key, ensure_ascii=ascii)) for ascii in (True, False)
+        )
+        found = re.compile(rf"(?:{pattern})\s*:").search(text, offset + 1)
+        if found is None:
+            break
+        offset = found.start()
+    if offset < 0:
+        return 1, 1
+    before = text[:offset]
+    return before.count("\n") + 1, offset - (before.rfind("\n") + 1) + 1
+
+
+def _check_shape(data: object, path: Path, text: str) -> dict[str, dict[str, str]]:
     shape = 'expected {"<procedure>": {"<span>": "<prefix>"}}'
     if not isinstance(data, dict):
-        raise ModelError(f"invalid optimized prompts in {path}: {shape}")
+        raise InvalidOptimizedPrompts(path, shape, text=text)
     result: dict[str, dict[str, str]] = {}
     for proc, spans in data.items():
         if not isinstance(spans, dict):
-            raise ModelError(f"invalid optimized prompts in {path}: entry '{proc}': {shape}")
+            line, column = _key_position(text, proc)
+            raise InvalidOptimizedPrompts(path, f"entry '{proc}': {shape}", line, column, text)
         for span, prefix in spans.items():
             if not isinstance(prefix, str):
-                raise ModelError(
-                    f"invalid optimized prompts in {path}: '{proc}'.'{span}' is not a string"
-                )
+                line, column = _key_position(text, proc, span)
+                detail = f"'{proc}'.'{span}' is not a string"
+                raise InvalidOptimizedPrompts(path, detail, line, column, text)
         result[proc] = dict(spans)
     return result
 
@@ -59,10 +98,15 @@ def load_optimized(
         _debug(f"no {path.name}; using source prompts")
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ModelError(f"invalid optimized prompts in {path}: {one_line(error)}") from error
-    result = _check_shape(data, path)
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InvalidOptimizedPrompts(
+            path, one_line(error), error.lineno, error.colno, text
+        ) from error
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidOptimizedPrompts(path, one_line(error)) from error
+    result = _check_shape(data, path, text)
     for proc, spans in result.items():
         for span, prefix in spans.items():
             _debug(f"{path.name}: {proc}.{span}: prefix of {len(prefix)} characters")

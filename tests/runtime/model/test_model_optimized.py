@@ -12,6 +12,7 @@ from pytest_kedi.runtime.model import (
     CLAIM_FIELD,
     CLAIM_SCHEMA,
     AgentState,
+    InvalidOptimizedPrompts,
     ModelBoundary,
     ModelError,
     apply_optimized_prefix,
@@ -58,6 +59,25 @@ def test_invalid_shape_fails_loudly_naming_the_file(program: Path, data: object)
         ModelError, match=r"invalid optimized prompts in .*prog\.kedi\.optimized\.json"
     ):
         load_optimized(program)
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ('{"p": {"s": "a"},\n "q": [1]}', (2, 2)),
+        ('{"q": {"s": "a"},\n "p": {"q": 1}}', (2, 8)),
+        ('{"q": {"q": "a"}, "p": {\n  "q": null}}', (2, 3)),
+        ("[\n1]", (1, 1)),
+        ('{"p":\n  {"s": "a",}}', (2, 13)),
+    ],
+)
+def test_invalid_artifact_is_located(program: Path, text: str, where: tuple[int, int]) -> None:
+    """The error names the artifact's line and column of the failing entry."""
+    optimized_path(program).write_text(text, encoding="utf-8")
+    with pytest.raises(InvalidOptimizedPrompts) as caught:
+        load_optimized(program)
+    assert (caught.value.line, caught.value.column) == where
+    assert caught.value.snippet == text.splitlines()[where[0] - 1]
 
 
 def test_debug_details_go_to_stderr(program: Path, monkeypatch, capsys) -> None:
