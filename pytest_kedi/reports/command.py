@@ -18,7 +18,14 @@ from typing import TextIO
 from pytest_kedi.atomicwrite import reason, same_file, unsafe_output, write_text_atomic
 from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.plugin.records import RunRecord
-from pytest_kedi.plugin.summary import case_line, models_line, suite_line
+from pytest_kedi.plugin.summary import (
+    case_line,
+    flaky_line,
+    models_line,
+    rerun_lines,
+    suite_line,
+    usage_line,
+)
 from pytest_kedi.reports.compare import compare_runs, comparison_lines, drop_reason
 from pytest_kedi.reports.load import ReportReadError, read_run
 from pytest_kedi.reports.merge import Merged, MergeError, Shard, merge
@@ -113,6 +120,9 @@ def merged_lines(merged: Merged, paths: Sequence[str]) -> list[str]:
     lines = [f"{' kedi ':=^80}", f"merged {len(paths)} report{'s' if len(paths) != 1 else ''}"]
     if run.model_calls:
         lines.append(models_line(dict(run.model_calls), ()))
+    usage = usage_line(run.suites)
+    if usage:
+        lines.append(usage)
     if run.tests:
         lines.append("Tests:")
         lines += [case_line(case, feedback_limit=_FEEDBACK_LIMIT) for case in run.tests]
@@ -121,6 +131,10 @@ def merged_lines(merged: Merged, paths: Sequence[str]) -> list[str]:
         for suite in run.suites:
             line = suite_line(suite, feedback_limit=_FEEDBACK_LIMIT)
             lines.append(f"{line} (xfail)" if suite.nodeid in run.xfailed else line)
+            flaky = flaky_line(suite)
+            if flaky is not None:
+                lines.append(f"    {flaky}")
+    lines += rerun_lines(run.suites)
     lines += [f"FAILED {nodeid}: {reason.splitlines()[0]}" for nodeid, reason in merged.failures]
     lines += [f"kedi: {note}" for note in merged.notes]
     return lines

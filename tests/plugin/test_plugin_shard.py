@@ -60,3 +60,50 @@ def test_bad_shard_values(kedi: Kedi, value: str) -> None:
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     expected = f"expected K/N with 1 <= K <= N, e.g. 2/4, got '{value}'"
     result.stderr.fnmatch_lines([f"ERROR: --kedi-shard (command line): {expected}"])
+
+
+FLAKY = """\
+```
+from pytest_kedi.runtime import rowscope
+```
+
+@eval: flip:
+  > data: xs:
+    = `[0, 1, 2, 3]`
+  > metric: m(xs):
+    = `xs != 1 or rowscope.current().repeat % 2 == 0`
+"""
+
+CALLS = """\
+@echo(x) -> str:
+  >> Say <x>.
+
+@eval: calls:
+  > data: xs:
+    = `["a", "b"]`
+  > metric: m(xs):
+    = `1.0 if echo(xs) else 0.0`
+"""
+
+
+def test_merge_prints_the_usage_and_flaky_lines_of_the_unsharded_run(
+    kedi: Kedi, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``merge`` prints the ``kedi`` section's usage and flaky-row lines as one run would."""
+    kedi.write("flip.kedi", FLAKY)
+    kedi.write("calls.kedi", CALLS)
+    args = ("--kedi-eval", "--kedi-repeat", "3", "--kedi-rows", "summary")
+    kedi.run(*args, "--kedi-shard", "1/2", "--kedi-report", "s1.json")
+    kedi.run(*args, "--kedi-shard", "2/2", "--kedi-report", "s2.json")
+    full = kedi.run(*args)
+    wanted = [
+        line
+        for line in full.stdout.lines
+        if line.startswith(("usage: ", "    flaky rows", "- flip::", "- calls::"))
+    ]
+    assert len(wanted) == 4, full.stdout.str()
+    paths = [str(kedi.pytester.path / name) for name in ("s1.json", "s2.json")]
+    capsys.readouterr()
+    assert cli.main(["merge", *paths], prog="pytest-kedi") == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line for line in out if line in wanted] == wanted
