@@ -15,6 +15,8 @@ from pytest_kedi.viewer.model import ReportError, read_report
 
 __all__ = ["html_command"]
 
+USAGE_ERROR = 2
+
 
 def _parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -30,7 +32,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 def html_command(
     argv: Sequence[str], *, prog: str, out: TextIO = sys.stdout, err: TextIO = sys.stderr
 ) -> int:
-    """Exit status 0 written, 1 an unreadable report or output, 2 command-line misuse."""
+    """Exit status 0 written; 2 on command-line misuse or an unreadable report or output
+    (as ``compare`` and ``merge``)."""
     try:
         args = _parser(prog).parse_args(list(argv))
     except SystemExit as exc:  # argparse printed usage or help
@@ -38,15 +41,15 @@ def html_command(
     refused = unsafe_output(args.output, args.reports)
     if refused is not None:
         err.write(f"{prog} html: error: -o {args.output}: {refused}\n")
-        return 2
+        return USAGE_ERROR
     try:
         runs = [read_report(path) for path in args.reports]
         write_text_atomic(args.output, render_html(runs))
     except ReportError as exc:
         err.write(f"{prog} html: error: {exc}\n")
-        return 1
+        return USAGE_ERROR
     except OSError as exc:
         err.write(f"{prog} html: error: cannot write {args.output}: {exc.strerror or exc}\n")
-        return 1
+        return USAGE_ERROR
     out.write(f"HTML report written: {args.output}\n")
     return 0

@@ -66,21 +66,27 @@ def test_html_from_one_and_several_reports(
     assert "Δ previous run" in page and "+0.5000" in page
 
 
-def test_bad_report_is_one_line_and_exit_1(
+def test_bad_report_is_one_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"version": 1, "suites": {}}', encoding="utf-8")
     out = tmp_path / "out.html"
-    assert cli.main(["html", str(bad), "-o", str(out)]) == 1
+    assert cli.main(["html", str(bad), "-o", str(out)]) == 2  # as compare and merge
     err = capsys.readouterr().err
     assert err == (
         f"python -m pytest_kedi html: error: {bad}: not a pytest-kedi JSON report "
         "(no 'suites' list)\n"
     )
     assert not out.exists()
-    assert cli.main(["html", str(tmp_path / "missing.json"), "-o", str(out)]) == 1
+    assert cli.main(["html", str(tmp_path / "missing.json"), "-o", str(out)]) == 2
     assert "cannot read file" in capsys.readouterr().err
+    good = _save(tmp_path / "r.json", REPORT)
+    blocked = tmp_path / "r.json" / "out.html"  # its directory is a file
+    assert cli.main(["html", good, "-o", str(blocked)]) == 2
+    assert capsys.readouterr().err == (
+        f"python -m pytest_kedi html: error: cannot write {blocked}: Not a directory\n"
+    )
 
 
 def test_usage_errors_exit_2(cli: Callable[..., Any], tmp_path: Path) -> None:
