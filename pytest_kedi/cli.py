@@ -36,7 +36,7 @@ from pytest_kedi.cliargs import (
 )
 from pytest_kedi.errors import KediError
 from pytest_kedi.evals.safetext import clean_text
-from pytest_kedi.text import is_kedi_program
+from pytest_kedi.text import exception_text, is_kedi_program
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang import nodes
@@ -88,7 +88,7 @@ def _render_error(exc: BaseException) -> str:
     render = getattr(exc, "render", None)
     if callable(render):
         return str(render())
-    message = " ".join(str(exc).split())
+    message = " ".join(exception_text(exc).split())
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
@@ -208,7 +208,7 @@ def _failure_text(exc: KediExecutionError) -> str:
         if isinstance(original, KeyError) and original.args:
             text = repr(original.args[0])
         else:
-            text = " ".join(str(original).split())
+            text = " ".join(exception_text(original).split())
     else:
         text = exc.message
     return f"{exc.kind_name}: {text}" if text else exc.kind_name

@@ -223,7 +223,7 @@ class KediExecutionError(KediError):
         if self.original is not None and not isinstance(self.original, KediExecutionError):
             if isinstance(self.original, SyntaxError) and self.original.msg:
                 return self.original.msg
-            text = one_line(str(self.original))
+            text = one_line(self.original)
             if isinstance(self.original, KeyError) and self.original.args:
                 text = repr(self.original.args[0])
             return text  # empty for e.g. a bare `assert`: the line is then the class alone

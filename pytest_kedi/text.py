@@ -8,13 +8,33 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["clip", "display_path", "is_kedi_program", "one_line", "printable", "truncate"]
+__all__ = [
+    "clip",
+    "display_path",
+    "exception_text",
+    "is_kedi_program",
+    "one_line",
+    "printable",
+    "truncate",
+]
+
+#: What Python itself prints for an exception whose ``__str__`` raises.
+STR_FAILED = "<exception str() failed>"
+
+
+def exception_text(exc: BaseException) -> str:
+    """``str(exc)``, or Python's ``<exception str() failed>`` when user code's ``__str__``
+    raises (the exception itself is still what is reported)."""
+    try:
+        return str(exc)
+    except Exception:
+        return STR_FAILED
 
 
 def one_line(text: object) -> str:
     """``text`` on a single line: each non-blank line stripped, joined by one space
     (provider messages and tracebacks are often multi-line)."""
-    value = str(text)
+    value = exception_text(text) if isinstance(text, BaseException) else str(text)
     if "\n" not in value and "\r" not in value:
         return value.strip()
     return " ".join(part.strip() for part in value.splitlines() if part.strip())

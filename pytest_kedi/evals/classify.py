@@ -34,7 +34,7 @@ from pytest_kedi.errors import (
     KediTypeExecutionError,
     ModelError,
 )
-from pytest_kedi.text import display_path, one_line
+from pytest_kedi.text import display_path, exception_text, one_line
 
 __all__ = [
     "ERROR_CLASSES",
@@ -109,10 +109,7 @@ def describe_exception(exc: BaseException) -> str:
 
 
 def _text(exc: BaseException) -> str:
-    try:
-        return str(exc)
-    except Exception:
-        return ""
+    return exception_text(exc)
 
 
 _ABSOLUTE_KEDI_PATH = re.compile(

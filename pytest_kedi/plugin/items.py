@@ -21,6 +21,7 @@ import pytest
 from pytest_kedi.plugin.failures import KediFailure, KediItemError, user_exception
 from pytest_kedi.plugin.itembase import KediItem
 from pytest_kedi.plugin.state import ProgramLoadError, kedi_session
+from pytest_kedi.text import exception_text
 
 # What only running an item needs (its verdict, records, rows, rerun, tracing) is imported
 # when an item first runs: every pytest process loads this module, most never run one.
@@ -224,12 +225,12 @@ def _case_failure(error: BaseException) -> tuple[str, str, int | None]:
         lines = relative_locations(error.render()).splitlines()
         original = error.original
         if isinstance(original, AssertionError):
-            detail = str(original).strip()
+            detail = exception_text(original).strip()
             message = f"AssertionError: {detail}" if detail else "AssertionError"
             lines[-1] = message
             return "\n".join(lines), message, error.line
         return "\n".join(lines), lines[-1], error.line
-    detail = str(error).strip()
+    detail = exception_text(error).strip()
     message = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
     return message, message, None
 

@@ -20,6 +20,7 @@ from pytest_kedi.errors import (
 )
 from pytest_kedi.runtime.caches import register
 from pytest_kedi.runtime.sourcefile import SourceFile
+from pytest_kedi.text import exception_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang.nodes import PyCode
@@ -208,7 +209,7 @@ def python_error(
         if isinstance(exc, base):
             cls = kedi_cls
             break
-    text = str(exc)
+    text = exception_text(exc)
     if isinstance(exc, KeyError) and exc.args:
         text = repr(exc.args[0])
     message = text or type(exc).__name__

@@ -75,6 +75,47 @@ def test_other_exceptions_show_the_kedi_stack_trace(kedi: Kedi) -> None:
     assert "Traceback" not in result.stdout.str()
 
 
+BAD_STR = """\
+```
+class BadStr(Exception):
+    def __str__(self):
+        raise RuntimeError("str failed")
+
+def bad():
+    raise BadStr()
+```
+
+@test: t:
+  > case: direct:
+    `raise BadStr("q")`
+
+@eval: e:
+  > data: xs:
+    = `[1]`
+  > metric: m(xs):
+    = `bad()`
+"""
+
+
+def test_an_exception_whose_str_raises_is_reported_as_python_would(kedi: Kedi) -> None:
+    """It was ``RuntimeError: str failed`` from ``__str__``, at the case header, without a
+    Kedi stack trace."""
+    kedi.write("bad.kedi", BAD_STR)
+    result = kedi.run("--kedi-eval", "--kedi-rows", "summary")
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "bad.kedi:12: BadStr: <exception str() failed>",
+            "Kedi stack trace:",
+            '*File "*bad.kedi", line 12, in case direct (Python)',
+            "BadStr: <exception str() failed>",
+            "- t::direct: FAIL | BadStr: <exception str() failed>",
+            "- e::m: 0.0000 | error: BadStr: <exception str() failed>  [passed]",
+        ]
+    )
+    assert "str failed" not in result.stdout.str().replace("str() failed", "")
+
+
 def test_assertion_comparisons_follow_pytest_verbosity(kedi: Kedi) -> None:
     kedi.write(
         "lists.kedi",

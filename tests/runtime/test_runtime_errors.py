@@ -101,3 +101,33 @@ def test_bare_assert_ends_the_trace_with_the_class_alone(tmp_path):
         program.run_case(suite, suite.cases[0])
     assert str(info.value).splitlines()[-1] == "AssertionError"
     assert str(info.value).splitlines()[-2].strip() == "`assert 1 == 2`"
+
+
+BAD_STR = """
+```
+class BadStr(Exception):
+    def __str__(self):
+        raise RuntimeError("str failed")
+```
+
+@badstr() -> int:
+  `raise BadStr("x")`
+  = `1`
+
+[r: object] = `badstr()`
+= <r>
+"""
+
+
+def test_an_exception_whose_str_raises_is_still_the_one_reported(run):
+    """User code's ``__str__`` raising replaced the error (``RuntimeError: str failed``,
+    located in ``__str__``, the procedure's frames lost); Python prints ``<exception str()
+    failed>`` for it, and so does Kedi."""
+    with pytest.raises(KediExecutionError) as caught:
+        run(BAD_STR)
+    err = caught.value
+    assert type(err.original).__name__ == "BadStr"
+    lines = str(err).splitlines()
+    assert lines[-1] == "BadStr: <exception str() failed>"
+    assert any(line.endswith('prog.kedi", line 8, in badstr') for line in lines), lines
+    assert '    `raise BadStr("x")`' in lines
