@@ -2,8 +2,8 @@
 
 It answers ``POST /v1/chat/completions`` without streaming. A request that offers tools
 (pydantic-ai's structured output) gets a call of the first tool with ``arguments(body)``;
-a plain request gets ``text(body)`` as the assistant's message. Every request body and
-its headers are recorded.
+a plain request gets ``text(body)`` as the assistant's message; ``status(body)`` other than
+200 answers with that HTTP error instead. Every request body and its headers are recorded.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ def last_user_text(body: Body) -> str:
 class OpenAIStub:
     text: Callable[[Body], str] = lambda body: "stub answer"
     arguments: Callable[[Body], dict[str, Any]] = lambda body: {}
+    status: Callable[[Body], int] = lambda body: 200
     requests: list[tuple[dict[str, str], Body]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
 
@@ -70,7 +71,10 @@ class OpenAIStub:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 stub.requests.append((dict(self.headers), body))
-                if self.path.rstrip("/").endswith("/chat/completions"):
+                failed = stub.status(body)
+                if failed != 200:
+                    status, payload = failed, {"error": {"message": f"stub error {failed}"}}
+                elif self.path.rstrip("/").endswith("/chat/completions"):
                     status, payload = 200, stub._answer(body)
                 else:
                     status, payload = 404, {"error": {"message": f"no route {self.path}"}}

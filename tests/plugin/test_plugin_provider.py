@@ -32,3 +32,33 @@ def test_keyless_openai_compatible_server_scores_the_suite(
     suite = kedi.json("r.json")["suites"][0]
     assert (suite["score"], suite["rows_errored"]) == (0.5, 0)
     assert [body["model"] for _headers, body in openai_stub.requests] == ["local", "local"]
+
+
+@pytest.mark.parametrize(
+    ("options", "sent"),
+    [
+        (("--kedi-max-requests", "1"), 1),
+        (("--kedi-retries", "1"), 4),
+        ((), 2),
+    ],
+)
+def test_the_provider_sdk_does_not_retry_behind_the_budget(
+    kedi: Kedi,
+    monkeypatch: pytest.MonkeyPatch,
+    openai_stub: OpenAIStub,
+    options: tuple[str, ...],
+    sent: int,
+) -> None:
+    """The OpenAI SDK retried each 5xx twice on its own: `--kedi-max-requests 1` let three
+    requests through, and `--kedi-retries 0` sent three per call, none of them counted."""
+    pytest.importorskip("openai")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_stub.base_url)
+    openai_stub.status = lambda body: 500
+    kedi.write("classify.kedi", CLASSIFY)
+    args = ("--kedi-eval", "--kedi-model", "openai-chat:local", "--kedi-report", "r.json")
+    result = kedi.run(*args, *options)
+    result.assert_outcomes(passed=1)
+    assert len(openai_stub.requests) == sent
+    suite = kedi.json("r.json")["suites"][0]
+    assert suite["rows_errored"] == 2

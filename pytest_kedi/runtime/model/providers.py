@@ -11,7 +11,18 @@ from pytest_kedi.text import one_line
 if TYPE_CHECKING:  # pragma: no cover
     from pydantic_ai.models import Model
 
-__all__ = ["resolve_model"]
+__all__ = ["resolve_model", "without_sdk_retries"]
+
+
+def without_sdk_retries(model: Model) -> Model:
+    """Turn off the provider SDK's own retries: the OpenAI, Anthropic and Groq SDKs retry a
+    429, a 5xx or a lost connection twice by default, unseen by ``--kedi-retries``, the
+    usage counts and ``--kedi-max-requests`` (whose cap would then let three requests
+    through per call). Only pytest-kedi's retry policy retries."""
+    client = getattr(model, "client", None)
+    if isinstance(getattr(client, "max_retries", None), int):
+        client.max_retries = 0  # type: ignore[union-attr]
+    return model
 
 
 def resolve_model(name: str, *, answered_from_cassette: bool = False) -> Model:
@@ -36,7 +47,7 @@ def resolve_model(name: str, *, answered_from_cassette: bool = False) -> Model:
     from pydantic_ai.models import infer_model
 
     try:
-        return infer_model(normalized)
+        return without_sdk_retries(infer_model(normalized))
     except Exception as error:
         unavailable = ModelError(
             f"model '{normalized}' is not available: {type(error).__name__}: {one_line(error)}"
@@ -62,7 +73,7 @@ def _keyless(name: str, unavailable: ModelError) -> Model | None:
         return infer_provider_class(provider_name)(api_key=PLACEHOLDER_KEY)  # type: ignore[call-arg]
 
     try:
-        model = infer_model(name, provider_factory=provider)
+        model = without_sdk_retries(infer_model(name, provider_factory=provider))
     except Exception:
         return None
     from pytest_kedi.runtime.model.keyless import KeylessModel

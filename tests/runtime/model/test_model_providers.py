@@ -126,3 +126,20 @@ def test_provider_model_needs_no_key_or_network_until_a_call(monkeypatch) -> Non
     assert program.procedures["greet"]() == "hi"
     with pytest.raises(Exception, match="UserError: Set the `OPENAI_API_KEY`"):
         load("prog.kedi", source=source).run()
+
+
+@pytest.mark.parametrize("keyed", [True, False])
+def test_named_models_have_no_sdk_retries(monkeypatch: pytest.MonkeyPatch, keyed: bool) -> None:
+    """The SDK's default two retries per request would hide behind --kedi-retries and the
+    request budget (also for the keyless model a replay builds)."""
+    pytest.importorskip("openai")
+    from pytest_kedi.runtime.model.providers import resolve_model
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    if keyed:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    else:
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    model = resolve_model("openai-chat:gpt-4o", answered_from_cassette=not keyed)
+    wrapped = getattr(model, "wrapped", model)
+    assert wrapped.client.max_retries == 0
