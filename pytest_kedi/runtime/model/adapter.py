@@ -196,12 +196,14 @@ class PydanticAIAdapter:
 
     # ------------------------------------------------------------------ running
     @staticmethod
-    def _failure(spec: Model | str, error: Exception, key: SchemaKey = ()) -> ModelError:
+    def _failure(spec: Model | str, error: BaseException, key: SchemaKey = ()) -> ModelError:
         if isinstance(error, ModelError):
             return error
         detail = describe_output_error(error, key)
+        text = one_line(error)
+        raised = f"{type(error).__name__}: {text}" if text else type(error).__name__
         return ModelError(
-            f"model call failed ({describe_model(spec)}): {type(error).__name__}: {one_line(error)}"
+            f"model call failed ({describe_model(spec)}): {raised}"
             + (f"; {detail}" if detail else "")
         )
 
@@ -291,7 +293,8 @@ class PydanticAIAdapter:
         try:
             await self._enter(spec, model)
             output = await request_output(model, plan, prompt, instructions, settings, stats)
-        except Exception as error:
+        except (Exception, SystemExit, GeneratorExit) as error:
+            # a model's sys.exit() fails the call like any other exception (§10.5)
             raise self._failure(spec, error, key) from error
         return self._values(plan, key, output, stats)
 

@@ -189,11 +189,11 @@ class _Call(Generic[T]):
             self._finish()
             return
         if self.scope is None:
-            task = loop.create_task(self.coro)
+            task = loop.create_task(_contained(self.coro))
         else:
             context = contextvars.copy_context()
             context.run(rowscope.enter, self.scope)
-            task = loop.create_task(self.coro, context=context)
+            task = loop.create_task(_contained(self.coro), context=context)
         self.task = task
         task.add_done_callback(self._done)
 
@@ -204,6 +204,7 @@ class _Call(Generic[T]):
             self.cancelled = True
 
     def _done(self, task: asyncio.Task[T]) -> None:
+        self.coro.close()  # never started when the task was cancelled at once; else a no-op
         if task.cancelled():
             self.cancelled = True
         else:
@@ -211,7 +212,7 @@ class _Call(Generic[T]):
             if error is None:
                 self.result = task.result()
             else:
-                self.error = error
+                self.error = error.escaped if isinstance(error, _Escaped) else error
         self._finish()
 
     def _finish(self) -> None:
@@ -226,6 +227,23 @@ class _Call(Generic[T]):
             self.coro.close()
         self.cancelled = True
         self._finish()
+
+
+class _Escaped(Exception):
+    """Carries a `SystemExit` or `KeyboardInterrupt` raised by a model (a `FunctionModel`
+    calling ``sys.exit()``) to the calling thread: raised as itself inside the loop it
+    would stop the loop thread, and every waiting call with it."""
+
+    def __init__(self, escaped: BaseException) -> None:
+        super().__init__(type(escaped).__name__)
+        self.escaped = escaped
+
+
+async def _contained(coro: Coroutine[Any, Any, T]) -> T:
+    try:
+        return await coro
+    except (SystemExit, KeyboardInterrupt) as exc:
+        raise _Escaped(exc) from None
 
 
 def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[[], object]) -> None:

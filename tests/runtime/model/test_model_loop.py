@@ -206,3 +206,42 @@ def test_a_request_cancelled_before_it_starts_is_closed_not_leaked(
     assert not ran
     assert outcome_types == [cancel.Cancelled]
     assert unraisable == []
+
+
+@pytest.mark.parametrize("exit_class", [SystemExit, KeyboardInterrupt])
+def test_an_exit_raised_on_the_loop_reaches_the_caller_and_the_loop_serves_on(
+    exit_class: type[BaseException],
+) -> None:
+    """A model calling ``sys.exit()`` (or interrupted) stopped the loop thread: the caller
+    waited forever, and so did every later call."""
+
+    async def leave() -> None:
+        raise exit_class(7)
+
+    with ModelLoop() as loop:
+        with pytest.raises(exit_class):
+            loop.run(leave())
+        assert loop.run(where()).name == "kedi-model-loop"
+
+
+@pytest.mark.parametrize("exit_class", [SystemExit, GeneratorExit])
+def test_a_model_exit_fails_the_call_like_any_exception(
+    tmp_path: Path, exit_class: type[BaseException]
+) -> None:
+    """KEDI.md §10.5: user code raising SystemExit or GeneratorExit fails only its unit."""
+    from pydantic_ai.models.function import FunctionModel
+
+    def answer(messages: object, info: object) -> None:
+        raise exit_class()
+
+    source = "@ask() -> str:\n  [a] << hi\n  = <a>\n"
+    model = FunctionModel(answer, model_name="exits")  # type: ignore[arg-type]
+    with ModelLoop() as loop:
+        program = load(
+            tmp_path / "p.kedi", source=source, mode="validate", model=model, model_loop=loop
+        )
+        for _ in range(2):  # and the next call is served
+            with pytest.raises(Exception) as caught:
+                program.procedures["ask"]()
+            last = str(caught.value).splitlines()[-1]
+            assert last.endswith(f"model call failed (function:exits): {exit_class.__name__}")
