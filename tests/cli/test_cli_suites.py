@@ -178,6 +178,38 @@ def test_parse_error_fails_test_and_eval(kedi_file, cli) -> None:
         assert result.code == 1
 
 
+def test_a_python_syntax_error_fails_every_command_as_under_pytest(kedi_file, cli) -> None:
+    """It was a parse error for pytest and `parse` only: a run, `--test` and `--eval` exited 0
+    while the broken procedure was never called (docs/language.md: embedded Python "is checked
+    when the file is parsed")."""
+    name = kedi_file("""
+        @unused(x):
+          = `x +`
+
+        @double(n: int) -> int:
+          = `n * 2`
+
+        @test: double:
+          > case: two:
+            `assert double(2) == 4`
+
+        @eval: e:
+          > data: d:
+            = `[(1, 1)]`
+          > metric: m(d):
+            = `d == expected`
+
+        = <double(`3`)>
+    """)
+    for flags in ((), ("--test",), ("--eval",), ("parse",)):
+        args = ("parse", name) if flags == ("parse",) else (name, *flags)
+        result = cli(*args)
+        assert result.code == 1, flags
+        assert result.out == ""
+        assert result.err.startswith('Kedi parse error:\n\n  File "prog.kedi", line 2, column 6')
+        assert result.err.rstrip().endswith("Python syntax error: invalid syntax")
+
+
 def test_suites_do_not_run_in_a_program_run(kedi_file, cli) -> None:
     result = cli(kedi_file(PROGRAM))
     assert (result.out, result.err, result.code) == ("", "", 0)
