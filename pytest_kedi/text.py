@@ -13,6 +13,7 @@ __all__ = [
     "display_path",
     "exception_text",
     "is_kedi_program",
+    "line_list",
     "one_line",
     "printable",
     "truncate",
@@ -29,6 +30,17 @@ def exception_text(exc: BaseException) -> str:
         return str(exc)
     except Exception:
         return STR_FAILED
+
+
+def line_list(text: str) -> list[str]:
+    """``text``'s lines as Kedi counts them (docs/language.md#lexical): ended by ``\n`` or
+    ``\r\n`` only. `str.splitlines` also ends a line at a form feed, a vertical tab,
+    U+0085, U+2028, U+2029 and ``\x1c``-``\x1e``, so a file holding one would show the
+    wrong line under a line number."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def one_line(text: object) -> str:

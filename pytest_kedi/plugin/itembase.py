@@ -17,6 +17,7 @@ import pytest
 from pytest_kedi.plugin.failures import FAILURE, KediFailure, failure_repr
 from pytest_kedi.plugin.outline import LazyModule
 from pytest_kedi.plugin.state import ProgramLoadError, kedi_session
+from pytest_kedi.text import line_list
 
 if TYPE_CHECKING:  # pragma: no cover
     from _pytest._code.code import TerminalRepr
@@ -155,7 +156,7 @@ class KediItem(pytest.Item):
         finally:
             del self.obj
         try:
-            source = self.lazy.module().source.splitlines()
+            source = line_list(self.lazy.module().source)
         except Exception:  # the file's own error is reported when the item runs
             source = []
         header = source[line].strip() if 0 <= line < len(source) else self.name

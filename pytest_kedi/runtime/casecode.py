@@ -16,6 +16,7 @@ from pytest_kedi.lang.pycheck import Parsed, snippets
 from pytest_kedi.runtime.pyinterop import CodeStore, Transform, precompile, type_code
 from pytest_kedi.runtime.pypositions import move_lines
 from pytest_kedi.runtime.sourcefile import SourceFile
+from pytest_kedi.text import line_list
 
 __all__ = ["MemoryCodeStore", "case_code", "precompile_module"]
 
@@ -29,7 +30,7 @@ def case_code(case: nodes.Case) -> nodes.PyCode:
     lines: list[str] = []
     for item in case.body:
         lines.extend("" for _ in range(item.code.line - first.line - len(lines)))
-        lines.extend(item.code.source.splitlines() or [""])
+        lines.extend(line_list(item.code.source) or [""])
     last = case.body[-1].span
     span = nodes.Span(
         first.span.path,

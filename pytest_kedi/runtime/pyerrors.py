@@ -20,7 +20,7 @@ from pytest_kedi.errors import (
 )
 from pytest_kedi.runtime.caches import register
 from pytest_kedi.runtime.sourcefile import SourceFile
-from pytest_kedi.text import exception_text
+from pytest_kedi.text import exception_text, line_list
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang.nodes import PyCode
@@ -78,7 +78,7 @@ class PythonUnits:
         """Make ``source`` what `linecache` answers for ``path``."""
         if self._shown.get(path) is source and path in linecache.cache:
             return
-        lines = [line + "\n" for line in source.splitlines()]
+        lines = [line + "\n" for line in line_list(source)]
         # No modification time: `linecache.checkcache` keeps the entry, so tracebacks
         # show the source that ran even if the file changes on disk afterwards.
         linecache.cache[path] = (len(source), None, lines, path)

@@ -6,6 +6,8 @@ import hashlib
 from bisect import bisect_right
 from typing import TYPE_CHECKING
 
+from pytest_kedi.text import line_list
+
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang.nodes import Span
 
@@ -20,7 +22,7 @@ class SourceFile:
     def __init__(self, path: str, source: str) -> None:
         self.path = path
         self.source = source
-        self.lines: tuple[str, ...] = tuple(source.splitlines())
+        self.lines: tuple[str, ...] = tuple(line_list(source))
         starts = [0]
         find, at = source.find, source.find("\n")
         while at != -1:

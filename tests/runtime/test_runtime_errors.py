@@ -131,3 +131,26 @@ def test_an_exception_whose_str_raises_is_still_the_one_reported(run):
     assert lines[-1] == "BadStr: <exception str() failed>"
     assert any(line.endswith('prog.kedi", line 8, in badstr') for line in lines), lines
     assert '    `raise BadStr("x")`' in lines
+
+
+@pytest.mark.parametrize("odd", ["\x0c", "\x0b", "\x1c", "\x85", "\u2028", "\u2029"])
+def test_snippets_follow_kedi_lines_past_characters_python_splits_at(kedi, odd: str):
+    """`str.splitlines` also breaks at these; the snippet under `line N` was another line."""
+    source = f'# page{odd}break\n@f(x):\n  = ```\n  s = "a{odd}b"\n  return 1/0\n  ```\n'
+    program = kedi(source, mode="validate")
+    with pytest.raises(KediExecutionError) as caught:
+        program.procedures["f"]("1")
+    lines = str(caught.value).splitlines()
+    assert lines[-2:] == ["    return 1/0", "ZeroDivisionError: division by zero"]
+    assert lines[1:3] == [lines[1], "    @f(x):"]
+
+
+@pytest.mark.parametrize("odd", ["\x0c", "\x85", "\u2028"])
+def test_case_code_keeps_characters_python_splits_at(kedi, odd: str):
+    """A case holding one in a string failed with a spurious SyntaxError under `--test`."""
+    program = kedi(
+        f'@test: t:\n  > case: c:\n    `s = "a{odd}b"`\n    `assert len(s) == 3`\n',
+        mode="validate",
+    )
+    suite = program.module.test_suites[0]
+    program.run_case(suite, suite.cases[0])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pytest_kedi.constants import ENV_DEBUG_OPTIMIZED
 from pytest_kedi.errors import ModelError
-from pytest_kedi.text import one_line
+from pytest_kedi.text import line_list, one_line
 
 __all__ = [
     "InvalidOptimizedPrompts",
@@ -44,7 +44,7 @@ class InvalidOptimizedPrompts(ModelError):
         self.path = path
         self.line = line
         self.column = column
-        lines = text.splitlines()
+        lines = line_list(text)
         self.snippet = lines[line - 1] if 0 < line <= len(lines) else ""
 
 
