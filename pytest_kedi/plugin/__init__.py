@@ -75,17 +75,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     kedi = KediSession.of(config)
     if kedi is None or not kedi.settings.collect:
         return
-    from pytest_kedi.plugin.ordering import keep_source_order
-
-    keep_source_order(items)  # after any plugin that reordered them (pytest-randomly)
     if kedi.settings.shard is not None:
         from pytest_kedi.plugin.sharding import select_shard
 
         select_shard(config, items, kedi.settings.shard)
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker sends the items' node ids
 def pytest_collection_finish(session: pytest.Session) -> None:
     if (kedi := KediSession.of(session.config)) is not None:
+        if kedi.settings.collect:
+            from pytest_kedi.plugin.ordering import keep_source_order
+
+            # after every plugin that reordered the items: pytest-randomly, and --ff/--nf,
+            # whose reordering wraps every other pytest_collection_modifyitems
+            keep_source_order(session.items)
         kedi.collected(item.nodeid for item in session.items)
 
 

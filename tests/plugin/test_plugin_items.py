@@ -353,6 +353,44 @@ def test_a_files_cases_and_suites_run_in_source_order_under_pytest_randomly(kedi
         ], (seed, ran)  # fmt: skip
 
 
+STORE = """\
+```
+store = []
+```
+
+@add(x: int) -> int:
+  = ```
+  store.append(x)
+  return len(store)
+  ```
+
+@test: add:
+  > case: first:
+    `assert add(1) == 1`
+  > case: second:
+    `assert add(2) == 2`
+  > case: third:
+    `assert add(3) == 99`
+"""
+
+
+@pytest.mark.single_process("a file's items share one runtime: under -n 2 they may not")
+@pytest.mark.parametrize("flag", ["--ff", "--nf"])
+def test_failed_first_and_new_first_keep_a_files_items_in_source_order(
+    kedi: Kedi, flag: str
+) -> None:
+    """cacheprovider's reordering wraps every other hook: it ran after pytest-kedi restored
+    the file's order, so `third` ran first and every case failed."""
+    kedi.write("s.kedi", STORE)
+    kedi.run("--kedi-eval", "-p", "no:randomly").assert_outcomes(passed=2, failed=1)
+    kedi.write("s.kedi", STORE + "  > case: fourth:\n    `assert add(4) == 4`\n")
+    result = kedi.run("--kedi-eval", "-p", "no:randomly", "-v", flag)
+    result.assert_outcomes(passed=3, failed=1)
+    ran = [line.split(" ", 1)[0].rsplit("::", 1)[1] for line in result.stdout.lines
+           if line.startswith("s.kedi::")]  # fmt: skip
+    assert ran == ["first", "second", "third", "fourth"]
+
+
 def test_parse_errors_show_paths_relative_to_the_invocation_directory(kedi: Kedi) -> None:
     kedi.write("sub/bad.kedi", "@eval: broken\n")
     kedi.write("sub/binary.kedi", "")
