@@ -45,6 +45,7 @@ __all__ = [
     "KediTestSuite",
     "is_kedi_program",
     "received_collect_error",
+    "eval_item_names",
     "unique_names",
 ]
 
@@ -118,6 +119,11 @@ def _parse_checked(name: str, data: bytes, trees: dict[int, Parsed] | None = Non
     from pytest_kedi.lang.files import parse_data
 
     return check_python(parse_data(name, data), trees)
+
+
+def eval_item_names(outline: FileOutline) -> list[str]:
+    """The names of a file's eval items (``eval:`` dropped), in source order."""
+    return unique_names(_safe(s.name) for s in outline.suites if s.kind == "eval")
 
 
 def _safe(name: str) -> str:

@@ -6,17 +6,14 @@ error, or when the user asked for a gate that the suite misses.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-
-import pytest
 
 from pytest_kedi.evals.scoring import below
 from pytest_kedi.plugin.optionvalues import MaxErrors
 from pytest_kedi.plugin.records import SuiteRecord
 from pytest_kedi.plugin.rows import row_line
-from pytest_kedi.plugin.settings import KediSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.evals import RowResult, SuiteResult
@@ -24,7 +21,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "WORST_ROWS",
     "KediGateFailed",
-    "UnmatchedGates",
     "Verdict",
     "failure_text",
     "gated_score",
@@ -184,51 +180,3 @@ def failure_text(record: SuiteRecord, verdict: Verdict, detail: str | None = Non
         lines.append(f"worst rows ({len(rows)} of {result.rows_total}):")
         lines += [f"  {row_line(row, limit=None)}" for row in rows]
     return "\n".join(lines)
-
-
-def _is_eval_id(nodeid: str) -> bool:
-    """``path/file.kedi::eval:<suite>`` (the node id of an ``@eval:`` item)."""
-    parts = nodeid.split("::")
-    return len(parts) == 2 and parts[0].endswith(".kedi") and parts[1].startswith("eval:")
-
-
-class UnmatchedGates:
-    """Warns once (on the xdist controller, or the only process) about ``kedi_min_scores``
-    patterns that match no collected eval suite: a gate that silently gates nothing.
-
-    Nothing is said when no eval suite was collected at all (e.g. a run of Python tests).
-    """
-
-    def __init__(self, config: pytest.Config, settings: KediSettings) -> None:
-        self.config = config
-        self.settings = settings
-        self.checked = False
-
-    def check(self, nodeids: Iterable[str]) -> None:
-        """Called with the collected node ids (under xdist every worker collects the same
-        ids: the first worker's are enough)."""
-        if self.checked:
-            return
-        self.checked = True
-        suites = [nodeid for nodeid in nodeids if _is_eval_id(nodeid)]
-        if not suites:
-            return
-        unmatched = [
-            pattern
-            for pattern, _ in self.settings.min_scores
-            if not any(self.settings.pattern_matches(pattern, nodeid) for nodeid in suites)
-        ]
-        if not unmatched:
-            return
-        bases = [f"the rootdir {self.settings.rootdir}"]
-        if self.settings.ini_dir is not None and self.settings.ini_dir != self.settings.rootdir:
-            bases.append(f"the ini file's directory {self.settings.ini_dir}")
-        message = (
-            "kedi_min_scores: no collected eval suite matches "
-            + ", ".join(repr(pattern) for pattern in unmatched)
-            + f" (node ids are matched relative to {' and to '.join(bases)})"
-        )
-        try:
-            self.config.issue_config_time_warning(pytest.PytestConfigWarning(message), 2)
-        except pytest.PytestConfigWarning:  # -W error: a usage error, not a traceback
-            raise pytest.UsageError(message) from None

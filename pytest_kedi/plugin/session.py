@@ -75,7 +75,7 @@ class KediSession:
         gated = gated and settings.shard is None
         self.gates = None
         if gated:
-            from pytest_kedi.plugin.gating import UnmatchedGates
+            from pytest_kedi.plugin.unmatched import UnmatchedGates
 
             self.gates = UnmatchedGates(config, settings)
         # what this process's items published while running (by node id)

@@ -69,12 +69,45 @@ def test_patterns_matching_no_collected_suite_warn_once(kedi: Kedi) -> None:
     text = result.stdout.str()
     result.stdout.fnmatch_lines(
         [
-            "*PytestConfigWarning: kedi_min_scores: no collected eval suite matches "
+            "*PytestConfigWarning: kedi_min_scores: no eval suite matches "
             "'classifer.kedi::eval:*', 'other/*.kedi::eval:x'*"
         ]
     )
-    assert text.count("no collected eval suite matches") == 1
+    assert text.count("no eval suite matches") == 1
     assert "'classifier.kedi::eval:classify'" not in text
+
+
+@pytest.mark.parametrize(
+    "selection",
+    [
+        ("examples/thirds.kedi::eval:thirds",),  # an IDE running one suite
+        ("examples/thirds.kedi",),  # or one file
+        ("examples", "-k", "thirds"),  # the gated suite collected, then deselected
+        ("examples", "--kedi-shard", "2/2"),
+    ],
+)
+def test_a_gate_on_a_suite_the_run_did_not_select_is_not_unmatched(
+    kedi: Kedi, selection: tuple[str, ...]
+) -> None:
+    """Running a subset warned that the other suites' gates matched nothing, and `-W error`
+    (or ``filterwarnings = error``) turned that into a usage error, exit 4."""
+    _layout(kedi, "    classifier.kedi::eval:classify = 0.9\n    t*.kedi::eval:thirds = 0.1\n")
+    kedi.write("examples/thirds.kedi", TWO_THIRDS)
+    result = kedi.run("--rootdir=.", "--kedi-eval", "-W", "error", *selection)
+    assert result.ret == 0, result.stdout.str()
+    assert "PytestConfigWarning" not in result.stdout.str()
+
+
+def test_a_subset_run_still_warns_about_a_suite_no_file_defines(kedi: Kedi) -> None:
+    _layout(kedi, "    classifier.kedi::eval:clasify = 0.9\n    gone.kedi::eval:x = 0.9\n")
+    kedi.write("examples/thirds.kedi", TWO_THIRDS)
+    result = kedi.subprocess("--rootdir=.", "--kedi-eval", "examples/thirds.kedi")
+    result.stdout.fnmatch_lines(
+        [
+            "*PytestConfigWarning: kedi_min_scores: no eval suite matches "
+            "'classifier.kedi::eval:clasify', 'gone.kedi::eval:x'*"
+        ]
+    )
 
 
 def test_no_gate_warning_without_kedi_collection(kedi: Kedi) -> None:
