@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import pytest
 
-__all__ = ["case_outcome"]
+__all__ = ["case_outcome", "expected_failure"]
+
+
+def expected_failure(report: pytest.TestReport) -> bool:
+    """Whether pytest reported an expected failure (XFAIL). An unexpected pass (XPASS)
+    carries ``wasxfail`` too, but passed (or failed, when the marker is strict)."""
+    return report.skipped and hasattr(report, "wasxfail")
 
 
 def case_outcome(report: pytest.TestReport) -> str:
     """A case's outcome word for reports: pytest's, with ``pytest.xfail()`` as ``xfailed``."""
-    if report.skipped and hasattr(report, "wasxfail"):
+    if expected_failure(report):
         return "xfailed"
     return report.outcome

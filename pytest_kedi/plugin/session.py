@@ -28,6 +28,7 @@ from pytest_kedi.plugin.itembase import KediItem
 from pytest_kedi.plugin.items import KediEvalItem
 from pytest_kedi.plugin.listener import SUB_RESULTS, ReportListener
 from pytest_kedi.plugin.modelrun import ModelRun
+from pytest_kedi.plugin.outcomes import expected_failure
 from pytest_kedi.plugin.outline import LazyModule
 from pytest_kedi.plugin.outputs import Output, check_report_paths, report_outputs
 from pytest_kedi.plugin.parsecache import ParseCache, caches_for
@@ -286,12 +287,10 @@ class KediSession:
             if suite.gate != self.settings.gate:  # a stand-in record (skipped, setup failed)
                 suite = dataclasses.replace(suite, gate=self.settings.gate)
             self.suites[report.nodeid] = suite
-            if hasattr(report, "wasxfail"):
-                self.xfailed.add(report.nodeid)
         if case is not None:
             self.tests[report.nodeid] = case
-            if hasattr(report, "wasxfail"):
-                self.xfailed.add(report.nodeid)
+        if (suite is not None or case is not None) and expected_failure(report):
+            self.xfailed.add(report.nodeid)
         if model is not None:
             self.default_models.add(model)
 

@@ -64,7 +64,7 @@ def _suite_record(
         )
     if when == "setup" and not report.passed:
         outcome = "skipped" if report.skipped else "failed"
-        setup_error = None if report.skipped else "setup failed"
+        setup_error = None if report.skipped else _crash_message(report) or "setup failed"
         return SuiteRecord.placeholder(
             item.nodeid, item.suite, threshold=threshold, outcome=outcome, error=setup_error
         )
@@ -86,7 +86,7 @@ def _case_record(
         )
     if when == "setup" and not report.passed:
         outcome = "skipped" if report.skipped else "failed"
-        message = None if report.skipped else "setup failed"
+        message = None if report.skipped else _crash_message(report) or "setup failed"
         return CaseRecord.of(item.nodeid, item.suite, item.case, outcome=outcome, message=message)
     return None
 

@@ -200,3 +200,47 @@ def test_merge_exits_as_pytest_did_for_xfail_marked_items(
     out = capsys.readouterr().out
     assert "- classify::m: 0.5000  [FAILED, min score 0.9000] (xfail)" in out
     assert "FAILED classifier" not in out
+
+
+def test_an_unexpected_pass_is_not_listed_as_an_expected_failure(kedi: Kedi) -> None:
+    """pytest sets ``wasxfail`` on an XPASS report too: passing suites and cases under a
+    non-strict xfail marker were listed in ``xfailed`` and tagged ``(xfail)``."""
+    kedi.pytester.makeconftest(XFAIL_CONFTEST)
+    kedi.write("classifier.kedi", HALF + "\n@test: t:\n  > case: bad:\n    `assert 1 == 1`\n")
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json")
+    result.assert_outcomes(xpassed=2)
+    assert kedi.json("r.json")["xfailed"] == []
+    assert "(xfail)" not in result.stdout.str()
+
+
+SETUP_ERROR_CONFTEST = """
+import pytest
+
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("fixture broke")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        item.add_marker(pytest.mark.usefixtures("broken"))
+"""
+
+
+def test_a_fixture_setup_error_is_recorded_as_the_exception(kedi: Kedi) -> None:
+    """KEDI.md §10.5: a failed case's message is ``<ExceptionType>: <message>``; a fixture
+    error read ``setup failed`` in the summary and both reports."""
+    kedi.pytester.makeconftest(SETUP_ERROR_CONFTEST)
+    kedi.write("classifier.kedi", HALF + "\n@test: t:\n  > case: c:\n    `assert 1 == 1`\n")
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json")
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "- t::c: FAIL | RuntimeError: fixture broke",
+            "- classify::m: ERROR | RuntimeError: fixture broke  [[]FAILED[]]",
+        ]
+    )
+    report = kedi.json("r.json")
+    assert report["tests"][0]["message"] == "RuntimeError: fixture broke"
+    assert report["suites"][0]["error"] == "RuntimeError: fixture broke"
