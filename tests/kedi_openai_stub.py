@@ -46,18 +46,20 @@ class OpenAIStub:
     def _answer(self, body: Body) -> Body:
         tools = body.get("tools") or []
         message: Body = {"role": "assistant", "content": None}
+        number = len(self.requests)  # ids differ from answer to answer, as a provider's do
         if tools:
             name = tools[0]["function"]["name"]
             call = {"name": name, "arguments": json.dumps(self.arguments(body))}
-            message["tool_calls"] = [{"id": "call_1", "type": "function", "function": call}]
+            call_id = f"call_{number}"
+            message["tool_calls"] = [{"id": call_id, "type": "function", "function": call}]
             finish = "tool_calls"
         else:
             message["content"] = self.text(body)
             finish = "stop"
         return {
-            "id": "chatcmpl-stub",
+            "id": f"chatcmpl-{number}",
             "object": "chat.completion",
-            "created": 0,
+            "created": 1_700_000_000 + number,
             "model": body.get("model", "stub"),
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},

@@ -60,7 +60,7 @@ def test_recorded_answers_replay_strictly_without_server_or_key(
     assert len(entries) == 3
     entry = next(iter(entries.values()))
     assert sorted(entry) == ["model", "prompt", "pytest_kedi", "repeat", "response", "usage"]
-    assert entry["model"] == "openai:local"
+    assert entry["model"] == "openai-chat:local"  # the name it was given (not openai:)
     assert entry["usage"] == {"requests": 1, "input_tokens": 1, "output_tokens": 1}
     assert text == json.dumps(json.loads(text), sort_keys=True, indent=2) + "\n"
 
@@ -76,6 +76,35 @@ def test_recorded_answers_replay_strictly_without_server_or_key(
         for row, new in zip(_rows(kedi, "a.json"), _rows(kedi, "b.json"), strict=True)
     ]
     assert cassette.read_text(encoding="utf-8") == text  # a replay leaves the file alone
+
+
+def test_recording_again_the_same_answers_leaves_the_cassette_alone(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch, openai_stub: OpenAIStub
+) -> None:
+    """Every entry stored when and where it was answered (timestamp, response id, the
+    provider URL with any credentials a gateway URL holds) and the provider's tool call id:
+    a re-recording rewrote every entry, and a `user:password@` base URL was written."""
+    pytest.importorskip("openai")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    host = openai_stub.base_url.removeprefix("http://")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://gwuser:gw-password@{host}")
+    openai_stub.arguments = _label
+    kedi.write("classify.kedi", CLASSIFY)
+    model = ("--kedi-eval", "--kedi-model", "openai-chat:local", "--kedi-record-mode", "record")
+    kedi.run(*model).assert_outcomes(passed=1)
+    cassette = kedi.pytester.path / "classify.kedi.cassette.json"
+    text = cassette.read_text(encoding="utf-8")
+    for stored in ("gw-password", "gwuser", host, "chatcmpl-", "timestamp"):
+        assert stored not in text, stored
+    kedi.run(*model).assert_outcomes(passed=1)
+    assert len(openai_stub.requests) == 6  # answered again, with other ids
+    assert cassette.read_text(encoding="utf-8") == text
+    openai_stub.arguments = lambda body: {"label": "positive"}  # one answer changes
+    kedi.run(*model).assert_outcomes(passed=1)
+    before, after = json.loads(text)["entries"], _entries(cassette)
+    assert [key for key in after if after[key] != before[key]] == [
+        key for key in after if "great" not in str(after[key]["prompt"])
+    ]
 
 
 @pytest.mark.parametrize("mode", ["replay", "strict"])

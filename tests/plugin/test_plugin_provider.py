@@ -59,6 +59,10 @@ def test_the_provider_sdk_does_not_retry_behind_the_budget(
     args = ("--kedi-eval", "--kedi-model", "openai-chat:local", "--kedi-report", "r.json")
     result = kedi.run(*args, *options)
     result.assert_outcomes(passed=1)
-    assert len(openai_stub.requests) == sent
+    if options[:1] == ("--kedi-max-requests",):  # under xdist a worker may get a 0 share
+        assert len(openai_stub.requests) <= sent
+        assert len(openai_stub.requests) == sent or kedi.workers is not None
+    else:
+        assert len(openai_stub.requests) == sent
     suite = kedi.json("r.json")["suites"][0]
     assert suite["rows_errored"] == 2

@@ -213,7 +213,7 @@ class CassetteBook:
                 if not (shelf.new or prune):
                     continue
                 current = read_cassette(path)
-                entries = {**current, **shelf.new}
+                entries = {**current, **_changed(current, shelf.new)}
                 if prune:
                     entries = {key: value for key, value in entries.items() if key in shelf.used}
                 if entries == current and (path.exists() or not entries):
@@ -244,8 +244,9 @@ class CassetteModel(WrapperModel):
             inner = self.wrapped
             while isinstance(inner, WrapperModel):
                 inner = inner.wrapped
-            name = describe_model(inner)
-            self._names = (f"{type(inner).__name__} {name}", name)
+            # the key keeps pydantic-ai's own label (`system:name`): recorded keys stay valid
+            label = describe_model(inner, as_named=False)
+            self._names = (f"{type(inner).__name__} {label}", describe_model(inner))
         return self._names
 
     async def request(
@@ -323,13 +324,52 @@ class CassetteModel(WrapperModel):
         return hit[2]
 
 
+#: where and when an answer was made: not stored (a gateway URL may hold credentials, and
+#: each would change every entry of a re-recording)
+_UNSTORED = frozenset({"timestamp", "provider_url", "provider_response_id"})
+#: what a re-recorded answer may change and still be the same answer: the provider's
+#: tool call ids (and the version of pytest-kedi that recorded it)
+_INCIDENTAL = _UNSTORED | {"tool_call_id", "pytest_kedi"}
+
+
+def _answer_view(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _answer_view(v) for k, v in value.items() if k not in _INCIDENTAL}
+    if isinstance(value, list):
+        return [_answer_view(v) for v in value]
+    return value
+
+
+def _changed(current: Mapping[str, Entry], new: Mapping[str, Entry]) -> dict[str, Entry]:
+    """The entries of ``new`` that change the cassette: an answer recorded again the same,
+    but for incidental fields, keeps its stored entry (a re-recording diffs where the
+    answers changed)."""
+    return {
+        key: entry
+        for key, entry in new.items()
+        if key not in current or _answer_view(current[key]) != _answer_view(entry)
+    }
+
+
+def _stored_response(response: ModelResponse) -> dict[str, Any]:
+    view: dict[str, Any] = key_view(response, _UNSTORED)
+    details = view.get("provider_details")
+    if isinstance(details, dict):  # the provider's own fields (OpenAI's `created` time)
+        details = {k: v for k, v in details.items() if k not in _UNSTORED}
+        if details:
+            view["provider_details"] = details
+        else:
+            del view["provider_details"]
+    return view
+
+
 def _entry(name: str, messages: list[ModelMessage], repeat: int, response: ModelResponse) -> Entry:
     usage = response.usage
     return {
         "model": name,
         "prompt": prompt_excerpt(messages),
         "repeat": repeat,
-        "response": key_view(response, frozenset()),
+        "response": _stored_response(response),
         "usage": {
             "requests": 1,
             "input_tokens": usage.input_tokens,

@@ -23,12 +23,21 @@ def normalize_model_name(name: str) -> str:
     return text
 
 
-def describe_model(model: Model | str) -> str:
-    """A short label for messages and report headers."""
+#: model classes that pydantic-ai's model names reach by a prefix other than their system's
+#: (``openai:`` is the Responses API, ``openai-chat:`` the Chat Completions one)
+_PREFIXES = {("OpenAIChatModel", "openai"): "openai-chat"}
+
+
+def describe_model(model: Model | str, *, as_named: bool = True) -> str:
+    """A short label for messages and report headers: the name a user gives the model
+    (``openai-chat:gpt-4o``) where pydantic-ai's ``system`` would be ambiguous
+    (``as_named=False``: pydantic-ai's ``system:name``, as cassette keys hold it)."""
     if isinstance(model, str):
         return model
     name = getattr(model, "model_name", None)
     system = getattr(model, "system", None)
+    if as_named and isinstance(system, str):
+        system = _PREFIXES.get((type(model).__name__, system), system)
     if isinstance(name, str) and name:
         if isinstance(system, str) and system and system != name and ":" not in name:
             return f"{system}:{name}"
