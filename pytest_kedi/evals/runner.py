@@ -73,7 +73,8 @@ class EvalProgram(Protocol):
     A program may also offer ``metric_function(suite, metric, params)``: the metric as a
     function of a row's values in the order of ``params`` (the dataset's name, then
     ``"expected"`` when the row has one), or None. A suite of many rows calls it instead
-    of ``metric_runner``'s function where it gives one."""
+    of ``metric_runner``'s function where it gives one. And ``prepare_models()``: build the
+    models it may call, called before the rows when they have a time limit."""
 
     def load_dataset(self, suite: EvalSuite, dataset: Dataset) -> Any: ...
 
@@ -131,6 +132,9 @@ def _run_suite(
         at = f" at {where}" if where else ""
         message = f"suite {suite.name!r}{at} has no metric (add `> metric: NAME(DATASET):`)"
         return _failed(suite, None, None, None, message, started)
+    prepare = getattr(program, "prepare_models", None)
+    if options.timeout is not None and prepare is not None:
+        prepare()  # a one-time cost (imports, clients) is not charged to a row's deadline
     if metric.dataset is None:
         rows: list[Row] = [(None, NO_EXPECTED)]
         if on_rows is not None:

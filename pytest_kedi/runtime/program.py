@@ -28,6 +28,7 @@ from pytest_kedi.runtime.pyrun import run_block
 from pytest_kedi.runtime.quickbody import QuickBody, quick_body
 from pytest_kedi.runtime.scope import KediArgs, Scope
 from pytest_kedi.runtime.sourcefile import SourceFile
+from pytest_kedi.runtime.warmup import prepare_models
 
 __all__ = ["Program", "load", "release_programs"]
 
@@ -61,15 +62,12 @@ def load(
     every declaration in source order with lazy top-level bindings
     (docs/language.md#validation-mode).
 
-    ``model`` (a pydantic-ai ``Model`` or model string) forces every model call;
-    ``default_model`` is the configured default (docs/language.md#model-selection). ``model_loop``
-    (a
-    `pytest_kedi.runtime.model.loop.ModelLoop`) is the event loop model requests run on;
-    its owner closes it. Without one, the program owns a private loop, closed when the
-    program is garbage-collected or at interpreter exit. ``model_policy`` (a
-    `pytest_kedi.runtime.model.policy.ModelPolicy`) wraps every model the program calls
-    (cassettes, retries, request budget). ``code_store`` keeps the program's compiled
-    Python across runs (the pytest plugin's is in pytest's cache directory).
+    ``model`` (a pydantic-ai ``Model`` or name) forces every model call; ``default_model`` is
+    the configured default (docs/language.md#model-selection). ``model_loop`` (a `ModelLoop`)
+    is the event loop model requests run on, closed by its owner; without one, the program
+    owns a private loop, closed when it is garbage-collected or at exit. ``model_policy``
+    (a `ModelPolicy`) wraps every model it calls (cassettes, retries, request budget).
+    ``code_store`` keeps its compiled Python across runs (the plugin's: pytest's cache).
     """
     install_dispatch()
     if mode not in ("run", "validate"):
@@ -81,8 +79,7 @@ def load(
         model_policy=model_policy,
         code_store=code_store,
     )
-    # Cyclic GC stays on: loading runs user code (preludes, imported modules), and
-    # compiling a statement leaves no cyclic garbage behind, so loading stays linear.
+    # Cyclic GC stays on: loading runs user code; compiling leaves no cyclic garbage.
     with older_objects_frozen():
         unit = load_unit(runtime, path, source)
         program = Program(unit, mode)
@@ -256,6 +253,10 @@ class Program:
     def _span(self, node: nodes.Node) -> nodes.Span:
         return self._unit.source_file.line_span(node.span.start_line)
 
+    def prepare_models(self) -> None:
+        """Build the models this program may call before any row runs (`runtime.warmup`)."""
+        prepare_models(self._unit)
+
     def load_dataset(self, suite: nodes.EvalSuite, dataset: nodes.Dataset) -> Any:
         """Run a ``> data:``/``> test_data:`` body in a fresh frame; its raw value."""
         return self._run_suite_body(self._part(suite, dataset), {})
@@ -321,8 +322,7 @@ class Program:
         if quick is None or code is None:
             return None
         scope, reads = self._unit.scope, quick.unit.global_reads()
-        # The module's table, the globals rows read it through (`metric_runner`) and the
-        # function made with them.
+        # The module's table, the globals rows read it through, the function made with them.
         known: tuple[object, dict[str, Any] | None, Callable[..., Any]] = (None, None, len)
 
         def settled() -> Callable[..., Any]:

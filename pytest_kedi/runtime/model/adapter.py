@@ -157,6 +157,14 @@ class PydanticAIAdapter:
         model = self._resolved(spec)
         return model if self.policy is None else self.policy.wrap(model)
 
+    def prepare_model(self, spec: Model | str) -> None:
+        """Build the model for ``spec`` now (imports and client included); a failure is
+        left for the call, which reports it at its template."""
+        try:
+            self._model(spec)
+        except Exception:
+            pass
+
     def _resolved(self, spec: Model | str) -> Model:
         if isinstance(spec, Model):
             return spec

@@ -7,7 +7,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic_core import to_json
@@ -117,6 +117,20 @@ class ModelBoundary:
         model, source = self.select(state or AgentState())
         label = describe_model(model)
         return f"{label} (synthetic output)" if self._synthetic(model, source) else label
+
+    def prepare(self, names: Iterable[str]) -> None:
+        """Build the default model and the models ``names`` (``> model:`` values) before
+        any call (`pytest_kedi.runtime.warmup`)."""
+        prepare = getattr(self.adapter, "prepare_model", None)
+        if prepare is None:
+            return
+        default = self.select(AgentState())[0]
+        prepare(default)
+        if self.injected is not None:
+            return  # every call uses it
+        for name in dict.fromkeys(map(normalize_model_name, names)):
+            if name != default:
+                prepare(name)
 
     def call_counts(self) -> dict[str, int]:
         """Calls made so far per resolved model name (``describe_model``), e.g.
