@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -79,6 +80,14 @@ def below(score: float, threshold: float) -> bool:
     0.6999999999999998, which meets a min score of 0.7, as a drop of exactly
     ``--kedi-max-drop`` passes)."""
     return round(score, NOISE_DIGITS) < threshold
+
+
+def change(new: float, old: float) -> float:
+    """``new - old``, finite: scores are not clamped, and the difference of two scores near
+    the float maximum would overflow to infinity, which no report can hold (it is then the
+    largest float of its sign)."""
+    delta = new - old
+    return math.copysign(sys.float_info.max, delta) if math.isinf(delta) else delta
 
 
 def fell(delta: float) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -140,10 +141,24 @@ def suite_stats(scores: Sequence[float]) -> SuiteStats:
     # converts every score to a fraction: 20x slower, and within an ulp of this).
     try:
         variance = math.fsum([(score - mean) ** 2 for score in scores]) / (n - 1)
+        stderr = math.sqrt(variance) / math.sqrt(n)
     except OverflowError:  # scores near the float maximum (they are not clamped)
-        return SuiteStats(mean, None, None)
-    stderr = math.sqrt(variance) / math.sqrt(n)
-    half = t_quantile(0.5 + CONFIDENCE / 2.0, n - 1) * stderr
-    if not math.isfinite(half):
-        return SuiteStats(mean, None, None)
-    return SuiteStats(mean, stderr, (mean - half, mean + half))
+        stderr = _scaled_stderr(scores)
+    half = _finite(t_quantile(0.5 + CONFIDENCE / 2.0, n - 1) * stderr)
+    return SuiteStats(mean, stderr, (_finite(mean - half), _finite(mean + half)))
+
+
+def _finite(value: float) -> float:
+    """``value``, an overflow to infinity being the largest float of its sign (a report
+    holds no infinity, and a lower bound of -max still fails every gate)."""
+    return math.copysign(sys.float_info.max, value) if math.isinf(value) else value
+
+
+def _scaled_stderr(scores: Sequence[float]) -> float:
+    """The standard error of scores whose squared deviations overflow, computed on the
+    scores divided by the largest of them in size."""
+    scale = max(abs(score) for score in scores)
+    scaled = [score / scale for score in scores]
+    middle = math.fsum(scaled) / len(scaled)
+    variance = math.fsum([(score - middle) ** 2 for score in scaled]) / (len(scaled) - 1)
+    return _finite(math.sqrt(variance) / math.sqrt(len(scaled)) * scale)

@@ -18,7 +18,8 @@ def histogram(scores: Sequence[float], bins: int = BINS) -> list[int]:
     [0, 1] count in the first or last bin)."""
     counts = [0] * bins
     for score in scores:
-        index = min(bins - 1, max(0, math.floor(score * bins)))
+        # clamped before scaling: a score near the float maximum would scale to infinity
+        index = min(bins - 1, max(0, math.floor(min(max(score, 0.0), 1.0) * bins)))
         counts[index] += 1
     return counts
 

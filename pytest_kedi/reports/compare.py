@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from pytest_kedi.evals.scoring import NOISE_DIGITS, fell, rose
+from pytest_kedi.evals.scoring import NOISE_DIGITS, change, fell, rose
 from pytest_kedi.plugin.records import SuiteRecord, source_order
 from pytest_kedi.reports.deltas import RowDelta, SuiteDelta
 
@@ -92,7 +92,7 @@ class SuiteComparison:
         if not self.compared:
             return None
         assert self.old is not None and self.new is not None
-        return self.new.result.score - self.old.result.score
+        return change(self.new.result.score, self.old.result.score)
 
     def suite_delta(self) -> SuiteDelta | None:
         """What the new run's JSON report records about the baseline."""
@@ -122,8 +122,9 @@ def compare_suites(
         previous = before.pop((row.index, row.input), None)
         if previous is None:
             continue
-        matched.append(RowDelta(row.index, row.score - previous.score))
-        if fell(row.score - previous.score) or rose(row.score - previous.score):
+        delta = change(row.score, previous.score)
+        matched.append(RowDelta(row.index, delta))
+        if fell(delta) or rose(delta):
             changes.append(RowChange(row.index, row.input, previous.score, row.score))
     regressed = sorted((c for c in changes if fell(c.delta)), key=lambda c: (c.delta, c.index))
     improved = sorted((c for c in changes if rose(c.delta)), key=lambda c: (-c.delta, c.index))

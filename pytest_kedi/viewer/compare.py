@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from pytest_kedi.evals.scoring import change
 from pytest_kedi.viewer import svg
 from pytest_kedi.viewer.model import RowView, RunView, SuiteView, previous_suites, rows_by_key
 
@@ -70,14 +71,14 @@ def _changed(runs: Sequence[RunView]) -> str:
                 changed.append((suite, prior, row))
     if not changed:
         return "<h3>Changed rows</h3><p>No row changed its score between the last two runs.</p>"
-    changed.sort(key=lambda t: t[2].score - t[1].score)
+    changed.sort(key=lambda t: change(t[2].score, t[1].score))
     shown = changed[:_CHANGED_LIMIT]
     rows = "".join(
         f"<tr><td>{escape(s.label)}</td><td class='n'>{new.index}</td>"
         f"<td><span class='long' data-long='1'>{escape(new.input or '')}</span></td>"
         f"<td class='n'>{_score(old.score)}</td><td class='n'>{_score(new.score)}</td>"
         f"<td class='n delta {'down' if new.score < old.score else 'up'}'>"
-        f"{_delta_text(new.score - old.score)}</td></tr>"
+        f"{_delta_text(change(new.score, old.score))}</td></tr>"
         for s, old, new in shown
     )
     more = (

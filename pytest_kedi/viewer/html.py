@@ -18,7 +18,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from pytest_kedi.evals.scoring import fell
+from pytest_kedi.evals.scoring import change, fell
 from pytest_kedi.text import clip
 from pytest_kedi.viewer import svg
 from pytest_kedi.viewer.compare import history_section
@@ -137,7 +137,9 @@ def _deltas(run: RunView, runs: Sequence[RunView]) -> tuple[str, dict[str, float
     previous = previous_suites(runs)
     if previous:
         return "Δ previous run", {
-            s.nodeid: s.score - previous[s.nodeid].score for s in run.suites if s.nodeid in previous
+            s.nodeid: change(s.score, previous[s.nodeid].score)
+            for s in run.suites
+            if s.nodeid in previous
         }
     return None
 
@@ -225,7 +227,7 @@ def _row_flags(row: RowView, before: RowView | None) -> tuple[int, float | None]
     flags |= FLAG_FLAKY if row.flaky else 0
     delta = row.delta
     if delta is None and before is not None:
-        delta = row.score - before.score
+        delta = change(row.score, before.score)
     if row.regressed or (delta is not None and fell(delta)):
         flags |= FLAG_REGRESSED
     return flags, delta

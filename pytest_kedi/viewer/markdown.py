@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from pytest_kedi.evals.scoring import change
 from pytest_kedi.text import truncate
 from pytest_kedi.viewer.model import RowView, RunView, SuiteView, previous_suites
 
@@ -118,7 +119,7 @@ def render_markdown(runs: Sequence[RunView], *, worst: int = 5) -> str:
     for suite in run.suites:
         delta = suite.delta
         if delta is None and suite.nodeid in previous:
-            delta = suite.score - previous[suite.nodeid].score
+            delta = change(suite.score, previous[suite.nodeid].score)
         lines.append(_suite_row(suite, delta))
     for suite in run.suites:
         if suite.verdict in ("failed", "xfail"):

@@ -263,8 +263,34 @@ def test_the_mean_never_leaves_the_scores_range() -> None:
     assert mean([1e308, 1e308]) == 1e308
 
 
-def test_scores_near_the_float_maximum_have_a_mean_and_no_interval() -> None:
+def test_scores_near_the_float_maximum_have_a_finite_mean_and_interval() -> None:
+    """Their squared deviations overflow: the interval was dropped, read as "fewer than 2
+    rows", and `--kedi-gate lower` gated the mean instead."""
+    import sys
+
     from pytest_kedi.evals.stats import suite_stats
 
     stats = suite_stats([1e308, -1e308, 1e308])
-    assert (stats.mean, stats.ci) == (pytest.approx(1e308 / 3), None)
+    assert stats.mean == pytest.approx(1e308 / 3)
+    assert stats.stderr == pytest.approx(1e308 / 3 * 2)
+    assert stats.ci is not None
+    low, high = stats.ci
+    assert low == pytest.approx(1e308 / 3 - sys.float_info.max)  # the half-width overflows
+    assert high == sys.float_info.max
+    assert suite_stats([1.0, 0.0, 1.0]).ci == pytest.approx((-0.7675, 2.1009), abs=1e-4)
+
+
+def test_a_change_between_scores_near_the_float_maximum_is_finite() -> None:
+    import sys
+
+    from pytest_kedi.evals.scoring import change
+
+    assert change(1.7e308, -1.7e308) == sys.float_info.max
+    assert change(-1.7e308, 1.7e308) == -sys.float_info.max
+    assert change(0.75, 0.5) == 0.25
+
+
+def test_the_histogram_bins_scores_near_the_float_maximum() -> None:
+    from pytest_kedi.plugin.sparkline import histogram
+
+    assert histogram([1e308, -1e308, 0.55]) == [1, 0, 0, 0, 0, 1, 0, 0, 0, 1]
