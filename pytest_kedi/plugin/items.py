@@ -295,6 +295,15 @@ class KediCaseItem(KediItem):
             with trace or contextlib.nullcontext():
                 transform = trace.transform if trace is not None else rewrite_case_asserts
                 program.run_case(self.suite, self.case, transform=transform, store=store)
+        except pytest.fail.Exception as error:  # pytest.fail(): the user's frames, no internals
+            from pytest_kedi.evals.classify import relative_locations
+            from pytest_kedi.plugin.outcomes import failed_trace
+
+            text, line = failed_trace(error)
+            message = text.splitlines()[-1]
+            self._publish("failed", message)
+            text = relative_locations(text)
+            failure = self._failure(error, line, message, "failed", text)
         except Exception as error:
             text, message, line = _case_failure(error)
             self._publish("failed", message)

@@ -8,9 +8,31 @@ pytest's skip location already names the ``.kedi`` line.
 
 from __future__ import annotations
 
+import linecache
+import os
+import sysconfig
+import traceback
+from pathlib import Path
+
 import pytest
 
-__all__ = ["case_outcome", "expected_failure"]
+from pytest_kedi.text import display_path
+
+__all__ = ["case_outcome", "expected_failure", "failed_trace"]
+
+#: where code that is not the user's lives: the standard library, installed packages
+#: (pydantic-ai, anyio, pytest) and pytest-kedi itself
+_NOT_USERS = tuple(
+    {
+        os.path.join(os.path.realpath(path), "")
+        for path in (
+            sysconfig.get_paths()["stdlib"],
+            sysconfig.get_paths()["purelib"],
+            sysconfig.get_paths()["platlib"],
+            str(Path(__file__).resolve().parent.parent),
+        )
+    }
+)
 
 
 def expected_failure(report: pytest.TestReport) -> bool:
@@ -24,3 +46,29 @@ def case_outcome(report: pytest.TestReport) -> str:
     if expected_failure(report):
         return "xfailed"
     return report.outcome
+
+
+def failed_trace(error: BaseException) -> tuple[str, int | None]:
+    """``pytest.fail()`` raised in a case, in a procedure it called or by the model a
+    template called, as a Kedi stack trace of the user's frames (the ``.kedi`` lines and
+    the user's own Python: no frame of pytest-kedi, pydantic-ai or the standard library),
+    and the innermost ``.kedi`` line."""
+    lines = ["Kedi stack trace:"]
+    kedi_line = None
+    if getattr(error, "pytrace", True):
+        for frame in traceback.extract_tb(error.__traceback__):
+            name = frame.filename
+            if not name.endswith(".kedi") and os.path.realpath(name).startswith(_NOT_USERS):
+                continue
+            if name.endswith(".kedi"):
+                kedi_line = frame.lineno
+                where = f'  File "{name}", line {frame.lineno}'
+            else:
+                where = f'  File "{display_path(name)}", line {frame.lineno}, in {frame.name}'
+            lines.append(where)
+            source = frame.line or linecache.getline(name, frame.lineno or 0)
+            if source.strip():
+                lines.append(f"    {source.strip()}")
+    message = str(getattr(error, "msg", "") or "")
+    lines.append(f"Failed: {message}" if message else "Failed")
+    return "\n".join(lines), kedi_line

@@ -116,6 +116,75 @@ def test_an_exception_whose_str_raises_is_reported_as_python_would(kedi: Kedi) -
     assert "str failed" not in result.stdout.str().replace("str() failed", "")
 
 
+FAILS = """\
+```
+import pytest
+```
+
+@helper() -> int:
+  ```
+  x = 1
+  pytest.fail("failed in helper")
+  ```
+  = `1`
+
+@ask(word: str) -> str:
+  [x] << Please <word>
+  = <x>
+
+@test: t:
+  > case: via_helper:
+    `helper()`
+  > case: by_the_model:
+    `ask("FAIL")`
+"""
+
+FAILING_MODEL = """
+import pytest
+from pydantic_ai.models.function import FunctionModel
+
+
+def answer(messages, info):
+    pytest.fail("unexpected prompt in fake model")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_kedi_model(config):
+    return FunctionModel(answer, model_name="odd")
+"""
+
+
+def test_pytest_fail_shows_the_users_frames_only(kedi: Kedi) -> None:
+    """`pytest.fail()` in Kedi code or in the model showed pytest's own traceback: frames
+    named ``__kedi_block__`` and pydantic-ai's and anyio's internals."""
+    kedi.pytester.makeconftest(FAILING_MODEL)
+    kedi.write("fails.kedi", FAILS)
+    result = kedi.run("--kedi-eval", "--tb=short")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "fails.kedi:8: Failed: failed in helper",
+            "Kedi stack trace:",
+            '  File "fails.kedi", line 18',
+            "    `helper()`",
+            '  File "fails.kedi", line 8',
+            '    pytest.fail("failed in helper")',
+            "Failed: failed in helper",
+            "fails.kedi:20: Failed: unexpected prompt in fake model",
+            "Kedi stack trace:",
+            '  File "fails.kedi", line 20',
+            '    `ask("FAIL")`',
+            '  File "conftest.py", line 6, in answer',
+            '    pytest.fail("unexpected prompt in fake model")',
+            "Failed: unexpected prompt in fake model",
+            "- t::via_helper: FAIL | Failed: failed in helper",
+        ]
+    )
+    out = result.stdout.str()
+    for internal in ("__kedi_block__", "pydantic_ai", "anyio", "pytest_kedi/"):
+        assert internal not in out, internal
+
+
 def test_assertion_comparisons_follow_pytest_verbosity(kedi: Kedi) -> None:
     kedi.write(
         "lists.kedi",
