@@ -9,9 +9,16 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["read_bytes"]
+__all__ = ["is_file", "read_bytes"]
 
 _CHUNK = 1 << 16
+
+
+def is_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a file. A name the system refuses (too long, say: a sibling
+    ``prog.kedi.optimized.json`` of a long ``prog.kedi``) is none, where `Path.is_file`
+    raises."""
+    return os.path.isfile(path)
 
 
 def read_bytes(path: str | os.PathLike[str]) -> bytes:

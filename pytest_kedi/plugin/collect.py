@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 from _pytest._code.code import ReprEntryNative, ReprExceptionInfo, ReprFileLocation, ReprTraceback
 
+from pytest_kedi.fileread import is_file
 from pytest_kedi.lang.diagnostics import KediParseError
 from pytest_kedi.plugin.items import KediCaseItem, KediEvalItem, rewrite_case_asserts
 from pytest_kedi.plugin.outline import FileOutline, LazyModule, SuiteOutline, outline_of
@@ -254,7 +255,7 @@ def cache_program(path: Path) -> Path | None:
     if not path.name.endswith(CACHE_SUFFIX):
         return None
     program = path.with_name(path.name[: -len(CACHE_SUFFIX)] + ".kedi")
-    return program if is_kedi_program(program) and program.is_file() else None
+    return program if is_kedi_program(program) and is_file(program) else None
 
 
 class KediCacheFile(KediFile):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_kedi.constants import REPORT_CASE, REPORT_MODEL, REPORT_SUITE
+from pytest_kedi.fileread import is_file
 from pytest_kedi.plugin import resolution
 from pytest_kedi.plugin.codecache import CodeCache
 from pytest_kedi.plugin.collect import KediCacheFile, KediFile, cache_program, is_kedi_program
@@ -439,7 +440,7 @@ def _refuse_uncollected_kedi_args(args: list[str]) -> None:
     """
     for arg in args:
         path = Path(arg.split("::", 1)[0])
-        if is_kedi_program(path) and path.is_file():
+        if is_kedi_program(path) and is_file(path):
             raise pytest.UsageError(
                 f"{arg}: .kedi files are collected only with --kedi-eval "
                 "(or KEDI_EVAL=1), or with ini kedi_collect = true"

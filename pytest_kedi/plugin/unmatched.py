@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_kedi.fileread import is_file
 from pytest_kedi.plugin.settings import KediSettings
 
 __all__ = ["UnmatchedGates"]
@@ -94,7 +95,7 @@ class UnmatchedGates:
                 if glob.has_magic(path_part):
                     found = glob.glob(path_part, root_dir=base, recursive=True)[:_FILES]
                 else:
-                    found = [path_part] if (base / path_part).is_file() else []
+                    found = [path_part] if is_file(base / path_part) else []
                 candidates.update(
                     Path(os.path.relpath(base / name, rootdir)).as_posix() for name in found
                 )

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from pytest_kedi.fileread import is_file
 from pytest_kedi.lang import nodes, parse_file
 from pytest_kedi.runtime.context import ModuleUnit
 from pytest_kedi.runtime.sourcefile import SourceFile
@@ -39,7 +40,7 @@ def _cache_unit(unit: ModuleUnit) -> ModuleUnit | None:
     cache_unit = unit.auto_cache
     if cache_unit is None:
         path = cache_path(unit.path)
-        if not path.is_file():
+        if not is_file(path):
             return None
         module = parse_file(str(path))
         cache_unit = ModuleUnit(

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_kedi.constants import ENV_HOME
+from pytest_kedi.fileread import is_file
 from pytest_kedi.lang import nodes, parse_file
 from pytest_kedi.lang.syntax import is_identifier
 from pytest_kedi.runtime.context import Frame, ModuleUnit, Runtime
@@ -138,12 +139,12 @@ def run_import(stmt: nodes.Directive, ctx: Frame) -> None:
     base = Path(ctx.unit.path).parent
     candidate = base.joinpath(*segments[:-1], segments[-1] + ".kedi")
     runtime = ctx.unit.runtime
-    if candidate.is_file():
+    if is_file(candidate):
         module = _load_module(runtime, candidate, ctx, stmt)
     else:
         home = os.environ.get(ENV_HOME)
         registry = Path(home, "registry", *segments).with_suffix(".kedi") if home else None
-        if segments[0] in BUNDLED_MODULES or (registry is not None and registry.is_file()):
+        if segments[0] in BUNDLED_MODULES or (registry is not None and is_file(registry)):
             raise KediUnsupportedError(f"> import: {target}", stmt.span.start_line)
         tried = [str(candidate), f"bundled module {segments[0]!r}"]
         if registry is not None:

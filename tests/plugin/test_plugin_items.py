@@ -537,3 +537,13 @@ def test_a_usefixtures_mark_added_as_the_item_sets_up_is_used(kedi: Kedi) -> Non
     kedi.run("--kedi-eval", "-p", "no:cacheprovider").assert_outcomes(passed=3)
     ran = (kedi.pytester.path / "late.txt").read_text(encoding="utf-8").split()
     assert sorted(ran) == ["eval:initials", "padded", "two_words"]
+
+
+@pytest.mark.parametrize("mode", ["off", "strict"])
+def test_a_file_whose_sibling_names_would_be_too_long_runs(kedi: Kedi, mode: str) -> None:
+    """``prog.kedi.optimized.json`` (or its cassette) of a 245-character ``prog.kedi`` is a
+    name the system refuses: `Path.is_file` raised, and every item failed with OSError."""
+    name = "p" * 245 + ".kedi"
+    kedi.write(name, "@test: t:\n  > case: a:\n    `assert 1`\n")
+    result = kedi.run("--kedi-eval", "--kedi-record-mode", mode)
+    result.assert_outcomes(passed=1)

@@ -198,6 +198,13 @@ def test_missing_module_is_a_clear_error(run):
         run("> import: nowhere\n")
 
 
+def test_a_module_name_too_long_for_the_system_is_not_found(run):
+    """`Path.is_file` raised ``OSError: File name too long``: a traceback, not a Kedi error."""
+    name = "m" * 300
+    with pytest.raises(KediImportError, match=f"prog.kedi:1: module '{name}' not found"):
+        run(f"> import: {name}\n")
+
+
 def test_bundled_module_is_unsupported(run):
     with pytest.raises(KediUnsupportedError, match="helpers"):
         run("> import: helpers\n")

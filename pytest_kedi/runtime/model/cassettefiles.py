@@ -13,6 +13,7 @@ result.
 
 from __future__ import annotations
 
+import errno
 import gc
 import json
 import re
@@ -58,13 +59,18 @@ _VALUE = ENTRY_VALUE = slice(67, -1)
 def read_cassette(path: Path) -> dict[str, Entry]:
     """The entries of a cassette file: {} when it does not exist or is in an older format
     (its keys are not this version's: recording replaces it)."""
+    raw = _read(path)
+    return {} if raw is None else _document(path, raw)[1]
+
+
+def _read(path: Path) -> bytes | None:
+    """The cassette's bytes; None when there is none (or none can exist: a name too long)."""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {}
+        return path.read_bytes()
     except OSError as error:
+        if isinstance(error, FileNotFoundError) or error.errno == errno.ENAMETOOLONG:
+            return None
         raise ModelError(f"cannot read cassette {display_path(str(path))}: {error}") from error
-    return _document(path, raw)[1]
 
 
 def _document(path: Path, text: bytes) -> tuple[int, dict[str, Entry]]:
@@ -120,12 +126,9 @@ def write_cassette(path: Path, entries: Mapping[str, Entry]) -> None:
 def index_cassette(path: Path) -> tuple[int, dict[str, Entry | str]]:
     """The format and entries of a cassette file for lookups: an entry is its JSON text
     (`entry_from_text`) when the file has `write_cassette`'s layout, else its value."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    raw = _read(path)
+    if raw is None:
         return CASSETTE_VERSION, {}
-    except OSError as error:
-        raise ModelError(f"cannot read cassette {display_path(str(path))}: {error}") from error
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pytest_kedi.constants import ENV_DEBUG_OPTIMIZED
 from pytest_kedi.errors import ModelError
+from pytest_kedi.fileread import is_file
 from pytest_kedi.text import line_list, one_line
 
 __all__ = [
@@ -94,7 +95,7 @@ def load_optimized(
     procedure/span are reported as stale with a warning.
     """
     path = optimized_path(kedi_path)
-    if not path.is_file():
+    if not is_file(path):
         _debug(f"no {path.name}; using source prompts")
         return {}
     try:
