@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import traceback
+import unicodedata
 from dataclasses import dataclass
 
 from pytest_kedi.errors import KediError
@@ -19,6 +20,17 @@ def debug_from_env() -> bool:
     return os.environ.get(DEBUG_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def _pad(ch: str) -> str:
+    """The caret line's padding under ``ch``: what it takes in a terminal."""
+    if ch == "\t":
+        return "\t"
+    if ch.isascii():
+        return " "
+    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+        return ""
+    return "  " if unicodedata.east_asian_width(ch) in ("W", "F") else " "
+
+
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     path: str
@@ -31,9 +43,11 @@ class Diagnostic:
         name = self.path
         text = self.source_line.rstrip("\r\n") if self.source_line else ""
         # Keep the source line verbatim; the caret's padding copies its tabs, so the
-        # caret sits under the column whatever width a terminal gives a tab.
+        # caret sits under the column whatever width a terminal gives a tab, and takes
+        # the cells a terminal gives the rest (two for a wide character, none for a
+        # combining one).
         prefix = text[: max(self.column, 1) - 1]
-        caret_pad = "".join("\t" if ch == "\t" else " " for ch in prefix)
+        caret_pad = "".join(map(_pad, prefix))
         caret_pad += " " * (max(self.column, 1) - 1 - len(prefix))
         out = [f'  File "{name}", line {self.line}, column {self.column}']
         out.append(f"  {text}")

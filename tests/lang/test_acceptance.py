@@ -197,6 +197,25 @@ def test_caret_keeps_tabs_so_it_sits_under_the_column() -> None:
     assert lines[4].index("^") == lines[3].index("\\")
 
 
+@pytest.mark.parametrize(
+    ("line", "pad"),
+    [
+        ("  = 漢字漢字 <b", "  " + " " * 2 + " " * 8 + " "),  # wide: two cells each
+        ("  = e\u0301e\u0301 <b", "  " + " " * 2 + " " * 2 + " "),  # combining: none
+    ],
+)
+def test_caret_sits_under_the_column_past_wide_and_combining_characters(
+    line: str, pad: str
+) -> None:
+    """One space per character put the caret under the third CJK character, or past the
+    error after decomposed accents."""
+    with pytest.raises(KediParseError) as info:
+        parse(f"@f(x):\n{line}\n", "t.kedi")
+    lines = str(info.value).splitlines()
+    assert lines[3] == f"  {line}"
+    assert lines[4] == f"  {pad}^"
+
+
 def test_utf8_text_keeps_characters_and_columns() -> None:
     module = parse("[x] = héllo 日本 <y>\n>> ünï [ausgabe: str]\n")
     assign, template = module.body
