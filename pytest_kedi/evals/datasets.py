@@ -18,12 +18,12 @@ from collections.abc import ItemsView, Mapping
 from itertools import islice
 from typing import Any, Final
 
-from pytest_kedi.errors import KediSuiteError
+from pytest_kedi.errors import KediExecutionError, KediSuiteError
 from pytest_kedi.evals.classify import describe_exception, exception_location
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric, Span
 from pytest_kedi.runtime.cancel import STATE as CANCEL
 from pytest_kedi.runtime.cancel import check_current
-from pytest_kedi.runtime.pyerrors import USER_ERRORS
+from pytest_kedi.runtime.pyerrors import USER_ERRORS, python_error
 from pytest_kedi.text import display_path
 
 __all__ = ["NO_EXPECTED", "Row", "locate", "materialize_rows", "select_dataset"]
@@ -116,6 +116,8 @@ def materialize_rows(value: Any, dataset: Dataset, max_rows: int | None = None) 
     try:
         items = _take(iterator, max_rows)
     except USER_ERRORS as exc:
+        if not isinstance(exc, KediExecutionError):  # raised by a lazy dataset's own code
+            exc = python_error(exc)  # located at its `.kedi` lines, as an eager one is
         where = exception_location(exc) or locate(dataset.span)
         at = f" at {where}" if where else ""
         raise KediSuiteError(

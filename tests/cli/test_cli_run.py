@@ -53,6 +53,27 @@ def test_explicit_none_return_is_printed(kedi_file, cli) -> None:
     assert (result.out, result.err, result.code) == ("side\nNone\n", "", 0)
 
 
+def test_a_result_whose_str_raises_is_located_in_its_code(kedi_file, cli) -> None:
+    """It was ``pytest-kedi internal error: ValueError: ...``, with no file or line."""
+    name = kedi_file("""
+        ```
+        class Ugly:
+            def __str__(self):
+                raise ValueError("cannot render Ugly")
+        ```
+
+        = `Ugly()`
+        """)
+    result = cli(name)
+    assert (result.out, result.code) == ("", 1)
+    assert result.err.splitlines() == [
+        "Kedi stack trace:",
+        '  File "prog.kedi", line 4, in <prelude> (Python)',
+        '    raise ValueError("cannot render Ugly")',
+        "ValueError: cannot render Ugly",
+    ]
+
+
 def test_result_is_printed_with_str(kedi_file, cli) -> None:
     result = cli(kedi_file("= `{'a': [1, 2]}`\n"))
     assert (result.out, result.code) == ("{'a': [1, 2]}\n", 0)

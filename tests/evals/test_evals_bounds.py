@@ -134,3 +134,25 @@ def test_a_list_dataset_over_the_limit_fails_and_its_rows_keep_their_shapes(
     assert [(row.input, row.expected) for row in shapes.rows] == [
         ("'a'", "'A'"), ("'b'", None), ("'c'", "'C'"), ("'d'", None),
     ]  # fmt: skip
+
+
+def test_a_lazy_dataset_raising_while_read_is_located_at_its_line(tmp_path: Path) -> None:
+    """A generator raising mid-stream was located at the `> data:` header, with no Kedi
+    stack trace, where the same code returning a list is located at its line."""
+    source = """
+        @eval: gen_raises:
+          > data: xs:
+            = ```
+            def g():
+                yield 1
+                raise RuntimeError("mid-stream")
+            return g()
+            ```
+          > metric: m(xs):
+            = `1`
+    """
+    result = score(tmp_path, source, EvalOptions())
+    assert result.error == (
+        "data-loading failed for data 'xs' at suite.kedi:6: RuntimeError: mid-stream"
+    )
+    assert "Kedi stack trace:" in str(result.exception)
