@@ -16,8 +16,8 @@ from pytest_kedi.runtime.types import (
     describe_type,
     describe_value,
     field_description,
-    strip_annotated,
     validator_for,
+    without_descriptions,
 )
 
 __all__ = ["KediModel", "make_custom_type"]
@@ -87,7 +87,7 @@ def make_custom_type(
     types_: dict[str, Any] = {}
     required: set[str] = set()
     for field_name, annotation, default in fields:
-        base = strip_annotated(annotation)
+        base = without_descriptions(annotation)  # constraints (`Field(gt=0)`) kept
         description = field_description(annotation)
         types_[field_name] = base
         if default is MISSING:

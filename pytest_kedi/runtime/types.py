@@ -44,6 +44,7 @@ __all__ = [
     "is_kedi_type",
     "resolve_type_source",
     "strip_annotated",
+    "without_descriptions",
     "validator_for",
 ]
 
@@ -191,7 +192,7 @@ def describe_type(tp: Any) -> str:
         return "None"
     if tp is Any:
         return "Any"
-    if tp is Email:
+    if tp is Email or EMAIL in getattr(tp, "__metadata__", ()):
         return "Email"
     if tp is re.Pattern:
         return "Regex"
@@ -202,7 +203,11 @@ def describe_type(tp: Any) -> str:
         return repr(tp).replace("typing.", "")
     args = get_args(tp)
     if origin is _Annotated:
-        return describe_type(args[0])
+        constraints = [_describe_meta(m) for m in tp.__metadata__ if not isinstance(m, str)]
+        constraints = [text for text in constraints if text]
+        if not constraints:
+            return describe_type(args[0])
+        return f"Annotated[{describe_type(args[0])}, {', '.join(constraints)}]"
     if origin in (Union, types.UnionType):
         return " | ".join(describe_type(a) for a in args)
     if origin is Literal:
@@ -210,6 +215,20 @@ def describe_type(tp: Any) -> str:
     name = getattr(origin, "__name__", repr(origin).replace("typing.", ""))
     inner = ", ".join("..." if a is Ellipsis else describe_type(a) for a in args)
     return f"{name}[{inner}]"
+
+
+def _describe_meta(meta: Any) -> str:
+    """A constraint of ``Annotated`` as a user wrote it: ``Gt(gt=0)`` for ``Field(gt=0)``,
+    ``AfterValidator(positive)``."""
+    if meta is EMAIL:
+        return ""
+    inner = getattr(meta, "metadata", None)  # a pydantic `FieldInfo`: its constraints
+    if isinstance(inner, list):
+        return ", ".join(map(repr, inner))
+    func = getattr(meta, "func", None)
+    if func is not None:
+        return f"{type(meta).__name__}({getattr(func, '__name__', 'validator')})"
+    return repr(meta)
 
 
 def describe_value(value: Any) -> str:
@@ -220,6 +239,18 @@ def strip_annotated(tp: Any) -> Any:
     while get_origin(tp) is _Annotated:
         tp = get_args(tp)[0]
     return tp
+
+
+def without_descriptions(tp: Any) -> Any:
+    """``tp`` without the descriptions of ``Annotated[T, "d"]``, its constraints kept
+    (``Annotated[int, Field(gt=0), "d"]`` is ``Annotated[int, Field(gt=0)]``)."""
+    if get_origin(tp) is not _Annotated:
+        return tp
+    kept = tuple(meta for meta in tp.__metadata__ if not isinstance(meta, str))
+    if len(kept) == len(tp.__metadata__):
+        return tp  # nothing to drop (`Email` stays `Email`)
+    base = get_args(tp)[0]
+    return _Annotated[(base, *kept)] if kept else base
 
 
 def field_description(tp: Any) -> str | None:
@@ -315,6 +346,10 @@ def _build(tp: Any) -> Checker:
         base = _build(args[0])
         if EMAIL in tp.__metadata__:
             return lambda v: base(v) and bool(_EMAIL_RE.match(v))
+        constraints = tuple(m for m in tp.__metadata__ if not isinstance(m, str))
+        if constraints:  # pydantic's own: `Field(gt=0)`, `annotated_types.MaxLen`, validators
+            valid = _pydantic_checker(_Annotated[(args[0], *constraints)])
+            return lambda v: base(v) and valid(v)
         return base
     if origin in (Union, types.UnionType):
         options = tuple(_build(a) for a in args)

@@ -221,3 +221,68 @@ def test_python_warnings_about_an_annotation_name_its_kedi_line() -> None:
 
 def _no_names(name: str) -> Any:
     raise KeyError(name)
+
+
+CONSTRAINED = """
+```
+from typing import Annotated
+from pydantic import AfterValidator, Field
+
+def positive(v):
+    if v <= 0:
+        raise ValueError("must be positive")
+    return v
+
+Gt0 = Annotated[int, Field(gt=0)]
+Pos = Annotated[int, AfterValidator(positive)]
+Short = Annotated[str, Field(max_length=3), "a short text"]
+```
+
+~Box(
+  n: Gt0,
+  e: Email = `"a@b.co"`
+)
+
+@param(n: Gt0) -> int:
+  = `n`
+
+@validated(n: Pos) -> int:
+  = `n`
+
+@returned() -> Short:
+  = `"toolong"`
+
+@assigned() -> int:
+  [x: Gt0] = `-5`
+  = `x`
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        ("param(-1)", "parameter 'n' of param expects Annotated[int, Gt(gt=0)], got -1 (int)"),
+        ("validated(0)", "expects Annotated[int, AfterValidator(positive)], got 0 (int)"),
+        ("returned()", "expects Annotated[str, MaxLen(max_length=3)], got 'toolong' (str)"),
+        ("assigned()", "assignment to 'x' expects Annotated[int, Gt(gt=0)], got -5 (int)"),
+        ("Box(-1)", "Box.n expects Annotated[int, Gt(gt=0)], got -1 (int)"),
+        ("Box(1, 'nope')", "Box.e expects Email, got 'nope' (str)"),
+    ],
+)
+def test_annotated_constraints_are_checked_at_every_boundary(
+    kedi: Any, call: str, message: str
+) -> None:
+    """``Field(gt=0)``, ``MaxLen`` and validators in ``Annotated`` were dropped: every value
+    of the base type passed (and a custom type's ``Email`` field took any string)."""
+    program = kedi(CONSTRAINED, mode="validate")
+    assert program.procedures["param"](1) == 1 and program.procedures["returned"] is not None
+    with pytest.raises(KediTypeExecutionError) as caught:
+        eval(call, {**program.procedures, "Box": program.get("Box")})
+    assert message in str(caught.value).splitlines()[-1]
+
+
+def test_a_custom_types_schema_keeps_constraints_and_descriptions(kedi: Any) -> None:
+    program = kedi(CONSTRAINED, mode="validate")
+    schema = program.get("Box").model_json_schema()["properties"]
+    assert schema["n"]["exclusiveMinimum"] == 0
+    assert schema["e"]["format"] == "email"

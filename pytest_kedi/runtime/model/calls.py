@@ -24,11 +24,10 @@ from pytest_kedi.runtime.context import Frame
 from pytest_kedi.runtime.evaluate import render_text, resolve_type, type_violation, where
 from pytest_kedi.runtime.interpreter import check_assignable, exec_stmt
 from pytest_kedi.runtime.types import (
-    EMAIL,
     describe_type,
     field_description,
-    strip_annotated,
     validator_for,
+    without_descriptions,
 )
 
 __all__ = ["TemplateCall", "ask_claim", "run_template"]
@@ -55,11 +54,9 @@ def _failure(ctx: Frame, node: nodes.Node, exc: UnsupportedFeature | ModelError)
 
 
 def _schema_entry(tp: Any) -> tuple[Any, str | None]:
-    description = field_description(tp)
-    base = strip_annotated(tp)
-    if description is None and EMAIL in getattr(tp, "__metadata__", ()):
-        return tp, None
-    return base, description
+    """The field's type, its constraints kept (the model is asked for them, and a value
+    breaking one is fed back), and its description."""
+    return without_descriptions(tp), field_description(tp)
 
 
 @dataclass(slots=True)
