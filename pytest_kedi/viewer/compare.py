@@ -35,7 +35,7 @@ def history_section(runs: Sequence[RunView]) -> str:
     body = []
     for nodeid, first in order.items():
         found = [next((s for s in r.suites if s.nodeid == nodeid), None) for r in runs]
-        points = [s.score if s is not None else None for s in found]
+        points = [s.score if s is not None and s.scored else None for s in found]
         last = next((s for s in reversed(found) if s is not None), first)
         chart = svg.line_chart(
             points,
@@ -64,7 +64,9 @@ def _changed(runs: Sequence[RunView]) -> str:
     before = previous_suites(runs)
     changed: list[tuple[SuiteView, RowView, RowView]] = []
     for suite in runs[-1].suites:
-        old = rows_by_key(before[suite.nodeid]) if suite.nodeid in before else {}
+        prior_suite = before.get(suite.nodeid)
+        scored = prior_suite is not None and prior_suite.scored and suite.scored
+        old = rows_by_key(prior_suite) if scored and prior_suite is not None else {}
         for row in suite.rows:
             prior = old.get(row.key)
             if prior is not None and prior.score != row.score:

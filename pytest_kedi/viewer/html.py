@@ -22,7 +22,14 @@ from pytest_kedi.evals.scoring import change, fell
 from pytest_kedi.text import clip
 from pytest_kedi.viewer import svg
 from pytest_kedi.viewer.compare import history_section
-from pytest_kedi.viewer.model import RowView, RunView, SuiteView, previous_suites, rows_by_key
+from pytest_kedi.viewer.model import (
+    RowView,
+    RunView,
+    SuiteView,
+    compared,
+    previous_suites,
+    rows_by_key,
+)
 
 __all__ = ["COMPRESS_ABOVE", "data_script", "render_html", "script_json"]
 
@@ -129,18 +136,15 @@ def _header(run: RunView, runs: int) -> str:
 
 
 def _deltas(run: RunView, runs: Sequence[RunView]) -> tuple[str, dict[str, float]] | None:
-    """The suites' delta column: against the baseline when the report has one, else
-    against the previous run when several reports were given."""
+    """The suites' delta column: against the previous report when several were given (for
+    suites scored in both), else against the baseline the report was run with."""
+    if len(runs) > 1:
+        previous = previous_suites(runs)
+        deltas = {s.nodeid: compared(previous.get(s.nodeid), s) for s in run.suites}
+        return "Δ previous run", {k: v for k, v in deltas.items() if v is not None}
     baseline = {s.nodeid: s.delta for s in run.suites if s.delta is not None}
     if baseline:
         return "Δ baseline", baseline
-    previous = previous_suites(runs)
-    if previous:
-        return "Δ previous run", {
-            s.nodeid: change(s.score, previous[s.nodeid].score)
-            for s in run.suites
-            if s.nodeid in previous
-        }
     return None
 
 
@@ -177,15 +181,19 @@ def _suites_table(run: RunView, runs: Sequence[RunView]) -> str:
             extra.append(f"SE {suite.stderr:.3f}")
         if suite.repeats is not None:
             extra.append(f"{suite.repeats} repeats")
-        bar = svg.score_bar(
-            suite.score, suite.threshold, suite.ci, failed=suite.verdict in ("failed", "xfail")
+        bar = (
+            svg.score_bar(
+                suite.score, suite.threshold, suite.ci, failed=suite.verdict in ("failed", "xfail")
+            )
+            if suite.scored
+            else ""
         )
         cells = [
             f'<td data-v="{escape(suite.label)}"><a class="suite-link" href="#suite-{i}" '
             f'data-suite="{i}">{escape(suite.label)}</a>'
             f'<div class="nodeid">{escape(suite.nodeid)}</div></td>',
             f'<td data-v="{suite.score!r}"><div class="score">{bar}'
-            f'<span class="num">{_score(suite.score)}</span></div>'
+            f'<span class="num">{_score(suite.score) if suite.scored else "—"}</span></div>'
             + (f'<div class="sub">{escape(" · ".join(extra))}</div>' if extra else "")
             + "</td>",
             f'<td class="n" data-v="{suite.rows_total}">{suite.rows_total}</td>',
@@ -222,19 +230,23 @@ def _one_line(text: str, limit: int = 160) -> str:
 # --------------------------------------------------------------------------- drill-down
 
 
-def _row_flags(row: RowView, before: RowView | None) -> tuple[int, float | None]:
+def _row_flags(row: RowView, before: RowView | None, several: bool) -> tuple[int, float | None]:
+    """``several``: reports of several runs were given; rows compare with the previous
+    one's, not with the baseline a report was run with."""
     flags = (FLAG_ERRORED if row.error_class else 0) | (FLAG_BELOW if row.score < 1.0 else 0)
     flags |= FLAG_FLAKY if row.flaky else 0
-    delta = row.delta
-    if delta is None and before is not None:
-        delta = change(row.score, before.score)
-    if row.regressed or (delta is not None and fell(delta)):
+    if several:
+        delta = None if before is None else change(row.score, before.score)
+        regressed = delta is not None and fell(delta)
+    else:
+        delta, regressed = row.delta, bool(row.regressed)
+    if regressed:
         flags |= FLAG_REGRESSED
     return flags, delta
 
 
-def _row_payload(row: RowView, before: RowView | None) -> list[Any]:
-    flags, delta = _row_flags(row, before)
+def _row_payload(row: RowView, before: RowView | None, several: bool) -> list[Any]:
+    flags, delta = _row_flags(row, before, several)
     calls = [
         [c.model, c.prompt, c.instructions, c.answer, c.tokens, c.duration_s] for c in row.calls
     ]
@@ -323,7 +335,8 @@ def _suite_section(i: int, suite: SuiteView, payload: list[list[Any]], has: dict
     return (
         f'<section class="suite" id="suite-{i}" aria-labelledby="suite-{i}-h">'
         f'<details data-suite="{i}"><summary><h3 id="suite-{i}-h">{escape(suite.label)}</h3> '
-        f'<span class="summary-meta">{_score(suite.score)} · {suite.rows_total} rows · '
+        f'<span class="summary-meta">{_score(suite.score) if suite.scored else "not scored"} · '
+        f"{suite.rows_total} rows · "
         f'{_verdict(suite.verdict)}</span></summary><div class="suite-body">'
         f'<div class="suite-top"><dl class="facts small">{dl}</dl>'
         f'<figure class="hist">{chart}<figcaption>Row scores</figcaption></figure></div>'
@@ -335,8 +348,9 @@ def _drilldown(run: RunView, runs: Sequence[RunView]) -> tuple[str, list[dict[st
     previous = previous_suites(runs)
     sections, data = [], []
     for i, suite in enumerate(run.suites):
-        before = rows_by_key(previous[suite.nodeid]) if suite.nodeid in previous else {}
-        rows = [_row_payload(row, before.get(row.key)) for row in suite.rows]
+        old = previous.get(suite.nodeid)
+        before = rows_by_key(old) if old is not None and old.scored and suite.scored else {}
+        rows = [_row_payload(row, before.get(row.key), len(runs) > 1) for row in suite.rows]
         has = {
             "output": any(r.output is not None for r in suite.rows),
             "delta": any(r[9] is not None for r in rows),

@@ -6,9 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pytest_kedi.evals.scoring import change
 from pytest_kedi.text import truncate
-from pytest_kedi.viewer.model import RowView, RunView, SuiteView, previous_suites
+from pytest_kedi.viewer.model import RowView, RunView, SuiteView, compared, previous_suites
 
 __all__ = ["cell", "render_markdown"]
 
@@ -34,7 +33,7 @@ def cell(text: str | None, limit: int = _CELL_LIMIT) -> str:
 
 
 def _suite_row(suite: SuiteView, delta: float | None) -> str:
-    score = f"{suite.score:.4f}"
+    score = f"{suite.score:.4f}" if suite.scored else "—"  # else a placeholder 0.0
     if suite.ci is not None:
         score += f" (95% CI {suite.ci[0]:.4f} to {suite.ci[1]:.4f})"
     errors = ", ".join(f"{name} {count}" for name, count in suite.errors_by_class)
@@ -117,9 +116,8 @@ def render_markdown(runs: Sequence[RunView], *, worst: int = 5) -> str:
         "| --- | ---: | ---: | --- | ---: | --- |",
     ]
     for suite in run.suites:
-        delta = suite.delta
-        if delta is None and suite.nodeid in previous:
-            delta = change(suite.score, previous[suite.nodeid].score)
+        # against the previous report when several were given, else the baseline
+        delta = compared(previous.get(suite.nodeid), suite) if previous else suite.delta
         lines.append(_suite_row(suite, delta))
     for suite in run.suites:
         if suite.verdict in ("failed", "xfail"):

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_kedi.constants import TEST_MODEL
-from pytest_kedi.evals.scoring import fell
+from pytest_kedi.evals.scoring import change, fell
 from pytest_kedi.jsontext import loads
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "RunView",
     "SuiteView",
     "TestView",
+    "compared",
     "format_time",
     "read_report",
     "run_view",
@@ -94,6 +95,19 @@ class SuiteView:
     repeats: int | None
     delta: float | None
     tokens: str | None = None
+
+    @property
+    def scored(self) -> bool:
+        """Whether the suite was scored: its ``score`` is then a score, else a placeholder
+        (a skip, or a suite error before scoring)."""
+        return self.verdict != "skipped" and self.error is None
+
+
+def compared(old: SuiteView | None, new: SuiteView) -> float | None:
+    """The change of a suite's score from ``old`` (None: not scored in both runs)."""
+    if old is None or not (old.scored and new.scored):
+        return None
+    return change(new.score, old.score)
 
 
 @dataclass(frozen=True, slots=True)

@@ -142,3 +142,45 @@ def test_interrupted_run_is_flagged() -> None:
     page = render_html([run_view({**full_report(), "interrupted": True}, label="r.json")])
     assert 'id="run-verdict">INTERRUPTED<' in page
     assert "The run was interrupted: results are partial." in page
+
+
+def _suites_table(page: str) -> str:
+    start = page.index('id="suites-table"')
+    return page[start : page.index("</table>", start)]
+
+
+def test_several_reports_compare_with_the_previous_report_not_a_baseline() -> None:
+    """The latest report's own baseline (a run not given) was used for the Δ column and the
+    rows' regressed flags, while the changed rows compared with the previous report."""
+    old = v1_report()
+    new = rescored(old, {1: 1.0, 2: 0.5})
+    for entry in new["suites"]:  # run against another baseline: its deltas are +0.9
+        entry["delta"], entry["baseline_score"] = 0.9, 0.0
+        for each in entry["rows"]:
+            each["delta"], each["regressed"] = 0.9, False
+    page = render_html([run_view(old, label="old.json"), run_view(new, label="new.json")])
+    table = _suites_table(page)
+    assert "Δ previous run" in table and "Δ baseline" not in table and "+0.9000" not in table
+    data = json.loads(_scan(page).data_block)
+    rows = data["suites"][0]["rows"]
+    assert [r[9] for r in rows][1:3] == [pytest.approx(1.0), pytest.approx(-0.5)]
+    assert rows[2][8] & 8  # regressed against the previous report
+
+
+def test_a_suite_not_scored_in_a_run_is_not_compared_or_charted_as_zero() -> None:
+    """A skipped suite's (or a suite error's) placeholder 0.0 was shown and compared as a
+    score: a full-size Δ, a 0.0000 in the history and a chart point at 0."""
+    old = v1_report()
+    skipped = old["suites"][0]
+    skipped.update(outcome="skipped", score=0.0, rows=[], rows_total=0)
+    new = v1_report()
+    page = render_html([run_view(old, label="old.json"), run_view(new, label="new.json")])
+    table = _suites_table(page)
+    label = new["suites"][0]["procedure"]
+    row_html = table[table.index(label) :].split("</tr>", 1)[0]
+    assert 'class="n delta" data-v="">—</td>' in row_html
+    history = page[page.index('id="history"') :]
+    history_row = history[history.index(label) :].split("</tr>", 1)[0]
+    assert "—" in history_row and "0.0000" not in history_row
+    single = render_html([run_view(old, label="old.json")])
+    assert "not scored" in single

@@ -77,3 +77,15 @@ def test_counts_read_right_in_the_singular() -> None:
     text = render_markdown([run_view(v1_report(), label="r")])
     assert "1 suite (0 failed)" in text and "1 suites" not in text
     assert "3 rows (" in text
+
+
+def test_a_suite_not_scored_shows_no_score() -> None:
+    """A skipped suite's placeholder 0.0 read as a score of 0.0000."""
+    for change in (
+        {"outcome": "skipped", "rows": [], "rows_total": 0},
+        {"outcome": "failed", "error": "data-loading failed"},
+    ):
+        report = v1_report()
+        report["suites"][0].update(score=0.0, **change)
+        rows = _table_rows(render_markdown([run_view(report, label="r")]))
+        assert rows[1][1] == "—"
