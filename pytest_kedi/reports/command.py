@@ -120,6 +120,8 @@ def merged_lines(merged: Merged, paths: Sequence[str]) -> list[str]:
     lines = [f"{' kedi ':=^80}", f"merged {len(paths)} report{'s' if len(paths) != 1 else ''}"]
     if run.model_calls:
         lines.append(models_line(dict(run.model_calls), ()))
+    elif run.suites or run.tests:  # as one run says it (the reports keep no default model)
+        lines.append("models: no model calls")
     usage = usage_line(run.suites)
     if usage:
         lines.append(usage)

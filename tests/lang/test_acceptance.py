@@ -279,3 +279,17 @@ def test_parse_file_keeps_crlf_and_drops_a_byte_order_mark(tmp_path: Path) -> No
     (proc,) = parse_file(path).body
     assert isinstance(proc, n.Procedure)
     assert (proc.span.start_line, proc.span.start_col, proc.span.end_line) == (1, 1, 2)
+
+
+def test_the_reference_shows_the_diagnostic_the_parser_prints() -> None:
+    """docs/language.md §7.1's sample said column 5 (KEDI.md's wording); the parser, at the
+    missing ':', says 13."""
+    from pathlib import Path
+
+    reference = (Path(__file__).parents[2] / "docs" / "language.md").read_text(encoding="utf-8")
+    section = reference[reference.index("### 7.1 Parse diagnostics") :]
+    start = section.index("```text\n") + len("```text\n")
+    sample = section[start : section.index("\n```", start)]
+    with pytest.raises(KediParseError) as info:
+        parse("@f(x):\n  = x\n@eval: score\n", "suite.kedi")
+    assert str(info.value) == sample

@@ -203,3 +203,15 @@ def test_a_report_given_twice_is_refused(
     for second in (path, str(tmp_path / "alias.json")):
         assert cli.main(["merge", path, second], prog="pytest-kedi") == 2
         assert capsys.readouterr().err == f"pytest-kedi merge: error: {second} is given twice\n"
+
+
+def test_a_merge_without_model_calls_says_so_as_a_run_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one = save(tmp_path / "one.json", run([suite(B, 0.9)]))
+    assert cli.main(["merge", one], prog="pytest-kedi") == 0
+    assert capsys.readouterr().out.splitlines()[:3] == [
+        f"{' kedi ':=^80}",
+        "merged 1 report",
+        "models: no model calls",
+    ]
