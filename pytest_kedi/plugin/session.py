@@ -368,8 +368,9 @@ class KediSession:
         was skipped or crashed): a run that executed nothing (``--collect-only``, every
         Kedi item deselected) leaves existing report files untouched."""
         settings = self.settings
-        if not (self.suites or self.tests):
-            paths = (settings.report_path, settings.rows_jsonl_path)
+        if not (self.suites or self.tests):  # every report asked for (the job summary aside)
+            paths = [p for _, p in report_outputs(settings)[:3]]
+            paths.append(None if settings.markdown_append else settings.markdown_path)
             self.untouched = tuple(path for path in paths if path is not None)
             return
         from pytest_kedi.plugin.records import RunRecord

@@ -99,6 +99,16 @@ def test_runs_that_executed_nothing_leave_reports_untouched(
     result.stdout.fnmatch_lines(["kedi report not written (no Kedi item ran): *r.json"])
     kedi.run("--kedi-eval", "--kedi-report", "new.json", *args)
     assert not (kedi.pytester.path / "new.json").exists()
+    # the views too: only the JSON ones were announced, and the views alone said nothing
+    page, summary = kedi.write("r.html", "old page\n"), kedi.write("r.md", "old summary\n")
+    result = kedi.run("--kedi-eval", "--kedi-html", "r.html", "--kedi-markdown", "r.md", *args)
+    assert (page.read_text("utf-8"), summary.read_text("utf-8")) == ("old page\n", "old summary\n")
+    result.stdout.fnmatch_lines(
+        [
+            "kedi report not written (no Kedi item ran): *r.html",
+            "kedi report not written (no Kedi item ran): *r.md",
+        ]
+    )
 
 
 CRASHING = """\
