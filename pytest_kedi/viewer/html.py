@@ -174,7 +174,8 @@ def _suites_table(run: RunView, runs: Sequence[RunView]) -> str:
     for i, suite in enumerate(run.suites):
         extra = []
         if suite.threshold is not None:
-            extra.append(f"min {suite.threshold:.2f}")
+            on = " on the lower bound" if suite.lower_gate else ""
+            extra.append(f"min {suite.threshold:.2f}{on}")
         if suite.ci is not None:
             extra.append(f"95% CI {suite.ci[0]:.3f} to {suite.ci[1]:.3f}")
         if suite.stderr is not None:
@@ -217,8 +218,8 @@ def _suites_table(run: RunView, runs: Sequence[RunView]) -> str:
     return (
         '<section id="suites" aria-labelledby="suites-h"><h2 id="suites-h">Eval suites</h2>'
         '<p class="hint">Select a column heading to sort; select a suite to see its rows.</p>'
-        f'<table id="suites-table" class="suites"><thead><tr>{"".join(head)}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table></section>"
+        f'<div class="table-wrap"><table id="suites-table" class="suites"><thead><tr>'
+        f"{''.join(head)}</tr></thead><tbody>{''.join(body)}</tbody></table></div></section>"
     )
 
 
@@ -273,7 +274,8 @@ def _count(rows: Iterable[list[Any]], flag: int) -> int:
 def _suite_section(i: int, suite: SuiteView, payload: list[list[Any]], has: dict[str, bool]) -> str:
     facts = [("Score", _score(suite.score)), ("Verdict", _verdict(suite.verdict))]
     if suite.threshold is not None:
-        facts.append(("Min score", _score(suite.threshold)))
+        on = " (on the lower bound of the 95% CI)" if suite.lower_gate else ""
+        facts.append(("Min score", _score(suite.threshold) + on))
     if suite.ci is not None:
         facts.append(("95% CI", f"{_score(suite.ci[0])} to {_score(suite.ci[1])}"))
     if suite.stderr is not None:
@@ -375,7 +377,7 @@ def _tests(run: RunView) -> str:
         return ""
     rows = "".join(
         f"<tr><td>{escape(t.label)}<div class='nodeid'>{escape(t.nodeid)}</div></td>"
-        f"<td>{_verdict(t.outcome)}</td><td>{escape(t.message or '')}</td></tr>"
+        f"<td>{_verdict(t.outcome)}</td><td class='msg'>{escape(t.message or '')}</td></tr>"
         for t in run.tests
     )
     return (

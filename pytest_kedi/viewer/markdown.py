@@ -45,7 +45,9 @@ def _suite_row(suite: SuiteView, delta: float | None) -> str:
     cells = [
         cell(suite.label),
         score,
-        f"{suite.threshold:.4f}" if suite.threshold is not None else "—",
+        (f"{suite.threshold:.4f}" + (" (lower bound)" if suite.lower_gate else ""))
+        if suite.threshold is not None
+        else "—",
         _VERDICT.get(suite.verdict, cell(suite.verdict)),
         f"{delta:+.4f}" if delta is not None else "—",
         cell(errors) if errors else "0",
@@ -75,6 +77,8 @@ def _worst_rows(suite: SuiteView, count: int) -> list[str]:
     for row in rows:
         note = row.feedback
         if row.error_class:
+            if note and row.error and row.error in note:
+                note = None  # the row's feedback is its error (`error: <Type>: <message>`)
             note = f"{row.error_class}: {row.error or ''}" + (f" ({note})" if note else "")
         cells = [str(row.index), f"{row.score:.4f}", cell(row.input), cell(row.expected)]
         cells += [cell(row.output)] if with_output else []

@@ -95,6 +95,8 @@ class SuiteView:
     repeats: int | None
     delta: float | None
     tokens: str | None = None
+    #: what the min score applied to: ``lower`` (the interval's lower bound) or the mean
+    lower_gate: bool = False
 
     @property
     def scored(self) -> bool:
@@ -214,11 +216,11 @@ def _tokens(value: object) -> str | None:
     """``15``, or ``requests 1, input 118, output 9`` (a usage mapping; ``input_tokens`` and
     ``output_tokens`` read as ``input`` and ``output``)."""
     if (count := _int(value)) is not None:
-        return str(count)
-    parts = [
-        f"{k.removesuffix('_tokens')} {v}" for k, v in _map(value).items() if _int(v) is not None
-    ]
-    return ", ".join(parts) if parts else None
+        return str(count) if count else None
+    counts = {k: v for k, v in _map(value).items() if _int(v) is not None}
+    if not any(counts.values()):  # no model call: nothing to tell
+        return None
+    return ", ".join(f"{k.removesuffix('_tokens')} {v}" for k, v in counts.items())
 
 
 def _call_tokens(data: Mapping[str, object]) -> str | None:
@@ -311,6 +313,7 @@ def _suite(data: object, position: int, xfailed: frozenset[str]) -> SuiteView | 
         repeats=None if repeats == 1 else repeats,
         delta=_delta(data),
         tokens=_tokens(_first(data, "tokens", "usage")),
+        lower_gate=data.get("gate") == "lower",
     )
 
 

@@ -267,3 +267,39 @@ def test_text_has_readable_contrast(tmp_path: Path, open_page: Any) -> None:
     low = [(text, round(ratio, 2)) for text, ratio in contrasts if ratio < 4.5]
     assert low == []
     _clean(opened)
+
+
+def test_a_phone_wide_page_does_not_scroll_sideways(tmp_path: Path, open_page: Any) -> None:
+    """At 390 px the suites table (unwrappable node ids) made the page 742 px wide, and a
+    `tokens: requests 0, ...` note on every row of a run without model calls took 200 px
+    of the rows table."""
+    document = v1_report()
+    for entry in document["suites"]:
+        entry["nodeid"] = "evals/text_normalization_long_file_name.kedi::eval:" + entry["nodeid"]
+        entry["usage"] = {"requests": 0, "input_tokens": 0, "output_tokens": 0}
+        for each in entry["rows"]:
+            each["usage"] = {"requests": 0, "input_tokens": 0, "output_tokens": 0}
+    opened = open_page(_write(tmp_path, document), width=390)
+    page = opened.page
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    _open_suite(page, 0)
+    assert "tokens:" not in page.locator("#suite-0").inner_text()
+    _clean(opened)
+
+
+def test_case_outcomes_and_messages_read_as_in_the_terminal(tmp_path: Path, open_page: Any) -> None:
+    """An `xfailed` case's badge had no style; an assertion diff's lines ran together."""
+    document = v1_report()
+    document["tests"] = [
+        {"nodeid": "t.kedi::test:t::x", "procedure": "t", "case": "x", "outcome": "xfailed",
+         "message": "AssertionError: assert 1 == 2"},
+        {"nodeid": "t.kedi::test:t::d", "procedure": "t", "case": "d", "outcome": "failed",
+         "message": "AssertionError: assert 'a' == 'b'\n  \n  - b\n  + a"},
+    ]  # fmt: skip
+    opened = open_page(_write(tmp_path, document))
+    page = opened.page
+    badge = page.locator("#tests .badge").first
+    assert badge.evaluate("b => getComputedStyle(b).backgroundColor") != "rgba(0, 0, 0, 0)"
+    message = page.locator("#tests td.msg").nth(1).inner_text()
+    assert message.splitlines()[-2:] == ["  - b", "  + a"]
+    _clean(opened)

@@ -89,3 +89,18 @@ def test_a_suite_not_scored_shows_no_score() -> None:
         report["suites"][0].update(score=0.0, **change)
         rows = _table_rows(render_markdown([run_view(report, label="r")]))
         assert rows[1][1] == "—"
+
+
+def test_the_lower_bound_gate_and_an_errored_rows_error_read_once() -> None:
+    """A suite gated on its interval's lower bound read `0.5000 | 0.5000 | FAILED`, and an
+    errored row's error was printed twice (its feedback is the error) and clipped."""
+    report = v1_report()
+    entry = report["suites"][0]
+    entry.update(gate="lower", threshold=0.5, score=0.5, outcome="failed", repeats=3)
+    entry["rows"][0].update(
+        score=0.0, error="ValueError: bad", error_class="metric", feedback="error: ValueError: bad"
+    )
+    text = render_markdown([run_view(report, label="r")])
+    rows = _table_rows(text)
+    assert rows[1][2] == "0.5000 (lower bound)"
+    assert text.count("ValueError: bad") == 1
