@@ -14,6 +14,7 @@ from pytest_kedi.runtime.context import Frame
 from pytest_kedi.runtime.errors import (
     KediExecutionError,
     KediModelError,
+    KediNameError,
     KediTypeExecutionError,
     KediUnsupportedError,
     KediValueExecutionError,
@@ -30,6 +31,10 @@ STATEMENT_DIRECTIVES = names(
     lambda d: d.runtime is Runtime.UNSUPPORTED and d.place in (Place.EXECUTABLE, Place.TASK_GROUP)
 )
 _OFF_VALUES = frozenset({"disabled"})
+#: `disabled` turns these off, which pytest-kedi's runs already are (KEDI.md §8: "disabled /
+#: no-op allowed"; hooks: docs/language.md §8.11); `> skills: disabled` and
+#: `> codemode: disabled` still raise
+_NOOP_WHEN_OFF = frozenset({"history", "artifacts", "hooks"})
 _NOOP_WHEN_TOGGLE = frozenset({"hooks"})
 MODEL_DIRECTIVES = names(lambda d: d.runtime is Runtime.STATE)
 
@@ -153,7 +158,7 @@ def _set_requires(stmt: nodes.Directive, ctx: Frame) -> None:
 
 def _marker(stmt: nodes.Directive, ctx: Frame) -> None:
     value = (stmt.value or "").strip()
-    if stmt.body_kind == "none" and value in _OFF_VALUES:
+    if stmt.name in _NOOP_WHEN_OFF and stmt.body_kind == "none" and value in _OFF_VALUES:
         return
     if stmt.name in _NOOP_WHEN_TOGGLE and stmt.body_kind == "none" and value == "enabled":
         return
@@ -174,7 +179,33 @@ def _optimize(stmt: nodes.Directive, ctx: Frame) -> None:
 
 
 def _inert(stmt: nodes.Directive, ctx: Frame) -> None:
-    return None
+    if stmt.name == "tool":
+        _check_retry_on(stmt, ctx)
+
+
+def _check_retry_on(stmt: nodes.Directive, ctx: Frame) -> None:
+    """``> tool:``'s ``retry_on`` names resolve, at definition, to visible `Exception`
+    subclasses (KEDI.md §9.11); the directive is otherwise stored inertly."""
+    import builtins
+
+    from pytest_kedi.runtime.scope import MISSING
+
+    for kv in stmt.settings:
+        if kv.key != "retry_on":
+            continue
+        names = list(kv.items) or ([kv.value] if kv.value else [])
+        for name in (n.strip().strip("`") for n in names):
+            value = ctx.scope.get(name, MISSING)
+            if value is MISSING:
+                value = getattr(builtins, name, MISSING)
+            if value is MISSING:
+                raise KediNameError(
+                    f"{where(ctx, kv)}: retry_on names {name!r}, which is not defined"
+                )
+            if not (isinstance(value, type) and issubclass(value, Exception)):
+                raise KediTypeExecutionError(
+                    f"{where(ctx, kv)}: retry_on names {name!r}, which is not an Exception class"
+                )
 
 
 def _unsupported(stmt: nodes.Directive, ctx: Frame) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from kedi_scripted_model import ScriptedModel
 
-from pytest_kedi.runtime.errors import KediUnsupportedError
+from pytest_kedi.runtime.errors import KediExecutionError, KediUnsupportedError
 
 DIRECTIVES = {
     "> agent:": "> agent: claude",
@@ -49,8 +49,17 @@ def test_marker_is_lexical(run):
     assert run(src, model=ScriptedModel(text="reply")) == "reply"
 
 
-def test_history_disabled_is_a_no_op(run):
-    assert run("> history: disabled\n[x] << hi\n= <x>\n", model=ScriptedModel()) == "text"
+@pytest.mark.parametrize("name", ["history", "artifacts"])
+def test_history_and_artifacts_disabled_are_no_ops(run, name: str):
+    assert run(f"> {name}: disabled\n[x] << hi\n= <x>\n", model=ScriptedModel()) == "text"
+
+
+@pytest.mark.parametrize("name", ["skills", "codemode"])
+def test_skills_and_codemode_raise_even_disabled(run, name: str):
+    """KEDI.md §8: a clear error, no no-op allowed (only history's and artifacts')."""
+    with pytest.raises(KediUnsupportedError) as info:
+        run(f"> {name}: disabled\n[x] << hi\n= <x>\n", model=ScriptedModel())
+    assert info.value.message.startswith(f"`> {name}:` is not supported by pytest-kedi")
 
 
 @pytest.mark.parametrize(
@@ -65,3 +74,26 @@ def test_task_statements_raise_when_run(run, statement: str, construct: str) -> 
         run(f"[a] = x\n{statement}\n")
     assert info.value.message.startswith(f"`{construct}` is not supported by pytest-kedi")
     assert info.value.frames[0].span.start_line == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "error"),
+    [
+        ("NotAnException", "retry_on names 'NotAnException', which is not defined"),
+        ("int", "retry_on names 'int', which is not an Exception class"),
+        ("ValueError", None),
+        ("MyErr", None),
+    ],
+)
+def test_tool_retry_on_names_visible_exception_classes(run, name: str, error: str | None):
+    """KEDI.md §9.11: resolved to visible `Exception` subclasses; any name passed before."""
+    source = (
+        "```\nclass MyErr(Exception): pass\n```\n"
+        f"@f(x: int) -> int:\n  > tool:\n    retry_on:\n      {name}\n  = `x + 1`\n= <f(`1`)>\n"
+    )
+    if error is None:
+        assert run(source) == 2
+        return
+    with pytest.raises(KediExecutionError) as info:
+        run(source)
+    assert info.value.message.endswith(f"prog.kedi:6: {error}")
