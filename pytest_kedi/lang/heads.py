@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import string
 from functools import lru_cache
 from typing import cast
 
@@ -17,7 +18,7 @@ from pytest_kedi.lang.fastheads import fast_signature, fast_target, fast_type
 from pytest_kedi.lang.grammars import header_parser, parse_head
 from pytest_kedi.lang.shapes import HeadShape, RawParam, TypeShape
 from pytest_kedi.lang.source import KediSyntaxError, Source
-from pytest_kedi.lang.syntax import IDENT, IDENT_CHAR, is_identifier
+from pytest_kedi.lang.syntax import IDENT, is_identifier
 
 __all__ = ["check_name", "check_type", "parse_metric_head", "parse_signature", "parse_target"]
 
@@ -89,7 +90,7 @@ def _word(terminal: str) -> str:
     return repr(pattern.value) if pattern.type == "str" else terminal.lower()
 
 
-_NAME_TAIL = re.compile(rf"{IDENT_CHAR}+\Z")
+_NAME_CHARS = frozenset(string.ascii_letters + string.digits + "_")  # `syntax.IDENT_CHAR`
 _NAME_RUN = re.compile(r"[^\s(),:\[\]=`]+")
 
 
@@ -97,15 +98,17 @@ def _glued_name(text: str, pos: int) -> tuple[int, str] | None:
     """A name position holding a stray character (``a-b``, ``café``): (start, whole word)."""
     if pos >= len(text) or text[pos] in " \t\r\n(),:[]=`":
         return None
-    tail = _NAME_TAIL.search(text, 0, pos)
-    if tail is None:
+    start = pos  # the name's characters before ``pos``, walked back (a regex search for
+    while start > 0 and text[start - 1] in _NAME_CHARS:  # them retried every start: O(n²))
+        start -= 1
+    if start == pos:
         return None
-    before = text[: tail.start()].rstrip()
+    before = text[:start].rstrip()
     if before and not before.endswith(("@", "~", "(", ",", "[")):
         return None
-    word = _NAME_RUN.match(text, tail.start())
+    word = _NAME_RUN.match(text, start)
     assert word is not None
-    return tail.start(), word.group()
+    return start, word.group()
 
 
 def _fail(text: str, base: int, start: str, exc: UnexpectedInput) -> KediSyntaxError:

@@ -293,3 +293,16 @@ def test_the_reference_shows_the_diagnostic_the_parser_prints() -> None:
     with pytest.raises(KediParseError) as info:
         parse("@f(x):\n  = x\n@eval: score\n", "suite.kedi")
     assert str(info.value) == sample
+
+
+def test_a_header_error_after_a_long_name_is_reported() -> None:
+    """The stray-character check searched back with a regex from every start: quadratic in
+    the name's length (40,000 characters took 6 s); it walks back once now."""
+    with pytest.raises(KediParseError) as info:
+        parse("@f(" + "x" * 40_000 + "\n  b: int,\n) -> str:\n  = y\n", "q.kedi")
+    assert info.value.diagnostics[0].message == (
+        "unexpected 'b' in procedure header; expected ')' or ',' or ':' or '='"
+    )
+    with pytest.raises(KediParseError) as info:
+        parse("@f(" + "x" * 40_000 + "-b):\n  = y\n", "q.kedi")
+    assert info.value.diagnostics[0].message.startswith("invalid name 'xxx")
