@@ -20,6 +20,7 @@ recognises any of them without importing the runtime.
     │   └── KediImportError           `> import:` failed
     ├── ModelError                a model call, configuration or adapter failure (unlocated)
     │   ├── CassetteMiss              strict replay found no recorded answer (`cassette_miss`)
+    │   ├── InvalidOptimizedPrompts   an unreadable or misshapen `.optimized.json`
     │   └── BudgetExhausted           the run's model request budget is spent (`budget`)
     ├── UnsupportedFeature        an unsupported construct met at the model boundary (unlocated)
     ├── KediSuiteError            an eval suite could not be scored (its data, its setup)
@@ -29,12 +30,14 @@ recognises any of them without importing the runtime.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import chain
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from pytest_kedi.text import one_line
+from pytest_kedi.text import line_list, one_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang.nodes import Span
@@ -43,6 +46,7 @@ __all__ = [
     "FRAME_KINDS",
     "BudgetExhausted",
     "CassetteMiss",
+    "InvalidOptimizedPrompts",
     "InvalidScoreError",
     "KediError",
     "KediExecutionError",
@@ -331,6 +335,26 @@ class CassetteMiss(ModelError):
     is made)."""
 
     error_class: ClassVar[str] = "cassette_miss"
+
+
+class InvalidOptimizedPrompts(ModelError):
+    """An unreadable or misshapen ``prog.kedi.optimized.json``, located at its ``line`` and
+    ``column`` (1-based), ``snippet`` being that line."""
+
+    def __init__(
+        self,
+        path: os.PathLike[str] | str,
+        detail: str,
+        line: int = 1,
+        column: int = 1,
+        text: str = "",
+    ) -> None:
+        super().__init__(f"invalid optimized prompts in {path}: {detail}")
+        self.path = Path(path)
+        self.line = line
+        self.column = column
+        lines = line_list(text)
+        self.snippet = lines[line - 1] if 0 < line <= len(lines) else ""
 
 
 class BudgetExhausted(ModelError):

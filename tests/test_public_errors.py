@@ -14,6 +14,7 @@ from pytest_kedi import KediError
 ERROR_NAMES = [
     "BudgetExhausted",
     "CassetteMiss",
+    "InvalidOptimizedPrompts",
     "InvalidScoreError",
     "KediExecutionError",
     "KediImportError",

@@ -295,6 +295,8 @@ class KediCaseItem(KediItem):
             with trace or contextlib.nullcontext():
                 transform = trace.transform if trace is not None else rewrite_case_asserts
                 program.run_case(self.suite, self.case, transform=transform, store=store)
+        except pytest.xfail.Exception:  # pytest.xfail() (a `Failed`): the case is xfailed
+            raise
         except pytest.fail.Exception as error:  # pytest.fail(): the user's frames, no internals
             from pytest_kedi.evals.classify import relative_locations
             from pytest_kedi.plugin.outcomes import failed_trace

@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from pytest_kedi.constants import ENV_DEBUG_OPTIMIZED
-from pytest_kedi.errors import ModelError
+from pytest_kedi.errors import InvalidOptimizedPrompts
 from pytest_kedi.fileread import is_file
-from pytest_kedi.text import line_list, one_line
+from pytest_kedi.text import one_line
 
 __all__ = [
     "InvalidOptimizedPrompts",
@@ -33,20 +33,6 @@ def optimized_path(kedi_path: str | os.PathLike[str]) -> Path:
 def _debug(message: str) -> None:
     if os.environ.get(ENV_DEBUG_OPTIMIZED) == "1":
         print(f"kedi optimized: {message}", file=sys.stderr)
-
-
-class InvalidOptimizedPrompts(ModelError):
-    """An unreadable or misshapen artifact, located at its ``line``/``column`` (1-based)."""
-
-    def __init__(
-        self, path: Path, detail: str, line: int = 1, column: int = 1, text: str = ""
-    ) -> None:
-        super().__init__(f"invalid optimized prompts in {path}: {detail}")
-        self.path = path
-        self.line = line
-        self.column = column
-        lines = line_list(text)
-        self.snippet = lines[line - 1] if 0 < line <= len(lines) else ""
 
 
 def _key_position(text: str, *keys: str) -> tuple[int, int]:
