@@ -167,13 +167,28 @@ def _compile(
         expr, line = snippet.kind == "expr", snippet.line
     try:
         parsed = parse_snippet(snippet.source, expr, line, path)
-    except SyntaxError as exc:
-        return exc
+    except SyntaxError as exc:  # Python 3.12 and later: a NUL is a SyntaxError too
+        return _null_byte(snippet.source, expr) if "\0" in snippet.source else exc
     except (ValueError, MemoryError, RecursionError) as exc:  # null bytes, too deep
-        return SyntaxError(str(exc) or type(exc).__name__, ("", 1, 1, "", 1, 1))
+        return _null_byte(snippet.source, expr) or SyntaxError(
+            str(exc) or type(exc).__name__, ("", 1, 1, "", 1, 1)
+        )
     if trees is not None:
         trees[id(snippet)] = parsed
     return None
+
+
+def _null_byte(source: str, expr: bool) -> SyntaxError | None:
+    """Python refuses a NUL character without saying where it is: locate it (in the text
+    parsed, as `locate_syntax_error` reads a syntax error)."""
+    text = source.strip() if expr else source
+    at = text.find("\0")
+    if at < 0:
+        return None
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    message = "a NUL character (U+0000) is not allowed in Python code"
+    return SyntaxError(message, ("", line, column, "", line, column))
 
 
 def python_diagnostics(
