@@ -37,7 +37,7 @@ from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from pytest_kedi.text import line_list, one_line
+from pytest_kedi.text import exception_text, line_list, one_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang.nodes import Span
@@ -217,20 +217,25 @@ class KediExecutionError(KediError):
             out.append(f'  File "{where}", line {line}, in {owner} (Python)')
             if trace.snippet:
                 out.append(f"    {trace.snippet.strip()}")
-        final = self._final_message()
-        out.append(
-            f"{red}{self.kind_name}: {final}{reset}" if final else f"{red}{self.kind_name}{reset}"
-        )
+        out.append(f"{red}{self.final_text}{reset}")
         return "\n".join(out)
+
+    @property
+    def final_text(self) -> str:
+        """The rendering's last part: ``<Class>: <message>``, the message as the exception
+        gives it (over several lines if it has them, as Python shows it)."""
+        final = self._final_message()
+        return f"{self.kind_name}: {final}" if final else self.kind_name
 
     def _final_message(self) -> str:
         if self.original is not None and not isinstance(self.original, KediExecutionError):
             if isinstance(self.original, SyntaxError) and self.original.msg:
                 return self.original.msg
-            text = one_line(self.original)
             if isinstance(self.original, KeyError) and self.original.args:
-                text = repr(self.original.args[0])
-            return text  # empty for e.g. a bare `assert`: the line is then the class alone
+                return repr(self.original.args[0])
+            # empty for e.g. a bare `assert`: the line is then the class alone
+            lines = [line.rstrip() for line in exception_text(self.original).strip().splitlines()]
+            return "\n".join(lines)
         return self.message
 
     def __str__(self) -> str:

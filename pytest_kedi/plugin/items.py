@@ -229,7 +229,7 @@ def _case_failure(error: BaseException) -> tuple[str, str, int | None]:
             message = f"AssertionError: {detail}" if detail else "AssertionError"
             lines[-1] = message
             return "\n".join(lines), message, error.line
-        return "\n".join(lines), lines[-1], error.line
+        return "\n".join(lines), relative_locations(error.final_text), error.line
     detail = exception_text(error).strip()
     message = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
     return message, message, None

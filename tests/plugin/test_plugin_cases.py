@@ -185,6 +185,24 @@ def test_pytest_fail_shows_the_users_frames_only(kedi: Kedi) -> None:
         assert internal not in out, internal
 
 
+def test_a_message_over_several_lines_is_kept_where_there_is_room(kedi: Kedi) -> None:
+    """The stack trace and the JSON report keep its lines; one-line places its first."""
+    kedi.write(
+        "nl.kedi", '@test: t:\n  > case: nl:\n    `raise ValueError("line one\\nline two")`\n'
+    )
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "nl.kedi:3: ValueError: line one",
+            "ValueError: line one",
+            "line two",
+            "- t::nl: FAIL | ValueError: line one",
+        ]
+    )
+    assert kedi.json("r.json")["tests"][0]["message"] == "ValueError: line one\nline two"
+
+
 def test_assertion_comparisons_follow_pytest_verbosity(kedi: Kedi) -> None:
     kedi.write(
         "lists.kedi",

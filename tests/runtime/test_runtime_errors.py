@@ -154,3 +154,19 @@ def test_case_code_keeps_characters_python_splits_at(kedi, odd: str):
     )
     suite = program.module.test_suites[0]
     program.run_case(suite, suite.cases[0])
+
+
+def test_a_message_over_several_lines_keeps_them_in_the_stack_trace(kedi):
+    """They were folded onto one line (`ValueError: line one line two indented three`):
+    Python shows a message as it is, and so does the Kedi stack trace."""
+    program = kedi(
+        '@newlines() -> int:\n  `raise ValueError("line one\\nline two\\n  indented three")`\n'
+        "  = `1`\n",
+        mode="validate",
+    )
+    with pytest.raises(KediExecutionError) as caught:
+        program.procedures["newlines"]()
+    err = caught.value
+    assert str(err).splitlines()[-3:] == ["ValueError: line one", "line two", "  indented three"]
+    assert err.final_text == "ValueError: line one\nline two\n  indented three"
+    assert err.message == "line one line two indented three"  # one line, for summaries
