@@ -31,7 +31,7 @@ from pytest_kedi.plugin.listener import SUB_RESULTS, ReportListener
 from pytest_kedi.plugin.modelrun import ModelRun
 from pytest_kedi.plugin.outcomes import expected_failure
 from pytest_kedi.plugin.outline import LazyModule
-from pytest_kedi.plugin.outputs import Output, check_report_paths, report_outputs
+from pytest_kedi.plugin.outputs import Output, check_report_paths, other_reports, report_outputs
 from pytest_kedi.plugin.parsecache import ParseCache, caches_for
 from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE, rows_html
 from pytest_kedi.plugin.settings import KediSettings
@@ -127,7 +127,7 @@ class KediSession:
         if not session.worker:
             if not session.settings.collect:
                 _refuse_uncollected_kedi_args(config.args)
-            check_report_paths(report_outputs(session.settings))
+            check_report_paths(report_outputs(session.settings), other_reports(config))
             config.pluginmanager.register(ReportListener(session), "kedi-reporter")
         if session.settings.prune_cassettes:  # it watches for what makes a run partial
             config.pluginmanager.register(session.models, "kedi-model-run")

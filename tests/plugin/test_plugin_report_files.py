@@ -110,6 +110,16 @@ def test_two_views_on_one_path_are_a_usage_error(kedi: Kedi, first: str, second:
     assert not (kedi.pytester.path / "out.txt").exists()
 
 
+@pytest.mark.parametrize("option", ["--kedi-report", "--kedi-html", "--kedi-rows-jsonl"])
+def test_a_kedi_report_on_junit_xmls_path_is_a_usage_error(kedi: Kedi, option: str) -> None:
+    """pytest's JUnit XML and the Kedi report were written to one file: the later won."""
+    kedi.write("demo.kedi", DEMO)
+    result = kedi.run("--kedi-eval", "--junitxml", "out.xml", option, "./out.xml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{option} and --junitxml name the same file (out.xml)*"])
+    assert not (kedi.pytester.path / "out.xml").exists()
+
+
 @pytest.mark.parametrize(
     ("report", "rows"),
     [("r.json", "r.json"), ("r.json", "sub/../r.json"), ("r.json", "alias.json")],
