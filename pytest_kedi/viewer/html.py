@@ -271,6 +271,26 @@ def _count(rows: Iterable[list[Any]], flag: int) -> int:
     return sum(1 for r in rows if r[8] & flag)
 
 
+_OPENS = frozenset("\u202a\u202b\u202d\u202e")  # embeddings and overrides, closed by PDF
+_ISOLATES = frozenset("\u2066\u2067\u2068")  # isolates, closed by PDI
+
+
+def _closed(text: str) -> str:
+    """``text`` with the bidi embeddings, overrides and isolates it leaves open closed, so
+    a right-to-left override in one row's feedback cannot reverse the next row's."""
+    opened = sum(ch in _OPENS for ch in text) - text.count("\u202c")
+    isolated = sum(ch in _ISOLATES for ch in text) - text.count("\u2069")
+    return text + "\u202c" * max(opened, 0) + "\u2069" * max(isolated, 0)
+
+
+def _feedback_shown(suite: SuiteView) -> str:
+    """The suite's feedback (its rows' joined with ``; ``), each row's part closed."""
+    parts = [row.feedback for row in suite.rows if row.feedback is not None]
+    if parts and "; ".join(parts) == suite.feedback:
+        return "; ".join(map(_closed, parts))
+    return _closed(suite.feedback or "")
+
+
 def _suite_section(i: int, suite: SuiteView, payload: list[list[Any]], has: dict[str, bool]) -> str:
     facts = [("Score", _score(suite.score)), ("Verdict", _verdict(suite.verdict))]
     if suite.threshold is not None:
@@ -303,7 +323,7 @@ def _suite_section(i: int, suite: SuiteView, payload: list[list[Any]], has: dict
     if suite.feedback:
         notes += (
             '<div class="note"><strong>Feedback</strong>'
-            f'<p class="long" data-long="1">{escape(suite.feedback)}</p></div>'
+            f'<p class="long" data-long="1">{escape(_feedback_shown(suite))}</p></div>'
         )
     title = f"Row scores of {suite.label}: {len(suite.rows)} rows in 10 bins"
     chart = svg.histogram([r.score for r in suite.rows], title=title) if suite.rows else ""

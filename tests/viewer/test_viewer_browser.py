@@ -303,3 +303,33 @@ def test_case_outcomes_and_messages_read_as_in_the_terminal(tmp_path: Path, open
     message = page.locator("#tests td.msg").nth(1).inner_text()
     assert message.splitlines()[-2:] == ["  - b", "  + a"]
     _clean(opened)
+
+
+def test_one_rows_right_to_left_override_does_not_reverse_the_next(
+    tmp_path: Path, open_page: Any
+) -> None:
+    """A suite's Feedback note joins its rows' feedback: a U+202E in one reversed the rest."""
+    document = v1_report()
+    entry = document["suites"][0]
+    texts = ["evil \u202eoverride", "next row reads"]
+    for each, text in zip(entry["rows"], texts, strict=False):
+        each["feedback"] = text
+    for each in entry["rows"][len(texts) :]:
+        each["feedback"] = None
+    entry["feedback"] = "; ".join(texts)
+    opened = open_page(_write(tmp_path, document))
+    page = opened.page
+    _open_suite(page, 0)
+    order = page.evaluate(
+        """() => {
+        const note = document.querySelector('#suite-0 .note p');
+        const walker = document.createTreeWalker(note, NodeFilter.SHOW_TEXT);
+        let node; while ((node = walker.nextNode()) && !node.data.includes('next row')) {}
+        const at = node.data.indexOf('next row');
+        const x = (i) => { const r = document.createRange(); r.setStart(node, i);
+          r.setEnd(node, i + 1); return r.getBoundingClientRect().left; };
+        return [x(at), x(at + 1), x(at + 2)];
+    }"""
+    )
+    assert order[0] < order[1] < order[2], order  # left to right
+    _clean(opened)
