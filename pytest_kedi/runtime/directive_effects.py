@@ -31,9 +31,8 @@ STATEMENT_DIRECTIVES = names(
     lambda d: d.runtime is Runtime.UNSUPPORTED and d.place in (Place.EXECUTABLE, Place.TASK_GROUP)
 )
 _OFF_VALUES = frozenset({"disabled"})
-#: `disabled` turns these off, which pytest-kedi's runs already are (KEDI.md §8: "disabled /
-#: no-op allowed"; hooks: docs/language.md §8.11); `> skills: disabled` and
-#: `> codemode: disabled` still raise
+#: `disabled` turns these off, which pytest-kedi's runs already are (docs/language.md §4.5
+#: and §8.11); `> skills: disabled` and `> codemode: disabled` still raise
 _NOOP_WHEN_OFF = frozenset({"history", "artifacts", "hooks"})
 _NOOP_WHEN_TOGGLE = frozenset({"hooks"})
 MODEL_DIRECTIVES = names(lambda d: d.runtime is Runtime.STATE)
@@ -185,7 +184,7 @@ def _inert(stmt: nodes.Directive, ctx: Frame) -> None:
 
 def _check_retry_on(stmt: nodes.Directive, ctx: Frame) -> None:
     """``> tool:``'s ``retry_on`` names resolve, at definition, to visible `Exception`
-    subclasses (KEDI.md §9.11); the directive is otherwise stored inertly."""
+    subclasses (docs/language.md §8.11); the directive is otherwise stored inertly."""
     import builtins
 
     from pytest_kedi.runtime.scope import MISSING
