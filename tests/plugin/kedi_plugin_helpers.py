@@ -62,6 +62,22 @@ TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message"
 
 #: A small program: a deterministic procedure, one @test: suite and one @eval: suite.
 #: Lines: @test: 4, case two_words 5, case padded 7, @eval: 12.
+# Row 1 scores 0 on odd repeats: with 3 repeats its scores are [1, 0, 1] (flaky); every
+# other row scores 1. Row means [1, 2/3, 1, 1]: mean 0.9167, stderr 0.0833, and the 95%
+# t interval (3 degrees of freedom) is [0.6515, 1.1819].
+FLIP = """\
+```
+from pytest_kedi.runtime import rowscope
+```
+
+@eval: flip:
+  > data: xs:
+    = `[0, 1, 2, 3]`
+  > metric: m(xs):
+    = `xs != 1 or rowscope.current().repeat % 2 == 0`
+"""
+
+
 DEMO = """\
 @initials(name: str) -> str:
   = `"".join(w[0].upper() for w in name.split())`

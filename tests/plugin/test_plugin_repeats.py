@@ -4,22 +4,7 @@ them: terminal summary, failure text, row sub-results and the JSON report."""
 from __future__ import annotations
 
 import pytest
-from kedi_plugin_helpers import DEMO, Kedi
-
-# Row 1 scores 0 on odd repeats: with 3 repeats its scores are [1, 0, 1] (flaky); every
-# other row scores 1. Row means [1, 2/3, 1, 1]: mean 0.9167, stderr 0.0833, and the 95%
-# t interval (3 degrees of freedom) is [0.6515, 1.1819].
-FLIP = """\
-```
-from pytest_kedi.runtime import rowscope
-```
-
-@eval: flip:
-  > data: xs:
-    = `[0, 1, 2, 3]`
-  > metric: m(xs):
-    = `xs != 1 or rowscope.current().repeat % 2 == 0`
-"""
+from kedi_plugin_helpers import DEMO, FLIP, Kedi
 
 
 def test_repeats_score_row_means_and_list_flaky_rows(kedi: Kedi) -> None:

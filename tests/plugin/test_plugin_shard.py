@@ -4,7 +4,7 @@ give the unsharded verdict."""
 from __future__ import annotations
 
 import pytest
-from kedi_plugin_helpers import DEMO, Kedi, without_durations
+from kedi_plugin_helpers import DEMO, FLIP, Kedi, without_durations
 
 from pytest_kedi import cli
 
@@ -62,18 +62,6 @@ def test_bad_shard_values(kedi: Kedi, value: str) -> None:
     result.stderr.fnmatch_lines([f"ERROR: --kedi-shard (command line): {expected}"])
 
 
-FLAKY = """\
-```
-from pytest_kedi.runtime import rowscope
-```
-
-@eval: flip:
-  > data: xs:
-    = `[0, 1, 2, 3]`
-  > metric: m(xs):
-    = `xs != 1 or rowscope.current().repeat % 2 == 0`
-"""
-
 CALLS = """\
 @echo(x) -> str:
   >> Say <x>.
@@ -90,7 +78,7 @@ def test_merge_prints_the_usage_and_flaky_lines_of_the_unsharded_run(
     kedi: Kedi, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``merge`` prints the ``kedi`` section's usage and flaky-row lines as one run would."""
-    kedi.write("flip.kedi", FLAKY)
+    kedi.write("flip.kedi", FLIP)
     kedi.write("calls.kedi", CALLS)
     args = ("--kedi-eval", "--kedi-repeat", "3", "--kedi-rows", "summary")
     kedi.run(*args, "--kedi-shard", "1/2", "--kedi-report", "s1.json")

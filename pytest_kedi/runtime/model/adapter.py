@@ -4,6 +4,7 @@ adapter."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from functools import partial
 from threading import get_ident
@@ -48,8 +49,7 @@ Prepared = tuple[Model, "OutputPlan | None", SchemaKey]
 #: prepared calls one adapter keeps (one per template schema and model in use)
 _PREPARED = 256
 
-#: Capabilities the built-in adapter advertises to `> requires:` (docs/language.md#newer-directives
-#: reading).
+#: What the built-in adapter advertises to `> requires:` (docs/language.md#newer-directives)
 PYDANTIC_CAPABILITIES = frozenset({"structured_output", "model_override", "settings"})
 
 
@@ -118,9 +118,8 @@ class Adapter(Protocol):
 
 
 class PydanticAIAdapter:
-    """Runs each call as pydantic-ai direct requests (docs/language.md#model-calls, #raw-invoke):
-    one request, plus one more when the answer fails output validation
-    (`pytest_kedi.runtime.model.direct`).
+    """Runs each call as pydantic-ai direct requests (docs/language.md#model-calls, #raw-invoke),
+    one more when the answer fails output validation (`pytest_kedi.runtime.model.direct`).
 
     The synchronous methods run the request on ``loop`` (a `ModelLoop`; without one the
     adapter owns a private loop, closed when the adapter is garbage-collected or at
@@ -144,26 +143,21 @@ class PydanticAIAdapter:
         self.loop = loop
         self._models: dict[str, Model] = {}
         self._plans: dict[type[BaseModel], OutputPlan] = {}
-        #: `_prepare`'s result per model and schema object (a template's schema is one object
-        #: while its field types stay the same): ``(spec, schema, prepared)`` by their ids
+        #: `_prepare`'s result by the ids of a model and a schema: ``(spec, schema, prepared)``
         self._prepared: dict[tuple[int, int], tuple[Any, Any, Prepared]] = {}
         self._entered: set[tuple[int, int]] = set()
 
     # ------------------------------------------------------------------ caches
     def _model(self, spec: Model | str) -> Model:
-        """The pydantic-ai `Model` for ``spec``, wrapped by the session's policy (cassettes,
-        retries, budget) when there is one: every request of a call goes through its
-        ``request`` (built once per name, on first use: no key or network before)."""
+        """The pydantic-ai `Model` for ``spec`` behind the session's policy (cassettes, retries,
+        budget), if any; built once per name, on first use (no key or network before)."""
         model = self._resolved(spec)
         return model if self.policy is None else self.policy.wrap(model)
 
     def prepare_model(self, spec: Model | str) -> None:
-        """Build the model for ``spec`` now (imports and client included); a failure is
-        left for the call, which reports it at its template."""
-        try:
+        """Build ``spec``'s model now (imports, client); a failure is left for the call."""
+        with suppress(Exception):
             self._model(spec)
-        except Exception:
-            pass
 
     def _resolved(self, spec: Model | str) -> Model:
         if isinstance(spec, Model):
@@ -210,10 +204,8 @@ class PydanticAIAdapter:
         detail = describe_output_error(error, key)
         text = one_line(error)
         raised = f"{type(error).__name__}: {text}" if text else type(error).__name__
-        return ModelError(
-            f"model call failed ({describe_model(spec)}): {raised}"
-            + (f"; {detail}" if detail else "")
-        )
+        suffix = f"; {detail}" if detail else ""
+        return ModelError(f"model call failed ({describe_model(spec)}): {raised}{suffix}")
 
     def _prepare(self, spec: Model | str, output_schema: Mapping[str, Any] | None) -> Prepared:
         """The model, output plan and schema key of a call (``None`` schema: text output),
@@ -301,8 +293,7 @@ class PydanticAIAdapter:
         try:
             await self._enter(spec, model)
             output = await request_output(model, plan, prompt, instructions, settings, stats)
-        except (Exception, SystemExit, GeneratorExit) as error:
-            # a model's sys.exit() fails the call like any other exception (§10.5)
+        except (Exception, SystemExit, GeneratorExit) as error:  # a model's sys.exit() too
             raise self._failure(spec, error, key) from error
         return self._values(plan, key, output, stats)
 
