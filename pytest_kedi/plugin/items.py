@@ -222,14 +222,14 @@ def _case_failure(error: BaseException) -> tuple[str, str, int | None]:
     from pytest_kedi.runtime.errors import KediExecutionError
 
     if isinstance(error, KediExecutionError):
-        lines = relative_locations(error.render()).splitlines()
+        rendered, final = error.render(), error.final_text  # the rendering ends with `final`
         original = error.original
-        if isinstance(original, AssertionError):
+        if isinstance(original, AssertionError):  # pytest's rewritten text, as it is
             detail = exception_text(original).strip()
             message = f"AssertionError: {detail}" if detail else "AssertionError"
-            lines[-1] = message
-            return "\n".join(lines), message, error.line
-        return "\n".join(lines), relative_locations(error.final_text), error.line
+            text = rendered[: len(rendered) - len(final)] + message
+            return relative_locations(text), message, error.line
+        return relative_locations(rendered), relative_locations(final), error.line
     detail = exception_text(error).strip()
     message = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
     return message, message, None

@@ -211,3 +211,12 @@ def test_assertion_comparisons_follow_pytest_verbosity(kedi: Kedi) -> None:
     result = kedi.run("--kedi-eval")
     result.stdout.fnmatch_lines(["*At index 2 diff: 3 != 4*"])
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_an_assertion_diff_is_shown_once(kedi: Kedi) -> None:
+    """Keeping a message's lines showed pytest's assertion diff twice (its last line
+    replaced, the rest kept)."""
+    kedi.write("lists.kedi", '@test: t:\n  > case: c:\n    `assert "GH" == "GX"`\n')
+    result = kedi.run("--kedi-eval")
+    result.assert_outcomes(failed=1)
+    assert result.stdout.str().count("  - GX") == 1
