@@ -202,11 +202,14 @@ def _run_program(invocation: Invocation, console: _Console) -> int:
             raise
         return _exit_status(stop, console)
     if program.returned:
-        from pytest_kedi.runtime.pyerrors import USER_ERRORS, python_error
+        from pytest_kedi.runtime.pyerrors import python_error
+        from pytest_kedi.runtime.usererrors import user_error
 
         try:
             text = str(result)
-        except USER_ERRORS as exc:  # the value's own __str__ failed: located in its code
+        except BaseException as exc:  # the value's own __str__ failed: located in its code
+            if not user_error(exc):
+                raise
             console.error(_render_error(python_error(exc)))
             return FAILED
         console.print(text)

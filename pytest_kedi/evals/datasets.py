@@ -23,7 +23,8 @@ from pytest_kedi.evals.classify import describe_exception, exception_location
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric, Span
 from pytest_kedi.runtime.cancel import STATE as CANCEL
 from pytest_kedi.runtime.cancel import check_current
-from pytest_kedi.runtime.pyerrors import USER_ERRORS, python_error
+from pytest_kedi.runtime.pyerrors import python_error
+from pytest_kedi.runtime.usererrors import user_error
 from pytest_kedi.text import display_path
 
 __all__ = ["NO_EXPECTED", "Row", "locate", "materialize_rows", "select_dataset"]
@@ -115,7 +116,9 @@ def materialize_rows(value: Any, dataset: Dataset, max_rows: int | None = None) 
         ) from None
     try:
         items = _take(iterator, max_rows)
-    except USER_ERRORS as exc:
+    except BaseException as exc:
+        if not user_error(exc):
+            raise
         if not isinstance(exc, KediExecutionError):  # raised by a lazy dataset's own code
             exc = python_error(exc)  # located at its `.kedi` lines, as an eager one is
         where = exception_location(exc) or locate(dataset.span)

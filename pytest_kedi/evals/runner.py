@@ -10,7 +10,6 @@ rows. Row failures score 0.0 with ``error: ...`` feedback and an error class (se
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -42,8 +41,8 @@ from pytest_kedi.evals.safetext import SecretsHeld, current_secrets
 from pytest_kedi.evals.scoring import InvalidScoreError, mean, normalize_score
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric
 from pytest_kedi.runtime.heap import freeze_if_few_young, older_objects_frozen
-from pytest_kedi.runtime.pyerrors import USER_ERRORS
 from pytest_kedi.runtime.rowscope import ModelCallTrace, RowScope, enter, leave
+from pytest_kedi.runtime.usererrors import user_error
 from pytest_kedi.text import truncate
 
 __all__ = ["CarryOver", "EvalProgram", "RowCallback", "RowsCallback", "run_suite"]
@@ -51,20 +50,6 @@ __all__ = ["CarryOver", "EvalProgram", "RowCallback", "RowsCallback", "run_suite
 RowCallback = Callable[[RowResult], object]
 RowsCallback = Callable[[int], object]
 _DEFAULT_OPTIONS = EvalOptions()
-
-
-def _row_errors() -> tuple[type[BaseException], ...]:
-    """What a row raises that is that row's error (score 0.0, ``error: <Type>: <msg>``).
-
-    Every `Exception`, `SystemExit` and `GeneratorExit`, and pytest's outcomes when pytest
-    is loaded: ``pytest.skip()``, ``pytest.xfail()`` or ``pytest.fail()`` in a metric (or
-    a procedure it calls) is that row's error, ``error: Skipped: <reason>`` and so on.
-    `KeyboardInterrupt` (and any other `BaseException`) still ends the run.
-    """
-    outcomes = sys.modules.get("_pytest.outcomes")
-    if outcomes is None:
-        return USER_ERRORS
-    return (*USER_ERRORS, outcomes.OutcomeException)
 
 
 class EvalProgram(Protocol):
@@ -177,7 +162,9 @@ def _load_rows(
     """Run the dataset body and materialize its rows; failures are `KediSuiteError`s."""
     try:
         value = program.load_dataset(suite, dataset)
-    except USER_ERRORS as exc:  # a pytest outcome (skip, ...) propagates: it is the item's
+    except BaseException as exc:
+        if not user_error(exc):  # a pytest outcome (skip, ...) propagates: it is the item's
+            raise
         where = exception_location(exc) or locate(dataset.span)
         at = f" at {where}" if where else ""
         raise KediSuiteError(
@@ -257,7 +244,9 @@ def _run_scored(
                 score, feedback = 0.0, None
             else:
                 score, feedback = normalize_score(raw)
-        except _row_errors() as exc:
+        except BaseException as exc:
+            if not user_error(exc, outcomes=True):  # a row's `pytest.skip()` is its error
+                raise
             return _errored(index, name, value, expected, exc, scope, perf_counter() - start)
         duration = perf_counter() - start
         outputs, calls = scope.outputs, scope.calls
@@ -266,7 +255,9 @@ def _run_scored(
         try:
             shown = None if name is None else repr(value)
             wanted = None if expected is NO_EXPECTED else repr(expected)
-        except USER_ERRORS:
+        except BaseException as exc:
+            if not user_error(exc):
+                raise
             shown = None if name is None else short_repr(value)
             wanted = None if expected is NO_EXPECTED else short_repr(expected)
         if shown is not None and len(shown) > REPR_LIMIT:

@@ -21,9 +21,10 @@ from pytest_kedi.runtime.evaluate import eval_code, eval_rhs, render, type_viola
 from pytest_kedi.runtime.interpreter import exec_body
 from pytest_kedi.runtime.model.calls import ask_claim
 from pytest_kedi.runtime.procedures import KediProcedure
-from pytest_kedi.runtime.pyerrors import USER_ERRORS, python_error
+from pytest_kedi.runtime.pyerrors import python_error
 from pytest_kedi.runtime.scope import LazyBinding
 from pytest_kedi.runtime.types import describe_value, is_kedi_type, validator_for
+from pytest_kedi.runtime.usererrors import user_error
 
 __all__ = ["condition_holds"]
 
@@ -122,7 +123,9 @@ def _guarded(iterator: Iterator[Any]) -> Iterator[Any]:
             return
         except KediExecutionError:
             raise
-        except USER_ERRORS as exc:
+        except BaseException as exc:
+            if not user_error(exc):
+                raise
             raise python_error(exc) from exc
         yield item
 

@@ -14,7 +14,6 @@ from pytest_kedi.errors import (
 )
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.context import Frame
-from pytest_kedi.runtime.pyerrors import USER_ERRORS
 from pytest_kedi.runtime.pyinterop import build_globals, compile_unit, python_error, type_code
 from pytest_kedi.runtime.pyrun import run_block, run_expr
 from pytest_kedi.runtime.scope import MISSING
@@ -24,6 +23,7 @@ from pytest_kedi.runtime.types import (
     describe_value,
     resolve_type_source,
 )
+from pytest_kedi.runtime.usererrors import user_error
 
 __all__ = [
     "NotCallable",
@@ -102,7 +102,9 @@ def render(value: Any) -> str:
         return value
     try:
         return str(value)
-    except USER_ERRORS as exc:
+    except BaseException as exc:
+        if not user_error(exc):
+            raise
         raise python_error(exc) from exc
 
 
@@ -170,7 +172,9 @@ def apply_callee(callee: Any, args: list[Any]) -> Any:
         return callee(*args)
     except KediExecutionError:
         raise
-    except USER_ERRORS as exc:
+    except BaseException as exc:
+        if not user_error(exc):
+            raise
         raise python_error(exc, None) from exc
 
 
@@ -250,5 +254,7 @@ def _backtick_type(ref: nodes.TypeRef, ctx: Frame) -> Any:
             dict.__setitem__(namespace, name, value)
     try:
         return eval(unit.code, namespace)
-    except USER_ERRORS as exc:
+    except BaseException as exc:
+        if not user_error(exc):
+            raise
         raise python_error(exc, unit) from exc

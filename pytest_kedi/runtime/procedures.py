@@ -19,12 +19,12 @@ from pytest_kedi.runtime.fastbody import FastBody
 from pytest_kedi.runtime.fastbuild import build
 from pytest_kedi.runtime.interpreter import exec_body
 from pytest_kedi.runtime.model.state import AgentState
-from pytest_kedi.runtime.pyerrors import USER_ERRORS
 from pytest_kedi.runtime.pyglobals import module_globals
 from pytest_kedi.runtime.rowscope import REPR_LIMIT, short_repr
 from pytest_kedi.runtime.rowscope import current as current_row
 from pytest_kedi.runtime.scope import EPOCHS, MISSING, Scope
 from pytest_kedi.runtime.types import describe_type, describe_value, validator_for
+from pytest_kedi.runtime.usererrors import user_error
 from pytest_kedi.text import truncate
 
 __all__ = ["BUILD_AFTER", "KediProcedure", "define_procedure", "define_type"]
@@ -146,6 +146,8 @@ class KediProcedure(PositionalCallee):
         self, exc: BaseException, values: tuple[Any, ...]
     ) -> tuple[BaseException, BaseException | None]:
         assert self._generated is not None
+        if not user_error(exc):
+            return exc, None
         return self._generated.failure(exc, self, values)
 
     def __repr__(self) -> str:
@@ -169,7 +171,7 @@ class KediProcedure(PositionalCallee):
                     ):  # `_dispatch`'s first path, inline: one frame less per eval row
                         try:
                             value = cached[1](*args)
-                        except USER_ERRORS as exc:
+                        except BaseException as exc:
                             err, cause = self._failed(exc, args)
                             if err is exc:
                                 raise
@@ -182,7 +184,9 @@ class KediProcedure(PositionalCallee):
                 # made again by `short_repr`, which describes the failure.
                 try:
                     shown = repr(value)
-                except USER_ERRORS:
+                except BaseException as exc:
+                    if not user_error(exc):
+                        raise
                     shown = short_repr(value)
                 row.outputs.append(
                     shown if len(shown) <= REPR_LIMIT else truncate(shown, REPR_LIMIT)
@@ -201,7 +205,7 @@ class KediProcedure(PositionalCallee):
                 return self._interpret(args, None)
         try:
             return fn(*args)
-        except USER_ERRORS as exc:
+        except BaseException as exc:
             err, cause = self._failed(exc, args)
             if err is exc:
                 raise
@@ -233,7 +237,7 @@ class KediProcedure(PositionalCallee):
                 return self._interpret(tuple(args), None)
         try:
             return fn(*args)
-        except USER_ERRORS as exc:
+        except BaseException as exc:
             err, cause = self._failed(exc, tuple(args))
             if err is exc:
                 raise
@@ -256,7 +260,7 @@ class KediProcedure(PositionalCallee):
                 return self._interpret(args, None)
         try:
             return fn(*args)
-        except USER_ERRORS as exc:
+        except BaseException as exc:
             err, cause = self._failed(exc, args)
             if err is exc:
                 raise
@@ -300,7 +304,7 @@ class KediProcedure(PositionalCallee):
             if fn is not None:
                 try:
                     return fn(*values)
-                except USER_ERRORS as exc:
+                except BaseException as exc:
                     err, cause = self._failed(exc, values)
                     if err is exc:
                         raise

@@ -21,13 +21,14 @@ from pytest_kedi.runtime.interpreter import exec_body, exec_stmt
 from pytest_kedi.runtime.lazy import declare_all
 from pytest_kedi.runtime.modules import load_unit
 from pytest_kedi.runtime.procedures import KediProcedure
-from pytest_kedi.runtime.pyerrors import PYTHON_UNITS, USER_ERRORS
+from pytest_kedi.runtime.pyerrors import PYTHON_UNITS
 from pytest_kedi.runtime.pyglobals import LazyGlobals, module_globals, reading_globals
 from pytest_kedi.runtime.pyinterop import CodeStore, Transform
 from pytest_kedi.runtime.pyrun import run_block
 from pytest_kedi.runtime.quickbody import QuickBody, quick_body
 from pytest_kedi.runtime.scope import KediArgs, Scope
 from pytest_kedi.runtime.sourcefile import SourceFile
+from pytest_kedi.runtime.usererrors import user_error
 from pytest_kedi.runtime.warmup import prepare_models
 
 __all__ = ["Program", "load", "release_programs"]
@@ -264,10 +265,8 @@ class Program:
     def run_metric(
         self, suite: nodes.EvalSuite, metric: nodes.Metric, bindings: dict[str, Any]
     ) -> Any:
-        """Run the metric body in a fresh frame binding exactly ``bindings``; raw value.
-
-        The procedure the suite is named after records its return values in the current
-        row scope (`pytest_kedi.runtime.rowscope`), when there is one."""
+        """Run the metric body in a fresh frame binding exactly ``bindings``; raw value. The
+        suite's procedure records its return values in the current row scope, if any."""
         return self.metric_runner(suite, metric)(bindings)
 
     def metric_runner(
@@ -297,7 +296,7 @@ class Program:
                 known = (base, g)
             try:
                 return eval(code, g, bindings)
-            except USER_ERRORS as exc:
+            except BaseException as exc:
                 error = self._quick_failure(part, exc, bindings)
                 if error is exc:
                     raise
@@ -345,7 +344,7 @@ class Program:
                 fn = settled()
             try:
                 return fn(value)
-            except USER_ERRORS as exc:
+            except BaseException as exc:
                 error = failed(exc, (value,))
                 if error is exc:
                     raise
@@ -360,7 +359,7 @@ class Program:
                 fn = settled()
             try:
                 return fn(value, expected)
-            except USER_ERRORS as exc:
+            except BaseException as exc:
                 error = failed(exc, (value, expected))
                 if error is exc:
                     raise
@@ -397,7 +396,7 @@ class Program:
             try:
                 g = reading_globals(module_globals(self._unit.scope), quick.unit.global_reads())
                 return eval(quick.code, g, bindings)
-            except USER_ERRORS as exc:
+            except BaseException as exc:
                 error = self._quick_failure(part, exc, bindings)
                 if error is exc:
                     raise
@@ -414,10 +413,11 @@ class Program:
     ) -> BaseException:
         """The error to raise for ``exc``, raised by the one-return body of ``part``."""
         assert part.quick is not None
+        if not user_error(exc):
+            return exc
         ctx = self._frame_ctx(part.label, (), bindings)
-        error = part.quick.failure(exc, ctx)
-        error.with_outer_frame(ctx.frame(part.kind, self._span(part.part)))
-        return error
+        frame = ctx.frame(part.kind, self._span(part.part))
+        return part.quick.failure(exc, ctx).with_outer_frame(frame)
 
     def run_case(
         self,

@@ -25,13 +25,7 @@ from pytest_kedi.text import exception_text, line_list
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang.nodes import PyCode
 
-__all__ = ["PYTHON_UNITS", "USER_ERRORS", "PythonUnits", "UnitInfo", "python_error", "syntax_error"]
-
-#: What user code may raise that is that code's own error: every `Exception`, and
-#: `SystemExit` / `GeneratorExit` too (a `sys.exit()` in a case, a row or a dataset fails
-#: only that unit). `KeyboardInterrupt` and pytest's outcomes (skip, xfail, fail) are not
-#: wrapped: they keep their meaning for the run and for pytest.
-USER_ERRORS: tuple[type[BaseException], ...] = (Exception, SystemExit, GeneratorExit)
+__all__ = ["PYTHON_UNITS", "PythonUnits", "UnitInfo", "python_error", "syntax_error"]
 
 
 @dataclass(frozen=True, slots=True)

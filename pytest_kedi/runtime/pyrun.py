@@ -8,7 +8,7 @@ import types
 from typing import Any
 
 from pytest_kedi.errors import KediValueExecutionError
-from pytest_kedi.runtime.pyerrors import USER_ERRORS, python_error
+from pytest_kedi.runtime.pyerrors import python_error
 from pytest_kedi.runtime.pyglobals import (
     LazyGlobals,
     build_globals,
@@ -20,6 +20,7 @@ from pytest_kedi.runtime.pyglobals import (
 )
 from pytest_kedi.runtime.pyinterop import CompiledUnit
 from pytest_kedi.runtime.scope import MISSING, Scope
+from pytest_kedi.runtime.usererrors import user_error
 
 __all__ = ["NOT_RUN", "run_block", "run_expr", "run_prelude", "run_with_params"]
 
@@ -44,8 +45,8 @@ def run_expr(unit: CompiledUnit, scope: Scope) -> Any:
                 local.update(s.vars)
             return eval(unit.code, base, local)
         return eval(unit.code, build_globals(scope, unit.global_reads()), {})
-    except USER_ERRORS as exc:
-        err = python_error(exc, unit)
+    except BaseException as exc:
+        err = python_error(exc, unit) if user_error(exc) else exc
         if err is exc:
             raise
         raise err from exc
@@ -58,8 +59,8 @@ def run_block(unit: CompiledUnit, scope: Scope) -> Any:
     before = {name: raw_global(g, name) for name in candidates} if candidates else None
     try:
         result = types.FunctionType(unit.code_for(before), g)()
-    except USER_ERRORS as exc:
-        err = python_error(exc, unit)
+    except BaseException as exc:
+        err = python_error(exc, unit) if user_error(exc) else exc
         if err is exc:
             raise
         raise err from exc
@@ -84,8 +85,8 @@ def run_with_params(
             return NOT_RUN
     try:
         return types.FunctionType(code, dict(table))(*values)
-    except USER_ERRORS as exc:
-        err = python_error(exc, unit)
+    except BaseException as exc:
+        err = python_error(exc, unit) if user_error(exc) else exc
         if err is exc:
             raise
         raise err from exc
@@ -94,8 +95,8 @@ def run_with_params(
 def run_prelude(unit: CompiledUnit, namespace: dict[str, Any]) -> None:
     try:
         exec(unit.code, namespace)
-    except USER_ERRORS as exc:
-        err = python_error(exc, unit)
+    except BaseException as exc:
+        err = python_error(exc, unit) if user_error(exc) else exc
         if err is exc:
             raise
         raise err from exc

@@ -70,7 +70,7 @@ class QuickBody:
         return code
 
     def failure(self, exc: BaseException, ctx: Frame) -> KediExecutionError:
-        """The error of ``exc`` (one of `USER_ERRORS`) located as the interpreter locates
+        """The error of ``exc`` (a `user_error`) located as the interpreter locates
         it in the frame ``ctx``, before the body's own frame is added (``exc`` itself:
         re-raise it)."""
         err = python_error(exc, self.unit)  # as `pyrun.run_expr`

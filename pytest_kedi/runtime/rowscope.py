@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
 
-from pytest_kedi.runtime.pyerrors import USER_ERRORS
+from pytest_kedi.runtime.usererrors import user_error
 from pytest_kedi.text import truncate
 
 __all__ = [
@@ -46,7 +46,9 @@ def short_repr(value: object, limit: int = REPR_LIMIT) -> str:
     """`repr(value)` cut to at most `limit` characters (never raises)."""
     try:
         text = repr(value)
-    except USER_ERRORS as exc:  # a user object with a broken __repr__
+    except BaseException as exc:  # a user object with a broken __repr__
+        if not user_error(exc):
+            raise
         text = f"<unrepresentable {type(value).__name__}: {type(exc).__name__}>"
     return text if len(text) <= limit else truncate(text, limit)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -12,6 +13,10 @@ from pytest_kedi.evals import EvalOptions, run_suite
 OPTIONS = [EvalOptions(), EvalOptions(concurrency=2, timeout=10)]
 
 
+class Halt(BaseException):
+    """A user class deriving from `BaseException` directly."""
+
+
 @pytest.mark.parametrize("options", OPTIONS)
 @pytest.mark.parametrize(
     ("raised", "error"),
@@ -19,6 +24,9 @@ OPTIONS = [EvalOptions(), EvalOptions(concurrency=2, timeout=10)]
         (lambda: SystemExit(3), "SystemExit: 3"),
         (lambda: SystemExit(), "SystemExit"),
         (lambda: GeneratorExit("closed"), "GeneratorExit: closed"),
+        (lambda: Halt("stop"), "Halt: stop"),
+        (lambda: asyncio.CancelledError("mine"), "CancelledError: mine"),
+        (lambda: BaseExceptionGroup("g", [Halt(1)]), "BaseExceptionGroup: g (1 sub-exception)"),
         (lambda: pytest.skip.Exception("not today"), "Skipped: not today"),
         (lambda: pytest.xfail.Exception("known"), "XFailed: known"),
         (lambda: pytest.fail.Exception("bad row"), "Failed: bad row"),
@@ -40,15 +48,19 @@ def test_a_row_that_exits_is_that_rows_error(options, raised, error: str) -> Non
 
 
 @pytest.mark.parametrize("options", OPTIONS)
-def test_keyboard_interrupt_still_ends_the_run(options) -> None:
+@pytest.mark.parametrize(
+    "raised",
+    [KeyboardInterrupt, lambda: BaseExceptionGroup("g", [Halt(1), KeyboardInterrupt()])],
+)
+def test_keyboard_interrupt_still_ends_the_run(options, raised) -> None:
     def metric(bindings: dict[str, Any]) -> float:
-        raise KeyboardInterrupt
+        raise raised()
 
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises((KeyboardInterrupt, BaseExceptionGroup)):
         run_suite(FakeProgram({("data", "samples"): [1, 2]}, metric), make_suite(), options)
 
 
-@pytest.mark.parametrize("raised", [SystemExit(2), GeneratorExit()])
+@pytest.mark.parametrize("raised", [SystemExit(2), GeneratorExit(), Halt(2)])
 def test_a_dataset_that_exits_is_a_data_loading_failure(raised: BaseException) -> None:
     program = FakeProgram({("data", "samples"): raised}, lambda b: 1.0)
     result = run_suite(program, make_suite(), EvalOptions())

@@ -152,3 +152,58 @@ def test_an_unreadable_file_says_cannot_read(kedi: Kedi, monkeypatch) -> None:
     result.stdout.fnmatch_lines(["*cannot read secret.kedi: Permission denied*"])
     assert "internal error" not in result.stdout.str()
     assert "Errno" not in result.stdout.str()
+
+
+HALTS = """\
+```
+class Halt(BaseException):
+    pass
+```
+
+@check(d: int) -> bool:
+  = ```
+  if d == 2:
+      raise Halt("row two")
+  return True
+  ```
+
+@test: t:
+  > case: halts:
+    `check(2)`
+  > case: after:
+    `assert check(1)`
+
+@eval: rows:
+  > data: d:
+    = `[1, 2, 3]`
+  > metric: m(d):
+    = `check(d)`
+"""
+
+
+def test_a_user_base_exception_is_its_rows_or_cases_error(kedi: Kedi) -> None:
+    """A class deriving from `BaseException` directly (not `Exception`) failed the whole
+    suite before scoring, and a case showed pytest's traceback naming ``__kedi_prelude__``."""
+    kedi.write("halts.kedi", HALTS)
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json")
+    result.assert_outcomes(passed=2, failed=1)
+    out = result.stdout.str()
+    assert "__kedi" not in out
+    result.stdout.fnmatch_lines(
+        [
+            "Kedi stack trace:",
+            "*",
+            '  File "halts.kedi", line 9, in check (Python)',
+            '    raise Halt("row two")',
+            "Halt: row two",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        ["- t::halts: FAIL | Halt: row two", "- t::after: OK"], consecutive=False
+    )
+    result.stdout.fnmatch_lines(
+        ["- rows::m: 0.6667 | error: Halt: row two  [[]passed[]]"],
+        consecutive=False,
+    )
+    rows = next(s for s in kedi.json("r.json")["suites"] if s["procedure"] == "rows")["rows"]
+    assert [r["score"] for r in rows] == [1.0, 0.0, 1.0]

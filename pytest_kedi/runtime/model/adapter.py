@@ -1,8 +1,8 @@
-"""The adapter contract (Kedi's `AgentAdapter`, docs/language.md#adapter) and the pydantic-ai
-adapter."""
+"""The adapter contract (`AgentAdapter`, docs/language.md#adapter) and the pydantic-ai adapter."""
 
 from __future__ import annotations
 
+from asyncio import CancelledError
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
@@ -40,6 +40,7 @@ from pytest_kedi.runtime.model.schema import (
     read_output,
 )
 from pytest_kedi.runtime.model.stored import stored_tool_call
+from pytest_kedi.runtime.usererrors import user_error
 from pytest_kedi.text import one_line
 
 __all__ = ["Adapter", "AdapterCapabilities", "PydanticAIAdapter", "ReplayRoute"]
@@ -127,8 +128,7 @@ class PydanticAIAdapter:
     only does I/O), and a call the cassette answers is answered there, without the loop
     (`pytest_kedi.runtime.model.direct.replayed_output`). A model built from a name is
     entered on the loop once per loop lifetime: its provider keeps one HTTP client shared
-    by every call, closed when the loop closes. Injected `Model` instances are used as given.
-    """
+    by every call, closed when the loop closes. Injected `Model` instances are used as given."""
 
     kind = "agent-framework"
     shortname = "pydantic"
@@ -172,12 +172,9 @@ class PydanticAIAdapter:
     def _replays(self) -> bool:
         """Whether answers come from a cassette first (``replay`` and ``strict`` modes)."""
         policy = self.policy
-        return (
-            policy is not None
-            and policy.cassette is not None
-            and policy.cassettes is not None
-            and policy.cassettes.mode in ("replay", "strict")
-        )
+        if policy is None or policy.cassette is None or policy.cassettes is None:
+            return False
+        return policy.cassettes.mode in ("replay", "strict")
 
     def _plan(self, output: type[BaseModel]) -> OutputPlan:
         plan = self._plans.get(output)
@@ -202,8 +199,7 @@ class PydanticAIAdapter:
         if isinstance(error, ModelError):
             return error
         detail = describe_output_error(error, key)
-        text = one_line(error)
-        raised = f"{type(error).__name__}: {text}" if text else type(error).__name__
+        raised = type(error).__name__ + (f": {text}" if (text := one_line(error)) else "")
         suffix = f"; {detail}" if detail else ""
         return ModelError(f"model call failed ({describe_model(spec)}): {raised}{suffix}")
 
@@ -293,7 +289,9 @@ class PydanticAIAdapter:
         try:
             await self._enter(spec, model)
             output = await request_output(model, plan, prompt, instructions, settings, stats)
-        except (Exception, SystemExit, GeneratorExit) as error:  # a model's sys.exit() too
+        except BaseException as error:  # a model's sys.exit() too (docs/language.md#errors)
+            if isinstance(error, CancelledError) or not user_error(error):
+                raise
             raise self._failure(spec, error, key) from error
         return self._values(plan, key, output, stats)
 

@@ -224,7 +224,11 @@ def test_an_exit_raised_on_the_loop_reaches_the_caller_and_the_loop_serves_on(
         assert loop.run(where()).name == "kedi-model-loop"
 
 
-@pytest.mark.parametrize("exit_class", [SystemExit, GeneratorExit])
+class Halt(BaseException):
+    """A user class deriving from `BaseException` directly."""
+
+
+@pytest.mark.parametrize("exit_class", [SystemExit, GeneratorExit, Halt])
 def test_a_model_exit_fails_the_call_like_any_exception(
     tmp_path: Path, exit_class: type[BaseException]
 ) -> None:

@@ -1,0 +1,41 @@
+"""Which exceptions escaping user code are that code's own errors (docs/language.md#errors).
+
+Every `Exception` is, and so is anything else user code can raise: `SystemExit`,
+`GeneratorExit`, a class deriving from `BaseException` directly. Such an error fails only its
+own unit (a case, a row, a dataset, a model call), located at its `.kedi` line; an
+`asyncio.CancelledError` user code raises, too (user code runs in threads, not as tasks: the
+model loop's own cancellations are told apart where they happen). Signals for the run are not:
+`KeyboardInterrupt`, a cancelled row (`Cancelled`) and pytest's outcomes (skip, xfail, fail),
+which keep their meaning for the run and for pytest, nor is an exception group carrying one.
+
+Catch sites read ``except BaseException as exc:`` and re-raise what `user_error` rejects.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from pytest_kedi.runtime.cancel import Cancelled
+
+__all__ = ["user_error"]
+
+_SIGNALS: tuple[type[BaseException], ...] = (KeyboardInterrupt, Cancelled)
+
+
+def user_error(exc: BaseException, *, outcomes: bool = False) -> bool:
+    """Whether ``exc``, escaping user code, is that code's own error (not a run signal).
+
+    ``outcomes``: pytest's outcomes are errors too. An eval row is scored so: a
+    ``pytest.skip()``, ``pytest.xfail()`` or ``pytest.fail()`` in a metric (or a procedure
+    it calls) is that row's error, ``error: Skipped: <reason>`` and so on, while one in a
+    dataset skips (or fails) the item."""
+    if isinstance(exc, Exception):
+        return True
+    if isinstance(exc, _SIGNALS):
+        return False
+    pytest_outcomes = sys.modules.get("_pytest.outcomes")
+    if pytest_outcomes is not None and isinstance(exc, pytest_outcomes.OutcomeException):
+        return outcomes
+    if isinstance(exc, BaseExceptionGroup):
+        return all(user_error(member, outcomes=outcomes) for member in exc.exceptions)
+    return True
