@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
+import os
 import time
 from collections.abc import Callable
 from functools import partial
@@ -33,6 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.plugin.progress import Progress
     from pytest_kedi.plugin.records import Rerun, SuiteRecord
     from pytest_kedi.plugin.settings import KediSettings
+    from pytest_kedi.runtime.errors import KediExecutionError
 
 __all__ = ["KediCaseItem", "KediEvalItem", "rewrite_case_asserts"]
 
@@ -212,7 +214,30 @@ def rewrite_case_asserts(tree: ast.Module, filename: str) -> None:
     rewrite_asserts(tree, b"", filename, None)
 
 
-def _case_failure(error: BaseException) -> tuple[str, str, int | None]:
+Where = tuple[str | None, int | None]  # a failing line: its `.kedi` file (None: the case's)
+
+
+def _failing_line(error: KediExecutionError) -> Where:
+    """The file and line a Kedi error failed at: the innermost embedded-Python line, else
+    the innermost frame (in an imported module, that module's file)."""
+    for trace in reversed(error.python_traces):
+        if trace.kedi_line is not None:
+            span = trace.kedi_span
+            return (span.path if span is not None else None), trace.kedi_line
+    span = error.span
+    return (None, None) if span is None else (span.path, span.start_line)
+
+
+def _failing_path(item: pytest.Item, path: str, own: str) -> str:
+    """``path`` (a failing line's file) as ``own`` (the item's file, as node ids give it)
+    when it is the item's file; else relative to the rootdir, ``/``-separated."""
+    real = os.path.realpath(path)
+    if real == os.path.realpath(item.path):
+        return own
+    return os.path.relpath(real, os.path.realpath(item.config.rootpath)).replace(os.sep, "/")
+
+
+def _case_failure(error: BaseException) -> tuple[str, str, Where]:
     """(failure text, message, failing .kedi line) for an exception raised by a case.
 
     The message is ``<ExceptionType>: <message>``; for a failing ``assert`` it is pytest's
@@ -228,11 +253,11 @@ def _case_failure(error: BaseException) -> tuple[str, str, int | None]:
             detail = exception_text(original).strip()
             message = f"AssertionError: {detail}" if detail else "AssertionError"
             text = rendered[: len(rendered) - len(final)] + message
-            return relative_locations(text), message, error.line
-        return relative_locations(rendered), relative_locations(final), error.line
+            return relative_locations(text), message, _failing_line(error)
+        return relative_locations(rendered), relative_locations(final), _failing_line(error)
     detail = exception_text(error).strip()
     message = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
-    return message, message, None
+    return message, message, (None, None)
 
 
 class KediCaseItem(KediItem):
@@ -262,14 +287,16 @@ class KediCaseItem(KediItem):
         return self.path, self.case_outline.line - 1, self.name
 
     def _failure(
-        self, raised: BaseException, line: int | None, message: str, how: str, text: str
+        self, raised: BaseException, where: Where, message: str, how: str, text: str
     ) -> KediFailure:
         """The failure shown as ``file.kedi:LINE: <message>`` (the line that ``--tb=line``
-        and the short summary show), the case's name, and `text`."""
+        and the short summary show), the case's name, and `text`. ``where``: the failing
+        line, in the case's file unless it names another one (an imported module's)."""
         from pytest_kedi.plugin.records import node_path
 
-        path = node_path(self.nodeid)
-        line = line or self.case.span.start_line
+        path, line = node_path(self.nodeid), where[1] or self.case.span.start_line
+        if where[0] is not None and where[1] is not None:
+            path = _failing_path(self, where[0], path)
         first = message.splitlines()[0] if message else ""
         head = f"{path}:{line}: {first}\n@test: {self.suite.name} > case: {self.case.name}"
         return KediFailure(raised, path, line, message, f"{head} {how}:\n{text}")
@@ -282,7 +309,7 @@ class KediCaseItem(KediItem):
         except ProgramLoadError as exc:
             self._publish("failed", exc.message)
             error = KediItemError(exc.message)
-            failure = self._failure(error, None, exc.message, "could not run", exc.text)
+            failure = self._failure(error, (None, None), exc.message, "could not run", exc.text)
         if failure is not None:
             self._fail(failure)
         from pytest_kedi.plugin.debugging import TraceCase
@@ -301,15 +328,14 @@ class KediCaseItem(KediItem):
             from pytest_kedi.evals.classify import relative_locations
             from pytest_kedi.plugin.outcomes import failed_trace
 
-            text, line = failed_trace(error)
-            message = text.splitlines()[-1]
+            text, where, message = failed_trace(error)
             self._publish("failed", message)
             text = relative_locations(text)
-            failure = self._failure(error, line, message, "failed", text)
+            failure = self._failure(error, where, message, "failed", text)
         except Exception as error:
-            text, message, line = _case_failure(error)
+            text, message, where = _case_failure(error)
             self._publish("failed", message)
-            failure = self._failure(user_exception(error), line, message, "failed", text)
+            failure = self._failure(user_exception(error), where, message, "failed", text)
         if failure is not None:
             self._fail(failure)
         self._publish("passed", None)

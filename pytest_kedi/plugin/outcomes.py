@@ -48,20 +48,21 @@ def case_outcome(report: pytest.TestReport) -> str:
     return report.outcome
 
 
-def failed_trace(error: BaseException) -> tuple[str, int | None]:
+def failed_trace(error: BaseException) -> tuple[str, tuple[str | None, int | None], str]:
     """``pytest.fail()`` raised in a case, in a procedure it called or by the model a
     template called, as a Kedi stack trace of the user's frames (the ``.kedi`` lines and
     the user's own Python: no frame of pytest-kedi, pydantic-ai or the standard library),
-    and the innermost ``.kedi`` line."""
+    the innermost ``.kedi`` file and line, and the trace's last part, ``Failed: <message>``
+    (over several lines if the message has them)."""
     lines = ["Kedi stack trace:"]
-    kedi_line = None
+    kedi_line: tuple[str | None, int | None] = (None, None)
     if getattr(error, "pytrace", True):
         for frame in traceback.extract_tb(error.__traceback__):
             name = frame.filename
             if not name.endswith(".kedi") and os.path.realpath(name).startswith(_NOT_USERS):
                 continue
             if name.endswith(".kedi"):
-                kedi_line = frame.lineno
+                kedi_line = (name, frame.lineno)
                 where = f'  File "{name}", line {frame.lineno}'
             else:
                 where = f'  File "{display_path(name)}", line {frame.lineno}, in {frame.name}'
@@ -69,6 +70,7 @@ def failed_trace(error: BaseException) -> tuple[str, int | None]:
             source = frame.line or linecache.getline(name, frame.lineno or 0)
             if source.strip():
                 lines.append(f"    {source.strip()}")
-    message = str(getattr(error, "msg", "") or "")
-    lines.append(f"Failed: {message}" if message else "Failed")
-    return "\n".join(lines), kedi_line
+    message = str(getattr(error, "msg", "") or "").rstrip()
+    final = f"Failed: {message}" if message else "Failed"
+    lines.append(final)
+    return "\n".join(lines), kedi_line, final

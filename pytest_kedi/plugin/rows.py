@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from pytest_kedi.text import clip
+from pytest_kedi.text import clip, printable
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.evals import RowResult
@@ -92,7 +92,7 @@ def row_label(row: RowResult, *, limit: int | None = _LABEL_FEEDBACK) -> str:
     if row.carried_over:
         label += " (carried over)"
     if row.feedback is not None:
-        label += f" | {clip(row.feedback, limit)}"
+        label += f" | {printable(clip(row.feedback, limit))}"  # no terminal escapes
     return label
 
 

@@ -223,3 +223,80 @@ def test_an_assertion_diff_is_shown_once(kedi: Kedi) -> None:
     # failure section is where the diff must appear once.
     failures = result.stdout.str().split("short test summary info")[0]
     assert failures.count("  - GX") == 1
+
+
+def test_a_pytest_fail_message_over_several_lines_keeps_its_first(kedi: Kedi) -> None:
+    """A multi-line `pytest.fail()` message (``pytest.warns``' "Regex pattern did not
+    match", ...) was reported by its last line, without ``Failed:``."""
+    kedi.write(
+        "pf.kedi",
+        "```\nimport pytest, warnings\n```\n\n@test: p:\n  > case: multi:\n"
+        '    `pytest.fail("first line\\nsecond line")`\n'
+        "  > case: warns:\n    ```\n"
+        '    with pytest.warns(UserWarning, match="nope"):\n'
+        '        warnings.warn("something else", UserWarning)\n    ```\n',
+    )
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json", "-W", "ignore::UserWarning")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "pf.kedi:7: Failed: first line",
+            "*",
+            "Failed: first line",
+            "second line",
+            "*",
+            "pf.kedi:10: Failed: Regex pattern did not match any of the 1 warnings emitted.",
+            "*",
+            "- p::multi: FAIL | Failed: first line",
+            "- p::warns: FAIL | Failed: Regex pattern did not match any of the 1 warnings emitted.",
+        ]
+    )
+    messages = [test["message"] for test in kedi.json("r.json")["tests"]]
+    assert messages[0] == "Failed: first line\nsecond line"
+    assert messages[1].startswith("Failed: Regex pattern did not match")
+    assert messages[1].endswith("Emitted warnings: [UserWarning('something else')].")
+
+
+LIB = """\
+```
+def positive(x):
+    if x <= 0:
+        raise ValueError(f"not positive: {x}")
+    return x
+```
+
+@checked(x: int) -> int:
+  = `positive(x)`
+
+@strict(x: int) -> int:
+  ```
+  import pytest
+  pytest.fail(f"strict rejected {x}")
+  ```
+  = `x`
+
+> export: checked, strict
+"""
+
+
+@pytest.mark.parametrize("tb", ["line", "short"])
+def test_a_failure_in_an_imported_module_names_that_modules_line(kedi: Kedi, tb: str) -> None:
+    """The failure's location (header, ``--tb=line``, short summary, JUnit) named the
+    case's file with the module's line: ``main.kedi:13`` for a 7-line ``main.kedi``."""
+    kedi.write("sub/lib.kedi", LIB)
+    kedi.write(
+        "sub/main.kedi",
+        "> import: lib\n\n@test: t:\n  > case: negative:\n    `checked(-1)`\n"
+        "  > case: strict:\n    `strict(-1)`\n  > case: here:\n    `assert checked(1) == 2`\n",
+    )
+    result = kedi.run("--kedi-eval", f"--tb={tb}", "--junitxml", "j.xml")
+    result.assert_outcomes(failed=3)
+    for line in (  # xdist may order them differently
+        "*sub/lib.kedi:4: ValueError: not positive: -1",
+        "*sub/lib.kedi:14: Failed: strict rejected -1",
+        "*sub/main.kedi:9: AssertionError: assert 1 == 2",
+    ):
+        result.stdout.fnmatch_lines([line])
+    if tb == "short":  # the failure's text in the JUnit XML starts with the location
+        junit = (kedi.pytester.path / "j.xml").read_text()
+        assert ">sub/lib.kedi:4: ValueError: not positive: -1" in junit

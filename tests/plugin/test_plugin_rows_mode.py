@@ -197,3 +197,17 @@ def test_garbage_collection_is_paused_only_while_rows_are_reported(
             gc.enable()
     assert seen == [False] * 4 + [enabled]  # four rows, then the suite's own report
     assert after is enabled
+
+
+def test_a_rows_label_shows_control_characters_as_escapes(kedi: Kedi) -> None:
+    """A row's sub-result label wrote a metric's ESC sequences to the terminal as they
+    were (``\\x1b[2J`` cleared the screen), where the kedi summary escapes them."""
+    kedi.write(
+        "esc.kedi",
+        "@eval: esc:\n  > data: xs:\n    = `[1]`\n  > metric: m(xs):\n"
+        '    = `(0.5, "fb \\x1b[2J\\x1b[31mRED")`\n',
+    )
+    result = kedi.run("--kedi-eval", "-v")
+    out = result.stdout.str()
+    assert "\x1b" not in out
+    result.stdout.fnmatch_lines(["*SUBPASSED[[]row 0: 0.5000 | fb \\x1b[[]2J\\x1b[[]31mRED[]]*"])
