@@ -31,6 +31,7 @@ recognises any of them without importing the runtime.
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import chain
@@ -142,7 +143,8 @@ class KediExecutionError(KediError):
         self.frames: tuple[KediTraceFrame, ...] = tuple(frames)
         self.python_traces: tuple[KediPythonTrace, ...] = tuple(python_traces)
         self.original: BaseException | None = original
-        super().__init__(self.message)
+        # Not super(): in a class `catchable` makes, the next `__init__` is the user's.
+        Exception.__init__(self, self.message)
         if original is not None:
             self.__cause__ = original
 
@@ -245,10 +247,10 @@ class KediExecutionError(KediError):
         return self.render()
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (
-            _rebuild,
-            (type(self), self.message, self.frames, self.python_traces, self.original),
-        )
+        made = type(self).__dict__.get("_kedi_class")  # a `catchable` class: made again
+        cls = type(self) if made is None else made
+        state = (cls, self.message, self.frames, self.python_traces, self.original)
+        return (_rebuild, (*state, made is not None))
 
 
 def _rebuild(
@@ -257,12 +259,51 @@ def _rebuild(
     frames: tuple[KediTraceFrame, ...],
     traces: tuple[KediPythonTrace, ...],
     original: BaseException | None,
+    made: bool = False,
 ) -> KediExecutionError:
+    if made and original is not None:
+        cls = catchable(cls, type(original))
     err = cls.__new__(cls)
     KediExecutionError.__init__(
         err, message, frames=frames, python_traces=traces, original=original
     )
     return err
+
+
+#: `catchable` classes by (id of the Kedi class, id of the user's class). Weak values: a
+#: class made for a program's exception class is freed with the program (while it lives,
+#: it holds both classes, so their ids name them).
+_CATCHABLE: weakref.WeakValueDictionary[tuple[int, int], type[KediExecutionError]] = (
+    weakref.WeakValueDictionary()
+)
+
+
+def catchable(
+    kedi_class: type[KediExecutionError], raised: type[BaseException]
+) -> type[KediExecutionError]:
+    """``kedi_class``, or a subclass of it and of ``raised``: an error raised in a procedure
+    reaches the calling Python as a Kedi error that ``except ZeroDivisionError`` (or
+    ``pytest.raises(MyError)``) still catches, as it would around a Python function.
+
+    ``kedi_class`` itself when it already is a ``raised``, for exceptions that are not an
+    `Exception` (``SystemExit`` ...) or are pytest-kedi's own, and where Python cannot make
+    the class (layouts that conflict, a final class)."""
+    if issubclass(kedi_class, raised) or not issubclass(raised, Exception):
+        return kedi_class
+    if issubclass(raised, KediError):
+        return kedi_class
+    key = (id(kedi_class), id(raised))
+    made = _CATCHABLE.get(key)
+    if made is not None:
+        return made
+    name = f"{kedi_class.__name__}[{raised.__qualname__}]"
+    namespace = {"__module__": __name__, "__qualname__": name, "_kedi_class": kedi_class}
+    try:
+        made = type(name, (kedi_class, raised), namespace)
+    except TypeError:
+        return kedi_class
+    _CATCHABLE[key] = made
+    return made
 
 
 class KediTypeExecutionError(KediExecutionError, TypeError):

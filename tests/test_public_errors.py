@@ -114,7 +114,10 @@ INTERNAL_ERRORS = {"CliUsageError"}
 
 def test_every_kedi_error_class_is_served_and_listed() -> None:
     _every_module()
-    names = {cls.__name__ for cls in _subclasses(KediError)} - INTERNAL_ERRORS
+    classes = _subclasses(KediError)
+    # `errors.catchable` classes (a Kedi error that is also the user's exception class)
+    made = {cls for cls in classes if "_kedi_class" in cls.__dict__}
+    names = {cls.__name__ for cls in classes - made} - INTERNAL_ERRORS
     assert names == set(ERROR_NAMES)
     assert names <= set(pytest_kedi.__all__)
     for name in names:
@@ -122,8 +125,9 @@ def test_every_kedi_error_class_is_served_and_listed() -> None:
 
 
 def test_kedi_errors_are_recognised_by_class_not_by_module_lookup() -> None:
-    """Only the row runner reads ``sys.modules`` (for pytest's outcome exceptions, so
-    that the eval engine needs no pytest import); no code looks Kedi errors up there."""
+    """Only `runtime.usererrors` reads ``sys.modules`` (for pytest's outcome exceptions, so
+    that the runtime and the eval engine need no pytest import); no code looks Kedi errors
+    up there."""
     from pathlib import Path
 
     root = Path(pytest_kedi.__file__).parent
@@ -132,7 +136,7 @@ def test_kedi_errors_are_recognised_by_class_not_by_module_lookup() -> None:
         for path in root.rglob("*.py")
         if "sys.modules" in path.read_text(encoding="utf-8")
     )
-    assert readers == ["evals/runner.py"]
+    assert readers == ["runtime/usererrors.py"]
 
 
 def test_loading_the_pytest_plugin_imports_neither_the_parser_nor_pydantic() -> None:

@@ -17,6 +17,7 @@ from pytest_kedi.errors import (
     KediTraceFrame,
     KediTypeExecutionError,
     KediValueExecutionError,
+    catchable,
 )
 from pytest_kedi.runtime.caches import register
 from pytest_kedi.runtime.sourcefile import SourceFile
@@ -207,4 +208,11 @@ def python_error(
     if isinstance(exc, KeyError) and exc.args:
         text = repr(exc.args[0])
     message = text or type(exc).__name__
-    return cls(message, python_traces=traces, original=exc)
+    cls = catchable(cls, type(exc))  # `except ZeroDivisionError` around a call catches it
+    error = cls(message, python_traces=traces, original=exc)
+    kedi_class = cls.__dict__.get("_kedi_class")
+    if kedi_class is not None:  # the user's class: its instance's own attributes too
+        for name, value in getattr(exc, "__dict__", {}).items():
+            if not name.startswith("__") and not hasattr(kedi_class, name):
+                vars(error).setdefault(name, value)
+    return error

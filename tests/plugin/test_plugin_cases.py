@@ -300,3 +300,18 @@ def test_a_failure_in_an_imported_module_names_that_modules_line(kedi: Kedi, tb:
     if tb == "short":  # the failure's text in the JUnit XML starts with the location
         junit = (kedi.pytester.path / "j.xml").read_text()
         assert ">sub/lib.kedi:4: ValueError: not positive: -1" in junit
+
+
+def test_a_case_catches_a_procedures_exception_by_its_class(kedi: Kedi) -> None:
+    """``pytest.raises(ZeroDivisionError)`` around a procedure call missed the error (a
+    `KediExecutionError`), and the failure then said ``ZeroDivisionError``."""
+    kedi.write(
+        "catch.kedi",
+        "```\nimport pytest\nclass Boom(Exception):\n    pass\n```\n\n"
+        "@div(x: int) -> int:\n  = `1 // x`\n\n"
+        "@boom() -> int:\n  = `(_ for _ in ()).throw(Boom('b'))`\n\n"
+        "@test: t:\n  > case: zero:\n    ```\n    with pytest.raises(ZeroDivisionError):\n"
+        "        div(0)\n    ```\n  > case: own:\n    ```\n    try:\n        boom()\n"
+        "    except Boom as error:\n        assert str(error.original) == 'b'\n    ```\n",
+    )
+    kedi.run("--kedi-eval").assert_outcomes(passed=2)

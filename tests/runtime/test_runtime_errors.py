@@ -90,6 +90,55 @@ def test_errors_pickle(err):
     assert clone.render() == err.render()
 
 
+def test_an_error_a_procedure_raised_is_caught_by_the_raised_class(tmp_path):
+    """An exception raised in a procedure reached the calling Python as a Kedi error that
+    ``except ZeroDivisionError`` (or ``pytest.raises(MyError)``) did not catch."""
+    from pytest_kedi.runtime import load
+
+    source = (
+        "```\nclass Boom(Exception):\n    def __init__(self, code, text):\n"
+        "        super().__init__(text)\n        self.code = code\n"
+        "def boom():\n    raise Boom(7, 'custom')\n```\n\n"
+        "@div(x: int) -> int:\n  = `1 // x`\n\n@fail() -> int:\n  = `boom()`\n"
+    )
+    program = load(tmp_path / "c.kedi", source=source, mode="validate")
+    with pytest.raises(ZeroDivisionError) as divided:
+        program.procedures["div"](0)
+    assert isinstance(divided.value, KediExecutionError)
+    assert divided.value.render().splitlines()[-1] == (
+        "ZeroDivisionError: integer division or modulo by zero"
+    )
+    with pytest.raises(Exception) as failed:
+        program.procedures["fail"]()
+    error = failed.value
+    assert type(error).__name__ == "KediExecutionError[Boom]"
+    assert [c.__name__ for c in type(error).__mro__[1:3]] == ["KediExecutionError", "KediError"]
+    assert "Boom" in [c.__name__ for c in type(error).__mro__]
+    assert error.code == 7  # the user's exception's own attributes
+    clone = pickle.loads(pickle.dumps(divided.value))
+    assert type(clone) is type(divided.value)
+
+
+def test_a_mapped_error_of_a_subclass_is_caught_by_that_subclass(tmp_path):
+    from pytest_kedi.runtime import load
+
+    source = (
+        "```\nclass BadInput(ValueError):\n    pass\n```\n\n"
+        "@check(x: int) -> int:\n  = `(_ for _ in ()).throw(BadInput(x))`\n"
+    )
+    program = load(tmp_path / "v.kedi", source=source, mode="validate")
+    with pytest.raises(KediValueExecutionError) as caught:
+        program.procedures["check"](3)
+    assert [c.__name__ for c in type(caught.value).__mro__].count("BadInput") == 1
+
+
+@pytest.mark.parametrize("raised", [SystemExit(3), KediValueExecutionError("own")])
+def test_exits_and_kedi_errors_are_not_combined(raised):
+    from pytest_kedi.errors import catchable
+
+    assert catchable(KediExecutionError, type(raised)) is KediExecutionError
+
+
 def test_bare_assert_ends_the_trace_with_the_class_alone(tmp_path):
     from pytest_kedi.runtime import load
 
