@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+# The pytest runs a benchmark makes are measurements, not CI results: on a GitHub Actions
+# runner they must not append their summaries to the job's (GITHUB_STEP_SUMMARY).
+os.environ.pop("GITHUB_STEP_SUMMARY", None)
 
 __all__ = ["REFERENCE", "Result", "add_json_argument", "emit"]
 

@@ -6,6 +6,7 @@ not; CI installs the project (``pip install -e '.[dev]'``), where this is a no-o
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,6 +41,19 @@ def _import_the_package() -> None:
 
 
 _import_the_package()
+
+
+@pytest.fixture(autouse=True)
+def _hermetic_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test sees the environment CI gives it, whatever the shell exported: no
+    ``KEDI_*`` setting, no GitHub job summary to append to (``GITHUB_STEP_SUMMARY``), and an
+    80-column terminal (pytest sizes its output to a real terminal; the README's samples,
+    which tests hold to the plugin's output, are 80 columns wide)."""
+    for name in list(os.environ):
+        if name.startswith("KEDI_") or name == "GITHUB_STEP_SUMMARY":
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.delenv("LINES", raising=False)
 
 
 @pytest.fixture

@@ -88,9 +88,11 @@ COMPILER_SOURCES = (
 
 @cache
 def compiler_version() -> str:
-    """A hash of the sources that compile case code, and of the Python/pytest versions."""
+    """A hash of the sources that compile case code, of the Python/pytest versions and of
+    Python's ``-O`` level (``python -O`` compiles asserts out, as pytest's ``.pyc`` files
+    of ``-O`` runs are kept apart)."""
     hashed = sources_hash(_PACKAGE, *COMPILER_SOURCES)
-    return f"{hashed}-{pytest.__version__}-{sys.version}"
+    return f"{hashed}-{pytest.__version__}-{sys.version}-O{sys.flags.optimize}"
 
 
 _TEMPORARY = itertools.count()

@@ -11,6 +11,7 @@ import ast
 import contextlib
 import dataclasses
 import os
+import re
 import time
 from collections.abc import Callable
 from functools import partial
@@ -214,6 +215,10 @@ def rewrite_case_asserts(tree: ast.Module, filename: str) -> None:
     rewrite_asserts(tree, b"", filename, None)
 
 
+#: the colours pytest's assertion rewriting gives a diff when the terminal has them (a
+#: value's own ESC is in its repr, ``\x1b``): not kept in a message the reports store
+_COLOURS = re.compile(r"\x1b\[[0-9;]*m")
+
 Where = tuple[str | None, int | None]  # a failing line: its `.kedi` file (None: the case's)
 
 
@@ -249,8 +254,8 @@ def _case_failure(error: BaseException) -> tuple[str, str, Where]:
     if isinstance(error, KediExecutionError):
         rendered, final = error.render(), error.final_text  # the rendering ends with `final`
         original = error.original
-        if isinstance(original, AssertionError):  # pytest's rewritten text, as it is
-            detail = exception_text(original).strip()
+        if isinstance(original, AssertionError):  # pytest's rewritten text, uncoloured
+            detail = _COLOURS.sub("", exception_text(original)).strip()
             message = f"AssertionError: {detail}" if detail else "AssertionError"
             text = rendered[: len(rendered) - len(final)] + message
             return relative_locations(text), message, _failing_line(error)

@@ -153,6 +153,8 @@ class ModelRun:
                 return reason
         if any("::" in arg for arg in self.config.args):
             return "node ids select part of the items"
+        if self.settings.rerun is not None:  # carried-over rows made no call, yet used theirs
+            return f"--kedi-rerun {self.settings.rerun} runs part of the rows"
         return self.partial[0] if self.partial else None
 
     # ------------------------------------------------------------------ end of run

@@ -315,3 +315,15 @@ def test_a_case_catches_a_procedures_exception_by_its_class(kedi: Kedi) -> None:
         "    except Boom as error:\n        assert str(error.original) == 'b'\n    ```\n",
     )
     kedi.run("--kedi-eval").assert_outcomes(passed=2)
+
+
+def test_an_assertion_diff_under_colour_is_kept_plain(kedi: Kedi, monkeypatch) -> None:
+    """With colour on, pytest highlights the diff; the case's message showed (and the
+    JSON report stored) the escapes as ``\\x1b[0m\\x1b[91m- GX...``."""
+    monkeypatch.setenv("PY_COLORS", "1")
+    kedi.write("lists.kedi", '@test: t:\n  > case: c:\n    `assert "GH" == "GX"`\n')
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json")
+    result.assert_outcomes(failed=1)
+    assert "\\x1b" not in result.stdout.str()
+    message = kedi.json("r.json")["tests"][0]["message"]
+    assert message == "AssertionError: assert 'GH' == 'GX'\n  \n  - GX\n  + GH"

@@ -289,3 +289,22 @@ def test_prune_empties_the_cassette_of_a_file_that_no_longer_calls_a_model(kedi:
     pruned = kedi.run("--kedi-eval", "--kedi-record-mode", "strict", "--kedi-prune-cassettes")
     pruned.assert_outcomes(passed=1)
     assert _entries(kedi.pytester.path / "classify.kedi.cassette.json") == {}
+
+
+def test_prune_is_refused_after_a_rerun_that_carried_rows_over(kedi: Kedi) -> None:
+    """Rows carried over by ``--kedi-rerun`` make no model call, so pruning after such a run
+    removed their recorded answers, and the next strict replay missed them."""
+    kedi.write("classify.kedi", CLASSIFY)
+    kedi.run("--kedi-eval", "--kedi-record-mode", "record").assert_outcomes(passed=1)
+    cassette = kedi.pytester.path / "classify.kedi.cassette.json"
+    assert len(_entries(cassette)) == 3
+    mode = ("--kedi-eval", "--kedi-record-mode", "strict", "--kedi-prune-cassettes")
+    rerun = kedi.run(*mode, "--kedi-rerun", "failures")
+    rerun.assert_outcomes(passed=1)
+    rerun.stdout.fnmatch_lines(
+        ["kedi: cassettes not pruned: --kedi-rerun failures runs part of the rows"]
+    )
+    assert len(_entries(cassette)) == 3
+    replayed = kedi.run("--kedi-eval", "--kedi-record-mode", "strict", "--kedi-report", "r.json")
+    replayed.assert_outcomes(passed=1)
+    assert not kedi.json("r.json")["suites"][0]["errors_by_class"]

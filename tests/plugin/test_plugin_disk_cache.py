@@ -404,3 +404,31 @@ def test_collection_imports_no_pydantic(
         result.stdout.fnmatch_lines([f"ast classes imported: {parsed}"])
     ran = pytester.runpytest_subprocess(*base, "--kedi-eval")
     ran.stdout.fnmatch_lines(["heavy imports: ['pydantic'*"])
+
+
+CHECKED = """\
+@check(x: int) -> int:
+  = ```
+  assert x > 0, "not positive"
+  return x
+  ```
+
+@test: check:
+  > case: negative:
+    `check(-1)`
+"""
+
+
+def test_a_python_dash_o_run_keeps_its_compiled_code_apart(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compiled-code caches were not keyed on ``-O``: after one ``python -O`` run,
+    normal runs kept running code whose asserts ``-O`` had compiled out."""
+    kedi.write("checked.kedi", CHECKED)
+    kedi.subprocess("--kedi-eval").assert_outcomes(failed=1)
+    monkeypatch.setenv("PYTHONOPTIMIZE", "1")
+    kedi.subprocess("--kedi-eval").assert_outcomes(passed=1)  # the procedure's assert is gone
+    monkeypatch.delenv("PYTHONOPTIMIZE")
+    result = kedi.subprocess("--kedi-eval")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*AssertionError: not positive"])
