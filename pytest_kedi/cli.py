@@ -16,6 +16,7 @@ compile, execution, test or data-loading failure, 2 command-line misuse.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -60,10 +61,19 @@ OK, FAILED, USAGE_ERROR = 0, 1, 2
 # --------------------------------------------------------------------------- output
 
 
+def _lenient(stream: TextIO) -> TextIO:
+    """``stream``, writing what its encoding cannot hold (``ü`` on an ASCII or cp1252
+    console) as escapes (``\\xfc``), as pytest's terminal writer does, instead of failing."""
+    if getattr(stream, "errors", None) == "strict":
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[attr-defined]
+    return stream
+
+
 class _Console:
     def __init__(self, out: TextIO, err: TextIO) -> None:
-        self.out = out
-        self.err = err
+        self.out = _lenient(out)
+        self.err = _lenient(err)
 
     # Everything the CLI itself prints passes `clean_text` (surrogates escaped, credential
     # values redacted); what the program prints with `print()` is the program's own output.

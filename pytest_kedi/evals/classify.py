@@ -25,6 +25,7 @@ one line.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 
@@ -115,6 +116,8 @@ def _text(exc: BaseException) -> str:
 _ABSOLUTE_KEDI_PATH = re.compile(
     r"""(?<![\w.])((?:[A-Za-z]:)?[\\/][^\s:'"]*\.kedi)(?=:\d|", line \d|: )"""
 )
+#: the rest of a `.kedi` path after the working directory's (which it starts with)
+_KEDI_PATH_BELOW = r"""([^\n:'"]*?\.kedi)(?=:\d|", line \d|: )"""
 
 
 def relative_locations(text: str) -> str:
@@ -124,6 +127,10 @@ def relative_locations(text: str) -> str:
     project is checked out."""
     if ".kedi" not in text:
         return text
+    inside = os.path.join(os.getcwd(), "")
+    if inside in text:  # below the working directory, spaces and all ("/ci/My Job/x.kedi")
+        below = re.escape(inside) + _KEDI_PATH_BELOW
+        text = re.sub(below, lambda match: match.group(1), text)
     return _ABSOLUTE_KEDI_PATH.sub(lambda match: display_path(match.group(1)), text)
 
 

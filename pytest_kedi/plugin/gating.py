@@ -6,6 +6,7 @@ error, or when the user asked for a gate that the suite misses.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -14,6 +15,7 @@ from pytest_kedi.evals.scoring import below
 from pytest_kedi.plugin.optionvalues import MaxErrors
 from pytest_kedi.plugin.records import SuiteRecord
 from pytest_kedi.plugin.rows import row_line
+from pytest_kedi.text import display_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.evals import RowResult, SuiteResult
@@ -143,12 +145,20 @@ def worst_rows(rows: Sequence[RowResult], limit: int = WORST_ROWS) -> list[RowRe
     return sorted(weak, key=lambda row: (row.score, row.index))[:limit]
 
 
-def failure_text(record: SuiteRecord, verdict: Verdict, detail: str | None = None) -> str:
+def failure_text(
+    record: SuiteRecord,
+    verdict: Verdict,
+    detail: str | None = None,
+    path: str | os.PathLike[str] | None = None,
+) -> str:
     """What a failed eval item shows instead of a Python traceback.
 
-    The first line (``file.kedi:LINE: ...``) is what pytest's short summary shows.
+    The first line (``file.kedi:LINE: ...``) is what pytest's short summary shows; ``path``,
+    the file (default: the record's, rootdir-relative), is shown relative to the working
+    directory, as in the stack trace below.
     """
-    head = f"{record.path}:{record.line}: @eval: {record.procedure}"
+    where = record.path if path is None else display_path(os.fspath(path))
+    head = f"{where}:{record.line}: @eval: {record.procedure}"
     result = record.result
     error = result.error
     if error is not None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
-import os
 import re
 import time
 from collections.abc import Callable
@@ -23,7 +22,7 @@ import pytest
 from pytest_kedi.plugin.failures import KediFailure, KediItemError, user_exception
 from pytest_kedi.plugin.itembase import KediItem
 from pytest_kedi.plugin.state import ProgramLoadError, kedi_session
-from pytest_kedi.text import exception_text
+from pytest_kedi.text import display_path, exception_text
 
 # What only running an item needs (its verdict, records, rows, rerun, tracing) is imported
 # when an item first runs: every pytest process loads this module, most never run one.
@@ -92,7 +91,7 @@ class KediEvalItem(KediItem):
             )
             self.ihook.pytest_kedi_suite_result(item=self, result=failed)
             self._publish(record)
-            text = failure_text(record, Verdict(False, ()), exc.text)
+            text = failure_text(record, Verdict(False, ()), exc.text, self.path)
             self._fail(self._failure(KediItemError(text), record, text))
 
         options = EvalOptions(
@@ -155,7 +154,7 @@ class KediEvalItem(KediItem):
             exception = result.exception
             if exception is not None and hasattr(exception, "render"):
                 detail = relative_locations(exception.render())
-            text = failure_text(record, verdict, detail)
+            text = failure_text(record, verdict, detail, self.path)
             raised: BaseException
             if result.error is None:
                 raised = KediGateFailed(text)
@@ -178,13 +177,12 @@ class KediEvalItem(KediItem):
         carry = carry_over(previous, settings.rerun, settings.row_min_score)
         return carry, Rerun(settings.rerun, previous_run=True)
 
-    @staticmethod
-    def _failure(raised: BaseException, record: SuiteRecord, text: str) -> KediFailure:
+    def _failure(self, raised: BaseException, record: SuiteRecord, text: str) -> KediFailure:
         """The failure of `record`, located at the suite's header line."""
-        prefix = f"{record.path}:{record.line}: "
+        path = display_path(str(self.path))
         first = text.split("\n", 1)[0]
-        message = first.removeprefix(prefix)
-        return KediFailure(raised, record.path, record.line, message, text)
+        message = first.removeprefix(f"{path}:{record.line}: ")
+        return KediFailure(raised, path, record.line, message, text)
 
     def _publish(self, record: SuiteRecord) -> None:
         kedi_session(self.config).publish(record)
@@ -231,15 +229,6 @@ def _failing_line(error: KediExecutionError) -> Where:
             return (span.path if span is not None else None), trace.kedi_line
     span = error.span
     return (None, None) if span is None else (span.path, span.start_line)
-
-
-def _failing_path(item: pytest.Item, path: str, own: str) -> str:
-    """``path`` (a failing line's file) as ``own`` (the item's file, as node ids give it)
-    when it is the item's file; else relative to the rootdir, ``/``-separated."""
-    real = os.path.realpath(path)
-    if real == os.path.realpath(item.path):
-        return own
-    return os.path.relpath(real, os.path.realpath(item.config.rootpath)).replace(os.sep, "/")
 
 
 def _case_failure(error: BaseException) -> tuple[str, str, Where]:
@@ -296,12 +285,12 @@ class KediCaseItem(KediItem):
     ) -> KediFailure:
         """The failure shown as ``file.kedi:LINE: <message>`` (the line that ``--tb=line``
         and the short summary show), the case's name, and `text`. ``where``: the failing
-        line, in the case's file unless it names another one (an imported module's)."""
-        from pytest_kedi.plugin.records import node_path
-
-        path, line = node_path(self.nodeid), where[1] or self.case.span.start_line
+        line, in the case's file unless it names another one (an imported module's). The
+        path is shown as in the stack trace: relative to the working directory."""
+        path, line = str(self.path), where[1] or self.case.span.start_line
         if where[0] is not None and where[1] is not None:
-            path = _failing_path(self, where[0], path)
+            path = where[0]
+        path = display_path(path)
         first = message.splitlines()[0] if message else ""
         head = f"{path}:{line}: {first}\n@test: {self.suite.name} > case: {self.case.name}"
         return KediFailure(raised, path, line, message, f"{head} {how}:\n{text}")

@@ -56,7 +56,7 @@ class Summary:
 
     suites: Sequence[SuiteRecord]
     tests: Sequence[CaseRecord]
-    xfailed: Collection[str]  # node ids of suites that xfailed
+    xfailed: Collection[str]  # node ids of suites and cases that xfailed
     model_calls: Mapping[str, int]
     default_models: Collection[str]  # labels of the default models of the files that ran
     written: Sequence[Path]
@@ -103,7 +103,9 @@ def write_summary(tr: Any, summary: Summary, *, verbose: bool) -> None:
     if summary.tests:
         tr.write_line("Tests:")
         for case in source_order(summary.tests):
-            tr.write_line(case_line(case, feedback_limit=limit))
+            line = case_line(case, feedback_limit=limit)  # a marker's xfail, as for suites
+            expected = case.outcome == "failed" and case.nodeid in summary.xfailed
+            tr.write_line(f"{line} (xfail)" if expected else line)
     if summary.suites:
         tr.write_line("Evals:")
         for suite in source_order(summary.suites):

@@ -35,7 +35,7 @@ from pytest_kedi.plugin.outputs import Output, check_report_paths, other_reports
 from pytest_kedi.plugin.parsecache import ParseCache, caches_for
 from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE, rows_html
 from pytest_kedi.plugin.settings import KediSettings
-from pytest_kedi.plugin.signals import stop_on_sigterm
+from pytest_kedi.plugin.signals import interrupted, stop_on_sigterm
 from pytest_kedi.plugin.state import SESSION_KEY, TEST_MODEL, ProgramCache
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -377,7 +377,7 @@ class KediSession:
 
         run = RunRecord(
             exitstatus=int(exitstatus),
-            interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
+            interrupted=interrupted(session, exitstatus),
             model_calls=tuple(sorted(self.model_calls.items())),
             suites=tuple(self.suites.values()),
             tests=tuple(self.tests.values()),

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-__all__ = ["stop_on_sigterm"]
+__all__ = ["interrupted", "stop_on_sigterm"]
 
 
 def _terminate(signum: int, frame: object) -> None:
@@ -29,3 +29,13 @@ def stop_on_sigterm(config: pytest.Config) -> None:
         signal.signal(signal.SIGTERM, previous)
 
     config.add_cleanup(restore)
+
+
+def interrupted(session: pytest.Session, exitstatus: int) -> bool:
+    """Whether Ctrl-C or SIGTERM ended the run: pytest's ``INTERRUPTED`` status, but not
+    the one pytest-xdist also gives a run that ``-x``/``--maxfail`` stopped (its controller
+    then says "stopping after N failures", not "... received keyboard-interrupt")."""
+    if exitstatus != pytest.ExitCode.INTERRUPTED:
+        return False
+    stop = getattr(session.config.pluginmanager.get_plugin("dsession"), "shouldstop", False)
+    return not (isinstance(stop, str) and "keyboard-interrupt" not in stop)

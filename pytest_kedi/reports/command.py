@@ -127,7 +127,10 @@ def merged_lines(merged: Merged, paths: Sequence[str]) -> list[str]:
         lines.append(usage)
     if run.tests:
         lines.append("Tests:")
-        lines += [case_line(case, feedback_limit=_FEEDBACK_LIMIT) for case in run.tests]
+        for case in run.tests:
+            line = case_line(case, feedback_limit=_FEEDBACK_LIMIT)
+            expected = case.outcome == "failed" and case.nodeid in run.xfailed
+            lines.append(f"{line} (xfail)" if expected else line)
     if run.suites:
         lines.append("Evals:")
         for suite in run.suites:

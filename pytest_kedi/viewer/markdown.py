@@ -77,8 +77,9 @@ def _worst_rows(suite: SuiteView, count: int) -> list[str]:
     for row in rows:
         note = row.feedback
         if row.error_class:
-            if note and row.error and row.error in note:
-                note = None  # the row's feedback is its error (`error: <Type>: <message>`)
+            error = row.error or ""
+            if note and error and (error in note or note.removeprefix("error: ") in error):
+                note = None  # the feedback is the error (`error: <Type>: <message>`), unlocated
             note = f"{row.error_class}: {row.error or ''}" + (f" ({note})" if note else "")
         cells = [str(row.index), f"{row.score:.4f}", cell(row.input), cell(row.expected)]
         cells += [cell(row.output)] if with_output else []

@@ -317,15 +317,18 @@ def _suite(data: object, position: int, xfailed: frozenset[str]) -> SuiteView | 
     )
 
 
-def _test(data: object) -> TestView | None:
+def _test(data: object, xfailed: frozenset[str]) -> TestView | None:
     if not isinstance(data, Mapping):
         return None
     nodeid = _str(data.get("nodeid")) or "?"
     procedure, case = _str(data.get("procedure")), _str(data.get("case"))
+    outcome = _str(data.get("outcome")) or "passed"
+    if outcome == "failed" and nodeid in xfailed:  # under an `xfail` marker: expected
+        outcome = "xfailed"
     return TestView(
         nodeid=nodeid,
         label=f"{procedure}::{case}" if procedure and case else nodeid,
-        outcome=_str(data.get("outcome")) or "passed",
+        outcome=outcome,
         message=_text(data.get("message")),
     )
 
@@ -375,9 +378,14 @@ def run_view(
         for s in (_suite(d, i, frozen_xfailed) for i, d in enumerate(document.get("suites", [])))
         if s is not None
     )
-    tests = tuple(t for t in (_test(d) for d in _list(document.get("tests"))) if t is not None)
+    found = (_test(d, frozen_xfailed) for d in _list(document.get("tests")))
+    tests = tuple(t for t in found if t is not None)
     status = exitstatus if exitstatus is not None else _int(document.get("exitstatus"))
-    interrupted = document.get("interrupted") is True or status == 2
+    # A report says whether Ctrl-C or SIGTERM ended the run; status 2 is also pytest-xdist's
+    # for a run `-x` stopped, so it counts only for documents that do not say.
+    interrupted = document.get("interrupted") is True or (
+        "interrupted" not in document and status == 2
+    )
     if interrupted:
         verdict = "interrupted"
     elif status is not None:

@@ -160,6 +160,26 @@ def test_kedi_messages_show_locations_relative_to_the_working_directory(
     assert [relative_locations(text) for text in untouched] == untouched
 
 
+def test_locations_below_a_working_directory_with_spaces_are_relative(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout path with a space (``/ci/My Job``) left its absolute paths in feedback,
+    row errors and reports."""
+    from pytest_kedi.evals.classify import relative_locations
+
+    work = tmp_path / "My Job" / "ünï dir"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    inside = work / "ex amples" / "extractor.kedi"
+    rel = str(Path("ex amples") / "extractor.kedi")
+    text = f'KediModelError: {inside}:13: model call failed; File "{inside}", line 4, in x'
+    assert relative_locations(text) == (
+        f'KediModelError: {rel}:13: model call failed; File "{rel}", line 4, in x'
+    )
+    untouched = f"{work / 'notes.py'}:3: not a Kedi file"
+    assert relative_locations(untouched) == untouched
+
+
 def test_usage_and_retries_sum_per_suite_and_old_rows_load() -> None:
     rows = [
         RowResult(0, "'a'", None, 1.0, None, None, None, 0.1, retries=1, usage=Usage(1, 10, 2)),

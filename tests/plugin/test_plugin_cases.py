@@ -238,19 +238,15 @@ def test_a_pytest_fail_message_over_several_lines_keeps_its_first(kedi: Kedi) ->
     )
     result = kedi.run("--kedi-eval", "--kedi-report", "r.json", "-W", "ignore::UserWarning")
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(
+    for lines in (  # xdist may order the failures differently
+        ["pf.kedi:7: Failed: first line", "*", "Failed: first line", "second line"],
+        ["pf.kedi:10: Failed: Regex pattern did not match any of the 1 warnings emitted."],
         [
-            "pf.kedi:7: Failed: first line",
-            "*",
-            "Failed: first line",
-            "second line",
-            "*",
-            "pf.kedi:10: Failed: Regex pattern did not match any of the 1 warnings emitted.",
-            "*",
             "- p::multi: FAIL | Failed: first line",
             "- p::warns: FAIL | Failed: Regex pattern did not match any of the 1 warnings emitted.",
-        ]
-    )
+        ],
+    ):
+        result.stdout.fnmatch_lines(lines)
     messages = [test["message"] for test in kedi.json("r.json")["tests"]]
     assert messages[0] == "Failed: first line\nsecond line"
     assert messages[1].startswith("Failed: Regex pattern did not match")
@@ -327,3 +323,26 @@ def test_an_assertion_diff_under_colour_is_kept_plain(kedi: Kedi, monkeypatch) -
     assert "\\x1b" not in result.stdout.str()
     message = kedi.json("r.json")["tests"][0]["message"]
     assert message == "AssertionError: assert 'GH' == 'GX'\n  \n  - GX\n  + GH"
+
+
+def test_failure_locations_are_relative_to_where_pytest_runs(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run from a subdirectory, the failure's ``file.kedi:LINE`` was relative to the rootdir
+    (``evals/sub/x.kedi``, no such file from there), the stack trace below it to the
+    working directory (``sub/x.kedi``)."""
+    kedi.write("pytest.ini", "[pytest]\n")
+    kedi.write(
+        "evals/sub/x.kedi",
+        "@test: t:\n  > case: c:\n    `assert 1 == 2`\n\n"
+        "@eval: e:\n  > data: d:\n    = `[1]`\n  > metric: m(d):\n    = `0.0`\n",
+    )
+    monkeypatch.chdir(kedi.pytester.path / "evals")
+    result = kedi.run("--kedi-eval", "--kedi-min-score", "0.5", "--tb=line", "sub/x.kedi")
+    result.assert_outcomes(failed=2)
+    for line in (  # xdist may order them differently
+        "sub/x.kedi:3: AssertionError: assert 1 == 2",
+        "sub/x.kedi:5: @eval: e failed: score 0.0000 is below the min score 0.5000",
+    ):
+        result.stdout.fnmatch_lines([line])
+    assert "evals/sub/x.kedi:" not in result.stdout.str()

@@ -207,3 +207,26 @@ def test_a_user_base_exception_is_its_rows_or_cases_error(kedi: Kedi) -> None:
     )
     rows = next(s for s in kedi.json("r.json")["suites"] if s["procedure"] == "rows")["rows"]
     assert [r["score"] for r in rows] == [1.0, 0.0, 1.0]
+
+
+XFAIL_MARKER = """
+import pytest
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.nodeid.endswith("::broken"):
+            item.add_marker(pytest.mark.xfail(reason="known bug"))
+"""
+
+
+def test_a_case_under_an_xfail_marker_reads_as_expected(kedi: Kedi) -> None:
+    """pytest reported ``1 xfailed`` (exit 0), while the kedi section, the Markdown and the
+    HTML page said ``FAIL`` and ``1 failed``; a suite under the marker said ``(xfail)``."""
+    kedi.pytester.makeconftest(XFAIL_MARKER)
+    kedi.write("x.kedi", "@test: t:\n  > case: broken:\n    `assert 4 == 5`\n")
+    result = kedi.run("--kedi-eval", "--kedi-markdown", "m.md", "--kedi-report", "r.json")
+    result.assert_outcomes(xfailed=1)
+    result.stdout.fnmatch_lines(["- t::broken: FAIL | AssertionError: assert 4 == 5 (xfail)"])
+    assert "1 test cases (0 failed)" in (kedi.pytester.path / "m.md").read_text("utf-8")
+    assert kedi.json("r.json")["xfailed"] == ["x.kedi::test:t::broken"]

@@ -161,6 +161,11 @@ def test_crashed_worker_items_appear_in_summary_and_report(kedi: Kedi) -> None:
 
 
 INTERRUPTING = """\
+```
+import signal  # a terminal's Ctrl-C, even when this test runs as a background job
+signal.signal(signal.SIGINT, signal.default_int_handler)
+```
+
 @stop(x: int) -> int:
   = `__import__("os").kill(__import__("os").getpid(), __import__("signal").{signal}) or x`
 
@@ -186,6 +191,17 @@ def test_interrupted_run_writes_what_finished_and_says_so(kedi: Kedi, signal: st
     assert [s["nodeid"] for s in report["suites"]] == ["a_first.kedi::eval:initials"]
     assert len(report["tests"]) == 2
     assert (kedi.pytester.path / "rows.jsonl").read_text("utf-8").count("\n") == 3
+
+
+def test_a_run_that_x_stopped_is_not_marked_interrupted(kedi: Kedi) -> None:
+    """Under pytest-xdist, ``-x`` ends the run with pytest's INTERRUPTED status; the report
+    said ``"interrupted": true``, which means Ctrl-C or SIGTERM (false under ``-n 0``)."""
+    kedi.write(
+        "fails.kedi",
+        "@test: t:\n  > case: a:\n    `assert False`\n  > case: b:\n    `assert False`\n",
+    )
+    kedi.run("--kedi-eval", "-x", "--kedi-report", "r.json")
+    assert kedi.json("r.json")["interrupted"] is False
 
 
 def _properties(path: object) -> dict[str, list[tuple[str, str]]]:

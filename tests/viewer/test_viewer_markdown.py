@@ -104,3 +104,20 @@ def test_the_lower_bound_gate_and_an_errored_rows_error_read_once() -> None:
     rows = _table_rows(text)
     assert rows[1][2] == "0.5000 (lower bound)"
     assert text.count("ValueError: bad") == 1
+
+
+def test_a_located_row_error_reads_once() -> None:
+    """A row error stored with its location (``... (at x.kedi:2)``) was printed twice: the
+    feedback (``error: <Type>: <message>``) never contains the located error."""
+    report = v1_report()
+    entry = report["suites"][0]
+    entry.update(threshold=0.9, outcome="failed")  # a failed suite shows its worst rows
+    entry["rows"][0].update(
+        score=0.0,
+        error="ValueError: bad 'three' (at evals/robust.kedi:2)",
+        error_class="procedure",
+        feedback="error: ValueError: bad 'three'",
+    )
+    text = render_markdown([run_view(report, label="r")])
+    assert text.count("ValueError: bad 'three'") == 1
+    assert "procedure: ValueError: bad 'three' (at evals/robust.kedi:2)" in text

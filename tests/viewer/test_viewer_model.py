@@ -140,3 +140,15 @@ def test_version_3_traced_call_and_row_usage_show_their_tokens() -> None:
     row = run_view(report, label="r.json").suites[0].rows[0]
     assert row.calls[0].tokens == "input 52, output 9"
     assert row.tokens == "requests 1, input 118, output 9"
+
+
+def test_status_2_with_interrupted_false_is_a_failed_run_not_an_interrupted_one() -> None:
+    """pytest-xdist ends a ``-x`` run with status 2; the views said INTERRUPTED for a
+    report that says ``"interrupted": false``."""
+    report = v1_report()
+    report.update(exitstatus=2, interrupted=False)
+    assert run_view(report, label="r").verdict == "failed"
+    report.update(interrupted=True)
+    assert run_view(report, label="r").verdict == "interrupted"
+    del report["interrupted"]  # a document that does not say: its status decides
+    assert run_view(report, label="r").verdict == "interrupted"
