@@ -31,7 +31,6 @@ recognises any of them without importing the runtime.
 from __future__ import annotations
 
 import os
-import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import chain
@@ -189,6 +188,13 @@ class KediExecutionError(KediError):
             ("\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[0m") if use_color else ("",) * 4
         )
         out = [f"{bold}Kedi stack trace:{reset}"]
+        user = self._user_exception()
+        if user is not None:  # what it was raised from, as Python shows it above it
+            from pytest_kedi.pytraces import chain_text
+
+            causes = chain_text(user)
+            if causes:
+                out.append(causes)
         last: tuple[str, int] | None = None
         frames = self.frames
         omitted = 0
@@ -225,9 +231,24 @@ class KediExecutionError(KediError):
     @property
     def final_text(self) -> str:
         """The rendering's last part: ``<Class>: <message>``, the message as the exception
-        gives it (over several lines if it has them, as Python shows it)."""
+        gives it (over several lines if it has them, as Python shows it), then its notes and
+        an exception group's members."""
         final = self._final_message()
-        return f"{self.kind_name}: {final}" if final else self.kind_name
+        text = f"{self.kind_name}: {final}" if final else self.kind_name
+        user = self._user_exception()
+        if user is None or not (getattr(user, "__notes__", None) or hasattr(user, "exceptions")):
+            return text
+        from pytest_kedi.pytraces import members_text, notes_lines
+
+        parts = [text, *notes_lines(user), members_text(user)]
+        return "\n".join(part for part in parts if part)
+
+    def _user_exception(self) -> BaseException | None:
+        """The exception user code raised that this error stands for, if any."""
+        original = self.original
+        while isinstance(original, KediExecutionError):
+            original = original.original
+        return original
 
     def _final_message(self) -> str:
         if self.original is not None and not isinstance(self.original, KediExecutionError):
@@ -262,48 +283,14 @@ def _rebuild(
     made: bool = False,
 ) -> KediExecutionError:
     if made and original is not None:
+        from pytest_kedi.catchable import catchable
+
         cls = catchable(cls, type(original))
     err = cls.__new__(cls)
     KediExecutionError.__init__(
         err, message, frames=frames, python_traces=traces, original=original
     )
     return err
-
-
-#: `catchable` classes by (id of the Kedi class, id of the user's class). Weak values: a
-#: class made for a program's exception class is freed with the program (while it lives,
-#: it holds both classes, so their ids name them).
-_CATCHABLE: weakref.WeakValueDictionary[tuple[int, int], type[KediExecutionError]] = (
-    weakref.WeakValueDictionary()
-)
-
-
-def catchable(
-    kedi_class: type[KediExecutionError], raised: type[BaseException]
-) -> type[KediExecutionError]:
-    """``kedi_class``, or a subclass of it and of ``raised``: an error raised in a procedure
-    reaches the calling Python as a Kedi error that ``except ZeroDivisionError`` (or
-    ``pytest.raises(MyError)``) still catches, as it would around a Python function.
-
-    ``kedi_class`` itself when it already is a ``raised``, for exceptions that are not an
-    `Exception` (``SystemExit`` ...) or are pytest-kedi's own, and where Python cannot make
-    the class (layouts that conflict, a final class)."""
-    if issubclass(kedi_class, raised) or not issubclass(raised, Exception):
-        return kedi_class
-    if issubclass(raised, KediError):
-        return kedi_class
-    key = (id(kedi_class), id(raised))
-    made = _CATCHABLE.get(key)
-    if made is not None:
-        return made
-    name = f"{kedi_class.__name__}[{raised.__qualname__}]"
-    namespace = {"__module__": __name__, "__qualname__": name, "_kedi_class": kedi_class}
-    try:
-        made = type(name, (kedi_class, raised), namespace)
-    except TypeError:
-        return kedi_class
-    _CATCHABLE[key] = made
-    return made
 
 
 class KediTypeExecutionError(KediExecutionError, TypeError):

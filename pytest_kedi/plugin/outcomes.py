@@ -9,30 +9,14 @@ pytest's skip location already names the ``.kedi`` line.
 from __future__ import annotations
 
 import linecache
-import os
-import sysconfig
 import traceback
-from pathlib import Path
 
 import pytest
 
+from pytest_kedi.pytraces import is_users
 from pytest_kedi.text import display_path
 
 __all__ = ["case_outcome", "expected_failure", "failed_trace"]
-
-#: where code that is not the user's lives: the standard library, installed packages
-#: (pydantic-ai, anyio, pytest) and pytest-kedi itself
-_NOT_USERS = tuple(
-    {
-        os.path.join(os.path.realpath(path), "")
-        for path in (
-            sysconfig.get_paths()["stdlib"],
-            sysconfig.get_paths()["purelib"],
-            sysconfig.get_paths()["platlib"],
-            str(Path(__file__).resolve().parent.parent),
-        )
-    }
-)
 
 
 def expected_failure(report: pytest.TestReport) -> bool:
@@ -59,7 +43,7 @@ def failed_trace(error: BaseException) -> tuple[str, tuple[str | None, int | Non
     if getattr(error, "pytrace", True):
         for frame in traceback.extract_tb(error.__traceback__):
             name = frame.filename
-            if not name.endswith(".kedi") and os.path.realpath(name).startswith(_NOT_USERS):
+            if not is_users(name):  # pytest-kedi's, pydantic-ai's, the standard library's
                 continue
             if name.endswith(".kedi"):
                 kedi_line = (name, frame.lineno)

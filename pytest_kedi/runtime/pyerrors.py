@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pytest_kedi.catchable import catchable
 from pytest_kedi.errors import (
     KediExecutionError,
     KediKeyExecutionError,
@@ -17,7 +18,6 @@ from pytest_kedi.errors import (
     KediTraceFrame,
     KediTypeExecutionError,
     KediValueExecutionError,
-    catchable,
 )
 from pytest_kedi.runtime.caches import register
 from pytest_kedi.runtime.sourcefile import SourceFile

@@ -346,3 +346,68 @@ def test_failure_locations_are_relative_to_where_pytest_runs(
     ):
         result.stdout.fnmatch_lines([line])
     assert "evals/sub/x.kedi:" not in result.stdout.str()
+
+
+CHAINS = """\
+```
+class Boom(Exception):
+    pass
+def lower():
+    raise KeyError("inner")
+```
+
+@test: e:
+  > case: chained:
+    ```
+    try:
+        lower()
+    except KeyError as e:
+        raise Boom("outer") from e
+    ```
+  > case: notes:
+    ```
+    e = ValueError("with note")
+    e.add_note("note one")
+    raise e
+    ```
+  > case: group:
+    `raise ExceptionGroup("grp", [ValueError("a"), TypeError("b")])`
+"""
+
+
+def test_causes_notes_and_group_members_are_shown(kedi: Kedi) -> None:
+    """``raise ... from e``, ``add_note()`` and an exception group's members were dropped
+    from every output (pytest shows all three for the same code in a ``.py`` test)."""
+    kedi.write("chains.kedi", CHAINS)
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json")
+    result.assert_outcomes(failed=3)
+    for lines in (  # xdist may order the failures differently
+        [
+            "Kedi stack trace:",
+            '  File "chains.kedi", line 12',
+            "    lower()",
+            '  File "chains.kedi", line 5, in lower',
+            '    raise KeyError("inner")',
+            "KeyError: 'inner'",
+            "",
+            "The above exception was the direct cause of the following exception:",
+            "",
+            '  File "chains.kedi", line 9, in case chained',
+            "*",
+            "Boom: outer",
+        ],
+        ["ValueError: with note", "note one"],
+        [
+            "ExceptionGroup: grp (2 sub-exceptions)",
+            "  +-+---------------- 1 ----------------",
+            "    | ValueError: a",
+            "    +---------------- 2 ----------------",
+            "    | TypeError: b",
+        ],
+    ):
+        result.stdout.fnmatch_lines(lines)
+    messages = {t["case"]: t["message"] for t in kedi.json("r.json")["tests"]}
+    assert messages["chained"] == "Boom: outer"
+    assert messages["notes"] == "ValueError: with note\nnote one"
+    assert messages["group"].startswith("ExceptionGroup: grp (2 sub-exceptions)\n  +-+")
+    assert "__kedi" not in result.stdout.str()

@@ -134,7 +134,7 @@ def test_a_mapped_error_of_a_subclass_is_caught_by_that_subclass(tmp_path):
 
 @pytest.mark.parametrize("raised", [SystemExit(3), KediValueExecutionError("own")])
 def test_exits_and_kedi_errors_are_not_combined(raised):
-    from pytest_kedi.errors import catchable
+    from pytest_kedi.catchable import catchable
 
     assert catchable(KediExecutionError, type(raised)) is KediExecutionError
 

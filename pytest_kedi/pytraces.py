@@ -1,0 +1,122 @@
+"""Python tracebacks of user code as a Kedi stack trace shows them (docs/language.md#errors):
+the user's frames only, their own lines, no internal names.
+
+A Kedi stack trace ends with the exception that failed. Python shows more of a failure than
+that, and so does the trace: the exception's notes (``add_note``), the members of an exception
+group, and the exceptions it was raised from (``raise ... from e``, or while handling
+another), each with the user's frames of its traceback. `chain_text` and `members_text` give
+those parts; `KediExecutionError.render` places them as Python does (the causes before the
+trace of the exception they caused, the members after it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sysconfig
+import traceback
+from functools import cache
+
+__all__ = ["chain_text", "is_users", "members_text", "notes_lines"]
+
+#: names Kedi gives the code it compiles: not the user's (``__kedi_prelude__.Boom``)
+_INTERNAL_NAMES = re.compile(r"__kedi_\w+__\.(?:<locals>\.)?")
+#: the ``, in <name>`` of a frame of a block or a module, which names nothing the user wrote
+_BLOCK_FRAME = re.compile(r", in (?:__kedi_\w+__|<module>)$", re.MULTILINE)
+
+
+@cache
+def _not_users() -> tuple[str, ...]:
+    """Where code that is not the user's lives: the standard library, installed packages
+    (pydantic-ai, anyio, pytest) and pytest-kedi itself."""
+    paths = sysconfig.get_paths()
+    roots = (paths["stdlib"], paths["purelib"], paths["platlib"], os.path.dirname(__file__))
+    return tuple({os.path.join(os.path.realpath(path), "") for path in roots})
+
+
+def is_users(filename: str) -> bool:
+    """Whether a traceback frame of ``filename`` is the user's: a `.kedi` file, or Python
+    outside the standard library, the installed packages and pytest-kedi."""
+    if filename.endswith(".kedi"):
+        return True
+    if filename.startswith("<"):  # <string>, <frozen ...>
+        return False
+    return not os.path.realpath(filename).startswith(_not_users())
+
+
+def _users_only(exception: traceback.TracebackException, seen: set[int]) -> None:
+    """Keep the user's frames in ``exception``, its causes and its members."""
+    if id(exception) in seen:
+        return
+    seen.add(id(exception))
+    frames = [frame for frame in exception.stack if is_users(frame.filename)]
+    exception.stack = traceback.StackSummary.from_list(frames)
+    for linked in (exception.__cause__, exception.__context__):
+        if linked is not None:
+            _users_only(linked, seen)
+    for member in getattr(exception, "exceptions", None) or ():
+        _users_only(member, seen)
+
+
+def _format(lines: list[str]) -> str:
+    text = "".join(line for line in lines if line != "Traceback (most recent call last):\n")
+    text = _BLOCK_FRAME.sub("", text)
+    return _INTERNAL_NAMES.sub("", text).rstrip("\n")
+
+
+def chain_text(exc: BaseException) -> str:
+    """The exceptions ``exc`` was raised from, as Python shows them above it (each with the
+    user's frames), ending with the line that links them to ``exc``; "" when none shows."""
+    cause = exc.__cause__
+    if cause is None and not exc.__suppress_context__:
+        cause = exc.__context__
+    if cause is None or (exc.__cause__ is None and not _shows(cause)):
+        return ""
+    link = (
+        "The above exception was the direct cause of the following exception:"
+        if exc.__cause__ is not None
+        else "During handling of the above exception, another exception occurred:"
+    )
+    render = getattr(cause, "render", None)  # a Kedi error: its own stack trace
+    if callable(render) and hasattr(cause, "frames"):
+        return f"{render()}\n\n{link}\n"
+    shown = traceback.TracebackException.from_exception(cause)
+    _users_only(shown, set())
+    return f"{_format(list(shown.format()))}\n\n{link}\n"
+
+
+def _shows(exc: BaseException) -> bool:
+    """Whether an exception user code was handling is the user's to see: raised in a frame
+    of the user's, not in pytest-kedi along its own way (a `RecursionError` the interpreter
+    met while unwinding another)."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return is_users(tb.tb_frame.f_code.co_filename)
+
+
+def members_text(exc: BaseException) -> str:
+    """An exception group's members as Python shows them below the group's line, each with
+    the user's frames; "" for any other exception."""
+    if not isinstance(exc, BaseExceptionGroup):
+        return ""
+    shown = traceback.TracebackException.from_exception(exc)
+    _users_only(shown, set())
+    shown.stack = traceback.StackSummary.from_list([])
+    shown.__cause__ = shown.__context__ = None
+    lines = _format(list(shown.format())).splitlines()
+    start = next((i for i, line in enumerate(lines) if line.lstrip().startswith("+-")), None)
+    return "" if start is None else "\n".join(lines[start:])
+
+
+def notes_lines(exc: BaseException) -> list[str]:
+    """The notes ``add_note`` gave ``exc``, as Python prints them under its message."""
+    notes = getattr(exc, "__notes__", None)
+    if not isinstance(notes, (list, tuple)):
+        return []
+    lines: list[str] = []
+    for note in notes:
+        lines += (note if isinstance(note, str) else repr(note)).splitlines() or [""]
+    return lines
