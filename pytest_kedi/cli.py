@@ -278,6 +278,7 @@ def _run_tests(invocation: Invocation, console: _Console) -> int:
 
 def _run_evals(invocation: Invocation, console: _Console) -> int:
     from pytest_kedi.evals import EvalOptions, format_suite_line, run_suite
+    from pytest_kedi.runtime.errors import KediExecutionError
 
     program = _load(invocation, "validate")
     console.print("Evals:")
@@ -297,6 +298,8 @@ def _run_evals(invocation: Invocation, console: _Console) -> int:
         status = FAILED
         where = f"{result.suite}::{result.metric}" if result.metric else result.suite
         console.error(f"Kedi eval error: {where}: {result.error}")
+        if isinstance(result.exception, KediExecutionError):  # its stack trace, as pytest's
+            console.error(result.exception.render())
     return status
 
 

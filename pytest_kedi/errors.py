@@ -221,7 +221,8 @@ class KediExecutionError(KediError):
             if (where, line) == last:
                 continue
             last = (where, line)
-            owner = trace.procedure_name or "<program>"
+            # a unit of no procedure: the Kedi frame running it names it (`data d`)
+            owner = trace.procedure_name or (frames[-1].label if frames else "<program>")
             out.append(f'  File "{where}", line {line}, in {owner} (Python)')
             if trace.snippet:
                 out.append(f"    {trace.snippet.strip()}")

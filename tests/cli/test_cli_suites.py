@@ -153,6 +153,33 @@ def test_missing_dataset_and_loading_errors_fail_the_command(kedi_file, cli) -> 
     assert "Traceback (most recent call last)" not in result.err
 
 
+def test_a_data_loading_failure_prints_its_stack_trace(kedi_file, cli) -> None:
+    """`--eval` printed a data-loading failure as one line (pytest shows its stack trace),
+    and a fence in `> data:` was labelled ``in <program>``."""
+    name = kedi_file("""
+        @eval: q:
+          > data: d:
+            = ```
+            xs = [1]
+            return xs[3]
+            ```
+          > metric: m(d):
+            = `1.0`
+        """)
+    result = cli(name, "--eval")
+    assert result.code == 1
+    assert result.err.splitlines()[1:] == [
+        "Kedi stack trace:",
+        '  File "prog.kedi", line 2, in data d',
+        "    > data: d:",
+        '  File "prog.kedi", line 3, in data d',
+        "    = ```",
+        '  File "prog.kedi", line 5, in data d (Python)',
+        "    return xs[3]",
+        "IndexError: list index out of range",
+    ]
+
+
 def test_empty_dataset_scores_zero_with_no_examples(kedi_file, cli) -> None:
     name = kedi_file("""
         @eval: empty:
