@@ -18,6 +18,7 @@ time from an injected clock, so it is tested without a terminal and without slee
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -191,7 +192,8 @@ def progress_for(
     style = choose_style(
         mode,
         verbosity=config.get_verbosity(),
-        isatty=bool(reporter.isatty()),
+        # a terminal that moves no cursor (`TERM=dumb`: Emacs, some CI consoles) gets lines
+        isatty=bool(reporter.isatty()) and os.environ.get("TERM") != "dumb",
         capture=str(config.getoption("capture", "fd")),
         live_logging=bool(config.getini("log_cli") or config.getoption("log_cli_level", None)),
         worker=worker,

@@ -268,8 +268,9 @@ progress.LIVE_EVERY = 0.0  # redraw after every row: the test needs no slow rows
 """
 
 
-def _run_on_a_terminal(path: Path, *args: str) -> str:
-    """pytest's raw output when its stdout is a terminal (a pseudo-terminal, 80 columns)."""
+def _run_on_a_terminal(path: Path, *args: str, term: str = "xterm") -> str:
+    """pytest's raw output when its stdout is a terminal (a pseudo-terminal, 80 columns,
+    of the kind ``term`` names)."""
     import pty  # POSIX only
 
     master, slave = pty.openpty()
@@ -278,7 +279,7 @@ def _run_on_a_terminal(path: Path, *args: str) -> str:
         for name, value in os.environ.items()
         if not name.startswith(("KEDI_", "PYTEST_", "GITHUB_")) and name != "CI"
     }
-    env.update(COLUMNS="80", LINES="24", PY_COLORS="0")
+    env.update(COLUMNS="80", LINES="24", PY_COLORS="0", TERM=term)
     command = [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:randomly", *args]
     process = subprocess.Popen(
         command, cwd=path, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env
@@ -324,6 +325,17 @@ def test_live_line_on_a_real_terminal_leaves_pytests_output_unchanged(tmp_path: 
     left = left.replace(f"\r\x1b[K\x1b[1A\r\x1b[{column}C", "")
     # what pytest prints while collecting depends on timing: compare from the first item on
     assert _after_collection(left) == _after_collection(plain)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_a_dumb_terminal_gets_plain_progress_lines(tmp_path: Path) -> None:
+    """Under ``TERM=dumb`` (no cursor movement) the live line wrote ``\\x1b[K`` anyway."""
+    (tmp_path / "label.kedi").write_text(LABEL, encoding="utf-8")
+    (tmp_path / "conftest.py").write_text(PTY_CONFTEST, encoding="utf-8")  # drawn each row
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    out = _run_on_a_terminal(tmp_path, "--kedi-eval", "--kedi-rows", "summary", term="dumb")
+    assert "\x1b" not in out
+    assert "- label::exact: 0.6667  [passed]" in out
 
 
 def _after_collection(output: str) -> str:
