@@ -41,8 +41,8 @@ SOURCE = textwrap.dedent("""\
     """)
 
 
-def _case(name: str) -> KediExecutionError:
-    program = load("exits.kedi", source=SOURCE, mode="validate")
+def _case(name: str, path: str = "exits.kedi", source: str = SOURCE) -> KediExecutionError:
+    program = load(path, source=source, mode="validate")
     (suite,) = program.module.test_suites
     case = next(c for c in suite.cases if c.name == name)
     with pytest.raises(KediExecutionError) as caught:
@@ -122,15 +122,6 @@ BASE_SOURCE = textwrap.dedent("""\
     """)
 
 
-def _base_case(name: str) -> KediExecutionError:
-    program = load("halts.kedi", source=BASE_SOURCE, mode="validate")
-    (suite,) = program.module.test_suites
-    case = next(c for c in suite.cases if c.name == name)
-    with pytest.raises(KediExecutionError) as caught:
-        program.run_case(suite, case)
-    return caught.value
-
-
 @pytest.mark.parametrize(
     ("case", "last_line", "line"),
     [
@@ -145,7 +136,7 @@ def test_a_user_base_exception_fails_its_case_with_a_kedi_stack_trace(
 ) -> None:
     """A class deriving from `BaseException` directly escaped Kedi's handling: pytest's own
     traceback naming ``__kedi_prelude__.Halt``, and a row raising one failed its suite."""
-    error = _base_case(case)
+    error = _case(case, "halts.kedi", BASE_SOURCE)
     rendered = error.render()
     assert rendered.startswith("Kedi stack trace:\n")
     lines = rendered.splitlines()
