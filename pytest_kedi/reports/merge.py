@@ -150,6 +150,22 @@ def _status(shards: Sequence[Shard], failed: bool) -> tuple[int, tuple[str, ...]
     return max(statuses, default=0), tuple(notes)
 
 
+def _counted(shards: Sequence[Shard]) -> list[Shard]:
+    """The shards whose model calls the merged run counts: not one whose suites and cases
+    another, larger shard already holds (a shard uploaded twice, a `-k` selection inside
+    another), whose calls that shard counted. Shards that only overlap are all counted."""
+    counted: list[Shard] = []
+    held: set[str] = set()
+    for shard in sorted(shards, key=lambda s: -len(s.run.suites) - len(s.run.tests)):
+        run = shard.run
+        ids = {suite.nodeid for suite in run.suites} | {case.nodeid for case in run.tests}
+        if ids and ids <= held:
+            continue
+        counted.append(shard)
+        held |= ids
+    return counted
+
+
 def merge(shards: Sequence[Shard]) -> Merged:
     """Merge ``shards`` (raises `MergeError` on disagreeing overlaps)."""
     suites = [record for _, record in _collect(shards, "suites").values()]
@@ -173,7 +189,7 @@ def merge(shards: Sequence[Shard]) -> Merged:
         if case.outcome == "failed" and case.nodeid not in expected
     ]
     calls: Counter[str] = Counter()
-    for shard in shards:
+    for shard in _counted(shards):
         calls.update(dict(shard.run.model_calls))
     status, notes = _status(shards, bool(failures))
     run = RunRecord(

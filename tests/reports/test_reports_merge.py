@@ -215,3 +215,14 @@ def test_a_merge_without_model_calls_says_so_as_a_run_does(
         "merged 1 report",
         "models: no model calls",
     ]
+
+
+def test_a_shard_inside_another_adds_no_model_calls(tmp_path: Path) -> None:
+    """Merging a `-k` selection with a run that holds it (or one report twice) summed their
+    model calls (20 for a union that one run makes in 12) while deduplicating the suites."""
+    inner = run([suite(A, 0.5, [row(0, "'a'", 0.5)])], model_calls={"m": 8})
+    outer = run([suite(A, 0.5, [row(0, "'a'", 0.5)]), suite(B, 0.9)], model_calls={"m": 12})
+    assert dict(_merge(tmp_path, inner, outer).run.model_calls) == {"m": 12}
+    assert dict(_merge(tmp_path, outer, outer).run.model_calls) == {"m": 12}
+    disjoint = run([suite(B, 0.9)], model_calls={"m": 4})
+    assert dict(_merge(tmp_path, inner, disjoint).run.model_calls) == {"m": 12}
