@@ -46,6 +46,7 @@ class Output:
 
     written: tuple[Path, ...] = ()
     errors: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # shown in the summary; they do not fail the run
 
 
 def report_outputs(settings: KediSettings) -> tuple[tuple[str, Path | None], ...]:

@@ -47,7 +47,8 @@ def write_reports(
     """Write the JSON report, the rows JSONL and the views that ``settings`` ask for."""
     streamed = stream_reports(run, settings.report_path, settings.rows_jsonl_path)
     views = write_views(settings, run, xfailed=xfailed, exitstatus=exitstatus, started=started)
-    return Output((*streamed.written, *views.written), (*streamed.errors, *views.errors))
+    written, errors = (*streamed.written, *views.written), (*streamed.errors, *views.errors)
+    return Output(written, errors, tuple(views.notes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,7 @@ class Summary:
     untouched: Sequence[Path]  # report paths left alone because no Kedi item ran
     errors: Sequence[str]
     baseline: Sequence[str] = ()  # the comparison with --kedi-baseline, when given
+    notes: Sequence[str] = ()  # what could not be written but fails nothing (job summary)
 
 
 def _width(tr: Any) -> int:
@@ -86,7 +88,9 @@ class _Printable:
 
 def write_summary(tr: Any, summary: Summary, *, verbose: bool) -> None:
     """Print the ``kedi`` section (only write errors under pytest's ``--no-summary``)."""
-    if not (summary.suites or summary.tests or summary.errors or summary.untouched):
+    if not (
+        summary.suites or summary.tests or summary.errors or summary.notes or summary.untouched
+    ):
         return
     tr = _Printable(tr)
     if tr.no_summary:
@@ -131,3 +135,5 @@ def write_summary(tr: Any, summary: Summary, *, verbose: bool) -> None:
         tr.write_line(f"kedi report not written (no Kedi item ran): {path}")
     for error in summary.errors:
         tr.write_line(f"kedi: {error}", red=True)
+    for note in summary.notes:
+        tr.write_line(f"kedi: {note}")

@@ -418,6 +418,7 @@ class KediSession:
             untouched=self.untouched,
             errors=self.output.errors,
             baseline=self._baseline_lines(),
+            notes=self.output.notes,
         )
         write_summary(tr, summary, verbose=self.config.get_verbosity() > 0)
 

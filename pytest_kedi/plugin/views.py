@@ -24,6 +24,7 @@ __all__ = ["ViewOutcome", "write_views"]
 class ViewOutcome:
     written: list[Path] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # shown, but do not fail the run
 
 
 def write_views(
@@ -68,4 +69,7 @@ def _write(outcome: ViewOutcome, path: Path, render: Callable[[], str], *, appen
             write_text_atomic(path, text)
         outcome.written.append(path)
     except OSError as exc:
-        outcome.errors.append(f"cannot write {path}: {reason(exc)}")
+        if append:  # $GITHUB_STEP_SUMMARY, not a report the user asked for: a note
+            outcome.notes.append(f"cannot append the job summary to {path}: {reason(exc)}")
+        else:
+            outcome.errors.append(f"cannot write {path}: {reason(exc)}")

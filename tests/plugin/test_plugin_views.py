@@ -92,6 +92,20 @@ def test_step_summary_is_appended_when_set(kedi: Kedi, monkeypatch: pytest.Monke
     assert "| initials::exact | 0.6667 | — | ✅ passed | — | 0 |" in text
 
 
+def test_a_job_summary_that_cannot_be_appended_fails_nothing(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``$GITHUB_STEP_SUMMARY`` in a missing directory turned a green run into exit 1
+    (the summary is pytest-kedi's courtesy to the job, not a report the user asked for)."""
+    kedi.write("demo.kedi", DEMO)
+    missing = kedi.pytester.path / "no_such_dir" / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(missing))
+    result = kedi.run("--kedi-eval")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["kedi: cannot append the job summary to *summary.md: *"])
+    assert not missing.exists()
+
+
 @pytest.mark.parametrize(
     ("env", "args"),
     [({"KEDI_MARKDOWN": "off"}, ()), ({}, ("--kedi-markdown=off",)), ({}, ("--kedi-markdown=",))],
