@@ -50,7 +50,10 @@ def load_unit(
             except (OSError, UnicodeDecodeError) as exc:
                 raise KediImportError(f"cannot read {text_path}: {_reason(exc)}") from exc
     source_file = SourceFile(text_path, module.source)
-    prelude_vars: dict[str, Any] = {"__name__": "__kedi_prelude__"}
+    # One warnings registry for the file's Python, as a module has one: each block's run
+    # gets fresh globals, which share it, so the default action shows a warning once per
+    # location, not once per row or call (docs/language.md#python-warnings).
+    prelude_vars: dict[str, Any] = {"__name__": "__kedi_prelude__", "__warningregistry__": {}}
     prelude_scope = Scope(prelude_vars, None, "prelude", AgentState())
     if module.prelude is not None and re.search(r"\bglobal\b", module.prelude.code.source):
         prelude_scope.volatile = True  # prelude functions may rebind prelude globals
