@@ -135,7 +135,9 @@ def relative_locations(text: str) -> str:
 
 
 def exception_location(exc: BaseException) -> str | None:
-    """``path:line`` of the innermost located `.kedi` position of a Kedi error, if any."""
+    """``path:line`` of the innermost located `.kedi` position of a Kedi error or, for an
+    exception that reached the row as it was raised (a pytest outcome: ``pytest.skip()``,
+    ``pytest.fail()``), of its traceback's innermost `.kedi` line; None when there is none."""
     for err in reversed(list(_chain(exc))):
         if not isinstance(err, KediExecutionError):
             continue
@@ -143,4 +145,11 @@ def exception_location(exc: BaseException) -> str | None:
         line = err.line
         if span is not None and line is not None:
             return f"{display_path(span.path)}:{line}"
-    return None
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:  # embedded Python is compiled with its `.kedi` file and lines
+        path = tb.tb_frame.f_code.co_filename
+        if path.endswith(".kedi"):
+            found = f"{display_path(path)}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return found

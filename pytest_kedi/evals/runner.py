@@ -373,7 +373,9 @@ def _errored(
     else:
         text = describe_exception(exc)
         where = exception_location(exc)
-        error = f"{text} (at {where})" if where else text
+        # A message that names its location already (a strict type check's) is not given
+        # it twice.
+        error = f"{text} (at {where})" if where and f" {where}: " not in text else text
         error_class = classify_exception(exc)
     return _row(
         index, name, value, expected, f"error: {text}", error, error_class, elapsed, exc,

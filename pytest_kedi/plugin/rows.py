@@ -37,6 +37,7 @@ except ImportError:  # pragma: no cover - pytest without built-in subtests
 __all__ = [
     "SUBTESTS_AVAILABLE",
     "emit_row_reports",
+    "located_feedback",
     "row_label",
     "row_line",
     "rows_html",
@@ -113,9 +114,26 @@ def row_line(row: RowResult, *, limit: int | None) -> str:
         line += " | expected " + row.expected
     if row.output is not None:
         line += " | output " + row.output
-    if row.feedback is not None:
-        line += " | " + clip(row.feedback, limit)
+    feedback = located_feedback(row)
+    if feedback is not None:
+        line += " | " + clip(feedback, limit)
     return line
+
+
+def located_feedback(row: RowResult) -> str | None:
+    """The row's feedback, with its error's `.kedi` location when the row raised:
+    ``error: ValueError: bad (at lib.kedi:3)`` (the feedback itself stays Kedi's
+    ``error: <ExceptionType>: <message>``; ``row.error`` carries the location)."""
+    feedback, error = row.feedback, row.error
+    if (
+        error is not None
+        and feedback is not None
+        and feedback.startswith("error: ")
+        and len(error) > len(feedback) - 7
+        and error.startswith(feedback[7:])
+    ):
+        return "error: " + error
+    return feedback
 
 
 def rows_section(rows: Sequence[RowResult]) -> str:

@@ -377,3 +377,55 @@ def test_no_row_result_outlives_the_session(kedi: Kedi) -> None:
     result = kedi.subprocess("--kedi-eval", "--kedi-rows", "summary")
     result.assert_outcomes(passed=2)
     assert (kedi.pytester.path / "alive.txt").read_text() == "0"
+
+
+ROW_ERRORS = """\
+@eval: sk:
+  > data: xs:
+    = `[1, 2, 3]`
+  > metric: m(xs):
+    = ```
+    import pytest
+    if xs == 2:
+        raise ValueError("bad two")
+    if xs == 3:
+        pytest.fail("three fails")
+    return 1.0
+    ```
+"""
+
+
+def test_row_errors_name_their_kedi_line_in_the_terminal(kedi: Kedi) -> None:
+    """A row that raised shows the `.kedi` line that raised in the failed suite's worst
+    rows and the ``-v`` row lines (it was only in the JSON report's ``error``), a row's
+    ``pytest.fail()`` too; a strict type check's message, which names its line, does not
+    get it twice. The feedback stays ``error: <ExceptionType>: <message>``."""
+    kedi.write("scores.kedi", SCORES)
+    kedi.write("errs.kedi", ROW_ERRORS)
+    result = kedi.run("--kedi-eval", "--kedi-min-score", "0.9", "-v", "--kedi-report", "r.json")
+    result.assert_outcomes(failed=2)
+    for lines in (  # xdist may order the failures differently
+        [
+            "worst rows (2 of 3):",
+            "  row 1: score 0.0000 | input 2 | error: ValueError: bad two (at errs.kedi:8)",
+            "  row 2: score 0.0000 | input 3 | error: Failed: three fails (at errs.kedi:10)",
+        ],
+        [
+            "  row 3: score 0.0000 | input None | expected 1 | error: KediTypeExecutionError: "
+            "scores.kedi:1: parameter 'text' of wc expects str, got None (NoneType)",
+        ],
+        ["    row 1: score 0.0000 | input 2 | error: ValueError: bad two (at errs.kedi:8)"],
+        ["- sk::m: 0.3333 | error: ValueError: bad two; error: Failed: three fails  [[]FAILED*"],
+    ):
+        result.stdout.fnmatch_lines(lines)
+    rows = {s["procedure"]: s["rows"] for s in kedi.json("r.json")["suites"]}
+    assert [row["error"] for row in rows["sk"]] == [
+        None,
+        "ValueError: bad two (at errs.kedi:8)",
+        "Failed: three fails (at errs.kedi:10)",
+    ]
+    assert rows["wc"][3]["error"].endswith("got None (NoneType)")
+    assert [row["feedback"] for row in rows["sk"]][1:] == [
+        "error: ValueError: bad two",
+        "error: Failed: three fails",
+    ]

@@ -110,9 +110,9 @@ def test_pytest_outcomes_and_exits_from_kedi_code(kedi: Kedi) -> None:
     rows = next(s for s in report["suites"] if s["procedure"] == "rows")["rows"]
     assert [(r["score"], r["error"]) for r in rows] == [
         (1.0, None),
-        (0.0, "Skipped: row"),
+        (0.0, "Skipped: row (at outcomes.kedi:27)"),
         (0.0, "SystemExit: 3 (at outcomes.kedi:29)"),
-        (0.0, "XFailed: x"),
+        (0.0, "XFailed: x (at outcomes.kedi:31)"),
     ]
 
 
