@@ -19,6 +19,7 @@ import pytest
 from pytest_kedi.plugin import resolution
 from pytest_kedi.plugin.collect import KediFile, received_collect_error
 from pytest_kedi.plugin.listener import explain_skips
+from pytest_kedi.plugin.rootcheck import check_rootdir
 from pytest_kedi.plugin.session import KediSession
 
 __all__ = [
@@ -52,6 +53,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    check_rootdir(config)
     KediSession.start(config)
 
 
