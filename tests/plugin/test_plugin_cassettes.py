@@ -149,6 +149,8 @@ def test_strict_miss_is_a_row_error_and_never_a_live_call(
     assert openai_stub.requests == []
     suite = kedi.json("r.json")["suites"][0]
     assert suite["errors_by_class"] == {"cassette_miss": 3}
+    assert kedi.json("r.json")["model_calls"] == {}  # a miss calls no model
+    result.stdout.fnmatch_lines(["models: no model calls (default: openai-chat:local)"])
     feedback = str(_rows(kedi)[0]["feedback"])
     assert "procedure classify" in feedback
     assert "classify.kedi.cassette.json" in feedback
@@ -160,8 +162,12 @@ def test_strict_miss_with_the_offline_model_makes_no_call(kedi: Kedi) -> None:
     kedi.write("classify.kedi", CLASSIFY)
     result = kedi.run("--kedi-eval", "--kedi-record-mode", "strict", "--kedi-report", "r.json")
     result.assert_outcomes(passed=1)
-    assert kedi.json("r.json")["suites"][0]["errors_by_class"] == {"cassette_miss": 3}
-    result.stdout.no_fnmatch_line("*synthetic output*calls*")
+    report = kedi.json("r.json")
+    assert report["suites"][0]["errors_by_class"] == {"cassette_miss": 3}
+    # No model was called (nor answered): the offline model is not flagged as answering.
+    assert report["model_calls"] == {}
+    result.stdout.fnmatch_lines(["models: no model calls (default: test)"])
+    result.stdout.no_fnmatch_line("*synthetic output*")
 
 
 def test_replay_records_only_the_misses(kedi: Kedi, monkeypatch: pytest.MonkeyPatch) -> None:

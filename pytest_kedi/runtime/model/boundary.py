@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic_core import to_json
 
 from pytest_kedi.constants import ENV_MODEL
-from pytest_kedi.errors import ModelError, UnsupportedFeature
+from pytest_kedi.errors import CassetteMiss, ModelError, UnsupportedFeature
 from pytest_kedi.runtime import rowscope
 from pytest_kedi.runtime.caches import OnceNotice
 from pytest_kedi.runtime.model.adapter import Adapter, PydanticAIAdapter
@@ -215,6 +215,18 @@ class ModelBoundary:
             _print_synthetic_notice()
         return plan, instructions
 
+    def _not_called(self, plan: _StatePlan) -> None:
+        """A strict replay's miss: no model was called (nor answered), so the call `_prepare`
+        counted is taken back (the ``models:`` line counts the calls models received)."""
+        label = plan.label
+        with self._count_lock:
+            left = self._calls.get(label, 0) - 1
+            if left > 0:
+                self._calls[label] = left
+            else:
+                self._calls.pop(label, None)
+            self.synthetic_calls -= plan.synthetic
+
     def _route_for(self, plan: _StatePlan, schema: Mapping[str, Any]) -> Any:
         """The adapter's replay route for calls in ``plan``'s state with ``schema``, kept
         in the plan (``None``: such calls take the adapter's usual path)."""
@@ -277,29 +289,33 @@ class ModelBoundary:
                             scope.output_tokens += tokens_out
                     replayed: dict[str, Any] = output
                     return replayed
-        if scope is None:
-            result = self.adapter.produce_sync(
-                template=template,
-                output_schema=schema,
-                model=model,
-                instructions=instructions,
-                settings=settings,
-            )
-        else:
-            result = self._recorded(
-                scope,
-                label,
-                template,
-                instructions,
-                lambda stats: self.adapter.produce_sync(
+        try:
+            if scope is None:
+                result = self.adapter.produce_sync(
                     template=template,
                     output_schema=schema,
                     model=model,
                     instructions=instructions,
                     settings=settings,
-                    stats=stats,
-                ),
-            )
+                )
+            else:
+                result = self._recorded(
+                    scope,
+                    label,
+                    template,
+                    instructions,
+                    lambda stats: self.adapter.produce_sync(
+                        template=template,
+                        output_schema=schema,
+                        model=model,
+                        instructions=instructions,
+                        settings=settings,
+                        stats=stats,
+                    ),
+                )
+        except CassetteMiss:
+            self._not_called(plan)
+            raise
         missing = [name for name in schema if name not in result]
         if missing:
             raise ModelError(f"model output is missing field(s): {', '.join(missing)}")
@@ -310,24 +326,28 @@ class ModelBoundary:
         plan, instructions = self._prepare(state)
         model, settings, label = plan.model, plan.settings, plan.label
         scope = rowscope.current()
-        if scope is None:
-            text = self.adapter.invoke_sync(
-                prompt=prompt, model=model, instructions=instructions, settings=settings
-            )
-        else:
-            text = self._recorded(
-                scope,
-                label,
-                prompt,
-                instructions,
-                lambda stats: self.adapter.invoke_sync(
-                    prompt=prompt,
-                    model=model,
-                    instructions=instructions,
-                    settings=settings,
-                    stats=stats,
-                ),
-            )
+        try:
+            if scope is None:
+                text = self.adapter.invoke_sync(
+                    prompt=prompt, model=model, instructions=instructions, settings=settings
+                )
+            else:
+                text = self._recorded(
+                    scope,
+                    label,
+                    prompt,
+                    instructions,
+                    lambda stats: self.adapter.invoke_sync(
+                        prompt=prompt,
+                        model=model,
+                        instructions=instructions,
+                        settings=settings,
+                        stats=stats,
+                    ),
+                )
+        except CassetteMiss:
+            self._not_called(plan)
+            raise
         if not isinstance(text, str):
             raise ModelError(f"model returned {type(text).__name__}, expected text")
         return text
