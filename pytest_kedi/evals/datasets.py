@@ -14,11 +14,12 @@ Other iterables: a 2-tuple (tuple subclasses included) is ``(input, expected)`` 
 
 from __future__ import annotations
 
+import linecache
 from collections.abc import ItemsView, Mapping
 from itertools import islice
 from typing import Any, Final
 
-from pytest_kedi.errors import KediExecutionError, KediSuiteError
+from pytest_kedi.errors import KediExecutionError, KediSuiteError, KediTraceFrame
 from pytest_kedi.evals.classify import describe_exception, exception_location
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric, Span
 from pytest_kedi.runtime.cancel import STATE as CANCEL
@@ -121,6 +122,17 @@ def materialize_rows(value: Any, dataset: Dataset, max_rows: int | None = None) 
             raise
         if not isinstance(exc, KediExecutionError):  # raised by a lazy dataset's own code
             exc = python_error(exc)  # located at its `.kedi` lines, as an eager one is
+            if dataset.span is not None:  # under the dataset's frame, as an eager one is
+                exc.with_outer_frame(
+                    KediTraceFrame(
+                        kind="dataset",
+                        label=_describe(dataset).replace("'", ""),
+                        span=dataset.span,
+                        source_snippet=linecache.getline(
+                            dataset.span.path, dataset.span.start_line
+                        ).strip(),
+                    )
+                )
         where = exception_location(exc) or locate(dataset.span)
         at = f" at {where}" if where else ""
         raise KediSuiteError(

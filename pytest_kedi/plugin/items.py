@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
+import linecache
 import re
 import time
 from collections.abc import Callable
@@ -280,6 +281,12 @@ class KediCaseItem(KediItem):
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.case_outline.line - 1, self.name
 
+    def _case_frame(self) -> tuple[str, int, str, str]:
+        """The case's own frame of a Kedi stack trace: path, line, label, source."""
+        line = self.case_outline.line
+        source = linecache.getline(str(self.path), line).strip()
+        return str(self.path), line, f"case {self.case_outline.name}", source
+
     def _failure(
         self, raised: BaseException, where: Where, message: str, how: str, text: str
     ) -> KediFailure:
@@ -322,7 +329,7 @@ class KediCaseItem(KediItem):
             from pytest_kedi.evals.classify import relative_locations
             from pytest_kedi.plugin.outcomes import failed_trace
 
-            text, where, message = failed_trace(error)
+            text, where, message = failed_trace(error, self._case_frame())
             self._publish("failed", message)
             text = relative_locations(text)
             failure = self._failure(error, where, message, "failed", text)

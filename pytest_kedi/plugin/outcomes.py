@@ -9,7 +9,6 @@ pytest's skip location already names the ``.kedi`` line.
 from __future__ import annotations
 
 import linecache
-import traceback
 
 import pytest
 
@@ -32,28 +31,48 @@ def case_outcome(report: pytest.TestReport) -> str:
     return report.outcome
 
 
-def failed_trace(error: BaseException) -> tuple[str, tuple[str | None, int | None], str]:
+def failed_trace(
+    error: BaseException, header: tuple[str, int, str, str] | None = None
+) -> tuple[str, tuple[str | None, int | None], str]:
     """``pytest.fail()`` raised in a case, in a procedure it called or by the model a
     template called, as a Kedi stack trace of the user's frames (the ``.kedi`` lines and
     the user's own Python: no frame of pytest-kedi, pydantic-ai or the standard library),
     the innermost ``.kedi`` file and line, and the trace's last part, ``Failed: <message>``
-    (over several lines if the message has them)."""
-    lines = ["Kedi stack trace:"]
+    (over several lines if the message has them).
+
+    ``header`` (path, line, label, source) is the case's own frame (``> case: name:``),
+    shown first; each `.kedi` line is labelled as a Kedi stack trace labels it (``in case
+    name``, ``in proc``; the innermost ``in proc (Python)``)."""
+    from pytest_kedi.runtime.pyerrors import PYTHON_UNITS
+
+    entries: list[tuple[str, int, str, str, bool]] = []  # path, line, label, source, .kedi
     kedi_line: tuple[str | None, int | None] = (None, None)
+    if header is not None:
+        entries.append((*header, True))
     if getattr(error, "pytrace", True):
-        for frame in traceback.extract_tb(error.__traceback__):
-            name = frame.filename
+        tb = error.__traceback__
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            name, lineno = code.co_filename, tb.tb_lineno
+            tb = tb.tb_next
             if not is_users(name):  # pytest-kedi's, pydantic-ai's, the standard library's
                 continue
+            source = linecache.getline(name, lineno).strip()
             if name.endswith(".kedi"):
-                kedi_line = (name, frame.lineno)
-                where = f'  File "{name}", line {frame.lineno}'
+                kedi_line = (name, lineno)
+                unit = PYTHON_UNITS.codes.get(id(code))
+                label = unit[1].procedure if unit is not None and unit[0] is code else None
+                entries.append((name, lineno, label or "", source, True))
             else:
-                where = f'  File "{display_path(name)}", line {frame.lineno}, in {frame.name}'
-            lines.append(where)
-            source = frame.line or linecache.getline(name, frame.lineno or 0)
-            if source.strip():
-                lines.append(f"    {source.strip()}")
+                entries.append((display_path(name), lineno, code.co_name, source, False))
+    lines = ["Kedi stack trace:"]
+    last = len(entries) - 1
+    for index, (name, lineno, label, source, kedi) in enumerate(entries):
+        if kedi and label and index == last and index > 0:
+            label += " (Python)"  # the innermost unit, as a Kedi stack trace shows it
+        lines.append(f'  File "{name}", line {lineno}' + (f", in {label}" if label else ""))
+        if source:
+            lines.append(f"    {source}")
     message = str(getattr(error, "msg", "") or "").rstrip()
     final = f"Failed: {message}" if message else "Failed"
     lines.append(final)

@@ -156,7 +156,9 @@ def pytest_kedi_model(config):
 
 def test_pytest_fail_shows_the_users_frames_only(kedi: Kedi) -> None:
     """`pytest.fail()` in Kedi code or in the model showed pytest's own traceback: frames
-    named ``__kedi_block__`` and pydantic-ai's and anyio's internals."""
+    named ``__kedi_block__`` and pydantic-ai's and anyio's internals. Its Kedi stack trace
+    starts at the case's line and labels each `.kedi` line as every other case failure's
+    does (it had neither)."""
     kedi.pytester.makeconftest(FAILING_MODEL)
     kedi.write("fails.kedi", FAILS)
     result = kedi.run("--kedi-eval", "--tb=short")
@@ -166,9 +168,11 @@ def test_pytest_fail_shows_the_users_frames_only(kedi: Kedi) -> None:
             "fails.kedi:8: Failed: failed in helper",
             "*",
             "Kedi stack trace:",
-            '  File "fails.kedi", line 18',
+            '  File "fails.kedi", line 17, in case via_helper',
+            "    > case: via_helper:",
+            '  File "fails.kedi", line 18, in case via_helper',
             "    `helper()`",
-            '  File "fails.kedi", line 8',
+            '  File "fails.kedi", line 8, in helper (Python)',
             '    pytest.fail("failed in helper")',
             "Failed: failed in helper",
         ],
@@ -176,7 +180,9 @@ def test_pytest_fail_shows_the_users_frames_only(kedi: Kedi) -> None:
             "fails.kedi:20: Failed: unexpected prompt in fake model",
             "*",
             "Kedi stack trace:",
-            '  File "fails.kedi", line 20',
+            '  File "fails.kedi", line 19, in case by_the_model',
+            "    > case: by_the_model:",
+            '  File "fails.kedi", line 20, in case by_the_model',
             '    `ask("FAIL")`',
             '  File "conftest.py", line 6, in answer',
             '    pytest.fail("unexpected prompt in fake model")',

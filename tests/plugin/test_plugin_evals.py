@@ -429,3 +429,57 @@ def test_row_errors_name_their_kedi_line_in_the_terminal(kedi: Kedi) -> None:
         "error: ValueError: bad two",
         "error: Failed: three fails",
     ]
+
+
+LAZY_FAILS = """\
+```
+def rows():
+    yield (1, 1)
+    raise ValueError("rows broke")
+```
+
+@ident(x: int) -> int:
+  = `x`
+
+@eval: ident:
+  > data: xs:
+    = `rows()`
+  > metric: m(xs):
+    = `ident(xs) == expected`
+
+@eval: inline:
+  > data: ys:
+    = `((i, 1 // (2 - i)) for i in range(3))`
+  > metric: m(ys):
+    = `ident(ys) == expected`
+"""
+
+
+def test_a_lazy_dataset_failing_as_it_is_read_keeps_its_data_frame(kedi: Kedi) -> None:
+    """A generator dataset raising while its rows were read had a Kedi stack trace of the
+    raising line alone: the ``> data:`` frame an eager dataset's trace starts with was lost."""
+    kedi.write("lazy.kedi", LAZY_FAILS)
+    result = kedi.run("--kedi-eval")
+    result.assert_outcomes(failed=2)
+    for lines in (  # xdist may order the failures differently
+        [
+            "lazy.kedi:10: @eval: ident failed before scoring: data-loading failed for data "
+            "'xs' at lazy.kedi:4: ValueError: rows broke",
+            "",
+            "Kedi stack trace:",
+            '  File "lazy.kedi", line 11, in data xs',
+            "    > data: xs:",
+            '  File "lazy.kedi", line 4, in <prelude> (Python)',
+            '    raise ValueError("rows broke")',
+            "ValueError: rows broke",
+        ],
+        [
+            "Kedi stack trace:",
+            '  File "lazy.kedi", line 17, in data ys',
+            "    > data: ys:",
+            '  File "lazy.kedi", line 18, in data ys (Python)',
+            "    = `((i, 1 // (2 - i)) for i in range(3))`",
+            "ZeroDivisionError: integer division or modulo by zero",
+        ],
+    ):
+        result.stdout.fnmatch_lines(lines)
