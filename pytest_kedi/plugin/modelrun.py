@@ -28,11 +28,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.runtime.model.cassettes import CassetteBook
     from pytest_kedi.runtime.model.policy import ModelPolicy
 
-__all__ = ["CASSETTES_KEY", "PARTIAL_KEY", "ModelRun", "cassette_path"]
+__all__ = ["CASSETTES_KEY", "HANDOVER", "PARTIAL_KEY", "ModelRun", "cassette_path"]
 
 #: ``workeroutput`` keys: a worker's cassette recordings and why its run was partial
 CASSETTES_KEY = "kedi_cassettes"
 PARTIAL_KEY = "kedi_partial"
+#: the report attribute a worker's hand-over travels on (`ModelRun.hand_over`)
+HANDOVER = "kedi_handover"
 CASSETTE_SUFFIX = ".cassette.json"
 #: pytest options that run only part of the collected items
 _FILTERS = (
@@ -69,6 +71,7 @@ class ModelRun:
         self.partial: list[str] = []  # why this run is not complete (for pruning)
         self.written: list[Path] = []
         self.notes: list[str] = []  # terminal lines (controller)
+        self._sent_calls: dict[str, dict[str, int]] = {}  # a worker's, handed over, by file
         self._base()
 
     # ------------------------------------------------------------------ programs
@@ -116,6 +119,12 @@ class ModelRun:
             return RequestBudget(limit, f"the run (--kedi-max-requests {limit})")
         workers = max(1, int(workerinput.get("workercount", 1)))
         index = int(str(workerinput.get("workerid", "gw0")).removeprefix("gw") or 0)
+        if index >= workers:  # replaces a crashed worker, whose spending was not handed over
+            return RequestBudget(
+                0,
+                f"worker {workerinput.get('workerid')} (it replaces a crashed worker; no share "
+                f"of --kedi-max-requests {limit} is known to be left)",
+            )
         share = limit // workers + (1 if index < limit % workers else 0)
         return RequestBudget(
             share,
@@ -157,10 +166,51 @@ class ModelRun:
             return f"--kedi-rerun {self.settings.rerun} runs part of the rows"
         return self.partial[0] if self.partial else None
 
+    # ------------------------------------------------------------------ hand-over
+    def hand_over(self, report: pytest.TestReport, path: Path, calls: Mapping[str, int]) -> None:
+        """A worker's Kedi item ended: what it recorded and used in cassettes, and its
+        file's model calls since the last hand-over, travel on its teardown report, so a
+        worker that dies later loses none of it (`take_over` reads it)."""
+        sent = self._sent_calls.setdefault(str(path), {})
+        delta = {name: count - sent.get(name, 0) for name, count in calls.items()}
+        delta = {name: count for name, count in delta.items() if count}
+        sent.update(calls)
+        payload: dict[str, object] = {"calls": delta} if delta else {}
+        if self.book is not None:
+            taken = self.book.take()
+            if taken:
+                payload["cassettes"] = taken
+        if payload:
+            setattr(report, HANDOVER, payload)
+
+    def calls_left(self, calls: Mapping[str, int]) -> dict[str, int]:
+        """``calls`` (a worker's own, in every file) less those handed over already."""
+        left = dict(calls)
+        for sent in self._sent_calls.values():
+            for name, count in sent.items():
+                left[name] = left.get(name, 0) - count
+        return {name: count for name, count in left.items() if count}
+
+    def take_over(self, payload: object) -> dict[str, int]:
+        """The controller reads a report's hand-over: its cassette part joins the book; its
+        model calls are returned."""
+        if not isinstance(payload, dict):
+            return {}
+        cassettes = payload.get("cassettes")
+        if isinstance(cassettes, dict) and self.book is not None:
+            self.book.absorb(cassettes)
+        calls = payload.get("calls")
+        return {str(k): int(v) for k, v in calls.items()} if isinstance(calls, dict) else {}
+
+    def worker_crashed(self, nodeid: str) -> None:
+        """An xdist worker died running ``nodeid``: what that item recorded and used in
+        cassettes was not handed over, so the run is not complete (no pruning)."""
+        self.partial.append(f"a worker crashed while running {nodeid}")
+
     # ------------------------------------------------------------------ end of run
     def worker_finish(self, workeroutput: MutableMapping[str, object]) -> None:
         if self.book is not None:
-            workeroutput[CASSETTES_KEY] = self.book.export()
+            workeroutput[CASSETTES_KEY] = self.book.take()
         if self.partial:
             workeroutput[PARTIAL_KEY] = list(self.partial)
 

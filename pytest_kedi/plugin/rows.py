@@ -36,6 +36,7 @@ except ImportError:  # pragma: no cover - pytest without built-in subtests
 
 __all__ = [
     "SUBTESTS_AVAILABLE",
+    "add_html_rows",
     "emit_row_reports",
     "located_feedback",
     "row_label",
@@ -159,6 +160,18 @@ def rows_section(rows: Sequence[RowResult]) -> str:
         else:
             append(row_line(row, limit=400))
     return "\n".join(lines)
+
+
+def add_html_rows(config: pytest.Config, rows: Sequence[RowResult], report: Any) -> None:
+    """pytest-html (``--html``) in summary mode: the rows table in the item's extras."""
+    if not getattr(config.option, "htmlpath", None):
+        return
+    try:
+        from pytest_html import extras
+    except ImportError:  # pragma: no cover - --html without pytest-html is not an option
+        return
+    previous = list(getattr(report, "extras", []))
+    report.extras = [*previous, extras.html(rows_html(rows))]
 
 
 def rows_html(rows: Sequence[RowResult]) -> str:

@@ -28,12 +28,12 @@ from pytest_kedi.plugin.collect import KediCacheFile, KediFile, cache_program, i
 from pytest_kedi.plugin.itembase import KediItem
 from pytest_kedi.plugin.items import KediEvalItem
 from pytest_kedi.plugin.listener import SUB_RESULTS, ReportListener
-from pytest_kedi.plugin.modelrun import ModelRun
+from pytest_kedi.plugin.modelrun import HANDOVER, ModelRun
 from pytest_kedi.plugin.outcomes import expected_failure
 from pytest_kedi.plugin.outline import LazyModule
 from pytest_kedi.plugin.outputs import Output, check_report_paths, other_reports, report_outputs
 from pytest_kedi.plugin.parsecache import ParseCache, caches_for
-from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE, rows_html
+from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE, add_html_rows
 from pytest_kedi.plugin.settings import KediSettings
 from pytest_kedi.plugin.signals import interrupted, stop_on_sigterm
 from pytest_kedi.plugin.state import SESSION_KEY, TEST_MODEL, ProgramCache
@@ -57,7 +57,7 @@ USAGE_ERRORS_KEY = "kedi_usage_errors"
 
 
 #: The attributes a report carries a Kedi item's record in (`transport`).
-REPORT_CARRIERS = frozenset((REPORT_SUITE, REPORT_CASE, REPORT_MODEL))
+REPORT_CARRIERS = frozenset((REPORT_SUITE, REPORT_CASE, REPORT_MODEL, HANDOVER))
 
 
 class KediSession:
@@ -243,24 +243,15 @@ class KediSession:
         # read by `log_report`, next (a phase that carries nothing is not kept)
         if carried is not None and not carried.nothing:
             self._carried[id(report)] = (report, carried)
-        if when == "call" and isinstance(published, SuiteRecord):
-            self._add_html_rows(published, report)
+        summary = self.settings.rows_mode == "summary"  # pytest-html's extras: the rows table
+        if when == "call" and summary and isinstance(published, SuiteRecord) and published.rows:
+            add_html_rows(self.config, published.rows, report)
         if when == "teardown":  # a rerun (pytest-rerunfailures) starts afresh
             self._published.pop(nodeid, None)
             self._models.pop(nodeid, None)
-
-    def _add_html_rows(self, record: SuiteRecord, report: pytest.TestReport) -> None:
-        """pytest-html (``--html``) in summary mode: the rows table in the item's extras."""
-        if self.settings.rows_mode != "summary" or not record.rows:
-            return
-        if not getattr(self.config.option, "htmlpath", None):
-            return
-        try:
-            from pytest_html import extras
-        except ImportError:  # pragma: no cover - --html without pytest-html is not an option
-            return
-        previous = list(getattr(report, "extras", []))
-        report.extras = [*previous, extras.html(rows_html(record.rows))]  # type: ignore[attr-defined]
+            if self.worker:  # what it recorded and its file's calls survive a crash now
+                calls = self.programs.model_calls_of(item.path)
+                self.models.hand_over(report, item.path, calls)
 
     # ------------------------------------------------------------------ controller
 
@@ -279,6 +270,7 @@ class KediSession:
         else:  # from an xdist worker
             from pytest_kedi.plugin import transport
 
+            self.model_calls.update(self.models.take_over(report.__dict__.pop(HANDOVER, None)))
             suite, case = transport.suite_of(report), transport.case_of(report)
             model = transport.model_of(report)
             transport.release(report)
@@ -301,6 +293,7 @@ class KediSession:
         from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
 
         message = clean_text(" ".join(str(report.longrepr).split()))
+        self.models.worker_crashed(report.nodeid)
         record = crash_record(
             self.config.rootpath, report.nodeid, message, self.settings.threshold_for
         )
@@ -347,7 +340,7 @@ class KediSession:
             code_cache.close()  # (in memory: forgotten)
         workeroutput = getattr(self.config, "workeroutput", None)
         if workeroutput is not None:  # the controller decides the exit status
-            workeroutput[MODEL_CALLS_KEY] = own_calls
+            workeroutput[MODEL_CALLS_KEY] = self.models.calls_left(own_calls)
             if own_errors:
                 workeroutput[USAGE_ERRORS_KEY] = list(own_errors)
             self.models.worker_finish(workeroutput)

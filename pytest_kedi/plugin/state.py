@@ -119,6 +119,11 @@ class ProgramCache:
                 totals[name] = totals.get(name, 0) + count
         return totals
 
+    def model_calls_of(self, path: Path) -> dict[str, int]:
+        """The model calls the program loaded from ``path`` made so far (none loaded: {})."""
+        entry = self._programs.get(path)
+        return entry.program.model_calls() if isinstance(entry, LoadedProgram) else {}
+
     def program_for(self, path: Path, ihook: Any) -> LoadedProgram:
         """Load ``path`` once per process (validate mode); raise `ProgramLoadError`."""
         with self._lock:

@@ -105,12 +105,16 @@ class _Shelf:
     """What a book holds of one cassette file: its entries on disk (indexed on first use),
     the answers recorded in this process and the keys requests used."""
 
-    __slots__ = ("disk", "new", "used")
+    __slots__ = ("disk", "fresh_new", "fresh_used", "new", "sent", "used")
 
     def __init__(self) -> None:
         self.disk: dict[str, Entry | str] | None = None
         self.new: dict[str, Entry] = {}
         self.used: set[str] = set()
+        # what `CassetteBook.take` has not handed over yet
+        self.sent = False
+        self.fresh_new: dict[str, Entry] = {}
+        self.fresh_used: set[str] = set()
 
 
 class CassetteBook:
@@ -158,8 +162,9 @@ class CassetteBook:
                 if disk is None:
                     disk = self._read(path, shelf)
                 stored = disk.get(key)
-            if stored is not None:
+            if stored is not None and key not in shelf.used:
                 shelf.used.add(key)
+                shelf.fresh_used.add(key)
         return stored
 
     def store(self, path: Path, key: str, entry: Entry) -> None:
@@ -167,7 +172,10 @@ class CassetteBook:
         with self._lock:
             shelf = self._shelf(path)
             shelf.new[key] = cleaned
-            shelf.used.add(key)
+            shelf.fresh_new[key] = cleaned
+            if key not in shelf.used:
+                shelf.used.add(key)
+                shelf.fresh_used.add(key)
 
     def _read(self, path: Path, shelf: _Shelf) -> dict[str, Entry | str]:
         version, entries = index_cassette(path)
@@ -194,6 +202,21 @@ class CassetteBook:
                 str(path): {"new": shelf.new, "used": sorted(shelf.used)}
                 for path, shelf in sorted(self._shelves.items())
             }
+
+    def take(self) -> dict[str, Any]:
+        """What this process recorded, used and attached since the last `take`, as `export`
+        gives it: an xdist worker hands it over item by item, so that a worker that dies
+        loses only what the item it was running did."""
+        taken: dict[str, Any] = {}
+        with self._lock:
+            for path, shelf in self._shelves.items():
+                if shelf.sent and not shelf.fresh_new and not shelf.fresh_used:
+                    continue
+                taken[str(path)] = {"new": shelf.fresh_new, "used": sorted(shelf.fresh_used)}
+                shelf.sent = True
+                shelf.fresh_new = {}
+                shelf.fresh_used = set()
+        return taken
 
     def absorb(self, exported: Mapping[str, Any]) -> None:
         """Add another process's `export`."""
