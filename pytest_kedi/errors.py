@@ -90,6 +90,7 @@ FRAME_KINDS = frozenset(
         "dataset",
         "case",
         "directive",
+        "module",  # a line of the user's own Python module (`.py`), between `.kedi` frames
     }
 )
 
@@ -111,7 +112,11 @@ class KediPythonTrace:
 
     ``python_line`` is 1-based in the embedded code; ``python_column`` is the 1-based column
     of the failing expression, counted in its `.kedi` line (embedded code is compiled at
-    its `.kedi` positions), or None when Python records none."""
+    its `.kedi` positions), or None when Python records none.
+
+    A line of the user's own Python module that embedded code called (a helper in a `.py`
+    file) has ``function`` set, its name: ``virtual_filename`` and ``python_line`` are then
+    that file and line, and ``kedi_span``/``kedi_line`` are None (it locates nothing)."""
 
     code: str
     virtual_filename: str
@@ -121,6 +126,7 @@ class KediPythonTrace:
     kedi_line: int | None
     snippet: str
     procedure_name: str | None = None
+    function: str | None = None
 
 
 #: Frames rendered at each end of a very deep stack.
@@ -169,7 +175,7 @@ class KediExecutionError(KediError):
         """The innermost located span (the failing line)."""
         spans = chain(
             (trace.kedi_span for trace in reversed(self.python_traces)),
-            (frame.span for frame in reversed(self.frames)),
+            (frame.span for frame in reversed(self.frames) if frame.kind != "module"),
         )
         return next((span for span in spans if span is not None), None)
 
@@ -216,6 +222,13 @@ class KediExecutionError(KediError):
             if frame.source_snippet:
                 out.append(f"    {dim}{frame.source_snippet.strip()}{reset}")
         for trace in self.python_traces:
+            if trace.function is not None:  # the user's own `.py` module
+                where, line, name = trace.virtual_filename, trace.python_line, trace.function
+                out.append(f'  File "{where}", line {line}, in {name}')
+                if trace.snippet:
+                    out.append(f"    {trace.snippet.strip()}")
+                last = None
+                continue
             where = trace.kedi_span.path if trace.kedi_span is not None else "<python>"
             line = trace.kedi_line if trace.kedi_line is not None else trace.python_line
             if (where, line) == last:

@@ -19,9 +19,11 @@ from pytest_kedi.errors import (
     KediTypeExecutionError,
     KediValueExecutionError,
 )
+from pytest_kedi.lang.nodes import Span
+from pytest_kedi.pytraces import is_users
 from pytest_kedi.runtime.caches import register
 from pytest_kedi.runtime.sourcefile import SourceFile
-from pytest_kedi.text import exception_text, line_list
+from pytest_kedi.text import display_path, exception_text, line_list
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang.nodes import PyCode
@@ -162,8 +164,32 @@ def _traces(exc: BaseException, origin: Origin | None = None) -> list[KediPython
                     procedure_name=info.procedure,
                 )
             )
+        elif entry is None and _users_module(f_code.co_filename):
+            traces.append(_module_trace(f_code, tb.tb_lineno))
         tb = tb.tb_next
     return traces
+
+
+def _users_module(filename: str) -> bool:
+    """Whether ``filename`` is the user's own Python module (a helper `.py` file embedded
+    code imported), not a `.kedi` file, pytest-kedi, an installed package or the standard
+    library."""
+    return not filename.endswith(".kedi") and is_users(filename)
+
+
+def _module_trace(code: types.CodeType, line: int) -> KediPythonTrace:
+    """A line of the user's own Python module, as Python's traceback shows it."""
+    filename = code.co_filename
+    return KediPythonTrace(
+        code="",
+        virtual_filename=display_path(filename),
+        python_line=line,
+        python_column=None,
+        kedi_span=None,
+        kedi_line=None,
+        snippet=linecache.getline(filename, line).strip(),
+        function=code.co_name,
+    )
 
 
 def _column(code: types.CodeType, lasti: int) -> int | None:
@@ -178,6 +204,22 @@ def _column(code: types.CodeType, lasti: int) -> int | None:
     return None
 
 
+def _as_frame(trace: KediPythonTrace) -> KediTraceFrame:
+    """A trace entry as a frame of a Kedi error raised further in (a procedure that
+    embedded code, or the user's module it called, called)."""
+    if trace.function is not None:  # the user's own module: shown, never a location
+        line = trace.python_line
+        span = Span(trace.virtual_filename, line, 1, line, 1, 0, 0)
+        return KediTraceFrame("module", trace.function, span, None, trace.snippet)
+    return KediTraceFrame(
+        kind="python",
+        label=trace.procedure_name or "<program>",
+        span=trace.kedi_span,
+        procedure_name=trace.procedure_name,
+        source_snippet=trace.snippet.strip(),
+    )
+
+
 def python_error(
     exc: BaseException, unit: object = None, *, origin: Origin | None = None
 ) -> KediExecutionError:
@@ -187,16 +229,7 @@ def python_error(
     standing for the given unit's code where it first appears in the traceback."""
     traces = _traces(exc, origin)
     if isinstance(exc, KediExecutionError):
-        frames = [
-            KediTraceFrame(
-                kind="python",
-                label=t.procedure_name or "<program>",
-                span=t.kedi_span,
-                procedure_name=t.procedure_name,
-                source_snippet=t.snippet.strip(),
-            )
-            for t in traces
-        ]
+        frames = [_as_frame(t) for t in traces]
         exc.frames = (*frames, *exc.frames)
         return exc.with_traceback(None)
     cls: type[KediExecutionError] = KediExecutionError

@@ -422,3 +422,86 @@ def test_causes_notes_and_group_members_are_shown(kedi: Kedi) -> None:
     assert messages["notes"] == "ValueError: with note\nnote one"
     assert messages["group"].startswith("ExceptionGroup: grp (2 sub-exceptions)\n  +-+")
     assert "__kedi" not in result.stdout.str()
+
+
+HELPERS = """\
+def parse(text):
+    return int(text)
+
+
+def outer(text):
+    return parse(text)
+
+
+def twice(proc, text):
+    return proc(text) * 2
+"""
+
+USES_HELPERS = """\
+```
+import helpers
+```
+
+@conv(x: str) -> int:
+  = `helpers.outer(x)`
+
+@doubled(x: str) -> int:
+  = `helpers.twice(conv, x)`
+
+@test: conv:
+  > case: bad:
+    `assert conv("zz") == 1`
+  > case: through:
+    `assert doubled("zz") == 2`
+"""
+
+
+def test_a_stack_trace_shows_the_users_python_helper_frames(kedi: Kedi) -> None:
+    """An exception raised in the user's own `.py` module, called from Kedi, ended the
+    Kedi stack trace at the `.kedi` line that called it: the helper's own lines, where it
+    failed, were not shown (Python's traceback shows them). They follow, as Python shows
+    them; a helper that calls back into Kedi keeps its frame between the two `.kedi` ones.
+    The error is still located at its innermost `.kedi` line."""
+    kedi.pytester.makeini("[pytest]\npythonpath = .\n")
+    kedi.write("helpers.py", HELPERS)
+    kedi.write("uses.kedi", USES_HELPERS)
+    result = kedi.run("--kedi-eval", "--tb=short")
+    result.assert_outcomes(failed=2)
+    for lines in (
+        [
+            "uses.kedi:6: ValueError: invalid literal for int() with base 10: 'zz'",
+            "*",
+            "Kedi stack trace:",
+            '  File "uses.kedi", line 12, in case bad',
+            "    > case: bad:",
+            '  File "uses.kedi", line 13, in case bad',
+            '    `assert conv("zz") == 1`',
+            '  File "uses.kedi", line 5, in conv',
+            "    @conv(x: str) -> int:",
+            '  File "uses.kedi", line 6, in conv',
+            "    = `helpers.outer(x)`",
+            '  File "helpers.py", line 6, in outer',
+            "    return parse(text)",
+            '  File "helpers.py", line 2, in parse',
+            "    return int(text)",
+            "ValueError: invalid literal for int() with base 10: 'zz'",
+        ],
+        [
+            "uses.kedi:6: ValueError: invalid literal for int() with base 10: 'zz'",
+            "*",
+            "Kedi stack trace:",
+            '  File "uses.kedi", line 14, in case through',
+            "*",
+            '  File "uses.kedi", line 9, in doubled',
+            "    = `helpers.twice(conv, x)`",
+            '  File "helpers.py", line 10, in twice',
+            "    return proc(text) * 2",
+            '  File "uses.kedi", line 5, in conv',
+            "*",
+            '  File "helpers.py", line 2, in parse',
+            "    return int(text)",
+            "ValueError: invalid literal for int() with base 10: 'zz'",
+        ],
+    ):
+        result.stdout.fnmatch_lines(lines)
+    assert "site-packages" not in result.stdout.str()
