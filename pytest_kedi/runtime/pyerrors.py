@@ -28,7 +28,14 @@ from pytest_kedi.text import display_path, exception_text, line_list
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang.nodes import PyCode
 
-__all__ = ["PYTHON_UNITS", "PythonUnits", "UnitInfo", "python_error", "syntax_error"]
+__all__ = [
+    "PYTHON_UNITS",
+    "PythonUnits",
+    "UnitInfo",
+    "module_traces",
+    "python_error",
+    "syntax_error",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +175,19 @@ def _traces(exc: BaseException, origin: Origin | None = None) -> list[KediPython
             traces.append(_module_trace(f_code, tb.tb_lineno))
         tb = tb.tb_next
     return traces
+
+
+def module_traces(exc: BaseException | None) -> tuple[KediPythonTrace, ...]:
+    """The lines of the user's own Python modules in ``exc``'s traceback (a model function
+    a ``conftest.py`` defines, which raised inside the model boundary), outermost first."""
+    traces: list[KediPythonTrace] = []
+    tb = exc.__traceback__ if exc is not None else None
+    while tb is not None:
+        f_code = tb.tb_frame.f_code
+        if _users_module(f_code.co_filename):
+            traces.append(_module_trace(f_code, tb.tb_lineno))
+        tb = tb.tb_next
+    return tuple(traces)
 
 
 def _users_module(filename: str) -> bool:

@@ -505,3 +505,44 @@ def test_a_stack_trace_shows_the_users_python_helper_frames(kedi: Kedi) -> None:
     ):
         result.stdout.fnmatch_lines(lines)
     assert "site-packages" not in result.stdout.str()
+
+
+BROKEN_MODEL = """\
+import pytest
+from pydantic_ai.models.function import FunctionModel
+
+
+def answer(messages, info):
+    raise ValueError("model helper broke")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_kedi_model(config):
+    return FunctionModel(answer, model_name="broken")
+"""
+
+
+def test_a_model_error_shows_where_the_users_model_function_raised(kedi: Kedi) -> None:
+    """A model function of the user's own (a `FunctionModel` in conftest.py) that raised
+    was reported at the template line alone: its own line, where it raised, now follows."""
+    kedi.pytester.makeconftest(BROKEN_MODEL)
+    kedi.write(
+        "m.kedi",
+        '@ask(q: str) -> str:\n  >> Answer <q>.\n\n@test: ask:\n  > case: one:\n    `ask("x")`\n',
+    )
+    result = kedi.run("--kedi-eval", "--tb=short")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "m.kedi:2: KediModelError: m.kedi:2: model call failed (function:broken): "
+            "ValueError: model helper broke",
+            "*",
+            '  File "m.kedi", line 2, in ask',
+            "    >> Answer <q>.",
+            '  File "conftest.py", line 6, in answer',
+            '    raise ValueError("model helper broke")',
+            "KediModelError: m.kedi:2: model call failed (function:broken): "
+            "ValueError: model helper broke",
+        ]
+    )
+    assert "pydantic_ai" not in result.stdout.str()

@@ -23,6 +23,7 @@ from pytest_kedi.runtime.cancel import check_current, checkpoint
 from pytest_kedi.runtime.context import Frame
 from pytest_kedi.runtime.evaluate import render_text, resolve_type, type_violation, where
 from pytest_kedi.runtime.interpreter import check_assignable, exec_stmt
+from pytest_kedi.runtime.pyerrors import module_traces
 from pytest_kedi.runtime.types import (
     describe_type,
     field_description,
@@ -50,7 +51,9 @@ def _failure(ctx: Frame, node: nodes.Node, exc: UnsupportedFeature | ModelError)
     message = exc.message
     if isinstance(exc, CassetteMiss):
         message += f" (procedure {ctx.procedure_name or '<top level>'})"
-    return KediModelError(f"{where(ctx, node)}: {message}")
+    # where the user's own model function (a `FunctionModel` in conftest.py) raised
+    traces = module_traces(exc.__cause__)
+    return KediModelError(f"{where(ctx, node)}: {message}", python_traces=traces)
 
 
 def _schema_entry(tp: Any) -> tuple[Any, str | None]:
