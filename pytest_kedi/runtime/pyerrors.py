@@ -102,7 +102,7 @@ def syntax_error(
     if relative:
         from pytest_kedi.lang.pycheck import locate_syntax_error
 
-        kedi_line, column = locate_syntax_error(info.code, exc)
+        kedi_line, column = locate_syntax_error(info.code, exc, source_file.lines)
     else:
         kedi_line, column = exc.lineno or info.code.line, exc.offset or 1
     py_line = kedi_line - info.code.line + 1

@@ -153,6 +153,20 @@ def test_zero_division_in_fence_inside_procedure_maps_to_exact_line(run, tmp_pat
     assert err.frames[1].procedure_name == "ratio"
 
 
+def test_a_tab_indented_fence_is_located_at_character_columns(kedi):
+    # a tab is one character of the line (four columns of indentation only)
+    src = "@ratio(n: int) -> float:\n\t= ```\n\ta = n\n    b = 0\n\treturn a / b\n\t```\n"
+    with pytest.raises(KediExecutionError) as info:
+        kedi(src + "= <ratio(`1`)>\n").run()
+    trace = info.value.python_traces[-1]
+    assert (trace.kedi_line, trace.python_column) == (5, 9)
+    with pytest.raises(KediExecutionError) as info:
+        kedi(src.replace("b = 0", "b = +* 0") + "= <ratio(`1`)>\n").run()
+    trace, error = info.value.python_traces[-1], info.value.original
+    assert (trace.kedi_line, trace.python_column) == (4, 10)
+    assert isinstance(error, SyntaxError) and (error.lineno, error.offset) == (4, 10)
+
+
 def test_error_in_prelude_function_shows_both_lines(run):
     src = """
     ```
