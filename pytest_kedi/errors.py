@@ -110,8 +110,9 @@ class KediPythonTrace:
     """One embedded-Python traceback entry mapped back to its `.kedi` line.
 
     ``python_line`` is 1-based in the embedded code; ``python_column`` is the 1-based column
-    of the failing expression, counted in its `.kedi` line (embedded code is compiled at
-    its `.kedi` positions), or None when Python records none."""
+    of the failing expression, counted in characters of its `.kedi` line (embedded code is
+    compiled at its `.kedi` positions; Python's byte offsets are converted), or None when
+    Python records none."""
 
     code: str
     virtual_filename: str

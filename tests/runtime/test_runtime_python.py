@@ -167,6 +167,24 @@ def test_a_tab_indented_fence_is_located_at_character_columns(kedi):
     assert isinstance(error, SyntaxError) and (error.lineno, error.offset) == (4, 10)
 
 
+@pytest.mark.parametrize(
+    ("source", "line", "column"),
+    [
+        ('[a] = `"ééé" + (1/0)`\n', 1, 17),  # at run time: the `1` of `1/0`
+        ('[a] = `"ééé" + (yield)`\n', 1, 17),  # compiling: the `yield`
+        ('@f() -> int:\n  = ```\n  x = "日本"; nonlocal q\n  ```\n= <f()>\n', 3, 13),
+    ],
+)
+def test_a_python_error_after_non_ascii_text_is_at_its_character_column(run, source, line, column):
+    # Python counts UTF-8 bytes (`é` is two); a column counts characters
+    with pytest.raises(KediExecutionError) as info:
+        run(source)
+    trace = info.value.python_traces[-1]
+    assert (trace.kedi_line, trace.python_column) == (line, column)
+    if isinstance(info.value.original, SyntaxError):
+        assert info.value.original.offset == column
+
+
 def test_error_in_prelude_function_shows_both_lines(run):
     src = """
     ```
