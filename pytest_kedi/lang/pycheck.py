@@ -151,6 +151,8 @@ def parse_snippet(source: str, expr: bool, line: int, path: str) -> Parsed:
             line += source[: len(source) - len(source.lstrip())].count("\n")
     else:
         text, mode = source, "exec"
+    if "\r" in text:
+        _lone_carriage_return(text)
     pad = line - 1
     if pad >= _ALWAYS_AT_LINE and _MAY_WARN.search(text) is None:
         try:
@@ -166,6 +168,28 @@ def parse_snippet(source: str, expr: bool, line: int, path: str) -> Parsed:
             if exc.end_lineno is not None:
                 exc.end_lineno = max(exc.end_lineno - pad, 1)
         raise
+
+
+#: A carriage return that does not end a line (``\r\n`` does).
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
+def _lone_carriage_return(text: str) -> None:
+    """Refuse a lone carriage return in ``text``, located in it (as `locate_syntax_error`
+    reads a syntax error): Python ends a line there, Kedi does not (docs/language.md#lines),
+    so Python's lines and columns would not be the `.kedi` file's, and a string holding
+    one would change."""
+    found = _LONE_CR.search(text)
+    if found is None:
+        return
+    at = found.start()
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    message = (
+        "a carriage return (U+000D) not followed by a line feed is not allowed in Python "
+        "code: Python would end the line there (write '\\r' in a string)"
+    )
+    raise SyntaxError(message, ("", line, column, "", line, column))
 
 
 def _compile(

@@ -95,6 +95,30 @@ def test_a_syntax_error_in_a_tab_indented_fence_is_at_its_character_column(
     assert rendered[at + 1 : at + 3] == ["  " + source.split("\n")[line - 1], "  " + caret]
 
 
+@pytest.mark.parametrize(
+    ("source", "line", "column"),
+    [
+        ("@f() -> int:\n  = ```\n  x = 1\r  y = +* 2\n  return x\n  ```\n", 3, 8),
+        ("@f() -> int:\n  = ```\n  x = 1\r  y = 1\n  return x\n  ```\n", 3, 8),
+        ("[a] = `(1,\r 2)`\n", 1, 11),
+        ('[a] = `"""x\ry"""`\n', 1, 12),
+        ("@f() -> int:\n  `x = 1\r`\n  = `x`\n", 2, 9),
+    ],
+)
+def test_a_lone_carriage_return_in_python_is_located_where_it_is(
+    source: str, line: int, column: int
+) -> None:
+    # Python ends a line at a lone CR, Kedi does not: its lines would not be the file's
+    with pytest.raises(KediParseError) as info:
+        check_python(parse(source, "m.kedi"))
+    (diagnostic,) = info.value.diagnostics
+    assert (diagnostic.line, diagnostic.column) == (line, column)
+    assert diagnostic.message == (
+        "Python syntax error: a carriage return (U+000D) not followed by a line feed is not "
+        "allowed in Python code: Python would end the line there (write '\\r' in a string)"
+    )
+
+
 WARNING_SOURCE = """\
 @f(text: str) -> int:
   = `len(text) + len("\\d")`

@@ -185,6 +185,19 @@ def test_a_python_error_after_non_ascii_text_is_at_its_character_column(run, sou
         assert info.value.original.offset == column
 
 
+def test_a_lone_carriage_return_in_python_fails_at_its_kedi_line(kedi):
+    # Python would end a line at it (and turn it into "\n" in a string): refused, located
+    for source, line, column in [
+        ("@f() -> int:\n  = ```\n  x = 1\r  y = 1 / 0\n  return x\n  ```\n= <f()>\n", 3, 8),
+        ('[a] = `"""x\ry"""`\n= `a`\n', 1, 12),
+    ]:
+        with pytest.raises(KediExecutionError) as info:
+            kedi(source).run()
+        trace, error = info.value.python_traces[-1], info.value.original
+        assert (trace.kedi_line, trace.python_column) == (line, column)
+        assert isinstance(error, SyntaxError) and error.msg.startswith("a carriage return")
+
+
 def test_error_in_prelude_function_shows_both_lines(run):
     src = """
     ```
