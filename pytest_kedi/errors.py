@@ -37,7 +37,7 @@ from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from pytest_kedi.text import exception_text, line_list, one_line
+from pytest_kedi.text import exception_text, line_list, one_line, printable
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang.nodes import Span
@@ -215,7 +215,7 @@ class KediExecutionError(KediError):
             last = key
             out.append(f'  File "{key[0]}", line {key[1]}, in {frame.label}')
             if frame.source_snippet:
-                out.append(f"    {dim}{frame.source_snippet.strip()}{reset}")
+                out.append(f"    {dim}{printable(frame.source_snippet.strip())}{reset}")
         for trace in self.python_traces:
             where = trace.kedi_span.path if trace.kedi_span is not None else "<python>"
             line = trace.kedi_line if trace.kedi_line is not None else trace.python_line
@@ -226,7 +226,7 @@ class KediExecutionError(KediError):
             owner = trace.procedure_name or (frames[-1].label if frames else "<program>")
             out.append(f'  File "{where}", line {line}, in {owner} (Python)')
             if trace.snippet:
-                out.append(f"    {trace.snippet.strip()}")
+                out.append(f"    {printable(trace.snippet.strip())}")
         out.append(f"{red}{self.final_text}{reset}")
         return "\n".join(out)
 

@@ -198,6 +198,22 @@ def test_a_lone_carriage_return_in_python_fails_at_its_kedi_line(kedi):
         assert isinstance(error, SyntaxError) and error.msg.startswith("a carriage return")
 
 
+def test_control_characters_in_a_stack_trace_are_escaped(run):
+    src = (
+        "```\ndef boom():\n    return '\x1b[2J' + (1 / 0)\n"
+        "def boom2():\n    try:\n        boom()\n    except Exception as e:\n"
+        "        raise ValueError('x') from e\n```\n[a] = `'\x07' and boom2()`\n"
+    )
+    with pytest.raises(KediExecutionError) as info:
+        run(src)
+    lines = str(info.value).splitlines()
+    assert not any(c in line for line in lines for c in "\x1b\x07")
+    assert "    [a] = `'\\x07' and boom2()`" in lines  # the Kedi frame's line
+    # Python's carets under the cause's line stay under `1 / 0` once its ESC is escaped
+    at = lines.index("    return '\\x1b[2J' + (1 / 0)")
+    assert lines[at + 1].index("^") == lines[at].index("/")
+
+
 def test_error_in_prelude_function_shows_both_lines(run):
     src = """
     ```
