@@ -37,7 +37,7 @@ from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from pytest_kedi.text import exception_text, line_list, one_line
+from pytest_kedi.text import exception_text, line_list, one_line, printable
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang.nodes import Span
@@ -111,8 +111,9 @@ class KediPythonTrace:
     """One embedded-Python traceback entry mapped back to its `.kedi` line.
 
     ``python_line`` is 1-based in the embedded code; ``python_column`` is the 1-based column
-    of the failing expression, counted in its `.kedi` line (embedded code is compiled at
-    its `.kedi` positions), or None when Python records none.
+    of the failing expression, counted in characters of its `.kedi` line (embedded code is
+    compiled at its `.kedi` positions; Python's byte offsets are converted), or None when
+    Python records none.
 
     A line of the user's own Python module that embedded code called (a helper in a `.py`
     file) has ``function`` set, its name: ``virtual_filename`` and ``python_line`` are then
@@ -220,13 +221,13 @@ class KediExecutionError(KediError):
             last = key
             out.append(f'  File "{key[0]}", line {key[1]}, in {frame.label}')
             if frame.source_snippet:
-                out.append(f"    {dim}{frame.source_snippet.strip()}{reset}")
+                out.append(f"    {dim}{printable(frame.source_snippet.strip())}{reset}")
         for trace in self.python_traces:
             if trace.function is not None:  # the user's own `.py` module
                 where, line, name = trace.virtual_filename, trace.python_line, trace.function
                 out.append(f'  File "{where}", line {line}, in {name}')
                 if trace.snippet:
-                    out.append(f"    {trace.snippet.strip()}")
+                    out.append(f"    {printable(trace.snippet.strip())}")
                 last = None
                 continue
             where = trace.kedi_span.path if trace.kedi_span is not None else "<python>"
@@ -238,7 +239,7 @@ class KediExecutionError(KediError):
             owner = trace.procedure_name or (frames[-1].label if frames else "<program>")
             out.append(f'  File "{where}", line {line}, in {owner} (Python)')
             if trace.snippet:
-                out.append(f"    {trace.snippet.strip()}")
+                out.append(f"    {printable(trace.snippet.strip())}")
         out.append(f"{red}{self.final_text}{reset}")
         return "\n".join(out)
 

@@ -17,6 +17,8 @@ import sysconfig
 import traceback
 from functools import cache
 
+from pytest_kedi.text import printable, printable_marks
+
 __all__ = ["chain_text", "is_users", "members_text", "notes_lines"]
 
 #: names Kedi gives the code it compiles: not the user's (``__kedi_prelude__.Boom``)
@@ -58,10 +60,21 @@ def _users_only(exception: traceback.TracebackException, seen: set[int]) -> None
         _users_only(member, seen)
 
 
+#: a line of Python's carets under the source line above it
+_MARKS = re.compile(r" *[~^][ ~^]*")
+
+
 def _format(lines: list[str]) -> str:
     text = "".join(line for line in lines if line != "Traceback (most recent call last):\n")
-    text = _BLOCK_FRAME.sub("", text)
-    return _INTERNAL_NAMES.sub("", text).rstrip("\n")
+    text = _INTERNAL_NAMES.sub("", _BLOCK_FRAME.sub("", text)).rstrip("\n")
+    if text.isprintable():
+        return text
+    # A source line's control characters as their escapes, its carets moved under them.
+    shown = text.split("\n")
+    for index in range(len(shown) - 1):
+        if _MARKS.fullmatch(shown[index + 1]):
+            shown[index + 1] = printable_marks(shown[index], shown[index + 1])
+    return "\n".join(map(printable, shown))
 
 
 def chain_text(exc: BaseException) -> str:

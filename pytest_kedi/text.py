@@ -16,6 +16,7 @@ __all__ = [
     "line_list",
     "one_line",
     "printable",
+    "printable_marks",
     "truncate",
 ]
 
@@ -94,8 +95,19 @@ _CONTROLS = {
 
 def printable(text: str) -> str:
     """``text`` safe to print on a terminal: control characters a metric's feedback or a
-    model's answer may hold (an ESC starting a colour or cursor sequence, a NUL) are shown
-    as their escapes, so they cannot restyle or garble a CI log."""
+    model's answer may hold (an ESC starting a colour or cursor sequence, a NUL), or a
+    quoted source line (a lone carriage return), are shown as their escapes, so they cannot
+    restyle or garble a CI log. Tabs are kept (a caret line copies them)."""
     if text.isprintable():
         return text
     return text.translate(_CONTROLS)
+
+
+def printable_marks(line: str, marks: str) -> str:
+    """``marks`` (a caret line: one mark or blank under each character of ``line``) moved
+    under `printable` ``line``: a mark under an escaped character is repeated under each
+    character of its escape."""
+    if line.isprintable():
+        return marks
+    shown = (len(printable(ch)) for ch in line)
+    return "".join(mark * next(shown, 1) for mark in marks)

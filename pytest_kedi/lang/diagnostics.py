@@ -8,6 +8,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from pytest_kedi.errors import KediError
+from pytest_kedi.text import printable
 
 __all__ = ["DEBUG_ENV", "Diagnostic", "KediParseError", "debug_from_env"]
 
@@ -42,15 +43,16 @@ class Diagnostic:
     def render(self) -> str:
         name = self.path
         text = self.source_line.rstrip("\r\n") if self.source_line else ""
-        # Keep the source line verbatim; the caret's padding copies its tabs, so the
-        # caret sits under the column whatever width a terminal gives a tab, and takes
-        # the cells a terminal gives the rest (two for a wide character, none for a
-        # combining one).
+        # Keep the source line as written but for its control characters, shown as their
+        # escapes (`\x1b`: raw, one could restyle or garble a terminal); the caret's
+        # padding copies its tabs, so the caret sits under the column whatever width a
+        # terminal gives a tab, and takes the cells a terminal gives the rest (two for a
+        # wide character, none for a combining one, one per character of an escape).
         prefix = text[: max(self.column, 1) - 1]
-        caret_pad = "".join(map(_pad, prefix))
+        caret_pad = "".join(map(_pad, printable(prefix)))
         caret_pad += " " * (max(self.column, 1) - 1 - len(prefix))
         out = [f'  File "{name}", line {self.line}, column {self.column}']
-        out.append(f"  {text}")
+        out.append(f"  {printable(text)}")
         out.append(f"  {caret_pad}^")
         out.append("")
         out.append("Kedi error: ParseError")

@@ -16,11 +16,12 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
+from pytest_kedi.lang.scanner import fence_dedent
 
 __all__ = [
     "Parsed",
@@ -76,8 +77,12 @@ def snippets(node: Any) -> Iterator[n.PyCode | n.TypeRef]:
                 push(getattr(current, name))
 
 
-def locate_syntax_error(snippet: n.PyCode | n.TypeRef, exc: SyntaxError) -> tuple[int, int]:
-    """The `.kedi` (line, column) of a syntax error in ``snippet``."""
+def locate_syntax_error(
+    snippet: n.PyCode | n.TypeRef, exc: SyntaxError, lines: Sequence[str]
+) -> tuple[int, int]:
+    """The `.kedi` (line, column) of a syntax error in ``snippet``, the column counted in
+    characters as every diagnostic counts it (a tab is one); ``lines``: the `.kedi` file's
+    lines (a fence's body lines were dedented by their own leading characters)."""
     py_line = max(exc.lineno or 1, 1)
     offset = max(exc.offset or 1, 1)
     if isinstance(snippet, n.TypeRef):
@@ -92,9 +97,14 @@ def locate_syntax_error(snippet: n.PyCode | n.TypeRef, exc: SyntaxError) -> tupl
         if "\n" in skipped:
             col = 1
         col += len(skipped.rsplit("\n", 1)[-1])
-    if py_line == 1 or kind == "block":
-        # Fence lines are all dedented by the fence's indentation.
-        return line + py_line - 1, col + offset - 1
+    if kind == "block":
+        # Each fence line lost the characters of the fence's indentation: a tab is one
+        # character but four columns of indentation (docs/language.md#indentation).
+        line += py_line - 1
+        raw = lines[line - 1] if 1 <= line <= len(lines) else ""
+        return line, fence_dedent(raw, col) + offset
+    if py_line == 1:
+        return line, col + offset - 1
     return line + py_line - 1, offset
 
 
@@ -141,6 +151,8 @@ def parse_snippet(source: str, expr: bool, line: int, path: str) -> Parsed:
             line += source[: len(source) - len(source.lstrip())].count("\n")
     else:
         text, mode = source, "exec"
+    if "\r" in text:
+        _lone_carriage_return(text)
     pad = line - 1
     if pad >= _ALWAYS_AT_LINE and _MAY_WARN.search(text) is None:
         try:
@@ -156,6 +168,28 @@ def parse_snippet(source: str, expr: bool, line: int, path: str) -> Parsed:
             if exc.end_lineno is not None:
                 exc.end_lineno = max(exc.end_lineno - pad, 1)
         raise
+
+
+#: A carriage return that does not end a line (``\r\n`` does).
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
+def _lone_carriage_return(text: str) -> None:
+    """Refuse a lone carriage return in ``text``, located in it (as `locate_syntax_error`
+    reads a syntax error): Python ends a line there, Kedi does not (docs/language.md#lines),
+    so Python's lines and columns would not be the `.kedi` file's, and a string holding
+    one would change."""
+    found = _LONE_CR.search(text)
+    if found is None:
+        return
+    at = found.start()
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    message = (
+        "a carriage return (U+000D) not followed by a line feed is not allowed in Python "
+        "code: Python would end the line there (write '\\r' in a string)"
+    )
+    raise SyntaxError(message, ("", line, column, "", line, column))
 
 
 def _compile(
@@ -205,7 +239,7 @@ def python_diagnostics(
         exc = _compile(snippet, path, trees)
         if exc is None:
             continue
-        line, col = locate_syntax_error(snippet, exc)
+        line, col = locate_syntax_error(snippet, exc, lines)
         text = lines[line - 1] if 1 <= line <= len(lines) else ""
         message = f"Python syntax error: {exc.msg}"
         found.append(Diagnostic(module.path, line, col, message, text))

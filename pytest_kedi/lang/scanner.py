@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from pytest_kedi.lang.source import KediSyntaxError, Source
 
-__all__ = ["DocBlock", "Fence", "Item", "scan"]
+__all__ = ["DocBlock", "Fence", "Item", "fence_dedent", "scan"]
 
 FENCE = "```"
 _OPAQUE = re.compile(r"```|`[^`]*`|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
@@ -102,6 +102,14 @@ def _dedent(line: str, width: int) -> str:
         taken += 4 if line[i] == "\t" else 1
         i += 1
     return line[i:]
+
+
+def fence_dedent(line: str, col: int) -> int:
+    """How many characters the dedent of a fence body takes from ``line``, a body line as
+    the `.kedi` file holds it (``col``: the fence's `PyCode.col`, its indentation width + 1).
+    A tab is four columns of indentation (docs/language.md#indentation) but one character
+    of the line: Python's columns in the dedented text are shifted by this count."""
+    return len(line) - len(_dedent(line, col - 1))
 
 
 def _paren_depth(text: str, depth: int) -> int:

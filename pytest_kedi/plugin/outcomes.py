@@ -13,7 +13,7 @@ import linecache
 import pytest
 
 from pytest_kedi.pytraces import is_users
-from pytest_kedi.text import display_path
+from pytest_kedi.text import display_path, printable
 
 __all__ = ["case_outcome", "expected_failure", "failed_trace"]
 
@@ -72,7 +72,7 @@ def failed_trace(
             label += " (Python)"  # the innermost unit, as a Kedi stack trace shows it
         lines.append(f'  File "{name}", line {lineno}' + (f", in {label}" if label else ""))
         if source:
-            lines.append(f"    {source}")
+            lines.append(f"    {printable(source)}")  # a control character as its escape
     message = str(getattr(error, "msg", "") or "").rstrip()
     final = f"Failed: {message}" if message else "Failed"
     lines.append(final)

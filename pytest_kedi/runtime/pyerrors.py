@@ -111,9 +111,10 @@ def syntax_error(
     if relative:
         from pytest_kedi.lang.pycheck import locate_syntax_error
 
-        kedi_line, column = locate_syntax_error(info.code, exc)
-    else:
-        kedi_line, column = exc.lineno or info.code.line, exc.offset or 1
+        kedi_line, column = locate_syntax_error(info.code, exc, source_file.lines)
+    else:  # compiling gives the UTF-8 byte offset of the relocated node, plus one
+        kedi_line = exc.lineno or info.code.line
+        column = char_column(source_file.line_text(kedi_line), (exc.offset or 1) - 1)
     py_line = kedi_line - info.code.line + 1
     exc.filename = source_file.path
     exc.lineno, exc.offset = kedi_line, column
@@ -164,7 +165,7 @@ def _traces(exc: BaseException, origin: Origin | None = None) -> list[KediPython
                     code=info.code.source,
                     virtual_filename=f_code.co_filename,
                     python_line=py_line,
-                    python_column=_column(f_code, tb.tb_lasti),
+                    python_column=_column(f_code, tb.tb_lasti, info.source_file),
                     kedi_span=info.source_file.line_span(kedi_line),
                     kedi_line=kedi_line,
                     snippet=info.source_file.line_text(kedi_line),
@@ -212,15 +213,27 @@ def _module_trace(code: types.CodeType, line: int) -> KediPythonTrace:
     )
 
 
-def _column(code: types.CodeType, lasti: int) -> int | None:
-    """The 1-based column, in its Python line, of the instruction at ``lasti`` (None when
+def char_column(line: str, offset: int) -> int:
+    """The 1-based character column of the UTF-8 byte ``offset`` (0-based) in ``line``:
+    Python's code positions and compile-time syntax errors count bytes, so an ``é``
+    before the error point would move the column one place right per such character."""
+    if offset <= 0 or line.isascii():
+        return max(offset, 0) + 1
+    data = line.encode("utf-8", "surrogatepass")[:offset]
+    return len(data.decode("utf-8", "ignore")) + 1 + max(offset - len(data), 0)
+
+
+def _column(code: types.CodeType, lasti: int, source_file: SourceFile) -> int | None:
+    """The 1-based column, in its `.kedi` line, of the instruction at ``lasti`` (None when
     the code object records no position for it)."""
     if lasti < 0:
         return None
     for index, position in enumerate(code.co_positions()):
         if index == lasti // 2:
-            column = position[2]
-            return None if column is None else column + 1
+            line, column = position[0], position[2]
+            if column is None or line is None:
+                return None
+            return char_column(source_file.line_text(line), column)
     return None
 
 

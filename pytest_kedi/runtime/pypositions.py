@@ -8,6 +8,7 @@ import ast
 from typing import Any
 
 from pytest_kedi.lang.nodes import PyCode
+from pytest_kedi.lang.scanner import fence_dedent
 from pytest_kedi.runtime.sourcefile import SourceFile
 
 __all__ = ["first_line_shift", "fix_locations", "move_lines", "relocate"]
@@ -23,6 +24,17 @@ def first_line_shift(code: PyCode, source_file: SourceFile, stripped: int) -> in
     return len(prefix.encode("utf-8"))
 
 
+def _fence_shifts(code: PyCode, source_file: SourceFile) -> list[int] | None:
+    """The characters (bytes: they are blanks) the dedent took from each line of a fence
+    (a tab is four columns of indentation but one character, docs/language.md#indentation);
+    None when each line lost ``code.col - 1`` spaces."""
+    lines = source_file.lines[code.line - 1 : code.line - 1 + code.source.count("\n") + 1]
+    pad = " " * (code.col - 1)
+    if all(line.startswith(pad) or not line.strip() for line in lines):
+        return None
+    return [fence_dedent(line, code.col) for line in lines]
+
+
 def relocate(
     tree: ast.AST, code: PyCode, source_file: SourceFile, stripped: int, delta: int = 0
 ) -> bool:
@@ -30,9 +42,11 @@ def relocate(
     `.kedi` lines), `.kedi` line numbers and column offsets; whether it holds an
     assignment expression (``:=``). A position a node lacks (a transformed tree may lack
     some) is its parent's, as `fix_locations` completes them, in the same pass."""
+    shifts: list[int] | None = None  # a fence's shift per line, where tabs vary it
     if code.kind == "block":
-        shift_first = shift_rest = len(" " * (code.col - 1))
+        shift_first = shift_rest = code.col - 1
         first = code.line - delta
+        shifts = _fence_shifts(code, source_file)
     else:
         shift_first, shift_rest = first_line_shift(code, source_file, stripped), 0
         first = code.line + code.source.count("\n", 0, stripped) - delta
@@ -61,10 +75,15 @@ def relocate(
                 end_col = value
             node.lineno = line + delta
             node.end_lineno = end_line + delta
-            shift = shift_first if line == first else shift_rest
+            if shifts is None:
+                shift = shift_first if line == first else shift_rest
+                end_shift = shift_first if end_line == first else shift_rest
+            else:
+                shift = shifts[line - first] if 0 <= line - first < len(shifts) else 0
+                at = end_line - first
+                end_shift = shifts[at] if 0 <= at < len(shifts) else 0
             node.col_offset = col + shift if col >= 0 else col
-            shift = shift_first if end_line == first else shift_rest
-            node.end_col_offset = end_col + shift if end_col >= 0 else end_col
+            node.end_col_offset = end_col + end_shift if end_col >= 0 else end_col
         for name in node._fields:
             value = fields.get(name)
             if type(value) is list:

@@ -481,3 +481,28 @@ def test_located_messages_in_kedi_terms(source: str, line: int, column: int, mes
 
 def test_procedure_named_like_a_suite_is_a_procedure() -> None:
     assert parse("@tester(a):\n  = x\n@test(a):\n  = y\n").procedures[1].name == "test"
+
+
+@pytest.mark.parametrize(
+    ("source", "shown", "caret"),
+    [
+        # a Kedi error after an ESC sequence and a BEL: escaped, the caret under the `(`
+        ("@f\x1b[2J\x07( -> int:\n  = `1`\n", "@f\\x1b[2J\\x07( -> int:", " " * 13 + "^"),
+        # a Python error after one, and a lone CR in text before a backtick
+        ('[a] = `"\x1b[31m" +* 1`\n', '[a] = `"\\x1b[31m" +* 1`', " " * 19 + "^"),
+        ("[a] = x\ry <`1 +* 2`>\n", "[a] = x\\x0dy <`1 +* 2`>", " " * 18 + "^"),
+    ],
+)
+def test_control_characters_in_a_quoted_line_are_escaped(
+    source: str, shown: str, caret: str
+) -> None:
+    from pytest_kedi.lang import check_python
+
+    with pytest.raises(KediParseError) as info:
+        check_python(parse(source, "c.kedi"))
+    rendered = info.value.render()
+    lines = rendered.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith('  File "c.kedi"'))
+    assert lines[at + 1 : at + 3] == ["  " + shown, "  " + caret]
+    assert caret.index("^") == shown.index("(" if "(" in shown else "*")
+    assert not any(c in rendered for c in "\x1b\x07\r")

@@ -74,6 +74,51 @@ def test_a_message_naming_a_line_names_the_kedi_line() -> None:
     assert diagnostic.message.endswith("opening parenthesis '(' on line 3")
 
 
+@pytest.mark.parametrize(
+    ("source", "line", "column", "caret"),
+    [
+        ("@g() -> int:\n\t= ```\n\ta = 1\n\tif a\n\t\tpass\n\t```\n", 4, 6, "\t    ^"),
+        # a line indented with spaces in a tab-indented fence loses four characters
+        ("@g() -> int:\n\t= ```\n    a = 1\n    b = a +* 1\n\t```\n", 4, 12, " " * 11 + "^"),
+        ("@g() -> int:\n\t= ```\n    a = 1\n\tb = a +* 1\n\t```\n", 4, 9, "\t       ^"),
+    ],
+)
+def test_a_syntax_error_in_a_tab_indented_fence_is_at_its_character_column(
+    source: str, line: int, column: int, caret: str
+) -> None:
+    with pytest.raises(KediParseError) as info:
+        check_python(parse(source, "m.kedi"))
+    (diagnostic,) = info.value.diagnostics
+    assert (diagnostic.line, diagnostic.column) == (line, column)
+    rendered = info.value.render().splitlines()
+    at = rendered.index(f'  File "m.kedi", line {line}, column {column}')
+    assert rendered[at + 1 : at + 3] == ["  " + source.split("\n")[line - 1], "  " + caret]
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "column"),
+    [
+        ("@f() -> int:\n  = ```\n  x = 1\r  y = +* 2\n  return x\n  ```\n", 3, 8),
+        ("@f() -> int:\n  = ```\n  x = 1\r  y = 1\n  return x\n  ```\n", 3, 8),
+        ("[a] = `(1,\r 2)`\n", 1, 11),
+        ('[a] = `"""x\ry"""`\n', 1, 12),
+        ("@f() -> int:\n  `x = 1\r`\n  = `x`\n", 2, 9),
+    ],
+)
+def test_a_lone_carriage_return_in_python_is_located_where_it_is(
+    source: str, line: int, column: int
+) -> None:
+    # Python ends a line at a lone CR, Kedi does not: its lines would not be the file's
+    with pytest.raises(KediParseError) as info:
+        check_python(parse(source, "m.kedi"))
+    (diagnostic,) = info.value.diagnostics
+    assert (diagnostic.line, diagnostic.column) == (line, column)
+    assert diagnostic.message == (
+        "Python syntax error: a carriage return (U+000D) not followed by a line feed is not "
+        "allowed in Python code: Python would end the line there (write '\\r' in a string)"
+    )
+
+
 WARNING_SOURCE = """\
 @f(text: str) -> int:
   = `len(text) + len("\\d")`

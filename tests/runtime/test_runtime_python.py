@@ -153,6 +153,67 @@ def test_zero_division_in_fence_inside_procedure_maps_to_exact_line(run, tmp_pat
     assert err.frames[1].procedure_name == "ratio"
 
 
+def test_a_tab_indented_fence_is_located_at_character_columns(kedi):
+    # a tab is one character of the line (four columns of indentation only)
+    src = "@ratio(n: int) -> float:\n\t= ```\n\ta = n\n    b = 0\n\treturn a / b\n\t```\n"
+    with pytest.raises(KediExecutionError) as info:
+        kedi(src + "= <ratio(`1`)>\n").run()
+    trace = info.value.python_traces[-1]
+    assert (trace.kedi_line, trace.python_column) == (5, 9)
+    with pytest.raises(KediExecutionError) as info:
+        kedi(src.replace("b = 0", "b = +* 0") + "= <ratio(`1`)>\n").run()
+    trace, error = info.value.python_traces[-1], info.value.original
+    assert (trace.kedi_line, trace.python_column) == (4, 10)
+    assert isinstance(error, SyntaxError) and (error.lineno, error.offset) == (4, 10)
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "column"),
+    [
+        ('[a] = `"ééé" + (1/0)`\n', 1, 17),  # at run time: the `1` of `1/0`
+        ('[a] = `"ééé" + (yield)`\n', 1, 17),  # compiling: the `yield`
+        ('@f() -> int:\n  = ```\n  x = "日本"; nonlocal q\n  ```\n= <f()>\n', 3, 13),
+    ],
+)
+def test_a_python_error_after_non_ascii_text_is_at_its_character_column(run, source, line, column):
+    # Python counts UTF-8 bytes (`é` is two); a column counts characters
+    with pytest.raises(KediExecutionError) as info:
+        run(source)
+    trace = info.value.python_traces[-1]
+    assert (trace.kedi_line, trace.python_column) == (line, column)
+    if isinstance(info.value.original, SyntaxError):
+        assert info.value.original.offset == column
+
+
+def test_a_lone_carriage_return_in_python_fails_at_its_kedi_line(kedi):
+    # Python would end a line at it (and turn it into "\n" in a string): refused, located
+    for source, line, column in [
+        ("@f() -> int:\n  = ```\n  x = 1\r  y = 1 / 0\n  return x\n  ```\n= <f()>\n", 3, 8),
+        ('[a] = `"""x\ry"""`\n= `a`\n', 1, 12),
+    ]:
+        with pytest.raises(KediExecutionError) as info:
+            kedi(source).run()
+        trace, error = info.value.python_traces[-1], info.value.original
+        assert (trace.kedi_line, trace.python_column) == (line, column)
+        assert isinstance(error, SyntaxError) and error.msg.startswith("a carriage return")
+
+
+def test_control_characters_in_a_stack_trace_are_escaped(run):
+    src = (
+        "```\ndef boom():\n    return '\x1b[2J' + (1 / 0)\n"
+        "def boom2():\n    try:\n        boom()\n    except Exception as e:\n"
+        "        raise ValueError('x') from e\n```\n[a] = `'\x07' and boom2()`\n"
+    )
+    with pytest.raises(KediExecutionError) as info:
+        run(src)
+    lines = str(info.value).splitlines()
+    assert not any(c in line for line in lines for c in "\x1b\x07")
+    assert "    [a] = `'\\x07' and boom2()`" in lines  # the Kedi frame's line
+    # Python's carets under the cause's line stay under `1 / 0` once its ESC is escaped
+    at = lines.index("    return '\\x1b[2J' + (1 / 0)")
+    assert lines[at + 1].index("^") == lines[at].index("/")
+
+
 def test_error_in_prelude_function_shows_both_lines(run):
     src = """
     ```
