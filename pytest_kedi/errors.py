@@ -96,13 +96,16 @@ FRAME_KINDS = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class KediTraceFrame:
-    """One Kedi-level frame: what was executing (kind/label) and where (span)."""
+    """One Kedi-level frame: what was executing (kind/label) and where (span). ``caret``:
+    the 0-based index in ``source_snippet`` of what the error names (a directive's value),
+    shown with a caret under it."""
 
     kind: str
     label: str
     span: Span | None
     procedure_name: str | None = None
     source_snippet: str = ""
+    caret: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,12 +212,14 @@ class KediExecutionError(KediError):
                 out.append(f"  in {frame.label}")
                 continue
             key = (frame.span.path, frame.span.start_line)
-            if key == last:
-                continue  # the same line seen from an inner layer (e.g. its Python unit)
-            last = key
-            out.append(f'  File "{key[0]}", line {key[1]}, in {frame.label}')
-            if frame.source_snippet:
-                out.append(f"    {dim}{frame.source_snippet.strip()}{reset}")
+            if key != last:  # else the same line seen from an inner layer (its Python unit)
+                last = key
+                out.append(f'  File "{key[0]}", line {key[1]}, in {frame.label}')
+                if frame.source_snippet:
+                    out.append(f"    {dim}{frame.source_snippet.strip()}{reset}")
+            if frame.caret is not None and frame.source_snippet:
+                before = frame.source_snippet.strip()[: frame.caret]
+                out.append("    " + "".join("\t" if c == "\t" else " " for c in before) + "^")
         for trace in self.python_traces:
             where = trace.kedi_span.path if trace.kedi_span is not None else "<python>"
             line = trace.kedi_line if trace.kedi_line is not None else trace.python_line
