@@ -21,6 +21,7 @@ from typing import Any
 
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
+from pytest_kedi.lang.freshstack import on_fresh_stack
 
 __all__ = [
     "Parsed",
@@ -197,7 +198,12 @@ def python_diagnostics(
     """A located diagnostic for each embedded Python snippet that does not parse.
     ``trees``: where to keep each snippet that parses (`Parsed`), by the snippet's `id`:
     code compiled from ``module`` right after its check need not parse it again, which
-    would give Python's warnings a second time (see `parse_snippet`)."""
+    would give Python's warnings a second time (see `parse_snippet`). Python's parser runs
+    on a fresh stack: how deeply a snippet may nest does not depend on the caller."""
+    return on_fresh_stack(lambda: _diagnostics(module, trees))
+
+
+def _diagnostics(module: n.Module, trees: dict[int, Parsed] | None) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     lines = module.lines
     path = module.path
