@@ -170,13 +170,35 @@ def _compile(
         parsed = parse_snippet(snippet.source, expr, line, path)
     except SyntaxError as exc:  # Python 3.12 and later: a NUL is a SyntaxError too
         return _null_byte(snippet.source, expr) if "\0" in snippet.source else exc
-    except (ValueError, MemoryError, RecursionError) as exc:  # null bytes, too deep
-        return _null_byte(snippet.source, expr) or SyntaxError(
-            str(exc) or type(exc).__name__, ("", 1, 1, "", 1, 1)
-        )
+    except ValueError as exc:  # null bytes
+        return _null_byte(snippet.source, expr) or SyntaxError(str(exc), ("", 1, 1, "", 1, 1))
+    except (MemoryError, RecursionError) as exc:  # too deep or too large: no position given
+        return _null_byte(snippet.source, expr) or _too_complex(snippet.source, expr, exc)
     if trees is not None:
         trees[id(snippet)] = parsed
     return None
+
+
+def _too_complex(source: str, expr: bool, exc: BaseException) -> SyntaxError:
+    """Python's parser gave up on ``source`` (a `MemoryError` or `RecursionError`, with no
+    position): located at the one line that makes it give up alone, else at the snippet's
+    first line (in the text parsed, as `locate_syntax_error` reads a syntax error)."""
+    text = source.strip() if expr else source
+    lines = text.split("\n")
+    at, what = 1, "this code"  # the whole snippet, when no one line is at fault
+    if len(lines) > 1:
+        for number, line in enumerate(lines, 1):
+            try:
+                ast.parse(line.strip())
+            except (MemoryError, RecursionError):
+                at, what = number, "this line"
+                break
+            except (SyntaxError, ValueError):
+                continue
+    column = len(lines[at - 1]) - len(lines[at - 1].lstrip()) + 1
+    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    message = f"{what} is too deeply nested or too large for Python's parser ({detail})"
+    return SyntaxError(message, ("", at, column, "", at, column))
 
 
 def _null_byte(source: str, expr: bool) -> SyntaxError | None:
