@@ -71,39 +71,26 @@ class KediError(Exception):
     """Base class of every error pytest-kedi reports to a user."""
 
 
+#: What a `KediTraceFrame` stands for; ``module`` is a line of the user's own Python module
+#: (a `.py` helper) between `.kedi` frames.
 FRAME_KINDS = frozenset(
-    {
-        "program",
-        "procedure",
-        "template",
-        "assignment",
-        "return",
-        "python",
-        "prelude",
-        "type",
-        "branch",
-        "loop",
-        "map",
-        "show",
-        "claim",
-        "metric",
-        "dataset",
-        "case",
-        "directive",
-        "module",  # a line of the user's own Python module (`.py`), between `.kedi` frames
-    }
+    "program procedure template assignment return python prelude type branch loop map show"
+    " claim metric dataset case directive module".split()
 )
 
 
 @dataclass(frozen=True, slots=True)
 class KediTraceFrame:
-    """One Kedi-level frame: what was executing (kind/label) and where (span)."""
+    """One Kedi-level frame: what was executing (kind/label) and where (span). ``caret``:
+    the 0-based index in ``source_snippet`` of what the error names (a directive's value),
+    shown with a caret under it."""
 
     kind: str
     label: str
     span: Span | None
     procedure_name: str | None = None
     source_snippet: str = ""
+    caret: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,12 +203,14 @@ class KediExecutionError(KediError):
                 out.append(f"  in {frame.label}")
                 continue
             key = (frame.span.path, frame.span.start_line)
-            if key == last:
-                continue  # the same line seen from an inner layer (e.g. its Python unit)
-            last = key
-            out.append(f'  File "{key[0]}", line {key[1]}, in {frame.label}')
-            if frame.source_snippet:
-                out.append(f"    {dim}{printable(frame.source_snippet.strip())}{reset}")
+            if key != last:  # else the same line seen from an inner layer (its Python unit)
+                last = key
+                out.append(f'  File "{key[0]}", line {key[1]}, in {frame.label}')
+                if frame.source_snippet:
+                    out.append(f"    {dim}{printable(frame.source_snippet.strip())}{reset}")
+            if frame.caret is not None and frame.source_snippet:
+                before = printable(frame.source_snippet.strip()[: frame.caret])
+                out.append("    " + "".join("\t" if c == "\t" else " " for c in before) + "^")
         for trace in self.python_traces:
             if trace.function is not None:  # the user's own `.py` module
                 where, line, name = trace.virtual_filename, trace.python_line, trace.function

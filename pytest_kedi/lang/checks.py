@@ -200,7 +200,18 @@ def _choice(d: n.Directive, at: int) -> None:
         )
 
 
-def _setting_checks(d: n.Directive) -> None:
+def _kv_value_at(item: Item, kv: n.KeyValue) -> int:
+    """Offset of a ``key: value`` body line's plain value (else of its key)."""
+    for kid in item.children:
+        if kid.start == kv.span.start_offset:
+            colon = kid.text.find(":")
+            rest = kid.text[colon + 1 :] if colon >= 0 else ""
+            if rest.strip():
+                return kid.start + colon + 1 + len(rest) - len(rest.lstrip())
+    return kv.span.start_offset
+
+
+def _setting_checks(d: n.Directive, item: Item) -> None:
     keys = _KEYS.get(d.name) if d.name != "agent" or d.arg is None else None
     seen: set[str] = set()
     for kv in d.settings:
@@ -222,6 +233,7 @@ def _setting_checks(d: n.Directive) -> None:
         value = kv.value
         if kv.code is not None or value is None:
             continue
+        at = _kv_value_at(item, kv)  # a bad value is shown at the value
         if d.name == "hooks":
             raise _fail(at, f"hook {kv.key!r} needs a backtick handler such as `my_handler`")
         if d.name == "budget" and not _INT.fullmatch(value):
@@ -295,7 +307,7 @@ def check_directive(d: n.Directive, item: Item) -> None:
     at = item.start
     _choice(d, _value_at(item, d.value if d.value is not None else d.arg))
     if d.settings:
-        _setting_checks(d)
+        _setting_checks(d, item)
     if d.name == "budget" and d.value is not None:
         raise _fail(
             _value_at(item, d.value),

@@ -13,6 +13,7 @@ from pytest_kedi.lang.checks import check_package
 from pytest_kedi.lang.context import BuildContext
 from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
 from pytest_kedi.lang.files import parse_data, parse_file
+from pytest_kedi.lang.freshstack import on_fresh_stack
 from pytest_kedi.lang.scanner import scan
 from pytest_kedi.lang.source import KediSyntaxError, Source
 
@@ -45,10 +46,16 @@ def _build(src: Source) -> n.Module:
 
 
 def parse(source: str, path: str | None = None) -> n.Module:
-    """Parse Kedi ``source``; raise `KediParseError` (never anything else) when malformed."""
+    """Parse Kedi ``source``; raise `KediParseError` (never anything else) when malformed.
+    It runs on a fresh stack, so that how deeply a program may nest does not depend on the
+    caller (docs/language.md#indentation)."""
     if source.startswith("\ufeff"):  # a UTF-8 byte-order mark is not program text
         source = source[1:]
     src = Source(source, path if path is not None else DEFAULT_PATH)
+    return on_fresh_stack(lambda: _parse(src))
+
+
+def _parse(src: Source) -> n.Module:
     # The AST is acyclic and allocated in bulk: cyclic GC passes during the build
     # only cost time (they would roughly halve throughput on large files).
     collecting = gc.isenabled()

@@ -21,6 +21,7 @@ from typing import Any
 
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
+from pytest_kedi.lang.freshstack import on_fresh_stack
 from pytest_kedi.lang.scanner import fence_dedent
 
 __all__ = [
@@ -203,13 +204,35 @@ def _compile(
         parsed = parse_snippet(snippet.source, expr, line, path)
     except SyntaxError as exc:  # Python 3.12 and later: a NUL is a SyntaxError too
         return _null_byte(snippet.source, expr) if "\0" in snippet.source else exc
-    except (ValueError, MemoryError, RecursionError) as exc:  # null bytes, too deep
-        return _null_byte(snippet.source, expr) or SyntaxError(
-            str(exc) or type(exc).__name__, ("", 1, 1, "", 1, 1)
-        )
+    except ValueError as exc:  # null bytes
+        return _null_byte(snippet.source, expr) or SyntaxError(str(exc), ("", 1, 1, "", 1, 1))
+    except (MemoryError, RecursionError) as exc:  # too deep or too large: no position given
+        return _null_byte(snippet.source, expr) or _too_complex(snippet.source, expr, exc)
     if trees is not None:
         trees[id(snippet)] = parsed
     return None
+
+
+def _too_complex(source: str, expr: bool, exc: BaseException) -> SyntaxError:
+    """Python's parser gave up on ``source`` (a `MemoryError` or `RecursionError`, with no
+    position): located at the one line that makes it give up alone, else at the snippet's
+    first line (in the text parsed, as `locate_syntax_error` reads a syntax error)."""
+    text = source.strip() if expr else source
+    lines = text.split("\n")
+    at, what = 1, "this code"  # the whole snippet, when no one line is at fault
+    if len(lines) > 1:
+        for number, line in enumerate(lines, 1):
+            try:
+                ast.parse(line.strip())
+            except (MemoryError, RecursionError):
+                at, what = number, "this line"
+                break
+            except (SyntaxError, ValueError):
+                continue
+    column = len(lines[at - 1]) - len(lines[at - 1].lstrip()) + 1
+    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    message = f"{what} is too deeply nested or too large for Python's parser ({detail})"
+    return SyntaxError(message, ("", at, column, "", at, column))
 
 
 def _null_byte(source: str, expr: bool) -> SyntaxError | None:
@@ -231,7 +254,12 @@ def python_diagnostics(
     """A located diagnostic for each embedded Python snippet that does not parse.
     ``trees``: where to keep each snippet that parses (`Parsed`), by the snippet's `id`:
     code compiled from ``module`` right after its check need not parse it again, which
-    would give Python's warnings a second time (see `parse_snippet`)."""
+    would give Python's warnings a second time (see `parse_snippet`). Python's parser runs
+    on a fresh stack: how deeply a snippet may nest does not depend on the caller."""
+    return on_fresh_stack(lambda: _diagnostics(module, trees))
+
+
+def _diagnostics(module: n.Module, trees: dict[int, Parsed] | None) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     lines = module.lines
     path = module.path

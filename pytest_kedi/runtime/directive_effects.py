@@ -23,6 +23,7 @@ from pytest_kedi.runtime.evaluate import eval_code, render_text, where
 from pytest_kedi.runtime.model.calls import run_optimize
 from pytest_kedi.runtime.modules import run_export, run_import
 from pytest_kedi.runtime.types import describe_value
+from pytest_kedi.runtime.valueerrors import header_value, kv_value, value_error
 
 __all__ = ["MODEL_DIRECTIVES", "STATEMENT_DIRECTIVES", "run_directive"]
 
@@ -51,13 +52,16 @@ def _set_model(stmt: nodes.Directive, ctx: Frame) -> None:
 
     value = _inline(stmt, ctx)
     if not isinstance(value, str) or not value.strip():
-        raise KediTypeExecutionError(
-            f"{where(ctx, stmt)}: > model: expects a model name (str), got {describe_value(value)}"
+        raise value_error(
+            KediTypeExecutionError,
+            ctx,
+            header_value(stmt, ctx),
+            f"> model: expects a model name (str), got {describe_value(value)}",
         )
     try:
         name = normalize_model_name(value.strip())
     except ModelError as exc:
-        raise KediModelError(f"{where(ctx, stmt)}: {exc.message}") from exc
+        raise value_error(KediModelError, ctx, header_value(stmt, ctx), exc.message) from exc
     ctx.scope.state = ctx.scope.state.replace(model=name)
 
 
@@ -93,36 +97,57 @@ def _set_settings(stmt: nodes.Directive, ctx: Frame) -> None:
     from pytest_kedi.runtime.model import (
         DROPPED_SETTING_KEYS,
         ModelError,
+        check_setting,
+        model_setting_keys,
         parse_setting_value,
-        validate_settings,
     )
 
     new: dict[str, Any] = {}
     if stmt.code is not None:  # `> settings: `{...}``: a mapping of settings
         given = eval_code(stmt.code, ctx)
+        at = stmt.code.span.start_offset
         if not isinstance(given, Mapping) or not all(isinstance(k, str) for k in given):
-            raise KediTypeExecutionError(
-                f"{where(ctx, stmt)}: > settings: expects a mapping of setting names to "
-                f"values, got {describe_value(given)}"
+            raise value_error(
+                KediTypeExecutionError,
+                ctx,
+                at,
+                "> settings: expects a mapping of setting names to values, got "
+                + describe_value(given),
             )
-        new = {k: v for k, v in given.items() if k not in DROPPED_SETTING_KEYS}
+        for key, value in given.items():
+            if key not in DROPPED_SETTING_KEYS:
+                try:
+                    new[key] = check_setting(key, value)
+                except ModelError as exc:
+                    raise value_error(KediModelError, ctx, at, exc.message) from exc
     for kv in stmt.settings:
         if kv.key in DROPPED_SETTING_KEYS:
             # documented only for other backends: dropped unevaluated
             # (docs/language.md#model-directives)
             continue
+        if kv.entries:  # not read as a mapping: never passed on as something else
+            raise value_error(
+                KediValueExecutionError,
+                ctx,
+                kv.entries[0].span.start_offset,
+                f"setting {kv.key!r} takes one value, not nested 'key: value' lines; "
+                f"write a backtick mapping ({kv.key}: `{{...}}`)",
+            )
         if kv.code is not None:
-            new[kv.key] = eval_code(kv.code, ctx)
+            value = eval_code(kv.code, ctx)
         elif kv.items:
-            new[kv.key] = list(kv.items)
+            value = list(kv.items)
         else:
-            new[kv.key] = parse_setting_value(kv.value or "")
-    merged = {**ctx.scope.state.settings, **new}
-    try:
-        merged = validate_settings(merged)
-    except ModelError as exc:
-        raise KediModelError(f"{where(ctx, stmt)}: {exc.message}") from exc
-    ctx.scope.state = ctx.scope.state.replace(settings=merged)
+            value = parse_setting_value(kv.value or "")
+        try:
+            new[kv.key] = check_setting(kv.key, value)
+        except ModelError as exc:
+            # an unknown key is shown at the key, a bad value at the value
+            known = kv.key in model_setting_keys()
+            at = kv_value(kv, ctx) if known else kv.span.start_offset
+            raise value_error(KediModelError, ctx, at, exc.message) from exc
+    # inherited settings were checked where they were set
+    ctx.scope.state = ctx.scope.state.replace(settings={**ctx.scope.state.settings, **new})
 
 
 def _set_adapter(stmt: nodes.Directive, ctx: Frame) -> None:
@@ -136,8 +161,11 @@ def _set_adapter(stmt: nodes.Directive, ctx: Frame) -> None:
         state = ctx.scope.state
         ctx.scope.state = state.replace(unsupported=(*state.unsupported, marker))
         return
-    raise KediValueExecutionError(
-        f"{where(ctx, stmt)}: unknown adapter {name!r} (expected pydantic, dspy or langchain)"
+    raise value_error(
+        KediValueExecutionError,
+        ctx,
+        header_value(stmt, ctx),
+        f"unknown adapter {name!r} (expected pydantic, dspy or langchain)",
     )
 
 
@@ -198,12 +226,18 @@ def _check_retry_on(stmt: nodes.Directive, ctx: Frame) -> None:
             if value is MISSING:
                 value = getattr(builtins, name, MISSING)
             if value is MISSING:
-                raise KediNameError(
-                    f"{where(ctx, kv)}: retry_on names {name!r}, which is not defined"
+                raise value_error(
+                    KediNameError,
+                    ctx,
+                    kv_value(kv, ctx, name),
+                    f"retry_on names {name!r}, which is not defined",
                 )
             if not (isinstance(value, type) and issubclass(value, Exception)):
-                raise KediTypeExecutionError(
-                    f"{where(ctx, kv)}: retry_on names {name!r}, which is not an Exception class"
+                raise value_error(
+                    KediTypeExecutionError,
+                    ctx,
+                    kv_value(kv, ctx, name),
+                    f"retry_on names {name!r}, which is not an Exception class",
                 )
 
 

@@ -28,6 +28,7 @@ from pytest_kedi.runtime.pyinterop import compile_unit
 from pytest_kedi.runtime.pyrun import run_prelude
 from pytest_kedi.runtime.scope import EPOCHS, KediArgs, Scope
 from pytest_kedi.runtime.sourcefile import SourceFile
+from pytest_kedi.runtime.valueerrors import listed_name, value_error
 
 __all__ = ["BUNDLED_MODULES", "load_unit", "run_export", "run_import"]
 
@@ -163,7 +164,12 @@ def run_import(stmt: nodes.Directive, ctx: Frame) -> None:
             raise KediImportError(f"{where(ctx, stmt)}: {name!r} is imported twice")
         seen.add(name)
         if name not in exports:
-            raise KediImportError(f"{where(ctx, stmt)}: module {target!r} does not export {name!r}")
+            raise value_error(
+                KediImportError,
+                ctx,
+                listed_name(stmt, ctx, name),
+                f"module {target!r} does not export {name!r}",
+            )
         ctx.scope.bind(name, exports[name])
 
 

@@ -11,6 +11,7 @@ import types
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from pytest_kedi.lang.freshstack import on_fresh_stack
 from pytest_kedi.lang.nodes import PyCode, TypeRef
 from pytest_kedi.lang.pycheck import Parsed, may_warn, parse_snippet
 from pytest_kedi.runtime.pyanalysis import (
@@ -232,7 +233,7 @@ def compile_unit(
     key = _store_key(code, source_file, kind, transform)
     value = store.get(key) if store is not None else None
     if value is None:
-        value = _compile(code, info, filename, kind, transform)
+        value = _compiled(code, info, filename, kind, transform)
         if store is not None:
             store.put(key, value)
     if kind == "prelude":
@@ -272,10 +273,20 @@ def precompile(
         return
     try:
         info = UnitInfo(code, source_file, None)
-        value = _compile(code, info, source_file.path, kind, transform, parsed)
+        value = _compiled(code, info, source_file.path, kind, transform, parsed)
     except Exception:  # a syntax error (or a transform's): the run reports it
         return
     store.put(key, value)
+
+
+def _compiled(*args: Any) -> tuple[Any, ...]:
+    """`_compile(*args)`; code nested too deeply for the caller's stack is compiled again on
+    a fresh stack (parsed again), as `check_python` parsed it: whether it compiles does not
+    depend on the caller's stack."""
+    try:
+        return _compile(*args)
+    except RecursionError:
+        return on_fresh_stack(lambda: _compile(*args[:5]))
 
 
 def _compile(

@@ -175,7 +175,7 @@ CASES = [
     pytest.param(
         "> budget:\n  request_limit: -1\n",
         2,
-        3,
+        18,  # at the value
         "budget 'request_limit' must be a nonnegative ",
         id="budget_value",
     ),
@@ -189,7 +189,7 @@ CASES = [
     pytest.param(
         "@f():\n  > tool:\n    risk: yolo\n  = x\n",
         3,
-        5,
+        11,  # at the value
         "invalid tool risk 'yolo'; expected read_only,",
         id="tool_risk",
     ),

@@ -28,3 +28,57 @@ def test_deep_nesting_inside_one_line_is_reported_at_that_line() -> None:
     diagnostic = info.value.diagnostics[0]
     assert diagnostic.message == "the program is nested too deeply"
     assert (diagnostic.line, diagnostic.column) == (3, 1)
+
+
+def _at_depth(depth: int, fn):  # type: ignore[no-untyped-def]
+    """``fn()`` called from ``depth`` more frames of the caller's stack."""
+    return fn() if depth == 0 else _at_depth(depth - 1, fn)
+
+
+def _outcome(source: str):  # type: ignore[no-untyped-def]
+    from pytest_kedi.lang import check_python
+
+    try:
+        check_python(parse(source, "deep.kedi"))
+    except KediParseError as exc:
+        d = exc.diagnostics[0]
+        return (d.line, d.column, d.message)
+    return "ok"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # nested bodies, nested substitutions, deeply nested embedded Python
+        "\n".join(["  " * i + "> if: `True`:" for i in range(250)] + ["  " * 250 + "[y] = b"]),
+        "[y] = " + "<f(" * 200 + "a" + ")>" * 200,
+        "[y] = `" + "-" * 2_000 + "1`",
+        "```\nx = " + "not " * 2_000 + "1\n```",
+    ],
+    ids=["bodies", "substitutions", "python_expression", "python_fence"],
+)
+def test_how_deep_a_file_may_nest_does_not_depend_on_the_callers_stack(source: str) -> None:
+    """The same file parses the same whoever calls the parser (it was accepted by the command
+    line and rejected under pytest, whose stack is deeper)."""
+    assert _at_depth(0, lambda: _outcome(source + "\n")) == "ok"
+    assert _at_depth(500, lambda: _outcome(source + "\n")) == "ok"
+
+
+def test_too_deep_nesting_gives_the_same_located_error_from_any_stack() -> None:
+    depth = 1_000
+    source = "[x] = a\n" + "[y] = " + "<f(" * depth + "a" + ")>" * depth + "\n"
+    shallow = _at_depth(0, lambda: _outcome(source))
+    assert shallow == (2, 1, "the program is nested too deeply")
+    assert _at_depth(500, lambda: _outcome(source)) == shallow
+
+
+def test_whether_deep_python_compiles_does_not_depend_on_the_callers_stack() -> None:
+    from pytest_kedi.runtime import load
+
+    source = "[y: int] = `" + "-" * 900 + "1`\n= <y>\n"
+
+    def run() -> object:
+        return load("deep.kedi", source=source).run()
+
+    assert _at_depth(0, run) == "1"
+    assert _at_depth(500, run) == "1"

@@ -224,3 +224,48 @@ def test_may_warn_is_true_wherever_the_parser_warns() -> None:
         "'a\\\\d'",
     ):
         assert not may_warn(text), text
+
+
+def _gives_up(text: str) -> bool:
+    """Whether Python's parser gives up on ``text`` without a position (Python 3.11 raises
+    an empty `MemoryError` past its parser's stack)."""
+    try:
+        ast.parse(text)
+    except (MemoryError, RecursionError):
+        return True
+    except SyntaxError:
+        return False
+    return False
+
+
+@pytest.mark.parametrize("indent", ["", "  "])
+def test_python_too_deep_for_its_parser_is_located_at_the_line(indent: str) -> None:
+    """Python gives no position when its parser gives up: the line that makes it give up is
+    found (it was reported at the fence's first line as a bare 'MemoryError')."""
+    deep = "z = " + "-" * 7_000 + "1"
+    body = ["x = 1", "y = 2", deep]
+    lines = ["@f() -> str:", "  ```"] if indent else ["[a] = x", "```"]
+    lines += [indent + line for line in body] + [indent + "```"]
+    lines += ["  = done"] if indent else []
+    with pytest.raises(KediParseError) as info:
+        check_python(parse("\n".join(lines) + "\n", "t.kedi"))
+    diag = info.value.diagnostics[0]
+    assert (diag.line, diag.column) == (5, len(indent) + 1)
+    assert diag.source_line == indent + deep
+    if _gives_up(deep):
+        assert diag.message == (
+            "Python syntax error: this line is too deeply nested or too large for Python's "
+            "parser (MemoryError)"
+        )
+    rendered = info.value.diagnostics[0].render().splitlines()
+    assert rendered[2] == " " * (2 + len(indent)) + "^"
+
+
+def test_a_one_line_snippet_too_deep_for_python_says_what_happened() -> None:
+    text = "-" * 7_000 + "1"
+    with pytest.raises(KediParseError) as info:
+        check_python(parse(f"[a] = x\n[b] = `{text}`\n", "t.kedi"))
+    diag = info.value.diagnostics[0]
+    assert (diag.line, diag.column) == (2, 8)
+    if _gives_up(text):
+        assert "this code is too deeply nested or too large for Python's parser" in diag.message

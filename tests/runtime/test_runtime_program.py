@@ -253,8 +253,12 @@ def test_selective_import_binds_only_listed_names(kedi, tmp_path):
     assert kedi("> import: m:\n  a\n= <a()>\n").run() == "A"
     with pytest.raises(KediExecutionError, match="unknown name 'b'"):
         kedi("> import: m:\n  a\n= <b()>\n").run()
-    with pytest.raises(KediImportError, match="does not export"):
-        kedi("> import: m:\n  zzz\n").run()
+    with pytest.raises(KediImportError, match="does not export") as info:
+        kedi("> import: m:\n  a\n  zzz\n").run()
+    # located at the name listed, not at the directive's header
+    assert info.value.line == 3
+    assert info.value.message.endswith(":3:3: module 'm' does not export 'zzz'")
+    assert info.value.render().splitlines()[-3:-1] == ["    zzz", "    ^"]
 
 
 def test_module_initializes_once_per_root(kedi, tmp_path):

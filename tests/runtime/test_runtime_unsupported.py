@@ -96,4 +96,4 @@ def test_tool_retry_on_names_visible_exception_classes(run, name: str, error: st
         return
     with pytest.raises(KediExecutionError) as info:
         run(source)
-    assert info.value.message.endswith(f"prog.kedi:6: {error}")
+    assert info.value.message.endswith(f"prog.kedi:7:7: {error}")  # at the name

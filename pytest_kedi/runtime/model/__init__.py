@@ -24,6 +24,7 @@ from pytest_kedi.runtime.model.optimized import (
 )
 from pytest_kedi.runtime.model.settings import (
     DROPPED_SETTING_KEYS,
+    check_setting,
     model_setting_keys,
     parse_setting_value,
     validate_settings,
@@ -60,6 +61,7 @@ __all__ = [
     "UnsupportedFeature",
     "InvalidOptimizedPrompts",
     "apply_optimized_prefix",
+    "check_setting",
     "claim_prompt",
     "describe_model",
     "load_optimized",

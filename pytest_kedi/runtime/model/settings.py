@@ -14,6 +14,7 @@ from pytest_kedi.errors import ModelError
 
 __all__ = [
     "DROPPED_SETTING_KEYS",
+    "check_setting",
     "model_setting_keys",
     "parse_setting_value",
     "validate_settings",
@@ -79,6 +80,20 @@ def _check_value(key: str, value: Any, adapter: TypeAdapter[Any]) -> Any:
         raise ModelError(f"setting '{key}': {reasons}, got {value!r}") from None
 
 
+def check_setting(key: str, value: Any) -> Any:
+    """One setting as `validate_settings` checks it: its value as passed to the model;
+    `ModelError` for a key that is not pydantic-ai's (the caller drops
+    `DROPPED_SETTING_KEYS` first) or a value of the wrong type."""
+    adapters = _model_settings_adapters()
+    adapter = adapters.get(key)
+    if adapter is None:
+        allowed = " ".join(sorted(adapters))
+        raise ModelError(
+            f"unknown setting '{key}' in `> settings:` (pydantic-ai model settings are: {allowed})"
+        )
+    return _check_value(key, value, adapter)
+
+
 def validate_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
     """Filter merged settings for pydantic-ai.
 
@@ -87,18 +102,9 @@ def validate_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
     documented only for other Kedi backends are dropped, anything else raises `ModelError`.
     ``None`` values pass (they mean "the provider's default").
     """
-    adapters = _model_settings_adapters()
-    result: dict[str, Any] = {}
-    for key, value in settings.items():
-        adapter = adapters.get(key)
-        if adapter is not None:
-            result[key] = _check_value(key, value, adapter)
-        elif key in DROPPED_SETTING_KEYS:
-            continue
-        else:
-            allowed = " ".join(sorted(adapters))
-            raise ModelError(
-                f"unknown setting '{key}' in `> settings:` "
-                f"(pydantic-ai model settings are: {allowed})"
-            )
-    return result
+    known = _model_settings_adapters()
+    return {
+        key: check_setting(key, value)
+        for key, value in settings.items()
+        if key in known or key not in DROPPED_SETTING_KEYS
+    }

@@ -145,6 +145,83 @@ def test_a_settings_value_must_be_a_mapping() -> None:
     program = load("inline.kedi", source="> settings: `5`\n[x] << hi\n= <x>\n")
     with pytest.raises(KediTypeExecutionError) as caught:
         program.run()
-    assert "inline.kedi:1: > settings: expects a mapping of setting names to values, got 5" in (
+    assert "inline.kedi:1:13: > settings: expects a mapping of setting names to values, got 5" in (
         str(caught.value)
     )
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "snippet", "caret", "message"),
+    [
+        # an unknown key: at the key
+        (
+            "> settings:\n  temperature: 0.5\n  bogus_key: 3\n",
+            3,
+            "bogus_key: 3",
+            "^",
+            "inline.kedi:3:3: unknown setting 'bogus_key' in `> settings:`",
+        ),
+        # a value of the wrong type (plain or backtick): at the value
+        (
+            "> settings:\n  temperature:   hot\n",
+            2,
+            "temperature:   hot",
+            "               ^",
+            "inline.kedi:2:18: setting 'temperature': Input should be a valid number",
+        ),
+        (
+            '> settings:\n  max_tokens: `"many"`\n',
+            2,
+            'max_tokens: `"many"`',
+            "            ^",
+            "inline.kedi:2:15: setting 'max_tokens': Input should be a valid integer",
+        ),
+        # a one-line mapping: at its backtick
+        (
+            '> settings: `{"temperature": "x"}`\n',
+            1,
+            '> settings: `{"temperature": "x"}`',
+            "            ^",
+            "inline.kedi:1:13: setting 'temperature': Input should be a valid number",
+        ),
+        # a nested block is no value: at its first line, never passed on as ''
+        (
+            "> settings:\n  extra_headers:\n    x: y\n",
+            3,
+            "x: y",
+            "^",
+            "inline.kedi:3:5: setting 'extra_headers' takes one value, not nested",
+        ),
+        # the same for the other directives checked when they run
+        (
+            "> model: `42`\n",
+            1,
+            "> model: `42`",
+            "         ^",
+            "inline.kedi:1:10: > model: expects a model name (str), got 42 (int)",
+        ),
+        (
+            '> adapter: `"xx"`\n',
+            1,
+            '> adapter: `"xx"`',
+            "           ^",
+            "inline.kedi:1:12: unknown adapter 'xx'",
+        ),
+    ],
+)
+def test_a_bad_directive_value_is_located_at_the_value(
+    source: str, line: int, snippet: str, caret: str, message: str
+) -> None:
+    """A bad key or value is named by its line and column, with a caret under it (it was
+    located at the directive's header line)."""
+    from pytest_kedi.errors import KediExecutionError
+    from pytest_kedi.runtime import load
+
+    program = load("inline.kedi", source=source + "[x] << hi\n= <x>\n")
+    with pytest.raises(KediExecutionError) as caught:
+        program.run()
+    error = caught.value
+    assert error.message.startswith(message)
+    assert error.line == line
+    shown = error.render().splitlines()
+    assert shown[-3:-1] == [f"    {snippet}", f"    {caret}"]
