@@ -73,10 +73,8 @@ class KediError(Exception):
 
 #: What a `KediTraceFrame` stands for; ``module`` is a line of the user's own Python module
 #: (a `.py` helper) between `.kedi` frames.
-FRAME_KINDS = frozenset(
-    "program procedure template assignment return python prelude type branch loop map show"
-    " claim metric dataset case directive module".split()
-)
+_KINDS = "program procedure template assignment return python prelude type branch loop map show"
+FRAME_KINDS = frozenset(f"{_KINDS} claim metric dataset case directive module".split())
 
 
 @dataclass(frozen=True, slots=True)
