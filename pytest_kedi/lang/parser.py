@@ -13,7 +13,7 @@ from pytest_kedi.lang.checks import check_package
 from pytest_kedi.lang.context import BuildContext
 from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
 from pytest_kedi.lang.files import parse_data, parse_file
-from pytest_kedi.lang.freshstack import on_fresh_stack
+from pytest_kedi.lang.freshstack import reached_limit, stack_limited
 from pytest_kedi.lang.scanner import scan
 from pytest_kedi.lang.source import KediSyntaxError, Source
 
@@ -47,12 +47,12 @@ def _build(src: Source) -> n.Module:
 
 def parse(source: str, path: str | None = None) -> n.Module:
     """Parse Kedi ``source``; raise `KediParseError` (never anything else) when malformed.
-    It runs on a fresh stack, so that how deeply a program may nest does not depend on the
-    caller (docs/language.md#indentation)."""
+    Past the recursion limit it runs again on a fresh stack, so that how deeply a program may
+    nest does not depend on the caller (docs/language.md#indentation)."""
     if source.startswith("\ufeff"):  # a UTF-8 byte-order mark is not program text
         source = source[1:]
-    src = Source(source, path if path is not None else DEFAULT_PATH)
-    return on_fresh_stack(lambda: _parse(src))
+    where = path if path is not None else DEFAULT_PATH
+    return stack_limited(lambda: _parse(Source(source, where)))
 
 
 def _parse(src: Source) -> n.Module:
@@ -65,6 +65,7 @@ def _parse(src: Source) -> n.Module:
     except KediSyntaxError as exc:
         raise KediParseError([_diagnostic(src, exc.offset, exc.message)]) from None
     except RecursionError:
+        reached_limit()  # on the caller's stack: again on a fresh one
         # Reported at the statement being built when the limit was crossed.
         where = _diagnostic(src, src.reached, "the program is nested too deeply")
         raise KediParseError([where]) from None

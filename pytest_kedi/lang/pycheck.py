@@ -21,7 +21,7 @@ from typing import Any
 
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
-from pytest_kedi.lang.freshstack import on_fresh_stack
+from pytest_kedi.lang.freshstack import reached_limit, stack_limited
 from pytest_kedi.lang.scanner import fence_dedent
 
 __all__ = [
@@ -207,6 +207,8 @@ def _compile(
     except ValueError as exc:  # null bytes
         return _null_byte(snippet.source, expr) or SyntaxError(str(exc), ("", 1, 1, "", 1, 1))
     except (MemoryError, RecursionError) as exc:  # too deep or too large: no position given
+        if isinstance(exc, RecursionError):
+            reached_limit()  # on the caller's stack: again on a fresh one
         return _null_byte(snippet.source, expr) or _too_complex(snippet.source, expr, exc)
     if trees is not None:
         trees[id(snippet)] = parsed
@@ -224,7 +226,9 @@ def _too_complex(source: str, expr: bool, exc: BaseException) -> SyntaxError:
         for number, line in enumerate(lines, 1):
             try:
                 ast.parse(line.strip())
-            except (MemoryError, RecursionError):
+            except (MemoryError, RecursionError) as error:
+                if isinstance(error, RecursionError):
+                    reached_limit()
                 at, what = number, "this line"
                 break
             except (SyntaxError, ValueError):
@@ -254,9 +258,10 @@ def python_diagnostics(
     """A located diagnostic for each embedded Python snippet that does not parse.
     ``trees``: where to keep each snippet that parses (`Parsed`), by the snippet's `id`:
     code compiled from ``module`` right after its check need not parse it again, which
-    would give Python's warnings a second time (see `parse_snippet`). Python's parser runs
-    on a fresh stack: how deeply a snippet may nest does not depend on the caller."""
-    return on_fresh_stack(lambda: _diagnostics(module, trees))
+    would give Python's warnings a second time (see `parse_snippet`). Past the recursion
+    limit, Python's parser runs again on a fresh stack: how deeply a snippet may nest does
+    not depend on the caller."""
+    return stack_limited(lambda: _diagnostics(module, trees))
 
 
 def _diagnostics(module: n.Module, trees: dict[int, Parsed] | None) -> list[Diagnostic]:
