@@ -2,6 +2,9 @@
 
 Usage: python benchmarks/run.py [--quick] [--only NAME ...] [--output PATH]
 
+A ``--quick`` or ``--only`` run prints its table instead (unless ``--output`` is given):
+only a full run replaces the results file.
+
 Each ``benchmarks/*.py`` script (except this one and ``_*.py`` helpers) runs as its own
 process with ``--json TMP`` (and ``--quick`` when given); the `Result`s it writes there
 become one table: benchmark | ours | baseline | ratio | goal | met. The machine (cores,
@@ -140,7 +143,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only", nargs="+", metavar="NAME", help="run only these scripts (name without .py)"
     )
-    parser.add_argument("--output", type=Path, default=RESULTS, help="where to write the table")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help="where to write the table (default: benchmarks/RESULTS.md for a full run; a "
+        "--quick or --only run prints it instead, leaving RESULTS.md as it is)",
+    )
     parser.add_argument("--notes", default="", help="a line about the run (e.g. machine load)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
@@ -152,8 +161,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"   {path.name} FAILED: {outcome.error}", file=sys.stderr)
         outcomes.append(outcome)
     text = render(outcomes, args.quick, time.perf_counter() - start, args.notes)
-    args.output.write_text(text, encoding="utf-8")
-    print(f"wrote {args.output}")
+    output = args.output
+    if output is None and (args.quick or args.only):  # a partial table: not the results
+        print(text, end="")
+    else:
+        output = output or RESULTS
+        output.write_text(text, encoding="utf-8")
+        print(f"wrote {output}")
     return 1 if any(o.error for o in outcomes) else 0
 
 

@@ -97,7 +97,7 @@ def parse_bool(value: object, source: str) -> bool:
         return True
     if lowered in _FALSE:
         return False
-    raise _bad(source, "a boolean (1/0, true/false)", value)
+    raise _bad(source, "a boolean (1/0, true/false, yes/no, on/off)", value)
 
 
 def parse_float(value: object, source: str) -> float:

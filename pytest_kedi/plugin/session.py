@@ -72,9 +72,8 @@ class KediSession:
         self.programs.model_policy = self.models.policy_for
         self.parse_errors: list[str] = []  # node ids of unparsable or unreadable files
         self.remote_usage_errors: list[str] = []  # reported by xdist workers
-        # A shard collects a share of the suites: patterns for other shards match nothing here.
+        # A subset run (a shard, -k, one file) judges a pattern against the files it names.
         gated = not self.worker and settings.collect and bool(settings.min_scores)
-        gated = gated and settings.shard is None
         self.gates = None
         if gated:
             from pytest_kedi.plugin.unmatched import UnmatchedGates

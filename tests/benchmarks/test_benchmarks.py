@@ -294,3 +294,15 @@ def test_script_quick_writes_its_results(tmp_path: Path, script: str, count: int
     for entry in results:
         assert set(entry) == {"benchmark", "ours", "baseline", "ratio", "goal", "met", "note"}
         assert entry["ratio"] > 0
+
+
+def test_a_quick_or_partial_run_prints_its_table_and_keeps_the_results_file() -> None:
+    """`run.py --quick` (or `--only`) overwrote the committed benchmarks/RESULTS.md with a
+    smoke table; without `--output` it now prints the table instead."""
+    results = ROOT / "benchmarks" / "RESULTS.md"
+    before = results.read_bytes()
+    done = _run("benchmarks/run.py", "--quick", "--only", "call_overhead")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert results.read_bytes() == before
+    assert "| procedure call: expression return |" in done.stdout
+    assert "wrote" not in done.stdout

@@ -98,10 +98,21 @@ def test_a_gate_on_a_suite_the_run_did_not_select_is_not_unmatched(
     assert "PytestConfigWarning" not in result.stdout.str()
 
 
-def test_a_subset_run_still_warns_about_a_suite_no_file_defines(kedi: Kedi) -> None:
+@pytest.mark.parametrize(
+    "selection",
+    [
+        ("examples/thirds.kedi",),
+        # a shard warned about nothing: a misspelt gate in a CI matrix gated nothing, silently
+        ("examples", "--kedi-shard", "1/2"),
+        ("examples", "--kedi-shard", "2/2"),
+    ],
+)
+def test_a_subset_run_still_warns_about_a_suite_no_file_defines(
+    kedi: Kedi, selection: tuple[str, ...]
+) -> None:
     _layout(kedi, "    classifier.kedi::eval:clasify = 0.9\n    gone.kedi::eval:x = 0.9\n")
     kedi.write("examples/thirds.kedi", TWO_THIRDS)
-    result = kedi.subprocess("--rootdir=.", "--kedi-eval", "examples/thirds.kedi")
+    result = kedi.subprocess("--rootdir=.", "--kedi-eval", *selection)
     result.stdout.fnmatch_lines(
         [
             "*PytestConfigWarning: kedi_min_scores: no eval suite matches "

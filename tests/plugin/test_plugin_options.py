@@ -7,6 +7,8 @@ import threading
 import pytest
 from kedi_plugin_helpers import DEMO, Kedi
 
+BOOLEANS = "1/0, true/false, yes/no, on/off"
+
 #: (how the value is given, option, value, message after "ERROR: <option> (<source>): ")
 #: kinds: "flag" = command line, "env" = environment, "ini" = pytest.ini, "o" = -o override.
 INVALID = [
@@ -59,8 +61,8 @@ INVALID = [
     ("env", "KEDI_SPLIT", "train", "expected one of auto, data, test_data, got 'train'"),
     ("ini", "kedi_split", "train", "expected one of auto, data, test_data, got 'train'"),
     # booleans
-    ("env", "KEDI_EVAL", "maybe", "expected a boolean (1/0, true/false), got 'maybe'"),
-    ("ini", "kedi_collect", "maybe", "expected a boolean (1/0, true/false), got 'maybe'"),
+    ("env", "KEDI_EVAL", "maybe", f"expected a boolean ({BOOLEANS}), got 'maybe'"),
+    ("ini", "kedi_collect", "maybe", f"expected a boolean ({BOOLEANS}), got 'maybe'"),
     # strings and paths that cannot be empty on the command line
     ("flag", "--kedi-model", " ", "expected a model name, got ' '"),
     ("flag", "--kedi-report", "", "expected a file path, got ''"),
