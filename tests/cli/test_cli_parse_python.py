@@ -33,7 +33,8 @@ def test_a_nul_character_in_python_is_located_where_it_is(kedi_file, cli) -> Non
     assert result.code == 1
     lines = result.err.splitlines()
     assert lines[2] == '  File "n.kedi", line 5, column 12'
-    assert lines[4].index("^") == lines[3].index("\0")
+    # the quoted line shows the NUL as its escape, the caret under it
+    assert lines[4].index("^") == lines[3].index("\\x00")
     assert (
         lines[-1] == "  Python syntax error: a NUL character (U+0000) is not allowed in Python code"
     )
