@@ -16,11 +16,12 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
 from pytest_kedi.errors import InvalidScoreError
 
-__all__ = ["InvalidScoreError", "mean", "normalize_score"]
+__all__ = ["InvalidScoreError", "mean", "normalize_score", "threshold_text"]
 
 
 def normalize_score(value: Any) -> tuple[float, str | None]:
@@ -98,3 +99,14 @@ def fell(delta: float) -> bool:
 def rose(delta: float) -> bool:
     """A score change (new minus old) is a rise, float noise aside."""
     return round(delta, NOISE_DIGITS) > 0
+
+
+def threshold_text(threshold: float, digits: int, least: int = 4) -> str:
+    """A min score with ``digits`` decimals, or as many as it was given with (a gate of
+    ``0.33334`` is never shown as ``0.3333``), trailing zeros dropped down to ``least``."""
+    if math.isfinite(threshold):
+        exponent = Decimal(repr(threshold)).as_tuple().exponent
+        if isinstance(exponent, int):
+            digits = min(max(digits, -exponent), 17)
+    head, _, tail = f"{threshold:.{digits}f}".partition(".")
+    return f"{head}.{tail.rstrip('0').ljust(least, '0')}"

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_kedi.evals.scoring import below
+from pytest_kedi.evals.scoring import below, threshold_text
 from pytest_kedi.plugin.optionvalues import MaxErrors
 from pytest_kedi.plugin.records import SuiteRecord
 from pytest_kedi.plugin.rows import row_line
@@ -49,12 +49,6 @@ def score_digits(score: float, threshold: float | None) -> int:
         if f"{score:.{digits}f}" != f"{threshold:.{digits}f}":
             return digits
     return 17
-
-
-def threshold_text(threshold: float, digits: int) -> str:
-    """The threshold with ``digits`` decimals, trailing zeros dropped down to 4."""
-    head, _, tail = f"{threshold:.{digits}f}".partition(".")
-    return f"{head}.{tail.rstrip('0').ljust(_DIGITS, '0')}"
 
 
 def _score_vs(score: float, threshold: float) -> tuple[str, str]:

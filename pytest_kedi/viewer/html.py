@@ -18,7 +18,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from pytest_kedi.evals.scoring import change, fell
+from pytest_kedi.evals.scoring import change, fell, threshold_text
 from pytest_kedi.text import clip
 from pytest_kedi.viewer import svg
 from pytest_kedi.viewer.compare import history_section
@@ -175,7 +175,7 @@ def _suites_table(run: RunView, runs: Sequence[RunView]) -> str:
         extra = []
         if suite.threshold is not None:
             on = " on the lower bound" if suite.lower_gate else ""
-            extra.append(f"min {suite.threshold:.2f}{on}")
+            extra.append(f"min {threshold_text(suite.threshold, 2, least=2)}{on}")
         if suite.ci is not None:
             extra.append(f"95% CI {suite.ci[0]:.3f} to {suite.ci[1]:.3f}")
         if suite.stderr is not None:

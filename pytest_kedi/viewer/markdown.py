@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from pytest_kedi.evals.scoring import threshold_text
 from pytest_kedi.text import truncate
 from pytest_kedi.viewer.model import RowView, RunView, SuiteView, compared, previous_suites
 
@@ -45,7 +46,7 @@ def _suite_row(suite: SuiteView, delta: float | None) -> str:
     cells = [
         cell(suite.label),
         score,
-        (f"{suite.threshold:.4f}" + (" (lower bound)" if suite.lower_gate else ""))
+        (threshold_text(suite.threshold, 4) + (" (lower bound)" if suite.lower_gate else ""))
         if suite.threshold is not None
         else "—",
         _VERDICT.get(suite.verdict, cell(suite.verdict)),

@@ -255,3 +255,22 @@ def test_a_fixture_setup_error_is_recorded_as_the_exception(kedi: Kedi) -> None:
     report = kedi.json("r.json")
     assert report["tests"][0]["message"] == "RuntimeError: fixture broke"
     assert report["suites"][0]["error"] == "RuntimeError: fixture broke"
+
+
+def test_a_min_score_is_shown_as_given_however_far_the_score(kedi: Kedi) -> None:
+    """A min score with more than 4 decimals was rounded to 4 unless the score sat near it:
+    ``--kedi-min-score 0.33334`` read ``min score 0.3333`` in the verdict and the failure, a
+    gate the user did not set."""
+    kedi.write("half.kedi", HALF)
+    passed = kedi.run("--kedi-eval", "--kedi-min-score", "0.123456")
+    passed.assert_outcomes(passed=1)
+    passed.stdout.fnmatch_lines(["- classify::m: 0.5000  [[]passed, min score 0.123456[]]"])
+    failed = kedi.run("--kedi-eval", "--kedi-min-score", "0.98765", "--kedi-rows", "summary")
+    failed.assert_outcomes(failed=1)
+    failed.stdout.fnmatch_lines(
+        [
+            "*@eval: classify failed: score 0.5000 is below the min score 0.98765",
+            "- classify::m: 0.5000  [[]FAILED, min score 0.98765[]]",
+        ]
+    )
+    assert "0.9877" not in failed.stdout.str()

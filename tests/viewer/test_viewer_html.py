@@ -184,3 +184,13 @@ def test_a_suite_not_scored_in_a_run_is_not_compared_or_charted_as_zero() -> Non
     assert "—" in history_row and "0.0000" not in history_row
     single = render_html([run_view(old, label="old.json")])
     assert "not scored" in single
+
+
+def test_the_page_shows_a_threshold_as_given() -> None:
+    """The suites table rounded a min score to 2 decimals (0.98765 read "min 0.99")."""
+    document = full_report()
+    document["suites"][0]["threshold"] = 0.98765
+    page = render_html([run_view(document, label="r.json")])
+    assert "min 0.98765" in page
+    assert "min 0.99" not in page
+    assert "min 0.90" in render_html([run_view(full_report(), label="r.json")])

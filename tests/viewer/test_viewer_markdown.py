@@ -121,3 +121,11 @@ def test_a_located_row_error_reads_once() -> None:
     text = render_markdown([run_view(report, label="r")])
     assert text.count("ValueError: bad 'three'") == 1
     assert "procedure: ValueError: bad 'three' (at evals/robust.kedi:2)" in text
+
+
+def test_a_threshold_is_shown_as_given() -> None:
+    """A min score with more than 4 decimals was rounded (0.98765 read 0.9877)."""
+    document = full_report()
+    document["suites"][0]["threshold"] = 0.98765
+    rows = _table_rows(render_markdown([run_view(document, label="r")]))
+    assert rows[1][2] == "0.98765"
