@@ -204,11 +204,26 @@ def _collect_exports(unit: ModuleUnit, ctx: Frame, stmt: nodes.Directive) -> dic
     out: dict[str, Any] = {}
     for name in spec:
         if name not in vars_:
-            raise KediImportError(
-                f"{where(ctx, stmt)}: {unit.path} exports {name!r}, which it does not define"
-            )
+            raise _undefined_export(unit, name, ctx, stmt)
         out[name] = unit.scope.get(name)
     return out
+
+
+def _undefined_export(
+    unit: ModuleUnit, name: str, ctx: Frame, stmt: nodes.Directive
+) -> KediImportError:
+    """Located at ``name`` in the module's own `> export:` list (docs/language.md#modules),
+    the import that loaded the module being the frame around it."""
+    inner = Frame(unit.scope, unit, "<module>")
+    for export in unit.module.body:
+        if isinstance(export, nodes.Directive) and export.name == "export":
+            listed = list(export.names) or (export.value or "").replace(",", " ").split()
+            if name in listed:
+                offset = listed_name(export, inner, name)
+                message = f"exports {name!r}, which the module does not define"
+                return value_error(KediImportError, inner, offset, message)
+    message = f"{unit.path} exports {name!r}, which it does not define"
+    return KediImportError(f"{where(ctx, stmt)}: {message}")
 
 
 def run_export(stmt: nodes.Directive, ctx: Frame) -> None:

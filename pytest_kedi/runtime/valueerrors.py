@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import TypeVar
 
 from pytest_kedi.errors import KediExecutionError
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.context import Frame
 
 __all__ = ["header_value", "kv_value", "listed_name", "value_error"]
+
+E = TypeVar("E", bound=KediExecutionError)
 
 
 def _after_colon(ctx: Frame, span: nodes.Span, value: str | None) -> int:
@@ -57,17 +60,18 @@ def listed_name(stmt: nodes.Directive, ctx: Frame, name: str) -> int:
     value)."""
     source = ctx.unit.source_file.source
     end = min(stmt.span.end_offset, len(source))
+    pattern = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
     body = source.find("\n", stmt.span.start_offset, end)
     if body >= 0:
-        found = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)").search(source, body, end)
+        found = pattern.search(source, body, end)
         if found is not None:
             return found.start()
-    return header_value(stmt, ctx)
+    value = header_value(stmt, ctx)  # a one-line list: the name within it
+    found = pattern.search(source, value, body if body >= 0 else end)
+    return found.start() if found is not None else value
 
 
-def value_error(
-    cls: type[KediExecutionError], ctx: Frame, offset: int, message: str
-) -> KediExecutionError:
+def value_error(cls: type[E], ctx: Frame, offset: int, message: str) -> E:
     """A ``cls`` error for what is written at ``offset`` (a key or value in a directive):
     named by ``path:line:column``, its innermost frame that line with a caret under it."""
     source = ctx.unit.source_file
@@ -78,4 +82,5 @@ def value_error(
     indent = len(text) - len(text.lstrip())
     frame = replace(ctx.frame("directive", span), caret=max(column - 1 - indent, 0))
     error = cls(f"{span.path}:{line}:{column}: {message}")
-    return error.with_inner_frame(frame)
+    error.with_inner_frame(frame)
+    return error

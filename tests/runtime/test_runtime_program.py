@@ -261,6 +261,30 @@ def test_selective_import_binds_only_listed_names(kedi, tmp_path):
     assert info.value.render().splitlines()[-3:-1] == ["    zzz", "    ^"]
 
 
+@pytest.mark.parametrize(
+    ("exports", "line", "column", "quoted"),
+    [
+        ("> export: a, missing\n", 1, 14, "> export: a, missing"),
+        ("> export:\n  a\n  missing\n", 3, 3, "missing"),
+    ],
+)
+def test_an_export_the_module_does_not_define_is_located_in_the_module(
+    kedi, tmp_path, exports: str, line: int, column: int, quoted: str
+):
+    """It was located at the importing file's `> import:` line: the name at fault is in the
+    module's own `> export:` list, which the trace now ends at, a caret under the name."""
+    (tmp_path / "m.kedi").write_text(exports + "[a] = 1\n", encoding="utf-8")
+    with pytest.raises(KediImportError, match="does not define") as info:
+        kedi("> import: m\n= <a>\n").run()
+    assert info.value.message.endswith(
+        f"m.kedi:{line}:{column}: exports 'missing', which the module does not define"
+    )
+    rendered = info.value.render().splitlines()
+    assert rendered[1].endswith(", line 1, in <program>")  # the import, around it
+    assert rendered[3].endswith(f'm.kedi", line {line}, in <module>')
+    assert rendered[4:6] == [f"    {quoted}", "    " + " " * quoted.index("missing") + "^"]
+
+
 def test_module_initializes_once_per_root(kedi, tmp_path):
     log = tmp_path / "inits.log"
     (tmp_path / "base.kedi").write_text(
