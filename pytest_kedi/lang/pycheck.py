@@ -183,14 +183,11 @@ def _lone_carriage_return(text: str) -> None:
     found = _LONE_CR.search(text)
     if found is None:
         return
-    at = found.start()
-    line = text.count("\n", 0, at) + 1
-    column = at - (text.rfind("\n", 0, at) + 1) + 1
     message = (
         "a carriage return (U+000D) not followed by a line feed is not allowed in Python "
         "code: Python would end the line there (write '\\r' in a string)"
     )
-    raise SyntaxError(message, ("", line, column, "", line, column))
+    raise _error_at(text, found.start(), message)
 
 
 def _compile(
@@ -246,9 +243,14 @@ def _null_byte(source: str, expr: bool) -> SyntaxError | None:
     at = text.find("\0")
     if at < 0:
         return None
+    return _error_at(text, at, "a NUL character (U+0000) is not allowed in Python code")
+
+
+def _error_at(text: str, at: int, message: str) -> SyntaxError:
+    """A syntax error at offset ``at`` of ``text`` (its line and column in it, as
+    `locate_syntax_error` reads a syntax error)."""
     line = text.count("\n", 0, at) + 1
     column = at - (text.rfind("\n", 0, at) + 1) + 1
-    message = "a NUL character (U+0000) is not allowed in Python code"
     return SyntaxError(message, ("", line, column, "", line, column))
 
 
