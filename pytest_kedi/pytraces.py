@@ -67,7 +67,7 @@ _MARKS = re.compile(r" *[~^][ ~^]*")
 def _format(lines: list[str]) -> str:
     text = "".join(line for line in lines if line != "Traceback (most recent call last):\n")
     text = _INTERNAL_NAMES.sub("", _BLOCK_FRAME.sub("", text)).rstrip("\n")
-    if text.isprintable():
+    if text.replace("\n", "").replace("\t", "").isprintable():  # no control character
         return text
     # A source line's control characters as their escapes, its carets moved under them.
     shown = text.split("\n")
