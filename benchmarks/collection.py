@@ -29,7 +29,8 @@ makes the nodes pytest-kedi makes, with the same names and marks, and reads noth
 (`FLOOR_PLUGIN`): what pytest itself costs for those node ids, the least any plugin giving
 them can pay.
 
-Times are the child processes' CPU time (user + system; best of ``--repeat``), so a
+Times are the child processes' CPU time (user + system; the best of several runs: each
+full run twice, each warm collection three or five times, per ``--repeat``), so a
 loaded machine skews neither side; ratios are ours / plain pytest. Exits non-zero when
 a pytest run fails.
 
@@ -176,6 +177,9 @@ COMMON = ["-q", "-p", "no:randomly", "-p", "no:xdist", "-p", "no:rerunfailures"]
 #: collection the goal is stated on, whose runs take about half a second and vary the most.
 WARM_ROUNDS = 3
 WARM_ALONE_ROUNDS = 5
+#: Runs of each full run per repeat: a full run's CPU time varies by a fifth from one run
+#: to the next on a shared machine, more than the difference the goal is about.
+FULL_ROUNDS = 2
 
 #: What the rows measured with plugin autoloading off show.
 ALONE = (
@@ -205,9 +209,31 @@ def generate(root: Path, files: int) -> tuple[Path, Path, Path, Path]:
     return kedi, py, sub, floor
 
 
+CACHES = (".pytest_cache", "__pycache__")
+
+
 def clear_caches(folder: Path) -> None:
-    shutil.rmtree(folder / ".pytest_cache", ignore_errors=True)
-    shutil.rmtree(folder / "__pycache__", ignore_errors=True)
+    for name in CACHES:
+        shutil.rmtree(folder / name, ignore_errors=True)
+
+
+def snapshot(folder: Path) -> Path:
+    """A copy of ``folder``'s caches (beside it), as they are now."""
+    saved = folder.with_name(folder.name + "-caches")
+    shutil.rmtree(saved, ignore_errors=True)
+    saved.mkdir()
+    for name in CACHES:
+        if (folder / name).is_dir():
+            shutil.copytree(folder / name, saved / name)
+    return saved
+
+
+def restore(folder: Path, saved: Path) -> None:
+    """``folder``'s caches as `snapshot` saved them."""
+    clear_caches(folder)
+    for name in CACHES:
+        if (saved / name).is_dir():
+            shutil.copytree(saved / name, folder / name)
 
 
 def cpu_of(folder: Path, args: list[str], expect: str, *, alone: bool = False) -> float:
@@ -294,10 +320,21 @@ def main(argv: list[str] | None = None) -> int:
                 clear_caches(folder)
             for key, command, runs, alone in steps:
                 # A warm collection takes a second or two: it is taken WARM_ROUNDS times
-                # (the trees alternating), as the shortest runs vary the most.
-                rounds = WARM_ALONE_ROUNDS if key == "warm-alone" else WARM_ROUNDS
-                for _round in range(1 if runs or key.startswith("cold") else rounds):
+                # (the trees alternating), as the shortest runs vary the most; a full run
+                # FULL_ROUNDS times, the first after collection each time from the caches
+                # collection left (`snapshot`, `restore`).
+                if key.startswith("cold"):
+                    rounds = 1
+                elif runs:
+                    rounds = FULL_ROUNDS
+                else:
+                    rounds = WARM_ALONE_ROUNDS if key == "warm-alone" else WARM_ROUNDS
+                if key == "first":
+                    saved = {n: snapshot(f) for n, f, _summary in trees if n != "floor"}
+                for _round in range(rounds):
                     for name, folder, summary in trees:
+                        if key == "first" and _round > 0 and name in saved:
+                            restore(folder, saved[name])
                         if key in ("cold-alone", "warm-alone") and name == "sub":
                             continue  # the same collection as "py"
                         if name == "floor" and (key != "warm-alone" or _round >= WARM_ROUNDS):
@@ -312,8 +349,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{files:,} generated .kedi files (2 procedures, 1 @eval: suite of 5 rows, "
         "2 @test: cases each) vs as many .py modules with the same functions and "
         "3 tests; CPU time of a fresh pytest process, best of "
-        f"{args.repeat} ({args.repeat * WARM_ROUNDS} for the warm collections, "
-        f"{args.repeat * WARM_ALONE_ROUNDS} with plugin autoloading off); every "
+        f"{args.repeat} for the cold collection, {args.repeat * FULL_ROUNDS} for each full "
+        f"run (the first after collection each time from the caches collection left), "
+        f"{args.repeat * WARM_ROUNDS} for the warm collections "
+        f"({args.repeat * WARM_ALONE_ROUNDS} with plugin autoloading off); every "
         "installed plugin loaded on both sides but randomly, xdist and rerunfailures, "
         "unless the row says plugin autoloading off; "
         "cold = no .pytest_cache and no __pycache__ (the cold collection runs with "

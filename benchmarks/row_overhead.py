@@ -28,6 +28,10 @@ the least the default mode's ratio can be, whatever pytest-kedi does.
 
 Every measurement starts after a full garbage collection (`best`), on every side.
 
+pytest runs at its default verbosity, as ``pytest --kedi-eval`` does: pytest 9.2 prints
+nothing for a passed sub-result there, and a ``u`` for each with ``-q``, which a reference
+row measures (the default mode with ``-q``).
+
 pytest runs with plugin autoloading off (``PYTEST_DISABLE_PLUGIN_AUTOLOAD``), pytest-kedi
 passed as a plugin: pytest and pytest-kedi, what installing pytest-kedi gives. The test
 plugins of the ``dev`` extra (hypothesis, pytest-html, allure, …) would add their own cost
@@ -110,10 +114,13 @@ def autoloading(on: bool) -> Iterator[None]:
             os.environ[key] = was
 
 
-def pytest_cpu(folder: Path, rows: int, mode: str | None = None, *, every: bool = False) -> float:
+def pytest_cpu(
+    folder: Path, rows: int, mode: str | None = None, *, every: bool = False, quiet: bool = False
+) -> float:
     """CPU seconds of one in-process ``pytest --kedi-eval`` run over ``rows`` rows
     (``mode``: the ``--kedi-rows`` value; None leaves the default), pytest with pytest-kedi
-    only, or with ``every`` installed plugin (but those that reorder or rerun tests)."""
+    only, or with ``every`` installed plugin (but those that reorder or rerun tests), at
+    pytest's default verbosity or with ``-q`` (``quiet``: a ``u`` printed per row)."""
     import pytest
 
     import pytest_kedi.plugin
@@ -123,8 +130,8 @@ def pytest_cpu(folder: Path, rows: int, mode: str | None = None, *, every: bool 
     (project / "rows.kedi").write_text(PROGRAM.format(rows=rows), encoding="utf-8")
     probe = _Probe()
     args = [
-        "-q", "-p", "no:cacheprovider", "-p", "no:kedi", "-p", "no:randomly",
-        "-p", "no:rerunfailures",
+        *(["-q"] if quiet else []), "-p", "no:cacheprovider", "-p", "no:kedi",
+        "-p", "no:randomly", "-p", "no:rerunfailures",
         "--rootdir", str(project), "--kedi-eval", str(project / "rows.kedi"),
     ]  # fmt: skip
     if mode is not None:
@@ -148,10 +155,30 @@ def test_rows(subtests):
 """
 
 
-def py_test_cpu(folder: Path, name: str, module_text: str, expect: str) -> float:
+class _Reported:
+    """Counts the passed sub-results a run reported, from the terminal reporter's statistics
+    at the session's end (at the default verbosity pytest's summary line leaves them out;
+    a hook per report would add to the time measured)."""
+
+    def __init__(self) -> None:
+        self.subtests = 0
+
+    def pytest_sessionfinish(self, session: Any) -> None:
+        import pytest
+
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        self.subtests = sum(
+            isinstance(report, pytest.SubtestReport) and report.passed
+            for reports in reporter.stats.values()
+            for report in reports
+        )
+
+
+def py_test_cpu(folder: Path, name: str, module_text: str, subtests: int) -> float:
     """CPU seconds of one in-process ``pytest`` run of the ``.py`` test module ``module_text``
     (pytest alone, same flags as ours), written as ``name`` in a project of its own (one
-    module name per size: pytest imports each); its output must contain ``expect``."""
+    module name per size: pytest imports each); its one test must pass, reporting
+    ``subtests`` passed sub-results."""
     import pytest
 
     project = folder / name
@@ -159,18 +186,21 @@ def py_test_cpu(folder: Path, name: str, module_text: str, expect: str) -> float
     module = project / f"test_{name}.py"
     module.write_text(module_text, encoding="utf-8")
     args = [
-        "-q", "-p", "no:cacheprovider", "-p", "no:kedi", "-p", "no:randomly",
+        "-p", "no:cacheprovider", "-p", "no:kedi", "-p", "no:randomly",
         "-p", "no:rerunfailures",
         "--rootdir", str(project), str(module),
     ]  # fmt: skip
     output = io.StringIO()
+    reported = _Reported()
     start = time.process_time()
     with contextlib.redirect_stdout(output), autoloading(False):
-        code = pytest.main(args)
+        code = pytest.main(args, plugins=[reported])
     elapsed = time.process_time() - start
-    if code != 0 or expect not in output.getvalue():
+    if code != 0 or reported.subtests != subtests:
         print(output.getvalue()[-3000:])
-        raise SystemExit(f"benchmark run of {name} failed (exit {code})")
+        raise SystemExit(
+            f"benchmark run of {name} failed (exit {code}, {reported.subtests} sub-results)"
+        )
     return elapsed
 
 
@@ -178,7 +208,7 @@ def subtests_cpu(folder: Path, rows: int) -> float:
     """CPU seconds of one in-process ``pytest`` run of a ``.py`` test reporting ``rows``
     passed sub-results through pytest's ``subtests`` fixture (`py_test_cpu`)."""
     module = SUBTESTS_MODULE.format(rows=rows)
-    return py_test_cpu(folder, f"subtests_{rows}", module, f"{rows} subtests passed")
+    return py_test_cpu(folder, f"subtests_{rows}", module, rows)
 
 
 LOGGED_MODULE = """\
@@ -217,7 +247,7 @@ def logged_cpu(folder: Path, rows: int) -> float:
     name = f"logged_{rows}"
     made_file = folder / name / "made.txt"
     module = LOGGED_MODULE.format(rows=rows, made_file=str(made_file))
-    elapsed = py_test_cpu(folder, name, module, f"{rows} subtests passed")
+    elapsed = py_test_cpu(folder, name, module, rows)
     return elapsed - float(made_file.read_text(encoding="utf-8"))
 
 
@@ -305,6 +335,14 @@ def main(argv: list[str] | None = None) -> int:
                 args.rounds * (2 if mode == "summary" else 1),
             )
             per_row[mode] = max(many - one, 1e-9) / rows
+        # A reference: the default mode with -q, which prints a `u` per passed sub-result
+        # (pytest 9.2; nothing at the default verbosity), fewer rounds for run.py's time.
+        one, many = interleaved(
+            partial(pytest_cpu, folder, 1, quiet=True),
+            partial(pytest_cpu, folder, rows, quiet=True),
+            max(1, args.rounds - 2),
+        )
+        quiet_row = max(many - one, 1e-9) / rows
         pytest_cpu(folder, 1, every=True)  # warm-up: the other plugins' imports
         one, many = interleaved(  # a reference: fewer rounds, to keep run.py's time
             lambda: pytest_cpu(folder, 1, every=True),
@@ -338,7 +376,8 @@ def main(argv: list[str] | None = None) -> int:
     methods = {
         None: (
             f"{rows:,} rows; ours = CPU time of `pytest --kedi-eval` with {rows:,} rows minus "
-            f"with 1 row (rows reported as sub-results, the default); {ALONE}; {baselines}"
+            f"with 1 row (rows reported as sub-results, the default; pytest's default "
+            f"verbosity, which prints nothing for a passed sub-result); {ALONE}; {baselines}"
         ),
         "summary": (
             f"{rows:,} rows; ours = CPU time of `pytest --kedi-eval --kedi-rows summary` with "
@@ -372,6 +411,20 @@ def main(argv: list[str] | None = None) -> int:
         ]
     results.append(
         Result.reference(
+            benchmark=f"deterministic rows under pytest -q vs pydantic-evals ({rows:,})",
+            ours=f"{1 / quiet_row:,.0f} rows/s",
+            baseline=f"{1 / theirs:,.0f} rows/s (pydantic-evals)",
+            ratio=theirs / quiet_row,
+            note=(
+                "as the default-mode row, with -q: pytest prints a `u` for each passed "
+                f"sub-result (nothing at the default verbosity), best of "
+                f"{max(1, args.rounds - 2)}, {quiet_row * 1e6:.1f} us/row, "
+                f"{quiet_row / plain:.1f}x the plain loop"
+            ),
+        )
+    )
+    results.append(
+        Result.reference(
             benchmark=f"deterministic rows under pytest vs pydantic-evals ({rows:,}), every "
             "installed plugin loaded",
             ours=f"{1 / every_plugin:,.0f} rows/s",
@@ -399,7 +452,8 @@ def main(argv: list[str] | None = None) -> int:
                 "that of the --kedi-rows summary run (the row label, the report and pytest's "
                 "hooks for it); pytest's = CPU time of a .py test running "
                 f"{sub_rows:,} empty `with subtests.test(msg=...)` blocks minus one block, "
-                "same flags (-q), per block: what a sub-result costs through pytest's own fixture"
+                "same flags (default verbosity), per block: what a sub-result costs through "
+                "pytest's own fixture"
             ),
         )
     )
@@ -419,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"time of a .py test logging {rows:,} pytest.SubtestReport objects through "
                 "the pytest_runtest_logreport hook minus one, less the time spent making "
                 "them (pytest's hooks, terminal reporter and statistics, and the report kept "
-                "until the session ends), same flags (-q), best of "
+                "until the session ends), same flags (default verbosity), best of "
                 f"{max(1, args.rounds - 2)} alternating; added to the plain loop's row: the "
                 "least the default mode's row can cost against the plain loop, a bound on its "
                 "ratio"

@@ -16,7 +16,14 @@ import re
 from pytest_kedi.lang.grammars import terminals
 from pytest_kedi.lang.shapes import RawParam, TypeShape
 
-__all__ = ["RawParam", "TypeShape", "fast_signature", "fast_target", "fast_type"]
+__all__ = [
+    "RawParam",
+    "TypeShape",
+    "fast_metric_head",
+    "fast_signature",
+    "fast_target",
+    "fast_type",
+]
 
 _T = terminals("header.lark")
 _NAME = _T["NAME"]
@@ -28,9 +35,13 @@ _LITERAL = rf"(?:{_T['NUMBER']}|{_T['STRING']}|{_T['ELLIPSIS']})"
 
 
 def _generic(atom: str) -> str:
-    """generic: dotted ("[" _targs? "]")? whose type arguments are ``atom`` or `|` unions."""
-    arg = rf"{atom}(?:{_WS}\|{_WS}{atom})*"
-    return rf"{_DOTTED}(?:{_WS}\[{_WS}(?:{arg}(?:{_WS},{_WS}{arg})*)?{_WS}\])?"
+    """generic: dotted ("[" _targs? "]")? whose type arguments are ``atom`` or `|` unions.
+
+    Comma-separated unions of atoms are the atoms separated by `|` or `,`; written so that
+    ``atom`` appears once (each atom is followed by a separator that is not followed by
+    ``]``, or by ``]``), as every copy multiplies the size of the nested patterns, and
+    compiling them is most of what importing the parser costs."""
+    return rf"{_DOTTED}(?:{_WS}\[{_WS}(?:{atom}{_WS}(?:[|,]{_WS}(?!\])|(?=\])))*\])?"
 
 
 # Two levels of type arguments (``dict[str, list[int]]``, ``Literal["a", "b"]``).
@@ -48,6 +59,8 @@ _HEAD = re.compile(
 )
 _DIRECT_TYPE = re.compile(rf"{_WS}{_TYPE}{_WS}")
 _TARGET = re.compile(rf"\[{_WS}(?P<name>{_NAME}){_WS}(?::{_WS}{_ANNOT}{_WS})?\]")
+# metric_head: NAME ("(" NAME? ")")?
+_METRIC = re.compile(rf"{_WS}(?P<name>{_NAME}){_WS}(?:\({_WS}(?:(?P<data>{_NAME}){_WS})?\){_WS})?")
 
 
 def _annot(m: re.Match[str], base: int) -> TypeShape | None:
@@ -116,3 +129,13 @@ def fast_type(text: str) -> bool:
     """True when ``text`` is a direct type of the simple shapes above (the grammar's ``annot``
     accepts it too); False means "ask the grammar"."""
     return _DIRECT_TYPE.fullmatch(text) is not None
+
+
+def fast_metric_head(text: str) -> tuple[tuple[str, int], tuple[str, int] | None] | None:
+    """The metric's name and the dataset's, each with its offset, as the grammar's
+    ``metric_head`` reads them; None means "ask the grammar"."""
+    m = _METRIC.fullmatch(text)
+    if m is None:
+        return None
+    data = m.group("data")
+    return (m.group("name"), m.start("name")), (None if data is None else (data, m.start("data")))

@@ -14,7 +14,7 @@ from lark import Token
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from pytest_kedi.lang import nodes as n
-from pytest_kedi.lang.fastheads import fast_signature, fast_target, fast_type
+from pytest_kedi.lang.fastheads import fast_metric_head, fast_signature, fast_target, fast_type
 from pytest_kedi.lang.grammars import header_parser, parse_head
 from pytest_kedi.lang.shapes import HeadShape, RawParam, TypeShape
 from pytest_kedi.lang.source import KediSyntaxError, Source
@@ -267,8 +267,20 @@ def parse_target(src: Source, text: str, base: int) -> tuple[str, n.TypeRef | No
     return name, (_type_ref(src, base, shape) if shape is not None else None)
 
 
+def lark_metric_head(text: str) -> tuple[tuple[str, int], tuple[str, int] | None]:
+    """The grammar's reading of a metric head: the metric's name and the dataset's, each
+    with its offset."""
+    names = cast("tuple[Token, ...]", _parse(text, 0, "metric_head"))
+    found = [(tok.value, tok.start_pos or 0) for tok in names]
+    return found[0], (found[1] if len(found) > 1 else None)
+
+
 def parse_metric_head(text: str, base: int) -> tuple[str, str | None]:
-    names = cast("tuple[Token, ...]", _parse(text, base, "metric_head"))
-    for tok in names:
-        check_name(tok.value, base + (tok.start_pos or 0), "metric or dataset name")
-    return names[0].value, (names[1].value if len(names) > 1 else None)
+    try:
+        shape = fast_metric_head(text) or lark_metric_head(text)
+    except KediSyntaxError as exc:
+        raise KediSyntaxError(base + exc.offset, exc.message) from None
+    metric, data = shape
+    for name, at in (metric, data) if data is not None else (metric,):
+        check_name(name, base + at, "metric or dataset name")
+    return metric[0], (data[0] if data is not None else None)

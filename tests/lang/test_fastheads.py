@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_kedi.lang import KediParseError, parse
+from pytest_kedi.lang import KediParseError, grammars, parse
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.context import classify, split_target
-from pytest_kedi.lang.fastheads import fast_signature, fast_target
-from pytest_kedi.lang.heads import lark_signature, lark_target
+from pytest_kedi.lang.fastheads import fast_metric_head, fast_signature, fast_target
+from pytest_kedi.lang.heads import lark_metric_head, lark_signature, lark_target
 from pytest_kedi.lang.scanner import Item, scan
 from pytest_kedi.lang.source import KediSyntaxError, Source
 from pytest_kedi.lang.text import parse_text_with_grammar
@@ -25,6 +25,7 @@ HEADS = [
     "~T(\n  a: int,\n  b: str = `'x'`\n)",
 ]
 TARGETS = ["[x]", "[ x ]", "[x: int]", "[x: list[str]]", "[x: `T`]", "[x: str | None]"]
+METRIC_HEADS = ["exact", "exact(rows)", " exact ( rows ) ", "exact()", "exact(\n  rows\n)", "m ( )"]
 
 
 def _items(source: str) -> list[Item]:
@@ -49,6 +50,39 @@ def test_fast_signature_matches_lark(text: str) -> None:
 def test_fast_target_matches_lark(text: str) -> None:
     assert fast_target(text) is not None
     assert fast_target(text) == lark_target(text)
+
+
+@pytest.mark.parametrize("text", METRIC_HEADS)
+def test_fast_metric_head_matches_lark(text: str) -> None:
+    assert fast_metric_head(text) is not None
+    assert fast_metric_head(text) == lark_metric_head(text)
+
+
+@pytest.mark.parametrize("text", ["exact(a, b)", "exact(a", "ex act", "exact(a)(b)", "(a)", ""])
+def test_fast_metric_head_declines_what_it_cannot_decide(text: str) -> None:
+    assert fast_metric_head(text) is None
+
+
+def test_a_typical_file_parses_without_building_a_lark_parser() -> None:
+    """Procedure heads, targets, types, templates and a suite's metric head all take the
+    fast paths: a process that parses such a file never builds the grammar's parsers."""
+    source = (
+        "@fast_typical_a(x: int, y: dict[str | None, list[int]] = `{}`) -> list[str]:\n"
+        "  = `[str(x)]`\n\n"
+        "@fast_typical_b(text: str) -> str:\n"
+        "  >> Summarize <text> as [summary: str].\n"
+        "  = <summary>\n\n"
+        "@eval: fast_typical_a:\n"
+        "  > data: rows:\n"
+        "    = `[(1, ['1'])]`\n"
+        "  > metric: fast_typical_exact(rows):\n"
+        "    = `fast_typical_a(rows) == expected`\n"
+    )
+    grammars.header_parser.cache_clear()
+    grammars.text_parser.cache_clear()
+    parse(source, "typical.kedi")
+    assert grammars.header_parser.cache_info().currsize == 0
+    assert grammars.text_parser.cache_info().currsize == 0
 
 
 @pytest.mark.parametrize("text", ["@f(a,)", "@f(a: A[B[C[D]]]) -> str:", "@f(a = ```):", "@f(a)"])

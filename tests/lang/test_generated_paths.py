@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from lark.exceptions import LarkError
 
 from pytest_kedi.lang import nodes as n
-from pytest_kedi.lang.fastheads import fast_signature, fast_target, fast_type
+from pytest_kedi.lang.fastheads import fast_metric_head, fast_signature, fast_target, fast_type
 from pytest_kedi.lang.grammars import header_parser, terminals, text_parser
-from pytest_kedi.lang.heads import lark_signature, lark_target
+from pytest_kedi.lang.heads import lark_metric_head, lark_signature, lark_target
 from pytest_kedi.lang.source import KediSyntaxError, Source
 from pytest_kedi.lang.syntax import IDENT
 from pytest_kedi.lang.text import _PIECE, _Builder, _fast_parts, parse_text_with_grammar
@@ -123,6 +123,22 @@ def test_fast_target_agrees_with_the_grammar(case: tuple[str, str | None, str]) 
     assert fast == lark_target(text), text
 
 
+_METRIC_BITS = ["exact", "rows", "café", "1a", "if", " ", "\n", "(", ")", ",", "()", "a b"]
+
+
+@given(st.lists(st.sampled_from(_METRIC_BITS), min_size=1, max_size=8).map("".join))
+@settings(max_examples=400, deadline=None)
+def test_fast_metric_head_agrees_with_the_grammar(text: str) -> None:
+    fast = fast_metric_head(text)
+    if fast is None:
+        return
+    try:
+        expected = lark_metric_head(text)
+    except KediSyntaxError:
+        pytest.fail(f"the fast path accepted a metric head the grammar rejects: {text!r}")
+    assert fast == expected, text
+
+
 _TEXT_BITS = [
     "ab", " ", "x_1", "<", ">", "[", "]", "(", ")", ",", ":", "`", "\\", "\\<", "\\q", "~~",
     "<a>", "<`a + 1`>", "<f(a, b)>", "[x]", "[ x : int ]", "[x: `T`]", "[x: list[str]]",
@@ -170,7 +186,19 @@ def test_fast_type_accepts_only_what_the_grammar_accepts(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["int", "list[str]", "dict[str, list[int]]", "a.b | None", "t[1, 2]", 'Literal["a", "b"]'],
+    [
+        "int",
+        "list[str]",
+        "dict[str, list[int]]",
+        "a.b | None",
+        "t[1, 2]",
+        'Literal["a", "b"]',
+        "list[str | int]",
+        "dict[str | None, list[int | str] | None]",
+        "tuple[int, ...]",
+        "list[ ]",
+        "x [ a , b | c ]",
+    ],
 )
 def test_fast_type_covers_the_common_types(text: str) -> None:
     assert fast_type(text)
