@@ -13,7 +13,6 @@ from pytest_kedi.runtime.autocache import cached_procedure, has_auto
 from pytest_kedi.runtime.cancel import STATE as CANCEL
 from pytest_kedi.runtime.cancel import check_current
 from pytest_kedi.runtime.context import Frame, ModuleUnit
-from pytest_kedi.runtime.customtypes import make_custom_type
 from pytest_kedi.runtime.evaluate import PositionalCallee, eval_code, resolve_type
 from pytest_kedi.runtime.fastbody import FastBody
 from pytest_kedi.runtime.fastbuild import build
@@ -397,6 +396,8 @@ def define_procedure(stmt: nodes.Procedure, ctx: Frame) -> None:
 
 def define_type(stmt: nodes.TypeDecl, ctx: Frame) -> None:
     fields = [(f.name, resolve_type(f.type, ctx), _default(f.default, ctx)) for f in stmt.fields]
+    from pytest_kedi.runtime.customtypes import make_custom_type  # imports pydantic
+
     model = make_custom_type(stmt.name, fields, module=f"kedi:{ctx.unit.path}")
     ctx.scope.bind(stmt.name, model)
     return None

@@ -16,27 +16,18 @@ import types
 import typing
 from collections.abc import Callable
 from typing import Annotated as _Annotated
-from typing import Any, Literal, Optional, Union, get_args, get_origin
-
-from pydantic import (
-    AfterValidator,
-    FileUrl,
-    HttpUrl,
-    TypeAdapter,
-    ValidationError,
-    WithJsonSchema,
-)
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pytest_kedi.errors import KediTypeExecutionError
 from pytest_kedi.lang.pycheck import parse_snippet
 from pytest_kedi.runtime.caches import ProcessCache
+from pytest_kedi.runtime.typenames import EMAIL, EMAIL_RE, TYPE_BUILTINS, Annotated, is_url_type
 from pytest_kedi.text import truncate
 
 __all__ = [
     "EMAIL",
     "TYPE_BUILTINS",
     "Annotated",
-    "Email",
     "check",
     "describe_type",
     "describe_value",
@@ -50,78 +41,6 @@ __all__ = [
 
 Checker = Callable[[Any], bool]
 
-_EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-
-
-class _EmailFormat:
-    """Annotated marker for the ``Email`` type (no email-validator dependency)."""
-
-    def __repr__(self) -> str:
-        return "Email"
-
-
-EMAIL = _EmailFormat()
-
-
-def _validate_email(value: str) -> str:
-    if not _EMAIL_RE.match(value):
-        raise ValueError(f"{value!r} is not a valid email address")
-    return value
-
-
-Email = _Annotated[
-    str,
-    AfterValidator(_validate_email),
-    WithJsonSchema({"type": "string", "format": "email"}),
-    EMAIL,
-]
-
-
-class _KediAnnotated:
-    """``Annotated[T, "desc"]``; ``Annotated[T]`` alone means ``T``
-    (docs/language.md#custom-types)."""
-
-    def __getitem__(self, params: Any) -> Any:
-        if not isinstance(params, tuple):
-            return params
-        if len(params) == 1:
-            return params[0]
-        return _Annotated[params]
-
-    def __repr__(self) -> str:
-        return "Annotated"
-
-
-Annotated: Any = _KediAnnotated()
-
-TYPE_BUILTINS: dict[str, Any] = {
-    "str": str,
-    "int": int,
-    "float": float,
-    "bool": bool,
-    "bytes": bytes,
-    "object": object,
-    "list": list,
-    "dict": dict,
-    "tuple": tuple,
-    "set": set,
-    "frozenset": frozenset,
-    "None": None,
-    "Any": Any,
-    "Union": Union,
-    "Optional": Optional,
-    "Literal": Literal,
-    "Annotated": Annotated,
-    "datetime": _dt.datetime,
-    "date": _dt.date,
-    "time": _dt.time,
-    "timedelta": _dt.timedelta,
-    "Regex": re.Pattern,
-    "Email": Email,
-    "HttpUrl": HttpUrl,
-    "FileUrl": FileUrl,
-}
-
 
 def is_kedi_type(value: Any) -> bool:
     return isinstance(value, type) and getattr(value, "__kedi_type__", False) is True
@@ -132,7 +51,7 @@ def _is_type_like(value: Any) -> bool:
         return True
     if get_origin(value) is not None:
         return True
-    return isinstance(value, (_KediAnnotated, typing._SpecialForm, types.UnionType))
+    return isinstance(value, (type(Annotated), typing._SpecialForm, types.UnionType))
 
 
 def resolve_type_source(
@@ -192,7 +111,7 @@ def describe_type(tp: Any) -> str:
         return "None"
     if tp is Any:
         return "Any"
-    if tp is Email or EMAIL in getattr(tp, "__metadata__", ()):
+    if EMAIL in getattr(tp, "__metadata__", ()):
         return "Email"
     if tp is re.Pattern:
         return "Regex"
@@ -308,6 +227,8 @@ _SIMPLE: dict[Any, Checker] = {
 
 
 def _pydantic_checker(tp: Any) -> Checker:
+    from pydantic import TypeAdapter, ValidationError
+
     try:
         adapter = TypeAdapter(tp)
     except Exception as exc:
@@ -345,7 +266,7 @@ def _build(tp: Any) -> Checker:
     if origin is _Annotated:
         base = _build(args[0])
         if EMAIL in tp.__metadata__:
-            return lambda v: base(v) and bool(_EMAIL_RE.match(v))
+            return lambda v: base(v) and bool(EMAIL_RE.match(v))
         constraints = tuple(m for m in tp.__metadata__ if not isinstance(m, str))
         if constraints:  # pydantic's own: `Field(gt=0)`, `annotated_types.MaxLen`, validators
             valid = _pydantic_checker(_Annotated[(args[0], *constraints)])
@@ -383,7 +304,7 @@ def _build(tp: Any) -> Checker:
     if origin is not None:
         return _pydantic_checker(tp)
     if isinstance(tp, type):
-        if tp in (HttpUrl, FileUrl):
+        if is_url_type(tp):
             return _pydantic_checker(tp)
         if issubclass(tp, (list, dict, set, frozenset, tuple, bytes)) or is_kedi_type(tp):
             return _instance(tp)

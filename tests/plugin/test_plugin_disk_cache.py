@@ -378,7 +378,9 @@ def test_collection_imports_no_pydantic(
 ) -> None:
     # Collecting (cold, then from the cache) parses and compiles `.kedi` files but runs
     # nothing: it must not import pydantic or pydantic-ai (about 0.25 s of CPU a process,
-    # paid by an IDE at each re-collection). A run does import them: the probe can fail.
+    # paid by an IDE at each re-collection). Nor does running suites and cases that call no
+    # model and name no pydantic type (pydantic alone is about 0.13 s of CPU, asyncio
+    # 0.04 s). A run that calls a model does import them: the probe can fail.
     pytester.makepyfile(
         conftest="""
         import sys
@@ -386,7 +388,8 @@ def test_collection_imports_no_pydantic(
 
         @pytest.hookimpl(trylast=True)
         def pytest_unconfigure(config):
-            heavy = [name for name in ("pydantic", "pydantic_ai") if name in sys.modules]
+            names = ("pydantic", "pydantic_ai", "asyncio")
+            heavy = [name for name in names if name in sys.modules]
             print(f"heavy imports: {heavy}")
             print(f"ast classes imported: {'pytest_kedi.lang.nodes' in sys.modules}")
         """
@@ -403,7 +406,22 @@ def test_collection_imports_no_pydantic(
         parsed = step == "cold" or cache != "with pytest's cache"
         result.stdout.fnmatch_lines([f"ast classes imported: {parsed}"])
     ran = pytester.runpytest_subprocess(*base, "--kedi-eval")
-    ran.stdout.fnmatch_lines(["heavy imports: ['pydantic'*"])
+    ran.assert_outcomes(passed=3)
+    ran.stdout.fnmatch_lines(["heavy imports: []"])
+    pytester.makefile(".kedi", test_ask=ASKS)
+    asked = pytester.runpytest_subprocess(*base, "--kedi-eval")
+    asked.assert_outcomes(passed=4)
+    asked.stdout.fnmatch_lines(["heavy imports: ['pydantic', 'pydantic_ai', 'asyncio']"])
+
+
+ASKS = """\
+@ask(q: str) -> str:
+  >> Answer <q>.
+
+@test: ask:
+  > case: one:
+    `assert isinstance(ask("x"), str)`
+"""
 
 
 CHECKED = """\

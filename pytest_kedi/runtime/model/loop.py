@@ -20,17 +20,18 @@ its request, so wrappers of the model (cassettes, retries) read the row they ser
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextvars
 import threading
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pytest_kedi.errors import ModelError
 from pytest_kedi.runtime import rowscope
 from pytest_kedi.runtime.cancel import Cancelled, checkpoint, current
+
+if TYPE_CHECKING:  # imported where a loop starts: a run without model calls never imports it
+    import asyncio
 
 __all__ = ["ModelLoop"]
 
@@ -63,6 +64,8 @@ class ModelLoop:
     def _ensure(self) -> asyncio.AbstractEventLoop:
         with self._lock:
             if self._loop is None:
+                import asyncio
+
                 loop = asyncio.new_event_loop()
                 thread = threading.Thread(target=_serve, args=(loop,), name=self.name, daemon=True)
                 thread.start()
@@ -90,6 +93,9 @@ class ModelLoop:
         if thread is threading.current_thread():  # pragma: no cover - misuse
             raise RuntimeError("a ModelLoop cannot be closed from its own thread")
         if thread.is_alive() and not loop.is_closed():
+            import asyncio
+            import concurrent.futures
+
             shutdown = asyncio.run_coroutine_threadsafe(_shutdown(loop, closers), loop)
             try:
                 shutdown.result(_SHUTDOWN_GRACE)
@@ -255,6 +261,8 @@ def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[[], object]) 
 
 
 def _serve(loop: asyncio.AbstractEventLoop) -> None:
+    import asyncio
+
     asyncio.set_event_loop(loop)
     try:
         loop.run_forever()
@@ -265,6 +273,8 @@ def _serve(loop: asyncio.AbstractEventLoop) -> None:
 async def _shutdown(
     loop: asyncio.AbstractEventLoop, closers: list[Callable[[], Awaitable[object]]]
 ) -> None:
+    import asyncio
+
     me = asyncio.current_task()
     tasks = [task for task in asyncio.all_tasks(loop) if task is not me]
     for task in tasks:

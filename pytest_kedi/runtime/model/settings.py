@@ -6,11 +6,12 @@ import ast
 import functools
 import typing
 from collections.abc import Mapping
-from typing import Any
-
-from pydantic import TypeAdapter, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from pytest_kedi.errors import ModelError
+
+if TYPE_CHECKING:  # pydantic is imported when a setting is first checked
+    from pydantic import TypeAdapter
 
 __all__ = [
     "DROPPED_SETTING_KEYS",
@@ -57,6 +58,7 @@ def parse_setting_value(text: str) -> Any:
 @functools.cache
 def _model_settings_adapters() -> dict[str, TypeAdapter[Any]]:
     """One strict validator per key of the installed pydantic-ai's `ModelSettings`."""
+    from pydantic import TypeAdapter
     from pydantic_ai.settings import ModelSettings
 
     hints = typing.get_type_hints(ModelSettings)
@@ -73,6 +75,8 @@ def _check_value(key: str, value: Any, adapter: TypeAdapter[Any]) -> Any:
         return None
     if isinstance(value, tuple):
         value = list(value)
+    from pydantic import ValidationError
+
     try:
         return adapter.validate_python(value, strict=True)
     except ValidationError as exc:
