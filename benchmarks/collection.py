@@ -330,13 +330,15 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     rounds = WARM_ALONE_ROUNDS if key == "warm-alone" else WARM_ROUNDS
                 if key == "first":
-                    saved = {n: snapshot(f) for n, f, _summary in trees if n != "floor"}
+                    saved = {n: snapshot(f) for n, f, _summary in trees if n in ("kedi", "sub")}
                 for _round in range(rounds):
                     for name, folder, summary in trees:
                         if key == "first" and _round > 0 and name in saved:
                             restore(folder, saved[name])
-                        if key in ("cold-alone", "warm-alone") and name == "sub":
-                            continue  # the same collection as "py"
+                        if not runs and name == "sub" and (key != "warm" or _round > 0):
+                            continue  # the same collection as "py" (once, for its caches)
+                        if runs and name == "py" and _round > 0:
+                            continue  # a reference (rows not reported): one run
                         if name == "floor" and (key != "warm-alone" or _round >= WARM_ROUNDS):
                             continue  # a reference for the warm collection's goal
                         if key == "run-alone" and name == "py":
@@ -350,7 +352,8 @@ def main(argv: list[str] | None = None) -> int:
         "2 @test: cases each) vs as many .py modules with the same functions and "
         "3 tests; CPU time of a fresh pytest process, best of "
         f"{args.repeat} for the cold collection, {args.repeat * FULL_ROUNDS} for each full "
-        f"run (the first after collection each time from the caches collection left), "
+        f"run (the first after collection each time from the caches collection left; the "
+        f"reference .py tree whose rows are not reported: {args.repeat}), "
         f"{args.repeat * WARM_ROUNDS} for the warm collections "
         f"({args.repeat * WARM_ALONE_ROUNDS} with plugin autoloading off); every "
         "installed plugin loaded on both sides but randomly, xdist and rerunfailures, "
