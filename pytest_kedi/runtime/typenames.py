@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-import sys
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Annotated as _Annotated
@@ -136,8 +135,8 @@ TYPE_BUILTINS: Mapping[str, Any] = _TypeBuiltins(
 
 
 def is_url_type(tp: type) -> bool:
-    """Whether ``tp`` is pydantic's ``HttpUrl`` or ``FileUrl`` (never, before pydantic is
-    imported)."""
-    if "pydantic" not in sys.modules:
+    """Whether ``tp`` is pydantic's ``HttpUrl`` or ``FileUrl`` (a class of another package
+    is not: pydantic is not imported to tell)."""
+    if not getattr(tp, "__module__", "").startswith("pydantic"):
         return False
     return tp in (TYPE_BUILTINS["HttpUrl"], TYPE_BUILTINS["FileUrl"])
