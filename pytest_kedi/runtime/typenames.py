@@ -51,12 +51,6 @@ def _pydantic_types() -> dict[str, Any]:
 _PYDANTIC_TYPES = ("Email", "HttpUrl", "FileUrl")
 
 
-def __getattr__(name: str) -> Any:  # ``Email``: made on first use (`_pydantic_types`)
-    if name in _PYDANTIC_TYPES:
-        return TYPE_BUILTINS[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 class _KediAnnotated:
     """``Annotated[T, "desc"]``; ``Annotated[T]`` alone means ``T``
     (docs/language.md#custom-types)."""
