@@ -216,7 +216,8 @@ def emit_row_reports(item: pytest.Item, rows: Sequence[RowResult]) -> None:
     made so far (and the suite's rows) again, for nothing: the reports hold no cycles.
     Then they join the objects the eval item's `older_objects_frozen` block froze
     (`freeze_new_objects`), so that the young generations' collections that follow do not
-    walk them either. Garbage that hooks make meanwhile is collected in a full collection.
+    walk them either. Garbage that hooks make meanwhile is collected before the freeze,
+    in the one walk of the reports that costs.
     """
     if not SUBTESTS_AVAILABLE or not rows:
         return

@@ -39,7 +39,7 @@ def older_objects_frozen() -> Iterator[None]:
         if _depth == 0:
             _froze = gc.get_freeze_count() == 0  # nothing frozen: no walk
             if _froze:
-                gc.freeze()
+                _freeze()
         _depth += 1
     try:
         yield
@@ -51,17 +51,36 @@ def older_objects_frozen() -> Iterator[None]:
                 gc.unfreeze()
 
 
-def freeze_new_objects() -> None:
+def _freeze(*, collect: bool = True) -> None:
+    """Freeze every tracked object, once the young generations are collected (``collect``;
+    unless the caller knows its new objects hold no garbage and will not count).
+
+    The collection does two things. Their cyclic garbage is freed: garbage frozen is out
+    of every collection's reach until `gc.unfreeze`, and then in the oldest generation
+    (pytest's fixture closures leave a dozen objects of it for each item that computes
+    one). And their survivors move to the oldest generation as CPython counts them, which
+    objects thawed by `gc.unfreeze` are not: the oldest generation's full collection comes
+    once it has grown by a quarter of what is counted, so, uncounted, the garbage those
+    objects become later (an errored row's exception and its frames) would wait for the
+    session's end. The walk costs the young generations' size, which the freeze spares
+    every later collection."""
+    if collect:
+        gc.collect(1)
+    gc.freeze()
+
+
+def freeze_new_objects(*, collect: bool = True) -> None:
     """Freeze, until the outermost `older_objects_frozen` block ends, every object made
     since it began: for objects made in bulk that live on (a suite's row reports, which
     pytest keeps until the session ends). Without it, the young generations' collections
     that follow walk them all once or twice more before they reach the oldest generation,
     where the block's end puts them without a walk. Outside a block that froze the heap
-    (none, or one that found it frozen by someone else), nothing is frozen.
+    (none, or one that found it frozen by someone else), nothing is frozen. The young
+    generations' garbage is collected first (`_freeze`), unless ``collect`` is false.
     """
     with _lock:
         if _depth and _froze:
-            gc.freeze()
+            _freeze(collect=collect)
 
 
 def freeze_if_few_young(limit: int) -> bool:
@@ -69,10 +88,9 @@ def freeze_if_few_young(limit: int) -> bool:
     whether it froze. For a loop whose every pass keeps a few objects (a suite's rows keep
     their results), called every so many passes with ``limit`` a little above what those
     passes keep: each young-generation collection would otherwise walk the kept objects,
-    and each middle-generation one walk them again, for nothing (they live on). Cyclic
-    garbage among the young objects is frozen with them (collected when the outermost
-    block ends), so ``limit`` also bounds the garbage a call can hold back; when the
-    passes made more, nothing is frozen and the collector runs as usual.
+    and each middle-generation one walk them again, for nothing (they live on): the
+    collection before the freeze (`_freeze`) walks them once. When the passes made more,
+    nothing is frozen and the collector runs as usual.
     """
     # The count (allocations less deallocations since the last collection or freeze)
     # first: listing the generation costs its size, which is unbounded when GC is off.
@@ -80,7 +98,7 @@ def freeze_if_few_young(limit: int) -> bool:
         return False
     with _lock:
         if _depth and _froze:
-            gc.freeze()
+            _freeze()
             return True
     return False
 
@@ -101,7 +119,7 @@ def made_without_collection() -> Iterator[None]:
     gc.disable()
     try:
         yield
-        freeze_new_objects()
+        freeze_new_objects(collect=False)  # the block's objects hold no garbage
     finally:
         if collecting:
             gc.enable()
