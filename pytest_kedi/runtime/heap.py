@@ -28,18 +28,21 @@ def older_objects_frozen() -> Iterator[None]:
     loaded so far, ...) each time the block's objects trigger one: loading a program or
     scoring a suite's rows otherwise costs more the bigger the process is. Objects frozen
     here return to the oldest generation when the outermost block (in any thread) ends,
-    and garbage among them is collected then. A heap frozen by someone else is left alone.
+    counted towards its next full collection (`_collect_young`), which frees the garbage
+    among them. A heap frozen by someone else is left alone.
 
     Blocks nest (an eval item loads its program and scores its suite inside one): only
     the outermost freezes, and only it asks `gc.get_freeze_count`, which walks every
     frozen object.
     """
     global _depth, _froze
+    if _depth == 0:  # read without the lock: at worst, a collection for nothing
+        _collect_young()
     with _lock:
         if _depth == 0:
             _froze = gc.get_freeze_count() == 0  # nothing frozen: no walk
             if _froze:
-                _freeze()
+                gc.freeze()
         _depth += 1
     try:
         yield
@@ -51,9 +54,9 @@ def older_objects_frozen() -> Iterator[None]:
                 gc.unfreeze()
 
 
-def _freeze(*, collect: bool = True) -> None:
-    """Freeze every tracked object, once the young generations are collected (``collect``;
-    unless the caller knows its new objects hold no garbage and will not count).
+def _collect_young() -> None:
+    """Collect the young generations, before a freeze (outside `_lock`: the collection runs
+    finalizers, which run any code).
 
     The collection does two things. Their cyclic garbage is freed: garbage frozen is out
     of every collection's reach until `gc.unfreeze`, and then in the oldest generation
@@ -64,9 +67,7 @@ def _freeze(*, collect: bool = True) -> None:
     objects become later (an errored row's exception and its frames) would wait for the
     session's end. The walk costs the young generations' size, which the freeze spares
     every later collection."""
-    if collect:
-        gc.collect(1)
-    gc.freeze()
+    gc.collect(1)
 
 
 def freeze_new_objects(*, collect: bool = True) -> None:
@@ -76,11 +77,14 @@ def freeze_new_objects(*, collect: bool = True) -> None:
     that follow walk them all once or twice more before they reach the oldest generation,
     where the block's end puts them without a walk. Outside a block that froze the heap
     (none, or one that found it frozen by someone else), nothing is frozen. The young
-    generations' garbage is collected first (`_freeze`), unless ``collect`` is false.
+    generations are collected first (`_collect_young`), unless ``collect`` is false (the
+    caller knows its new objects hold no garbage and need not count).
     """
+    if collect and _depth and _froze:  # read without the lock, as in `older_objects_frozen`
+        _collect_young()
     with _lock:
         if _depth and _froze:
-            _freeze(collect=collect)
+            gc.freeze()
 
 
 def freeze_if_few_young(limit: int) -> bool:
@@ -89,16 +93,19 @@ def freeze_if_few_young(limit: int) -> bool:
     their results), called every so many passes with ``limit`` a little above what those
     passes keep: each young-generation collection would otherwise walk the kept objects,
     and each middle-generation one walk them again, for nothing (they live on): the
-    collection before the freeze (`_freeze`) walks them once. When the passes made more,
-    nothing is frozen and the collector runs as usual.
+    collection before the freeze (`_collect_young`) walks them once. When the passes made
+    more, nothing is frozen and the collector runs as usual.
     """
     # The count (allocations less deallocations since the last collection or freeze)
     # first: listing the generation costs its size, which is unbounded when GC is off.
     if gc.get_count()[0] > limit or len(gc.get_objects(0)) > limit:
         return False
+    if not (_depth and _froze):  # read without the lock, as in `older_objects_frozen`
+        return False
+    _collect_young()
     with _lock:
         if _depth and _froze:
-            _freeze()
+            gc.freeze()
             return True
     return False
 
