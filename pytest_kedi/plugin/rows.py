@@ -230,7 +230,8 @@ def emit_row_reports(item: pytest.Item, rows: Sequence[RowResult]) -> None:
     try:
         with suspend if suspend is not None else contextlib.nullcontext():
             _log_reports(item, rows)
-        freeze_new_objects()  # the reports, to the oldest generation without a walk
+        # the reports, to the oldest generation (one walk, which frees what hooks left)
+        freeze_new_objects(collect=collecting)
     finally:
         if collecting:
             gc.enable()

@@ -36,7 +36,7 @@ def older_objects_frozen() -> Iterator[None]:
     frozen object.
     """
     global _depth, _froze
-    if _depth == 0:  # read without the lock: at worst, a collection for nothing
+    if _depth == 0 and gc.isenabled():  # read without the lock: at worst, one for nothing
         _collect_young()
     with _lock:
         if _depth == 0:
@@ -56,7 +56,7 @@ def older_objects_frozen() -> Iterator[None]:
 
 def _collect_young() -> None:
     """Collect the young generations, before a freeze (outside `_lock`: the collection runs
-    finalizers, which run any code).
+    finalizers, which run any code). Not when the process turned GC off.
 
     The collection does two things. Their cyclic garbage is freed: garbage frozen is out
     of every collection's reach until `gc.unfreeze`, and then in the oldest generation
@@ -78,7 +78,7 @@ def freeze_new_objects(*, collect: bool = True) -> None:
     where the block's end puts them without a walk. Outside a block that froze the heap
     (none, or one that found it frozen by someone else), nothing is frozen. The young
     generations are collected first (`_collect_young`), unless ``collect`` is false (the
-    caller knows its new objects hold no garbage and need not count).
+    caller knows its new objects hold no garbage and need not count, or GC is off).
     """
     if collect and _depth and _froze:  # read without the lock, as in `older_objects_frozen`
         _collect_young()
@@ -102,7 +102,8 @@ def freeze_if_few_young(limit: int) -> bool:
         return False
     if not (_depth and _froze):  # read without the lock, as in `older_objects_frozen`
         return False
-    _collect_young()
+    if gc.isenabled():
+        _collect_young()
     with _lock:
         if _depth and _froze:
             gc.freeze()

@@ -84,3 +84,34 @@ def test_garbage_of_errored_rows_is_collected_as_the_session_goes(kedi: Kedi) ->
     result = kedi.subprocess("--kedi-eval", "-q", "--kedi-rows", "summary")
     result.assert_outcomes(passed=60)
     assert _garbage(kedi) < 20_000  # before: about 150,000
+
+
+#: Turns GC off as the session starts, and writes how many collections ran until its end.
+GC_OFF_CONFTEST = """\
+import gc
+
+collections = []
+
+
+def pytest_configure(config):
+    gc.disable()
+    gc.callbacks.append(lambda phase, info: phase == "start" and collections.append(info))
+
+
+def pytest_unconfigure(config):
+    with open("collections.txt", "w", encoding="utf-8") as out:
+        out.write(str(len(collections)))
+"""
+
+
+@pytest.mark.single_process("counts the collections of the process that runs the items")
+def test_gc_turned_off_stays_off(kedi: Kedi) -> None:
+    # A process that turned GC off (to keep collection pauses off its timings, say) gets
+    # no collection from pytest-kedi, with rows as sub-results and in the summary.
+    kedi.write("conftest.py", GC_OFF_CONFTEST)
+    for i in range(3):
+        kedi.write(f"suite_{i}.kedi", SUITE.format(i=i, rows=200))
+    for mode in ("subtests", "summary"):
+        result = kedi.subprocess("--kedi-eval", "-q", "--kedi-rows", mode)
+        result.assert_outcomes(passed=9)
+        assert (kedi.pytester.path / "collections.txt").read_text(encoding="utf-8") == "0"
