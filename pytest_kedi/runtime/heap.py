@@ -56,7 +56,7 @@ def older_objects_frozen() -> Iterator[None]:
 
 def _collect_young() -> None:
     """Collect the young generations, before a freeze (outside `_lock`: the collection runs
-    finalizers, which run any code). Not when the process turned GC off.
+    finalizers, which run any code). Callers skip it when the process turned GC off.
 
     The collection does two things. Their cyclic garbage is freed: garbage frozen is out
     of every collection's reach until `gc.unfreeze`, and then in the oldest generation
