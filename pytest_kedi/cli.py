@@ -232,10 +232,7 @@ def _failure_text(exc: KediExecutionError) -> str:
 
     original = exc.original
     if original is not None and not isinstance(original, KediExecutionError):
-        if isinstance(original, KeyError) and original.args:
-            text = repr(original.args[0])
-        else:
-            text = " ".join(exception_text(original).split())
+        text = " ".join(exception_text(original).split())
     else:
         text = exc.message
     return f"{exc.kind_name}: {text}" if text else exc.kind_name

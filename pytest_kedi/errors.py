@@ -256,8 +256,6 @@ class KediExecutionError(KediError):
         if self.original is not None and not isinstance(self.original, KediExecutionError):
             if isinstance(self.original, SyntaxError) and self.original.msg:
                 return self.original.msg
-            if isinstance(self.original, KeyError) and self.original.args:
-                return repr(self.original.args[0])
             # empty for e.g. a bare `assert`: the line is then the class alone
             lines = [line.rstrip() for line in exception_text(self.original).strip().splitlines()]
             return "\n".join(lines)

@@ -71,16 +71,29 @@ def mean(scores: Sequence[float]) -> float:
     return high if value > high else value
 
 
-#: Decimals that tell a real score difference from float noise: a mean of scores that only
-#: rounding puts under a threshold meets it, and a change of 1e-16 is no change.
-NOISE_DIGITS = 12
+#: The relative size of a score difference that is float noise, not a real difference: a
+#: mean of scores that only rounding puts under a threshold meets it, and a change of 1e-16
+#: is no change. Differences are measured against the larger magnitude, at least 1.
+NOISE = 1e-12
+
+
+def same_score(a: float, b: float) -> bool:
+    """``a`` and ``b`` differ by float noise at most (or not at all)."""
+    return abs(a - b) <= NOISE * max(1.0, abs(a), abs(b))
+
+
+def beyond(a: float, b: float) -> bool:
+    """``a`` is greater than ``b`` by more than float noise: what every gate asks (a score
+    below its min score, a drop beyond the max drop), so that a value exactly at a bound,
+    or off it by noise only, never fails it."""
+    return a > b and not same_score(a, b)
 
 
 def below(score: float, threshold: float) -> bool:
     """``score`` is below ``threshold``, float noise aside (the mean of 0.6, 0.8 and 0.7 is
-    0.6999999999999998, which meets a min score of 0.7, as a drop of exactly
-    ``--kedi-max-drop`` passes)."""
-    return round(score, NOISE_DIGITS) < threshold
+    0.6999999999999998, which meets a min score of 0.7; a score equal to the threshold,
+    however many decimals it has, meets it)."""
+    return beyond(threshold, score)
 
 
 def change(new: float, old: float) -> float:
@@ -93,12 +106,12 @@ def change(new: float, old: float) -> float:
 
 def fell(delta: float) -> bool:
     """A score change (new minus old) is a fall, float noise aside."""
-    return round(delta, NOISE_DIGITS) < 0
+    return beyond(0.0, delta)
 
 
 def rose(delta: float) -> bool:
     """A score change (new minus old) is a rise, float noise aside."""
-    return round(delta, NOISE_DIGITS) > 0
+    return beyond(delta, 0.0)
 
 
 def threshold_text(threshold: float, digits: int, least: int = 4) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from pytest_kedi.evals.scoring import NOISE_DIGITS, change, fell, rose
+from pytest_kedi.evals.scoring import beyond, change, fell, rose
 from pytest_kedi.plugin.records import SuiteRecord, source_order
 from pytest_kedi.reports.deltas import RowDelta, SuiteDelta
 
@@ -104,9 +104,10 @@ class SuiteComparison:
 
     def dropped_beyond(self, max_drop: float) -> bool:
         """The score fell by more than ``max_drop`` (float noise such as 0.8 -> 0.7 being
-        0.10000000000000009 does not count as more than 0.1)."""
+        0.10000000000000009 does not count as more than 0.1; a drop of exactly ``max_drop``
+        passes)."""
         delta = self.delta
-        return delta is not None and round(-delta, NOISE_DIGITS) > max_drop
+        return delta is not None and beyond(-delta, max_drop)
 
 
 def compare_suites(

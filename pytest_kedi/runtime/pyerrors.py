@@ -270,9 +270,7 @@ def python_error(
         if isinstance(exc, base):
             cls = kedi_cls
             break
-    text = exception_text(exc)
-    if isinstance(exc, KeyError) and exc.args:
-        text = repr(exc.args[0])
+    text = exception_text(exc)  # a KeyError's is its key's repr, as Python shows it
     message = text or type(exc).__name__
     cls = catchable(cls, type(exc))  # `except ZeroDivisionError` around a call catches it
     error = cls(message, python_traces=traces, original=exc)

@@ -21,8 +21,8 @@ from typing import Any, Literal, Union, get_args, get_origin
 from pytest_kedi.errors import KediTypeExecutionError
 from pytest_kedi.lang.pycheck import parse_snippet
 from pytest_kedi.runtime.caches import ProcessCache
+from pytest_kedi.runtime.rowscope import short_repr
 from pytest_kedi.runtime.typenames import EMAIL, EMAIL_RE, TYPE_BUILTINS, Annotated, is_url_type
-from pytest_kedi.text import truncate
 
 __all__ = [
     "EMAIL",
@@ -151,7 +151,10 @@ def _describe_meta(meta: Any) -> str:
 
 
 def describe_value(value: Any) -> str:
-    return f"{truncate(repr(value), 80)} ({type(value).__name__})"
+    """``'abc' (str)``: the value's repr, cut to 80 characters, and its type's name; a repr
+    that raises is described instead (``<unrepresentable Answer: RuntimeError> (Answer)``),
+    so the error being reported is the one raised."""
+    return f"{short_repr(value, 80)} ({type(value).__name__})"
 
 
 def strip_annotated(tp: Any) -> Any:

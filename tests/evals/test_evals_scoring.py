@@ -255,6 +255,23 @@ def test_the_mean_of_equal_scores_is_that_score_and_gates_at_it(value: float) ->
     assert not fell(mean([0.7] * 3) - 0.7) and not fell(-1e-16) and fell(-1e-9)
 
 
+@pytest.mark.parametrize("value", [0.1234567890123, 1 / 3, 2 / 3, 0.0, 1.0, 1e6 / 3, -5.5])
+def test_a_value_is_never_below_itself_or_a_float_noise_away(value: float) -> None:
+    """``below`` rounded the score to 12 decimals but not the threshold, so a score equal
+    to a threshold of more decimals (0.1234567890123, 1/3) was below it."""
+    import math
+
+    from pytest_kedi.evals.scoring import below, fell, rose, same_score
+
+    for other in (value, math.nextafter(value, 2e6), math.nextafter(value, -2e6)):
+        assert same_score(value, other)
+        assert not below(value, other) and not below(other, value)
+        if abs(value) <= 1:  # a change alone is measured against 1 (scores' usual range)
+            assert not fell(other - value) and not rose(other - value)
+    assert below(value, value + 1e-9 * max(1.0, abs(value)))
+    assert not below(value + 1e-9 * max(1.0, abs(value)), value)
+
+
 def test_the_mean_never_leaves_the_scores_range() -> None:
     from pytest_kedi.evals.scoring import mean
 

@@ -274,3 +274,48 @@ def test_a_min_score_is_shown_as_given_however_far_the_score(kedi: Kedi) -> None
         ]
     )
     assert "0.9877" not in failed.stdout.str()
+
+
+#: Score 0.6666666666666666: one row's score, as given (no mean's rounding in the way).
+ROW_SCORE = """\
+@eval: exact:
+  > data: xs:
+    = `[{score!r}]`
+  > metric: m(xs):
+    = `xs`
+"""
+
+
+@pytest.mark.parametrize("score", [0.1234567890123, 1 / 3, 0.6666666666666666, 12345.678901234])
+def test_a_score_equal_to_a_min_score_of_many_decimals_passes(kedi: Kedi, score: float) -> None:
+    """The score was rounded to 12 decimals before the comparison and the threshold was
+    not: a score exactly at ``--kedi-min-score 0.1234567890123`` (or 0.3333333333333333)
+    failed, "score 0.1235 is below the min score 0.1234567890123"."""
+    kedi.write("exact.kedi", ROW_SCORE.format(score=score))
+    result = kedi.run("--kedi-eval", "--kedi-min-score", repr(score), "--kedi-report", "r.json")
+    result.assert_outcomes(passed=1)
+    suite = kedi.json("r.json")["suites"][0]
+    assert (suite["score"], suite["threshold"], suite["outcome"]) == (score, score, "passed")
+    above = kedi.run("--kedi-eval", "--kedi-min-score", repr(score * (1 + 1e-9)))
+    above.assert_outcomes(failed=1)
+
+
+#: The mean of 0.6, 0.8 and 0.7 is 0.7000000000000001 in floats.
+NOISY_SEVENTY = """\
+@eval: seven:
+  > data: xs:
+    = `[0.6, 0.8, 0.7]`
+  > metric: m(xs):
+    = `xs`
+"""
+
+
+def test_a_score_off_its_min_score_by_float_noise_prints_four_decimals(kedi: Kedi) -> None:
+    """The gate counts 0.7000000000000001 as 0.7 (it passes), and the line printed it with
+    16 decimals to tell it from the min score: ``seven::m: 0.7000000000000001``."""
+    kedi.write("seven.kedi", NOISY_SEVENTY)
+    result = kedi.run("--kedi-eval", "--kedi-min-score", "0.7", "--kedi-report", "r.json")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["- seven::m: 0.7000  [[]passed, min score 0.7000[]]"])
+    assert "0.70000" not in result.stdout.str()
+    assert kedi.json("r.json")["suites"][0]["score"] == 0.7000000000000001  # kept as scored

@@ -189,3 +189,18 @@ def test_unusable_reports_are_one_line_errors(
     with pytest.raises(ReportReadError) as caught:
         read_run(path)
     assert str(caught.value) == message.format(path=path)
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [(2 / 3, 0.0), (1 / 3, 0.0), (0.1234567890123, 0.0), (1.0, 1 / 3), (12345.678901234, 0.0)],
+)
+def test_a_drop_of_exactly_the_max_drop_passes_at_every_precision(
+    before: float, after: float
+) -> None:
+    """The drop was rounded to 12 decimals and the max drop was not: a drop of exactly
+    ``--kedi-max-drop 0.6666666666666666`` (rounded up to 0.666666666667) failed."""
+    drop = before - after
+    compared = compare_suites(A, record(suite(A, before)), record(suite(A, after)))
+    assert drop_reason(compared, drop) is None
+    assert drop_reason(compared, drop * (1 - 1e-9)) is not None

@@ -219,3 +219,45 @@ def test_a_message_over_several_lines_keeps_them_in_the_stack_trace(kedi):
     assert str(err).splitlines()[-3:] == ["ValueError: line one", "line two", "  indented three"]
     assert err.final_text == "ValueError: line one\nline two\n  indented three"
     assert err.message == "line one line two indented three"  # one line, for summaries
+
+
+BAD_REPR = """\
+```
+class BadRepr:
+    def __repr__(self):
+        raise RuntimeError("repr failed")
+    def __hash__(self):
+        return 1
+```
+
+@typed() -> str:
+  = `BadRepr()`
+
+@lookup() -> str:
+  = `{}[BadRepr()]`
+
+= <{which}()>
+"""
+
+
+def test_a_type_error_about_a_value_whose_repr_raises_is_still_a_type_error(run):
+    """The strict check's message made ``repr(value)``, whose error replaced the type
+    error: a row failed with ``RuntimeError: repr failed`` (class ``metric``) instead of
+    a ``KediTypeExecutionError`` (class ``type``)."""
+    with pytest.raises(KediTypeExecutionError) as caught:
+        run(BAD_REPR.replace("{which}", "typed"))
+    message = caught.value.message
+    shown = "<unrepresentable BadRepr: RuntimeError> (BadRepr)"
+    assert message.endswith(f"return value of typed expects str, got {shown}"), message
+
+
+def test_a_key_error_about_a_key_whose_repr_raises_is_still_the_key_error(run):
+    """The message of a ``KeyError`` escaping Python, and the last line of its rendering,
+    were ``repr(key)``, whose error replaced the ``KeyError`` the user's code raised;
+    Python shows ``KeyError: <exception str() failed>``, and so does Kedi."""
+    with pytest.raises(KediExecutionError) as caught:
+        run(BAD_REPR.replace("{which}", "lookup"))
+    err = caught.value
+    assert type(err.original) is KeyError
+    assert err.message == "<exception str() failed>"
+    assert str(err).splitlines()[-1] == "KeyError: <exception str() failed>"

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pytest_kedi.errors import ModelError
+from pytest_kedi.runtime.rowscope import short_repr
 
 if TYPE_CHECKING:  # pydantic is imported when a setting is first checked
     from pydantic import TypeAdapter
@@ -81,7 +82,7 @@ def _check_value(key: str, value: Any, adapter: TypeAdapter[Any]) -> Any:
         return adapter.validate_python(value, strict=True)
     except ValidationError as exc:
         reasons = "; ".join(dict.fromkeys(error["msg"] for error in exc.errors()))
-        raise ModelError(f"setting '{key}': {reasons}, got {value!r}") from None
+        raise ModelError(f"setting '{key}': {reasons}, got {short_repr(value)}") from None
 
 
 def check_setting(key: str, value: Any) -> Any:
