@@ -102,21 +102,26 @@ def materialize_rows(value: Any, dataset: Dataset, max_rows: int | None = None) 
             f"{type(value).__name__}; it must be a non-string iterable (list, tuple, generator, "
             "set, dict, ...)"
         )
-    if isinstance(value, Mapping):
-        source: Any = value.items()
-        mapping = True
-    else:
-        source = value
-        mapping = isinstance(value, ItemsView)
-    try:
-        iterator = iter(source)
-    except TypeError:
-        raise KediSuiteError(
-            f"data-loading failed for {_describe(dataset)}{_at(dataset.span)}: the dataset is "
-            f"{type(value).__name__}, which is not iterable"
-        ) from None
-    try:
+    try:  # a dataset's own `__iter__`, `items()` or generator code may raise: it is user code
+        if isinstance(value, Mapping):
+            source: Any = value.items()
+            mapping = True
+        else:
+            source = value
+            mapping = isinstance(value, ItemsView)
+        try:
+            iterator = iter(source)
+        except TypeError as exc:
+            trace = exc.__traceback__
+            if trace is not None and trace.tb_next is None:  # `iter`'s own: not iterable
+                raise KediSuiteError(
+                    f"data-loading failed for {_describe(dataset)}{_at(dataset.span)}: the "
+                    f"dataset is {type(value).__name__}, which is not iterable"
+                ) from None
+            raise  # raised by the dataset's `__iter__`
         items = _take(iterator, max_rows)
+    except KediSuiteError:
+        raise
     except BaseException as exc:
         if not user_error(exc):
             raise

@@ -18,6 +18,7 @@ from pytest_kedi.runtime.fastbody import FastBody
 from pytest_kedi.runtime.fastbuild import build
 from pytest_kedi.runtime.interpreter import exec_body
 from pytest_kedi.runtime.model.state import AgentState
+from pytest_kedi.runtime.pyerrors import check_error
 from pytest_kedi.runtime.pyglobals import module_globals
 from pytest_kedi.runtime.rowscope import REPR_LIMIT, short_repr
 from pytest_kedi.runtime.rowscope import current as current_row
@@ -312,11 +313,19 @@ class KediProcedure(PositionalCallee):
 
     def _interpret(self, values: tuple[Any, ...], passed: list[bool] | None) -> Any:
         """The interpreter's path: check the arguments, run the body statement by statement."""
-        for check, value in zip(self.checks, values, strict=False):
-            if not check(value):
-                error = self.argument_error(values, passed)
-                if error is not None:  # else a used default fails (it is not checked)
-                    raise error
+        try:
+            for check, value in zip(self.checks, values, strict=False):
+                if not check(value):
+                    error = self.argument_error(values, passed)
+                    if error is not None:  # else a used default fails (it is not checked)
+                        raise error
+        except KediExecutionError:
+            raise
+        except BaseException as exc:  # user code run by a check (`check_error`)
+            located = check_error(exc)
+            if located is exc or not isinstance(located, KediExecutionError):
+                raise
+            raise located.with_outer_frame(self.frame) from None
         frame = Scope(
             dict(zip(self.names, values, strict=False)), self.closure, "frame", self.state
         )
@@ -358,8 +367,15 @@ class KediProcedure(PositionalCallee):
         return _violation(self, node, value)
 
     def _check_return(self, value: Any, node: nodes.Node) -> None:
-        if not self._return_check(value):
-            raise _violation(self, node, value)
+        try:
+            if self._return_check(value):
+                return
+        except BaseException as exc:  # user code run by the check (`check_error`)
+            error = check_error(exc)
+            if error is exc:
+                raise
+            raise error from None
+        raise _violation(self, node, value)
 
 
 def _violation(proc: KediProcedure, node: nodes.Node, value: Any) -> KediTypeExecutionError:

@@ -23,6 +23,7 @@ from pytest_kedi.lang.nodes import Span
 from pytest_kedi.pytraces import is_users
 from pytest_kedi.runtime.caches import register
 from pytest_kedi.runtime.sourcefile import SourceFile
+from pytest_kedi.runtime.usererrors import user_error
 from pytest_kedi.text import display_path, exception_text, line_list
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -251,6 +252,16 @@ def _as_frame(trace: KediPythonTrace) -> KediTraceFrame:
         procedure_name=trace.procedure_name,
         source_snippet=trace.snippet.strip(),
     )
+
+
+def check_error(exc: BaseException) -> BaseException:
+    """The error to raise for ``exc``, raised by user code that a strict type check ran (a
+    metaclass's ``__instancecheck__``, a pydantic validator): located at its Python lines,
+    as an error escaping embedded Python is (the caller's Kedi frames are added as it
+    propagates); a Kedi error, or anything but a user error, as it is."""
+    if isinstance(exc, KediExecutionError) or not user_error(exc):
+        return exc
+    return python_error(exc)
 
 
 def python_error(

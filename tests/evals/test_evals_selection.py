@@ -4,6 +4,7 @@ them."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from kedi_evals_fakes import FakeProgram, frame, make_suite
@@ -141,6 +142,41 @@ def test_generator_failing_mid_iteration_is_a_suite_error() -> None:
     assert result.error == (
         "data-loading failed for data 'samples' at suite.kedi:11: ValueError: row source broke"
     )
+    assert program.calls == []
+
+
+class _RaisingIter:
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def __iter__(self) -> Any:
+        raise self.error
+
+
+class _RaisingItems(dict):  # type: ignore[type-arg]
+    def items(self) -> Any:
+        raise LookupError("items broke")
+
+
+@pytest.mark.parametrize(
+    ("value", "detail"),
+    [
+        (_RaisingIter(RuntimeError("iter broke")), "RuntimeError: iter broke"),
+        (_RaisingIter(TypeError("iter broke")), "TypeError: iter broke"),  # not "not iterable"
+        (_RaisingItems(a=1), "LookupError: items broke"),
+    ],
+)
+def test_a_dataset_whose_iteration_raises_at_once_is_a_data_loading_failure(
+    value: object, detail: str
+) -> None:
+    """A dataset whose ``__iter__`` raised (rather than its generator, mid-way) escaped
+    the suite runner as the bare exception: under pytest a Python traceback, no
+    "data-loading failed" and no dataset line; a ``TypeError`` read as "not iterable"."""
+    program = FakeProgram({("data", "samples"): value}, exact)
+    result = run_suite(program, make_suite())
+    assert result.error is not None
+    assert result.error.startswith("data-loading failed for data 'samples' at "), result.error
+    assert result.error.endswith(detail)
     assert program.calls == []
 
 

@@ -261,3 +261,43 @@ def test_a_key_error_about_a_key_whose_repr_raises_is_still_the_key_error(run):
     assert type(err.original) is KeyError
     assert err.message == "<exception str() failed>"
     assert str(err).splitlines()[-1] == "KeyError: <exception str() failed>"
+
+
+RAISING_CHECK = """\
+```
+class Meta(type):
+    def __instancecheck__(cls, value):
+        raise RuntimeError("check broke")
+class W(metaclass=Meta):
+    pass
+```
+
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "frame"),
+    [
+        # an argument, checked by the interpreter (text body) and by generated code
+        ("@g(a: `W`) -> str:\n  = done\n\n= <g(`1`)>\n", "@g(a: `W`) -> str:"),
+        ("@g(a: `W`) -> str:\n  = `str(a)`\n\n@h() -> str:\n  = `g(1)`\n\n= <h()>\n", "= `g(1)`"),
+        ("@g() -> str:\n  [x: `W`] = `1`\n  = done\n\n= <g()>\n", "[x: `W`] = `1`"),
+        ("@g() -> `W`:\n  = `1`\n\n= `str(g())`\n", "= `1`"),
+        ("@g() -> str:\n  [x: `int | W`] = `1`\n  [x] := `'a'`\n  = done\n\n= <g()>\n", "@g"),
+    ],
+    ids=["argument", "argument-generated", "assignment", "return", "rebinding"],
+)
+def test_an_error_raised_by_user_code_a_type_check_runs_is_located(
+    run, body: str, frame: str
+) -> None:
+    """A metaclass ``__instancecheck__`` (or a validator) that raised while Kedi checked a
+    value escaped as the bare Python exception, out of pytest-kedi's internals: the CLI
+    said ``pytest-kedi internal error: RuntimeError`` with no location."""
+    with pytest.raises(KediExecutionError) as caught:
+        run(RAISING_CHECK + body)
+    err = caught.value
+    assert type(err.original) is RuntimeError
+    lines = str(err).splitlines()
+    assert lines[-3].endswith('prog.kedi", line 4, in <prelude> (Python)'), lines
+    assert lines[-2:] == ['    raise RuntimeError("check broke")', "RuntimeError: check broke"]
+    assert any(line.strip().startswith(frame) for line in lines), lines
