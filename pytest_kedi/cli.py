@@ -164,15 +164,8 @@ def _parse_command(files: Sequence[str], console: _Console) -> int:
 
 
 def _load(invocation: Invocation, mode: Literal["run", "validate"]) -> Program:
-    from pytest_kedi.lang import check_python, parse_file
     from pytest_kedi.runtime import load
 
-    try:  # its embedded Python is checked as pytest's collection and `parse` check it
-        module = parse_file(invocation.file)
-    except (OSError, UnicodeDecodeError):
-        pass  # `load` says why the file cannot be read
-    else:
-        check_python(module)
     program = load(invocation.file, mode=mode, default_model=invocation.model)
     program.args = dict(invocation.args)
     return program

@@ -161,6 +161,7 @@ class ProgramCache:
                 model_loop=self.model_loop,
                 model_policy=self.model_policy(path) if self.model_policy else None,
                 code_store=kedi_session(self.config).disk_caches[1],
+                python_checked=True,  # by the collection of the file (`collect`)
             )
         except KediParseError as exc:
             where = f"{display_path(exc.path)}:{exc.line}"

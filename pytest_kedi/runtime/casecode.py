@@ -12,7 +12,7 @@ import ast
 from typing import Any
 
 from pytest_kedi.lang import nodes
-from pytest_kedi.lang.pycheck import Parsed, snippets
+from pytest_kedi.lang.pycheck import Parsed, may_warn, snippets
 from pytest_kedi.runtime.pyinterop import CodeStore, Transform, precompile, type_code
 from pytest_kedi.runtime.pypositions import move_lines
 from pytest_kedi.runtime.sourcefile import SourceFile
@@ -93,6 +93,38 @@ def precompile_module(
                 precompile(snippet, source_file, store, parsed=parsed)
             else:
                 precompile(type_code(snippet), source_file, store, parsed=parsed)
+
+
+def keep_warned(
+    module: nodes.Module,
+    source_file: SourceFile,
+    store: CodeStore | None,
+    trees: dict[int, Parsed],
+) -> CodeStore | None:
+    """Compile into ``store``, from the ``trees`` `check_python` parsed, the snippets of
+    ``module`` that Python's parser may warn about (an invalid escape sequence): running
+    them later does not parse them again, which would give the warnings a second time.
+    The others are compiled when they first run, as usual (compiling all of a file up front
+    would cost its load about as much again). Returns the store, a new `MemoryCodeStore`
+    when there was none and a snippet needed one. `load`'s path; the plugin precompiles
+    whole files at collection (`precompile_module`)."""
+    prelude = module.prelude.code if module.prelude is not None else None
+    found: list[tuple[nodes.PyCode, str | None, Parsed]] = []
+    if prelude is not None and id(prelude) in trees and may_warn(prelude.source):
+        found.append((prelude, "prelude", trees[id(prelude)]))
+    for node in module.body:
+        walked: object = node.directives if isinstance(node, nodes.TestSuite) else node
+        for snippet in snippets(walked):
+            parsed = trees.get(id(snippet))
+            if parsed is not None and may_warn(snippet.source):
+                code = snippet if isinstance(snippet, nodes.PyCode) else type_code(snippet)
+                found.append((code, None, parsed))
+    if not found:
+        return store
+    kept = store if store is not None else MemoryCodeStore()
+    for code, mode, parsed in found:
+        precompile(code, source_file, kept, mode=mode, parsed=parsed)
+    return kept
 
 
 class MemoryCodeStore:

@@ -10,8 +10,10 @@ from typing import Any
 
 from pytest_kedi.constants import ENV_HOME
 from pytest_kedi.fileread import is_file
-from pytest_kedi.lang import nodes, parse_file
+from pytest_kedi.lang import check_python, nodes, parse_file
+from pytest_kedi.lang.pycheck import Parsed
 from pytest_kedi.lang.syntax import is_identifier
+from pytest_kedi.runtime.casecode import keep_warned
 from pytest_kedi.runtime.context import Frame, ModuleUnit, Runtime
 from pytest_kedi.runtime.errors import (
     KediExecutionError,
@@ -36,9 +38,14 @@ BUNDLED_MODULES = frozenset({"errors", "require", "filesystem", "sandbox", "help
 
 
 def load_unit(
-    runtime: Runtime, path: str | os.PathLike[str], source: str | None = None
+    runtime: Runtime,
+    path: str | os.PathLike[str],
+    source: str | None = None,
+    *,
+    python_checked: bool = False,
 ) -> ModuleUnit:
-    """Parse a file, run its prelude and create its module scope (nothing else runs)."""
+    """Parse a file, check its embedded Python (unless the caller did: ``python_checked``),
+    run its prelude and create its module scope (nothing else runs)."""
     text_path = str(path)
     with made_without_collection():  # the syntax tree: no collection walks it as it grows
         if source is not None:
@@ -50,7 +57,12 @@ def load_unit(
                 module = parse_file(text_path)
             except (OSError, UnicodeDecodeError) as exc:
                 raise KediImportError(f"cannot read {text_path}: {_reason(exc)}") from exc
+        trees: dict[int, Parsed] = {}
+        if not python_checked:  # a Python syntax error is a located parse error, at once
+            check_python(module, trees)  # (docs/language.md#lexical), not at its first run
     source_file = SourceFile(text_path, module.source)
+    if trees:  # what Python warned of as it parsed, compiled from those trees (once)
+        runtime.code_store = keep_warned(module, source_file, runtime.code_store, trees)
     # One warnings registry for the file's Python, as a module has one: each block's run
     # gets fresh globals, which share it, so the default action shows a warning once per
     # location, not once per row or call (docs/language.md#python-warnings).

@@ -58,6 +58,7 @@ def load(
     model_loop: Any = None,
     model_policy: Any = None,
     code_store: CodeStore | None = None,
+    python_checked: bool = False,
 ) -> Program:
     """Parse ``path`` (or ``source``), run its prelude and, in ``validate`` mode, process
     every declaration in source order with lazy top-level bindings
@@ -69,6 +70,9 @@ def load(
     owns a private loop, closed when it is garbage-collected or at exit. ``model_policy``
     (a `ModelPolicy`) wraps every model it calls (cassettes, retries, request budget).
     ``code_store`` keeps its compiled Python across runs (the plugin's: pytest's cache).
+    The file's embedded Python is checked as it is parsed (a syntax error anywhere in it is
+    a located `KediParseError`), unless ``python_checked`` says the caller checked it
+    (pytest's collection); imported files are always checked.
     """
     install_dispatch()
     if mode not in ("run", "validate"):
@@ -82,7 +86,7 @@ def load(
     )
     # Cyclic GC stays on: loading runs user code; compiling leaves no cyclic garbage.
     with older_objects_frozen():
-        unit = load_unit(runtime, path, source)
+        unit = load_unit(runtime, path, source, python_checked=python_checked)
         program = Program(unit, mode)
         if mode == "validate":
             declare_all(unit)

@@ -11,7 +11,7 @@ from typing import Any
 
 from kedi_scripted_model import ScriptedModel
 
-from pytest_kedi.lang import KediParseError, nodes, parse
+from pytest_kedi.lang import KediParseError, check_python, nodes, parse
 from pytest_kedi.runtime import load
 from pytest_kedi.runtime.errors import (
     KediExecutionError,
@@ -104,7 +104,7 @@ def run_file(path: Path) -> Outcome:
     outcome = Outcome(path.name, "ok")
     source = path.read_text(encoding="utf-8")
     try:
-        module = parse(source, str(path))
+        module = check_python(parse(source, str(path)))
     except KediParseError as exc:
         return Outcome(path.name, "parse-error", exc.message)
     used = _directive_names(module.body) & CLEAR_ERROR_DIRECTIVES

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_kedi.lang import KediParseError
 from pytest_kedi.runtime.errors import KediExecutionError, KediNameError
 
 
@@ -160,8 +161,8 @@ def test_a_tab_indented_fence_is_located_at_character_columns(kedi):
         kedi(src + "= <ratio(`1`)>\n").run()
     trace = info.value.python_traces[-1]
     assert (trace.kedi_line, trace.python_column) == (5, 9)
-    with pytest.raises(KediExecutionError) as info:
-        kedi(src.replace("b = 0", "b = +* 0") + "= <ratio(`1`)>\n").run()
+    with pytest.raises(KediExecutionError) as info:  # unchecked at load: found at run time
+        kedi(src.replace("b = 0", "b = +* 0") + "= <ratio(`1`)>\n", python_checked=True).run()
     trace, error = info.value.python_traces[-1], info.value.original
     assert (trace.kedi_line, trace.python_column) == (4, 10)
     assert isinstance(error, SyntaxError) and (error.lineno, error.offset) == (4, 10)
@@ -191,11 +192,14 @@ def test_a_lone_carriage_return_in_python_fails_at_its_kedi_line(kedi):
         ("@f() -> int:\n  = ```\n  x = 1\r  y = 1 / 0\n  return x\n  ```\n= <f()>\n", 3, 8),
         ('[a] = `"""x\ry"""`\n= `a`\n', 1, 12),
     ]:
-        with pytest.raises(KediExecutionError) as info:
-            kedi(source).run()
+        with pytest.raises(KediExecutionError) as info:  # unchecked at load: found at run
+            kedi(source, python_checked=True).run()
         trace, error = info.value.python_traces[-1], info.value.original
         assert (trace.kedi_line, trace.python_column) == (line, column)
         assert isinstance(error, SyntaxError) and error.msg.startswith("a carriage return")
+        with pytest.raises(KediParseError) as parsed:  # checked at load (the default)
+            kedi(source)
+        assert (parsed.value.line, parsed.value.diagnostics[0].column) == (line, column)
 
 
 def test_control_characters_in_a_stack_trace_are_escaped(run):
@@ -230,8 +234,8 @@ def test_error_in_prelude_function_shows_both_lines(run):
 
 
 def test_syntax_error_in_inline_expression_is_mapped(run):
-    with pytest.raises(KediExecutionError) as info:
-        run("[a] = x\n= `1 +`\n")
+    with pytest.raises(KediExecutionError) as info:  # unchecked at load: found at run time
+        run("[a] = x\n= `1 +`\n", python_checked=True)
     assert isinstance(info.value.original, SyntaxError)
     assert info.value.line == 2
 
@@ -320,3 +324,42 @@ def test_a_block_rebinds_a_name_that_becomes_visible_later(run):
     = `(bump(False), bump(True))`
     """
     assert run(src) == (1, 1)
+
+
+def test_load_checks_all_embedded_python_up_front(kedi):
+    """docs/language.md#lexical: a Python syntax error is a Kedi parse error located at the
+    `.kedi` line and column. `load` only found one when the code first ran, so a procedure
+    never called loaded fine, and a run gave a `SyntaxError` without a column."""
+    with pytest.raises(KediParseError) as info:
+        kedi("@f():\n  ```\n  x = (\n  ```\n  = ok\n= fine\n", mode="validate")
+    diagnostic = info.value.diagnostics[0]
+    assert (diagnostic.line, diagnostic.column) == (3, 7)
+    assert diagnostic.message == "Python syntax error: '(' was never closed"
+
+
+def test_an_imported_file_s_embedded_python_is_checked_when_it_is_imported(kedi, tmp_path):
+    """An imported file was never checked (pytest's collection checks the files it
+    collects): its syntax error surfaced only when its code ran, without a column."""
+    (tmp_path / "lib").mkdir()
+    bad = "@g() -> str:\n  = done\n\n@h() -> int:\n  = `1 +`\n"
+    (tmp_path / "lib" / "bad.kedi").write_text(bad, encoding="utf-8")
+    program = kedi("> import: lib/bad\n= <g()>\n", name="main.kedi")
+    with pytest.raises(KediParseError) as info:
+        program.run()
+    diagnostic = info.value.diagnostics[0]
+    assert diagnostic.path.endswith("bad.kedi")
+    assert (diagnostic.line, diagnostic.column) == (5, 6)
+
+
+def test_python_warns_once_about_code_that_load_checked(kedi):
+    """`load` parses the file's Python to check it, and the run compiles it: Python's
+    parser warnings (an invalid escape) would be given twice."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        program = kedi('@f(x: str) -> bool:\n  = `x == "\\d"`\n\n= <f(a)>\n')
+        assert program.run() is False
+    escapes = [w for w in caught if "invalid escape" in str(w.message)]
+    assert len(escapes) == 1, [(str(w.message), w.filename, w.lineno) for w in caught]
+    assert escapes[0].filename.endswith("prog.kedi") and escapes[0].lineno == 2

@@ -98,10 +98,11 @@ def test_compile_time_syntax_errors_are_located_in_the_kedi_file(
 
 
 def test_run_time_syntax_error_of_an_unchecked_program_is_located(run: Any) -> None:
-    # `load()` does not check embedded Python up front: a program run finds the error
-    # when it compiles the unit, and reports it at the `.kedi` line.
+    # `load(python_checked=True)` does not check embedded Python up front (the caller
+    # did, as pytest's collection does): a program run finds the error when it compiles
+    # the unit, and reports it at the `.kedi` line.
     with pytest.raises(KediExecutionError) as info:
-        run("[a] = x\n[b: int] = `1 +`\n")
+        run("[a] = x\n[b: int] = `1 +`\n", python_checked=True)
     err = info.value
     assert isinstance(err.original, SyntaxError)
     assert "<kedi" not in str(err.original) and "<kedi" not in err.render()
