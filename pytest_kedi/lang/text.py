@@ -57,6 +57,12 @@ _PIECE = re.compile(
     rf"|(?P<type>(?>{_T['FTYPE']}))))?\]"  # typed_field (FTYPE matched whole, as lexed)
 )
 _ESCAPE_LIST = "< > [ ] ( ) , = @ # ~ ` \\ and \\t \\n \\s"
+#: In text an unescaped `[` opens an output field (docs/language.md#text-and-escapes), which a
+#: call argument cannot hold: its value exists only once the model answers.
+_BRACKET_IN_ARGUMENT = (
+    "an unescaped '[' in a call argument opens an output field, which a call argument cannot "
+    "hold; write '\\[' for a literal bracket"
+)
 
 
 # A literal chunk (start, end, value) relative to the text; a list is a parenthesised run.
@@ -194,7 +200,11 @@ class _TextNodes(Transformer[Token, list[n.TextPart]]):
     def lit(self, tok: Token) -> _Chunk:
         return tok.start_pos or 0, tok.end_pos or 0, _unescape(tok.value)
 
-    punct = bracket = lit
+    punct = lit
+
+    @v_args(inline=True)
+    def bracket(self, tok: Token) -> _Chunk:
+        raise KediSyntaxError(self.b.base + (tok.start_pos or 0), _BRACKET_IN_ARGUMENT)
 
     @v_args(inline=True)
     def esc(self, tok: Token) -> _Chunk:
@@ -389,8 +399,10 @@ def _fast_args(builder: _Builder, raw: str, pos: int, end: int) -> tuple[n.Arg, 
             continue
         kind = m.lastgroup
         stop = m.end()
-        if kind == "lit" or kind == "bracket":
+        if kind == "lit":
             pieces.append((pos, stop, _unescape(m.group())))
+        elif kind == "bracket":
+            raise KediSyntaxError(builder.base + pos, _BRACKET_IN_ARGUMENT)
         elif kind == "esc":
             tok = Token("ESC", m.group(), start_pos=pos, end_pos=stop)
             pieces.append((pos, stop, builder.escape(tok)))

@@ -28,6 +28,13 @@ CASES = [
     ),
     pytest.param("@f(a, b, a):\n  = x\n", 1, 10, "duplicate parameter 'a'", id="dup_param"),
     pytest.param(
+        "@g(a):\n  = <a>\n>> Classify <g([label])>\n= <label>\n",
+        3,
+        16,
+        "an unescaped '[' in a call argument opens an output field",
+        id="field_in_call_argument",
+    ),
+    pytest.param(
         "@f(a = `1`, b):\n  = x\n",
         1,
         13,

@@ -211,7 +211,7 @@ def test_fast_type_declines_what_it_cannot_decide(text: str) -> None:
 
 @pytest.mark.parametrize(
     "raw",
-    ["a <f(b, <c>, `d`, e\\,f, [g)> h", "<f()>", "<f( )>", "<f( a , <b> ,`c` )>", "<g(`x`)>z"],
+    ["a <f(b, <c>, `d`, e\\,f, \\[g)> h", "<f()>", "<f( )>", "<f( a , <b> ,`c` )>", "<g(`x`)>z"],
 )
 def test_plain_calls_take_the_fast_path_and_read_as_the_grammar_reads_them(raw: str) -> None:
     src = Source(raw, "t.kedi")
@@ -220,6 +220,27 @@ def test_plain_calls_take_the_fast_path_and_read_as_the_grammar_reads_them(raw: 
     assert n.Text(src.span(0, len(raw)), tuple(fast)) == parse_text_with_grammar(
         src, 0, len(raw), True
     )
+
+
+@pytest.mark.parametrize(
+    ("raw", "offset"), [("<f([label])>", 3), ("a <f(b, c [x y])> d", 10), ("<f(x, (y [z]))>", 9)]
+)
+def test_an_unescaped_bracket_in_a_call_argument_is_an_error_on_both_paths(
+    raw: str, offset: int
+) -> None:
+    """docs/language.md#text-and-escapes: in text an unescaped `[` opens an output field,
+    which a call argument cannot hold. Both paths read it as a literal `[`: the prompt said
+    ``Classify [label]``, no field was asked for, and the next read of ``label`` failed."""
+    src = Source(raw, "t.kedi")
+    try:  # the fast path raises at the bracket, or leaves the text to the grammar
+        fast = _fast_parts(_Builder(src, 0, True, "no fields"), raw)
+    except KediSyntaxError as exc:
+        assert exc.offset == offset
+    else:
+        assert fast is None
+    with pytest.raises(KediSyntaxError, match=r"unescaped '\[' in a call argument") as grammar:
+        parse_text_with_grammar(src, 0, len(raw), True)
+    assert grammar.value.offset == offset
 
 
 @pytest.mark.parametrize("raw", ["<f(<g(x)>)>", "<f((a))>", "<f(a,)>", "<f(,)>"])
