@@ -53,6 +53,20 @@ def _plain(value: str, offset: int) -> str:
     return _ESCAPE.sub(sub, value)
 
 
+def _check_instruction_text(name: str, text: n.Text) -> None:
+    """`> instructions:` (`> system:`) text takes literals, `<name>` and Python, and no
+    procedure call (docs/language.md#model-directives)."""
+    if name not in ("instructions", "system"):
+        return
+    for part in text.parts:
+        if isinstance(part, n.CallSubst):
+            raise KediSyntaxError(
+                part.span.start_offset,
+                f"'> {name}:' text takes literals, <name> and Python, not a procedure call: "
+                f"bind its result first ([x] = <{part.callee}(...)>) and write <x>",
+            )
+
+
 class BodyReader:
     def __init__(self, builder: Builder) -> None:
         self.b = builder
@@ -97,6 +111,7 @@ class BodyReader:
                 text = self.b.text(
                     item, rel, message=f"output fields are not allowed in '> {name}:'"
                 )
+                _check_instruction_text(name, text)
             if kids:
                 raise KediSyntaxError(
                     kids[0].start,
@@ -202,7 +217,9 @@ class BodyReader:
             raise KediSyntaxError(
                 item.children[0].start, f"unexpected indentation in '> {name}:' text"
             )
-        return self.b.text(item, 0, message=f"output fields are not allowed in '> {name}:'")
+        text = self.b.text(item, 0, message=f"output fields are not allowed in '> {name}:'")
+        _check_instruction_text(name, text)
+        return text
 
     def name_row(self, item: Item, what: str, check: bool = True) -> str:
         if item.children:

@@ -35,6 +35,20 @@ CASES = [
         id="field_in_call_argument",
     ),
     pytest.param(
+        "@g() -> str:\n  = G\n> instructions: Value <g()>\n= x\n",
+        3,
+        23,
+        "'> instructions:' text takes literals, <name> and Python, not a procedure call",
+        id="call_in_instructions",
+    ),
+    pytest.param(
+        "@g() -> str:\n  = G\n> system:\n  Be brief.\n  Value <g()>\n= x\n",
+        5,
+        9,
+        "'> system:' text takes literals, <name> and Python, not a procedure call",
+        id="call_in_system_block",
+    ),
+    pytest.param(
         "@f(a = `1`, b):\n  = x\n",
         1,
         13,
