@@ -302,7 +302,15 @@ class _Scanner:
         while j < total:
             raw = self.lines[j]
             if raw.strip() == FENCE:
-                close = self.starts[j] + raw.index(FENCE) + 3
+                at = raw.index(FENCE)
+                indent = _indent_width(raw)[0]
+                if indent != width:  # docs/language.md#python
+                    raise KediSyntaxError(
+                        self.starts[j] + at,
+                        f"a closing fence must be indented as its opening line ({width} "
+                        f"columns, not {indent})",
+                    )
+                close = self.starts[j] + at + 3
                 code = "\n".join(_dedent(line, width) for line in body)
                 return Fence(open_offset, i + 1, code, close, width), j + 1
             body.append(self.lines[j])

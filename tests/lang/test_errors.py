@@ -49,6 +49,20 @@ CASES = [
         id="call_in_system_block",
     ),
     pytest.param(
+        "@f() -> int:\n  = ```\n  return 3\n```\n= x\n",
+        4,
+        1,
+        "a closing fence must be indented as its opening line (2 columns, not 0)",
+        id="fence_closed_left_of_its_opener",
+    ),
+    pytest.param(
+        "@f():\n  ```\n  x = 1\n    ```\n  = x\n",
+        4,
+        5,
+        "a closing fence must be indented as its opening line (2 columns, not 4)",
+        id="fence_closed_right_of_its_opener",
+    ),
+    pytest.param(
         "@f(a = `1`, b):\n  = x\n",
         1,
         13,
