@@ -71,7 +71,7 @@ class UnmatchedGates:
             + f" (node ids are matched relative to {' and to '.join(bases)})"
         )
         try:
-            self.config.issue_config_time_warning(pytest.PytestConfigWarning(message), 2)
+            _warn_at(self.config, pytest.PytestConfigWarning(message), unmatched[0])
         except pytest.PytestConfigWarning:  # -W error: a usage error, not a traceback
             raise pytest.UsageError(message) from None
 
@@ -121,3 +121,35 @@ def _eval_names(path: Path) -> list[str] | None:
     except (KediParseError, OSError, UnicodeDecodeError):
         return None
     return eval_item_names(outline_of(module))
+
+
+def _warn_at(config: pytest.Config, warning: Warning, pattern: str) -> None:
+    """Issue ``warning`` through pytest (`pytest.Config.issue_config_time_warning`: its
+    filters, its warnings summary) located at the configuration file's line that holds
+    ``pattern``, which the summary then shows, as it shows the line of code that gave a
+    warning; at pytest-kedi's own line when no such file line is found."""
+    found = _line_of(config.inipath, pattern)
+    if found is None:
+        config.issue_config_time_warning(warning, 3)
+        return
+    path, line = found
+    # One call, compiled as if written at that line of that file: the frame the warning
+    # names (`stacklevel=2` from `issue_config_time_warning`) is the configuration line.
+    code = compile("\n" * (line - 1) + "issue(warning, 2)", path, "exec")
+    exec(code, {"issue": config.issue_config_time_warning, "warning": warning})
+
+
+def _line_of(inipath: Path | None, pattern: str) -> tuple[str, int] | None:
+    """The configuration file and the 1-based number of its first line holding ``pattern``
+    (or, failing that, naming ``kedi_min_scores``)."""
+    if inipath is None:
+        return None
+    try:
+        lines = inipath.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    for wanted in (pattern, "kedi_min_scores"):
+        for number, text in enumerate(lines, 1):
+            if wanted in text:
+                return str(inipath), number
+    return None

@@ -75,6 +75,12 @@ def test_patterns_matching_no_collected_suite_warn_once(kedi: Kedi) -> None:
     )
     assert text.count("no eval suite matches") == 1
     assert "'classifier.kedi::eval:classify'" not in text
+    # located at the first unmatched pattern's line of the ini file, which is shown (it was
+    # located at pytest-kedi's own source line, `unmatched.py:74`, shown instead)
+    result.stdout.fnmatch_lines(
+        ["*examples/pytest.ini:4: PytestConfigWarning: kedi_min_scores:*", "    classifer.kedi*"]
+    )
+    assert "unmatched.py" not in text
 
 
 @pytest.mark.parametrize(
