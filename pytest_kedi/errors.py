@@ -20,6 +20,7 @@ recognises any of them without importing the runtime.
     │   └── KediImportError           `> import:` failed
     ├── ModelError                a model call, configuration or adapter failure (unlocated)
     │   ├── CassetteMiss              strict replay found no recorded answer (`cassette_miss`)
+    │   ├── ModelUnavailable          the model could not be built (package, key, base URL)
     │   ├── InvalidOptimizedPrompts   an unreadable or misshapen `.optimized.json`
     │   └── BudgetExhausted           the run's model request budget is spent (`budget`)
     ├── UnsupportedFeature        an unsupported construct met at the model boundary (unlocated)
@@ -63,6 +64,7 @@ __all__ = [
     "KediValueExecutionError",
     "LoopIterationLimitError",
     "ModelError",
+    "ModelUnavailable",
     "UnsupportedFeature",
 ]
 
@@ -361,6 +363,11 @@ class ModelError(KediError):
     def __init__(self, message: str) -> None:
         self.message = one_line(message)
         super().__init__(self.message)
+
+
+class ModelUnavailable(ModelError):
+    """The model a call needs could not be built: an unknown provider, a missing package,
+    API key or base URL (pydantic-ai's own error, in one line). No request was sent."""
 
 
 class CassetteMiss(ModelError):

@@ -29,6 +29,7 @@ ERROR_NAMES = [
     "KediValueExecutionError",
     "LoopIterationLimitError",
     "ModelError",
+    "ModelUnavailable",
     "UnsupportedFeature",
 ]
 

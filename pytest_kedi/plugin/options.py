@@ -82,7 +82,8 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option(
         "eval_enabled", "kedi_eval", parse_bool, False,
-        "collect .kedi files and run their @eval: suites (env KEDI_EVAL=1 does the same).",
+        "collect .kedi files and run their test cases and @eval: suites (env KEDI_EVAL=1 does "
+        "the same).",
         env=ENV_EVAL, flag_is_switch=True,
         meaning="collect `.kedi` files and run their test cases and eval suites",
         shown_default="off",
@@ -135,10 +136,13 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "max_errors", "kedi_max_errors", parse_max_errors, None,
-        "fail an eval suite with more than N errored rows; a value below 1 (e.g. 0.1) is a "
-        "fraction of the rows (env KEDI_MAX_ERRORS, ini kedi_max_errors).",
+        "fail an eval suite with more than N errored rows: a whole N is a count (0: no "
+        "errored row), 0 < N < 1 a fraction of the rows (env KEDI_MAX_ERRORS, ini "
+        "kedi_max_errors).",
         env="KEDI_MAX_ERRORS", ini_type="float",
-        ini_help="errored rows allowed per suite: a count, or a fraction below 1.", metavar="N",
+        ini_help="errored rows allowed per suite: a whole count (0: none), or a fraction "
+        "between 0 and 1.",
+        metavar="N",
         meaning="fail an eval suite with more errored rows (a whole N: a count; 0 < N < 1: a "
         "fraction of the rows)",
     ),
@@ -234,7 +238,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "split", "kedi_split", parse_choice(SPLITS), "auto",
         "dataset to score: auto (test_data when present, else data), data or test_data "
-        "(env KEDI_SPLIT, ini kedi_split).",
+        "(env KEDI_SPLIT, ini kedi_split; default auto).",
         env="KEDI_SPLIT", ini_type="string", ini_help="dataset to score: auto, data or test_data.",
         metavar="{" + ",".join(SPLITS) + "}",
         meaning="dataset scored: `auto` (`test_data` when present, else `data`), `data` or "
@@ -342,7 +346,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "progress_interval", "kedi_progress_interval", parse_interval, 10.0, "",
         env="KEDI_PROGRESS_INTERVAL", ini_type="float",
-        ini_help="seconds between plain progress lines when not on a terminal (default 10).",
+        ini_help="seconds between plain progress lines when not on a terminal (env "
+        "KEDI_PROGRESS_INTERVAL; default 10).",
         meaning="seconds between plain progress lines when the output is not a terminal "
         "(`0`: after every row); suites that finish sooner print none",
         shown_default="`10`",

@@ -161,3 +161,36 @@ def test_summary_counts_calls_per_answering_model_and_redacts_provider_bodies(
     assert SECRET not in printed
     for name in ("r.json", "rows.jsonl", "junit.xml"):
         assert SECRET not in (kedi.pytester.path / name).read_text("utf-8"), name
+
+
+UNAVAILABLE = """\
+@classify(ticket: str) -> str:
+  > model: openai:gpt-4o-mini
+  >> Classify <ticket>: [category: str]
+  = `category`
+
+@eval: classify:
+  > data: tickets:
+    = `[("refund", "billing"), ("crash", "bug")]`
+  > metric: exact(tickets):
+    = `classify(tickets) == expected`
+"""
+
+
+def test_calls_to_a_model_that_cannot_be_built_are_not_counted_as_calls(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the provider's key no request is sent, yet the summary said ``models:
+    openai:gpt-4o-mini (2 calls)``, as if the model had been called."""
+    pytest.importorskip("openai")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    kedi.write("tickets.kedi", UNAVAILABLE)
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json")
+    result.assert_outcomes(passed=1)
+    assert _models_line(result) == "models: no model calls (default: test)"
+    report = kedi.json("r.json")
+    assert report["model_calls"] == {}
+    suite = report["suites"][0]
+    assert suite["errors_by_class"] == {"model": 2}
+    assert "model 'openai:gpt-4o-mini' is not available: UserError:" in suite["feedback"]

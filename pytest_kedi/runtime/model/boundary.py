@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic_core import to_json
 
 from pytest_kedi.constants import ENV_MODEL
-from pytest_kedi.errors import CassetteMiss, ModelError, UnsupportedFeature
+from pytest_kedi.errors import CassetteMiss, ModelError, ModelUnavailable, UnsupportedFeature
 from pytest_kedi.runtime import rowscope
 from pytest_kedi.runtime.caches import OnceNotice
 from pytest_kedi.runtime.model.adapter import Adapter, PydanticAIAdapter
@@ -216,8 +216,9 @@ class ModelBoundary:
         return plan, instructions
 
     def _not_called(self, plan: _StatePlan) -> None:
-        """A strict replay's miss: no model was called (nor answered), so the call `_prepare`
-        counted is taken back (the ``models:`` line counts the calls models received)."""
+        """A strict replay's miss, or a model that could not be built: no model was called
+        (nor answered), so the call `_prepare` counted is taken back (the ``models:`` line
+        counts the calls models received)."""
         label = plan.label
         with self._count_lock:
             left = self._calls.get(label, 0) - 1
@@ -313,7 +314,7 @@ class ModelBoundary:
                         stats=stats,
                     ),
                 )
-        except CassetteMiss:
+        except (CassetteMiss, ModelUnavailable):  # no model was called
             self._not_called(plan)
             raise
         missing = [name for name in schema if name not in result]
@@ -345,7 +346,7 @@ class ModelBoundary:
                         stats=stats,
                     ),
                 )
-        except CassetteMiss:
+        except (CassetteMiss, ModelUnavailable):  # no model was called
             self._not_called(plan)
             raise
         if not isinstance(text, str):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pytest_kedi.errors import ModelError
+from pytest_kedi.errors import ModelError, ModelUnavailable
 from pytest_kedi.runtime.model.names import TEST_MODEL, normalize_model_name
 from pytest_kedi.text import one_line
 
@@ -49,7 +49,7 @@ def resolve_model(name: str, *, answered_from_cassette: bool = False) -> Model:
     try:
         return without_sdk_retries(infer_model(normalized))
     except Exception as error:
-        unavailable = ModelError(
+        unavailable = ModelUnavailable(
             f"model '{normalized}' is not available: {type(error).__name__}: {one_line(error)}"
         )
         unavailable.__cause__ = error
