@@ -140,6 +140,14 @@ def pytest_enter_pdb(config: pytest.Config) -> None:
         kedi.pause_progress()
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if KediSession.of(terminalreporter.config) is not None:
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, exitstatus: int | pytest.ExitCode
+) -> None:
+    if (kedi := KediSession.of(terminalreporter.config)) is not None:
         explain_skips(terminalreporter)
+        if kedi.uncollected and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            files = "file" if kedi.uncollected == 1 else "files"
+            terminalreporter.write_line(
+                f"kedi: {kedi.uncollected} .kedi {files} not collected: run with --kedi-eval "
+                "(or KEDI_EVAL=1), or set ini kedi_collect = true"
+            )

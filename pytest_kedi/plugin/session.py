@@ -54,6 +54,7 @@ MARKERS = (
 #: ``workeroutput`` keys: an xdist worker's model call counts and usage errors.
 MODEL_CALLS_KEY = "kedi_model_calls"
 USAGE_ERRORS_KEY = "kedi_usage_errors"
+UNCOLLECTED_KEY = "kedi_uncollected"
 
 
 #: The attributes a report carries a Kedi item's record in (`transport`).
@@ -92,6 +93,9 @@ class KediSession:
         self.model_calls: Counter[str] = Counter()
         self.output = Output()
         self.untouched: tuple[Path, ...] = ()
+        # `.kedi` programs pytest offered while collection was off (this process's, or the
+        # most an xdist worker was offered)
+        self.uncollected = 0
         self.started = datetime.now(UTC)
         # --kedi-baseline's suites by node id (every process: items apply --kedi-max-drop)
         self.baseline: dict[str, SuiteRecord] | None = None
@@ -156,7 +160,10 @@ class KediSession:
     # ------------------------------------------------------------------ collection
 
     def collect_file(self, file_path: Path, parent: pytest.Collector) -> KediFile | None:
-        if not self.settings.collect or not file_path.name.endswith(".kedi"):
+        if not file_path.name.endswith(".kedi"):
+            return None
+        if not self.settings.collect:
+            self.uncollected += is_kedi_program(file_path)
             return None
         if is_kedi_program(file_path):
             return KediFile.from_parent(parent, path=file_path)
@@ -307,6 +314,8 @@ class KediSession:
         output = getattr(node, "workeroutput", None) or {}
         self.model_calls.update(output.get(MODEL_CALLS_KEY, {}))
         self.remote_usage_errors.extend(output.get(USAGE_ERRORS_KEY, ()))
+        # every worker collects the same files: the most any one offered
+        self.uncollected = max(self.uncollected, int(output.get(UNCOLLECTED_KEY, 0)))
         self.models.node_down(output)
 
     def finish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -342,6 +351,8 @@ class KediSession:
             workeroutput[MODEL_CALLS_KEY] = self.models.calls_left(own_calls)
             if own_errors:
                 workeroutput[USAGE_ERRORS_KEY] = list(own_errors)
+            if self.uncollected:
+                workeroutput[UNCOLLECTED_KEY] = self.uncollected
             self.models.worker_finish(workeroutput)
             return
         self.model_calls.update(own_calls)

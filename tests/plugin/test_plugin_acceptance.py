@@ -209,6 +209,28 @@ def test_explicit_kedi_path_without_collection_says_how_to_enable_it(kedi: Kedi)
     kedi.run("--kedi-eval", "demo.kedi::eval:initials").assert_outcomes(passed=1)
 
 
+def test_a_run_that_collected_nothing_but_kedi_files_says_how_to_collect_them(
+    kedi: Kedi,
+) -> None:
+    """A folder of `.kedi` files run without ``--kedi-eval`` said ``collected 0 items`` and
+    ``no tests ran`` (exit 5), with no hint why."""
+    kedi.write("demo.kedi", DEMO)
+    kedi.write("more/other.kedi", DEMO)
+    kedi.write("more/package.kedi", "")  # a manifest, not a program
+    result = kedi.run()
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(
+        [
+            "kedi: 2 .kedi files not collected: run with --kedi-eval (or KEDI_EVAL=1), or set "
+            "ini kedi_collect = true"
+        ]
+    )
+    kedi.pytester.makepyfile(test_plain="def test_ok():\n    pass\n")
+    ran = kedi.run()  # the run collected something: Python tests next to Kedi files
+    ran.assert_outcomes(passed=1)
+    assert "not collected" not in ran.stdout.str()
+
+
 def test_program_load_failure_is_one_located_line_in_reports(kedi: Kedi) -> None:
     kedi.write("broken.kedi", "```\nimport no_such_module_xyz\n```\n\n" + DEMO)
     if kedi.workers is None:  # hook calls are recorded in this process only
