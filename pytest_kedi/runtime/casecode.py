@@ -95,6 +95,21 @@ def precompile_module(
                 precompile(type_code(snippet), source_file, store, parsed=parsed)
 
 
+class WarnedTrees(dict[int, Parsed]):
+    """Where `check_python` keeps the trees it parses, keeping only those of the snippets of
+    ``module`` that Python's parser may warn about (`keep_warned` compiles them): keeping
+    every tree of a large file while it loads would double its memory."""
+
+    def __init__(self, module: nodes.Module) -> None:
+        super().__init__()
+        found = snippets((module.prelude, module.body))
+        self.wanted = {id(snippet) for snippet in found if may_warn(snippet.source)}
+
+    def __setitem__(self, key: int, value: Parsed) -> None:
+        if key in self.wanted:
+            super().__setitem__(key, value)
+
+
 def keep_warned(
     module: nodes.Module,
     source_file: SourceFile,

@@ -13,7 +13,7 @@ from pytest_kedi.fileread import is_file
 from pytest_kedi.lang import check_python, nodes, parse_file
 from pytest_kedi.lang.pycheck import Parsed
 from pytest_kedi.lang.syntax import is_identifier
-from pytest_kedi.runtime.casecode import keep_warned
+from pytest_kedi.runtime.casecode import WarnedTrees, keep_warned
 from pytest_kedi.runtime.context import Frame, ModuleUnit, Runtime
 from pytest_kedi.runtime.errors import (
     KediExecutionError,
@@ -59,7 +59,8 @@ def load_unit(
                 raise KediImportError(f"cannot read {text_path}: {_reason(exc)}") from exc
         trees: dict[int, Parsed] = {}
         if not python_checked:  # a Python syntax error is a located parse error, at once
-            check_python(module, trees)  # (docs/language.md#lexical), not at its first run
+            trees = WarnedTrees(module)  # (docs/language.md#lexical), not at its first run
+            check_python(module, trees if trees.wanted else None)
     source_file = SourceFile(text_path, module.source)
     if trees:  # what Python warned of as it parsed, compiled from those trees (once)
         runtime.code_store = keep_warned(module, source_file, runtime.code_store, trees)
