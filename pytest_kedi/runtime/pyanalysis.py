@@ -54,7 +54,13 @@ def top_level_targets(body: list[ast.stmt]) -> set[str]:
             found.add(node.name)
             extend(node.decorator_list)
             continue
-        if isinstance(node, (ast.Lambda, *_COMPREHENSIONS)):
+        if isinstance(node, ast.Lambda):  # its defaults are evaluated at this level
+            extend(node.args.defaults)
+            extend(d for d in node.args.kw_defaults if d is not None)
+            continue
+        if isinstance(node, _COMPREHENSIONS):  # its first iterable is evaluated at this
+            extend([node.generators[0].iter])  # level, and its `:=` binds at this level
+            found.update(_comprehension_walrus_targets(node))
             continue
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -69,6 +75,22 @@ def top_level_targets(body: list[ast.stmt]) -> set[str]:
         elif isinstance(node, ast.Global):
             found.update(node.names)
         extend(child_nodes(node))
+    return found
+
+
+def _comprehension_walrus_targets(node: ast.AST) -> set[str]:
+    """The names assignment expressions (``:=``) in a comprehension bind: in the scope
+    that contains the comprehension (PEP 572), through nested comprehensions but not into
+    a lambda's or function's own scope."""
+    found: set[str] = set()
+    stack = child_nodes(node)
+    while stack:
+        inner = stack.pop()
+        if isinstance(inner, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(inner, ast.NamedExpr) and isinstance(inner.target, ast.Name):
+            found.add(inner.target.id)
+        stack.extend(child_nodes(inner))
     return found
 
 

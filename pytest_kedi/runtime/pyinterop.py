@@ -241,8 +241,9 @@ def compile_unit(
     if kind == "expr":
         compiled, walrus = value
         unit = CompiledUnit(info, filename, kind, _track(compiled, info))
-        if walrus:
+        if walrus:  # the names it may rebind, written back after it runs (`pyrun.run_expr`)
             unit.simple = False
+            unit.candidates = frozenset(_names_in(compiled))
         return unit
     func_code, top_names, candidate_names, shared = value
     unit = CompiledUnit(
@@ -252,6 +253,17 @@ def compile_unit(
     unit.shared = frozenset(shared)
     unit.rebuild = _rebuilder(code, info, filename, transform)
     return unit
+
+
+def _names_in(code: types.CodeType) -> set[str]:
+    """The global names ``code`` and the code nested in it use, among them every name an
+    assignment expression (``:=``) binds outside a function: its own level's, and a
+    comprehension's, which Python binds at that level too."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_in(const)
+    return names
 
 
 def precompile(

@@ -44,12 +44,25 @@ def run_expr(unit: CompiledUnit, scope: Scope) -> Any:
             for s in reversed(inner):
                 local.update(s.vars)
             return eval(unit.code, base, local)
-        return eval(unit.code, build_globals(scope, unit.global_reads()), {})
+        g = build_globals(scope, unit.global_reads())
+        candidates = unit.candidates
+        if not candidates:
+            return eval(unit.code, g, {})
+        # an assignment expression (`:=`): a Kedi name it rebinds is written back, as a
+        # block's assignment is (docs/language.md#python-interop)
+        before = {name: raw_global(g, name) for name in candidates}
+        bound: dict[str, Any] = {}
+        value = eval(unit.code, g, bound)  # `:=` binds here; inside a comprehension, in `g`
     except BaseException as exc:
         err = python_error(exc, unit) if user_error(exc) else exc
         if err is exc:
             raise
         raise err from exc
+    for name, new in bound.items():
+        if name in before:
+            g[name] = new
+    _write_back(g, before, scope, unit)
+    return value
 
 
 def run_block(unit: CompiledUnit, scope: Scope) -> Any:

@@ -153,9 +153,20 @@ def test_source_file_line_spans_and_offsets(source: str) -> None:
 
 
 def _top_level_targets_recursively(body: list[ast.stmt]) -> set[str]:
-    """`top_level_targets` as it was first written (a recursive visit)."""
+    """`top_level_targets` as a recursive visit: a lambda's defaults and a comprehension's
+    first iterable are evaluated at the block's level, and a `:=` in a comprehension binds
+    there (PEP 572)."""
     found: set[str] = set()
-    scopes = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+    comprehensions = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+    functions = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+    def walrus_targets(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, functions):
+                continue
+            if isinstance(child, ast.NamedExpr) and isinstance(child.target, ast.Name):
+                found.add(child.target.id)
+            walrus_targets(child)
 
     def visit(node: ast.AST) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -163,7 +174,14 @@ def _top_level_targets_recursively(body: list[ast.stmt]) -> set[str]:
             for deco in node.decorator_list:
                 visit(deco)
             return
-        if isinstance(node, scopes):
+        if isinstance(node, ast.Lambda):
+            for default in [*node.args.defaults, *node.args.kw_defaults]:
+                if default is not None:
+                    visit(default)
+            return
+        if isinstance(node, comprehensions):
+            visit(node.generators[0].iter)
+            walrus_targets(node)
             return
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             found.add(node.id)
@@ -201,7 +219,9 @@ except E as err:
 with open(p) as (w1, w2):
     global g1, g2
 lam = lambda q: (z := q)
+lam2 = lambda q=(y := 1): q
 comp = [u for u in range(3) if (v := u)]
+nest = [[(w := a) for a in b] for b in (c2 := cs) if (lambda: (x9 := 1))]
 match point:
     case [m1, *m2] | {"k": m3}:
         pass
@@ -214,6 +234,9 @@ def test_top_level_targets_as_found_by_a_recursive_visit(source: str) -> None:
 
     body = ast.parse(source).body
     assert top_level_targets(body) == _top_level_targets_recursively(body)
+    if source is BLOCK:  # `:=` in a comprehension or a lambda default binds here; not in a lambda
+        assert {"v", "w", "y", "c2"} <= top_level_targets(body)
+        assert not {"z", "x9", "u", "a"} & top_level_targets(body)
 
 
 @pytest.mark.parametrize("source", EXPRESSIONS)

@@ -51,6 +51,56 @@ def test_write_back_reaches_owning_frame(run):
     assert run(src) == (1, 2, 2)
 
 
+def test_an_assignment_expression_in_an_expression_writes_back(run):
+    """docs/language.md#python-interop: rebinding an existing Kedi name from Python writes
+    it back, in an expression too. A `:=` in an expression bound a throwaway local: a loop
+    whose condition advanced its counter with `:=` ran into the iteration limit."""
+    src = """
+    [i: int] = `0`
+    [seen: list] = `[]`
+    > loop: `(i := i + 1) <= 3`:
+      `seen.append(i)`
+    [n: int] = `1`
+    [s: int] = `(n := 7) + 1`
+    [fresh: int] = `(brand_new := 5)`
+    = `(i, seen, n, s, "brand_new" in globals())`
+    """
+    assert run(src) == (4, [1, 2, 3], 7, 8, False)
+
+
+def test_an_assignment_expression_in_a_comprehension_writes_back(run):
+    """A `:=` inside a comprehension binds in the scope around the comprehension (PEP 572):
+    in a fence, the Kedi name. It was not seen as an assignment of the block, so it bound a
+    throwaway local; in an expression, and from a procedure, as well."""
+    src = """
+    [n: int] = `0`
+    [m: int] = `0`
+    [k: int] = `0`
+    ```
+    _ = [n := i for i in range(3)]
+    ```
+    [total: int] = `sum([m := j for j in range(5)])`
+    @last(xs: list) -> int:
+      ```
+      _ = [k := x for x in xs]
+      ```
+      = `k`
+    [got: int] = `last([7, 8, 9])`
+    = `(n, m, total, k, got)`
+    """
+    assert run(src) == (2, 4, 10, 9, 9)
+
+
+def test_an_assignment_expression_cannot_rebind_a_parameter(run):
+    src = """
+    @f(x: int) -> bool:
+      = `(x := x + 1) > 0`
+    = <f(`1`)>
+    """
+    with pytest.raises(KediExecutionError, match="parameter 'x' is read-only"):
+        run(src)
+
+
 def test_nested_function_needs_global(run):
     src = """
     [n: int] = `1`
