@@ -211,6 +211,8 @@ def _run_program(invocation: Invocation, console: _Console) -> int:
         try:
             text = str(result)
         except BaseException as exc:  # the value's own __str__ failed: located in its code
+            if isinstance(exc, SystemExit):  # as `print(result)` in a script would end
+                return _exit_status(exc, console)
             if not user_error(exc):
                 raise
             console.error(_render_error(python_error(exc)))

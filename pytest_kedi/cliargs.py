@@ -178,23 +178,38 @@ def parse_invocation(
     """Split CLI-owned options from FILE and the program's options.
 
     The CLI owns ``--model``, ``--adapter``, ``--adapter-model``, ``--test``, ``--eval``,
-    ``--help`` and ``--version``, anywhere on the line; none of them reaches ``args``. The
-    first other token is FILE, and the tokens after it fill ``args``. ``--adapter-model``
-    means ``--model`` (the first of each wins); the two with different values are misuse,
-    as is any adapter but ``pydantic``.
+    ``--help`` and ``--version``, anywhere on the line (``--`` included, which is dropped);
+    none of them reaches ``args``. The first other token is FILE, and the tokens after it
+    fill ``args``. ``--adapter-model`` means ``--model`` (the first of each wins); the two
+    given with any different values are misuse, as is any adapter but ``pydantic``.
     """
+    # `--` ends nothing: the CLI's options are its own anywhere (and `--` is no value)
+    tokens = [token for token in argv if token != "--"]
     try:
-        owned, rest = (parser or build_parser()).parse_known_args(list(argv))
+        owned, rest = (parser or build_parser()).parse_known_args(tokens)
     except argparse.ArgumentError as exc:  # an owned option without its value
         raise CliUsageError(_VALUE_NEEDED.get(exc.argument_name or "", str(exc))) from None
-    models = {
-        option: values[0]
+    given = {
+        option: values
         for option, values in (
             ("--model", _values("--model", owned.model)),
             ("--adapter-model", _values("--adapter-model", owned.adapter_model)),
         )
         if values
     }
+    models = {option: values[0] for option, values in given.items()}
+    conflict = None
+    if len(given) == 2:  # --adapter-model means --model: every value of both must agree
+        first = given["--model"][0]
+        conflict = next(
+            (
+                f"--model {first} and {option} {value}"
+                for option, values in given.items()
+                for value in values
+                if value != first
+            ),
+            None,
+        )
     adapters = _values("--adapter", owned.adapter)
     for adapter in adapters:
         _check_adapter(adapter, "--adapter")
@@ -203,9 +218,8 @@ def parse_invocation(
         return Invocation(file="" if file == "-h" else file or "", help=True)
     if owned.version:
         return Invocation(file=file or "", version=True)
-    if len(set(models.values())) > 1:
-        given = " and ".join(f"{option} {value}" for option, value in models.items())
-        raise CliUsageError(f"conflicting models: {given} (--adapter-model means --model)")
+    if conflict is not None:
+        raise CliUsageError(f"conflicting models: {conflict} (--adapter-model means --model)")
     if not adapters and os.environ.get(ADAPTER_ENV, "").strip():
         _check_adapter(os.environ[ADAPTER_ENV], f"environment variable {ADAPTER_ENV}")
     if file is None:

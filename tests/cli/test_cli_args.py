@@ -101,6 +101,17 @@ def test_kedi_adapter_flags_are_owned_by_the_cli(argv: list[str]) -> None:
             ["p.kedi", "--model", "openai:a", "--adapter-model", "openai:b"],
             "conflicting models: --model openai:a and --adapter-model openai:b",
         ),
+        # a repeat was not compared: the first of each agreed, and the run went on
+        (
+            ["p.kedi", "--model", "test", "--adapter-model", "test", "--adapter-model", "x:y"],
+            "conflicting models: --model test and --adapter-model x:y",
+        ),
+        (
+            ["p.kedi", "--adapter-model", "test", "--model", "test", "--model", "x:y"],
+            "conflicting models: --model test and --model x:y",
+        ),
+        # after `--` too: the CLI's options are its own anywhere (`dspy` reached `args`)
+        (["p.kedi", "--", "--adapter", "dspy"], "unsupported adapter 'dspy' (--adapter)"),
     ],
 )
 def test_adapter_flag_misuse(argv: list[str], message: str) -> None:
@@ -186,3 +197,10 @@ def test_parse_subcommand_help_and_misuse(capsys: pytest.CaptureFixture[str]) ->
     assert capsys.readouterr().err.startswith(
         "python -m pytest_kedi: error: parse needs at least one FILE\n"
     )
+
+
+def test_a_double_dash_is_neither_a_value_nor_the_end_of_the_clis_options() -> None:
+    """After ``--`` the CLI's own options reached ``args`` (``{'test': True, 'help':
+    True}``), and ``--k -- v`` gave ``k`` the value ``'--'``."""
+    inv = parse_invocation(["p.kedi", "--k", "--", "v", "--", "--test", "--model", "test"])
+    assert (inv.args, inv.test, inv.model) == ({"k": "v"}, True, "test")

@@ -118,6 +118,15 @@ def test_synthetic_notice_only_when_the_test_model_answers(kedi_file, run_cli) -
     assert (quiet.out, quiet.err, quiet.code) == ("1\n", "", 0)
 
 
+def test_no_synthetic_notice_when_the_call_fails_before_any_answer(kedi_file, run_cli) -> None:
+    """The notice was printed as a call began: an output schema that cannot be built (no
+    request is sent) still said ``model: test (synthetic output)``."""
+    result = run_cli(kedi_file(">> Say hi [x: `range`]\n= <x>\n"))
+    assert result.code == 1
+    assert "cannot build the output schema" in result.err
+    assert "synthetic" not in result.err
+
+
 def test_model_option_is_the_configured_default(kedi_file, cli) -> None:
     result = cli(kedi_file(TEMPLATE), "--model", "openai:gpt-4o")
     assert result.out == ""

@@ -109,6 +109,16 @@ def test_a_plain_run_ends_like_a_python_script(
     assert err == stderr
 
 
+def test_a_result_whose_str_exits_ends_the_run_with_its_status(write, capsys) -> None:
+    """``print(result)`` in a script whose ``__str__`` calls ``sys.exit(6)`` ends with 6;
+    the CLI printed a Kedi stack trace ending ``SystemExit: 6`` and exited 1."""
+    name = write("""
+        = `type("X", (), {"__str__": lambda self: __import__("sys").exit(6)})()`
+        """)
+    assert cli.main([name]) == 6
+    assert capsys.readouterr() == ("", "")
+
+
 def test_a_plain_run_exit_from_a_procedure(write, capsys) -> None:
     name = write("""
         @stop(code: int) -> int:

@@ -211,8 +211,6 @@ class ModelBoundary:
         with self._count_lock:
             self._calls[label] = self._calls.get(label, 0) + 1
             self.synthetic_calls += plan.synthetic
-        if plan.synthetic:
-            _print_synthetic_notice()
         return plan, instructions
 
     def _not_called(self, plan: _StatePlan) -> None:
@@ -288,6 +286,8 @@ class ModelBoundary:
                             scope.requests += 1
                             scope.input_tokens += tokens_in
                             scope.output_tokens += tokens_out
+                    if plan.synthetic:  # an answer the offline model gave when recorded
+                        _print_synthetic_notice()
                     replayed: dict[str, Any] = output
                     return replayed
         try:
@@ -317,6 +317,8 @@ class ModelBoundary:
         except (CassetteMiss, ModelUnavailable):  # no model was called
             self._not_called(plan)
             raise
+        if plan.synthetic:  # the offline model answered (said once, when it first does)
+            _print_synthetic_notice()
         missing = [name for name in schema if name not in result]
         if missing:
             raise ModelError(f"model output is missing field(s): {', '.join(missing)}")
@@ -349,6 +351,8 @@ class ModelBoundary:
         except (CassetteMiss, ModelUnavailable):  # no model was called
             self._not_called(plan)
             raise
+        if plan.synthetic:  # as in `produce`
+            _print_synthetic_notice()
         if not isinstance(text, str):
             raise ModelError(f"model returned {type(text).__name__}, expected text")
         return text
