@@ -164,6 +164,34 @@ def _check_adapter(name: str, where: str) -> None:
         )
 
 
+#: Kedi's environment variables the CLI checks as Kedi does (docs/language.md#program-runs).
+AGENT_ENV = "KEDI_AGENT"
+PARALLEL_ENV = "KEDI_PARALLEL"
+_PARALLEL_WORDS = frozenset({"1", "0", "true", "false", "yes", "no", "on", "off"})
+
+
+def _check_kedi_environment() -> None:
+    """``KEDI_AGENT`` (an agent harness) together with ``KEDI_ADAPTER`` is misuse, as is a
+    ``KEDI_PARALLEL`` that is neither a boolean word nor a worker count (programs run
+    sequentially whatever it says, which Kedi allows)."""
+    if os.environ.get(AGENT_ENV, "").strip() and os.environ.get(ADAPTER_ENV, "").strip():
+        raise CliUsageError(
+            f"environment variables {AGENT_ENV} and {ADAPTER_ENV} are both set: Kedi takes "
+            f"an agent harness or an adapter, not both (pytest-kedi runs the "
+            f"{SUPPORTED_ADAPTER!r} adapter)"
+        )
+    parallel = os.environ.get(PARALLEL_ENV, "").strip()
+    if (
+        parallel
+        and parallel.lower() not in _PARALLEL_WORDS
+        and not (parallel.isdigit() and int(parallel) > 0)
+    ):
+        raise CliUsageError(
+            f"environment variable {PARALLEL_ENV}: expected a boolean word (1/0, true/false, "
+            f"yes/no, on/off) or a worker count, not {parallel!r}"
+        )
+
+
 def _values(option: str, given: list[str] | None) -> list[str]:
     """The stripped values of a repeatable option, in order; a blank one is misuse."""
     values = [value.strip() for value in given or ()]
@@ -222,6 +250,7 @@ def parse_invocation(
         raise CliUsageError(f"conflicting models: {conflict} (--adapter-model means --model)")
     if not adapters and os.environ.get(ADAPTER_ENV, "").strip():
         _check_adapter(os.environ[ADAPTER_ENV], f"environment variable {ADAPTER_ENV}")
+    _check_kedi_environment()
     if file is None:
         raise CliUsageError("missing FILE")
     if file.startswith("-"):

@@ -131,6 +131,25 @@ def test_kedi_adapter_environment(monkeypatch) -> None:
     assert parse_invocation(["p.kedi"]).args == {}
 
 
+def test_kedi_agent_with_kedi_adapter_and_an_invalid_kedi_parallel_are_misuse(monkeypatch) -> None:
+    """KEDI.md §6.5: ``KEDI_AGENT`` together with ``KEDI_ADAPTER`` is an error, and so is a
+    ``KEDI_PARALLEL`` that is neither a boolean word nor a worker count; both were ignored."""
+    monkeypatch.delenv("KEDI_ADAPTER", raising=False)
+    monkeypatch.setenv("KEDI_AGENT", "claude")
+    assert parse_invocation(["p.kedi"]).file == "p.kedi"  # alone: Kedi's, not ours to judge
+    monkeypatch.setenv("KEDI_ADAPTER", "pydantic")
+    with pytest.raises(CliUsageError, match="KEDI_AGENT and KEDI_ADAPTER are both set"):
+        parse_invocation(["p.kedi"])
+    monkeypatch.delenv("KEDI_AGENT")
+    for good in ("1", "off", "Yes", "4"):
+        monkeypatch.setenv("KEDI_PARALLEL", good)
+        assert parse_invocation(["p.kedi"]).file == "p.kedi"
+    for bad in ("bogus", "0.5", "-2", "0x3"):
+        monkeypatch.setenv("KEDI_PARALLEL", bad)
+        with pytest.raises(CliUsageError, match=f"KEDI_PARALLEL: expected .* not '{bad}'"):
+            parse_invocation(["p.kedi"])
+
+
 def test_version_is_owned() -> None:
     assert parse_invocation(["--version"]).version
     assert parse_invocation(["p.kedi", "--version"]).args == {}
