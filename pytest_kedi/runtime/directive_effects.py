@@ -206,11 +206,11 @@ def _optimize(stmt: nodes.Directive, ctx: Frame) -> None:
 
 
 def _inert(stmt: nodes.Directive, ctx: Frame) -> None:
-    if stmt.name == "tool":
-        _check_retry_on(stmt, ctx)
+    """Stored inertly (``> tool:``'s ``retry_on`` was checked when its procedure was
+    defined: `check_retry_on`)."""
 
 
-def _check_retry_on(stmt: nodes.Directive, ctx: Frame) -> None:
+def check_retry_on(stmt: nodes.Directive, ctx: Frame) -> None:
     """``> tool:``'s ``retry_on`` names resolve, at definition, to visible `Exception`
     subclasses (docs/language.md §8.11); the directive is otherwise stored inertly."""
     import builtins

@@ -403,6 +403,11 @@ def define_procedure(stmt: nodes.Procedure, ctx: Frame) -> None:
     param_types = tuple(resolve_type(p.type, ctx) for p in stmt.params)
     defaults = tuple(_default(p.default, ctx) for p in stmt.params)
     return_type = resolve_type(stmt.return_type, ctx)
+    tool = next((s for s in stmt.body if isinstance(s, nodes.Directive) and s.name == "tool"), None)
+    if tool is not None:  # its `retry_on` names what is visible here (docs/language.md §8.11)
+        from pytest_kedi.runtime.directive_effects import check_retry_on
+
+        check_retry_on(tool, ctx)
     proc = KediProcedure(
         stmt, ctx.scope, ctx.unit, ctx.scope.state, param_types, defaults, return_type
     )

@@ -97,3 +97,23 @@ def test_tool_retry_on_names_visible_exception_classes(run, name: str, error: st
     with pytest.raises(KediExecutionError) as info:
         run(source)
     assert info.value.message.endswith(f"prog.kedi:7:7: {error}")  # at the name
+
+
+@pytest.mark.parametrize("mode", ["run", "validate"])
+def test_tool_retry_on_resolves_where_the_procedure_is_defined(kedi, mode: str) -> None:
+    """KEDI.md §9.11: ``retry_on`` resolves at definition. It resolved when the procedure
+    ran: a procedure never called took any name, and a name declared after the procedure
+    resolved."""
+    never_called = "@f() -> str:\n  > tool:\n    retry_on:\n      NoSuchError\n  = ok\n= fine\n"
+    late = (
+        "@g() -> str:\n  > tool:\n    retry_on:\n      LateError\n  = ok\n"
+        "[LateError: `type`] = `ValueError`\n= <g()>\n"
+    )
+    for source, name in ((never_called, "NoSuchError"), (late, "LateError")):
+        with pytest.raises(KediExecutionError) as info:
+            program = kedi(source, mode=mode)
+            if mode == "run":
+                program.run()
+        assert info.value.message.endswith(
+            f"prog.kedi:4:7: retry_on names {name!r}, which is not defined"
+        )
