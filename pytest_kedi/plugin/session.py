@@ -93,9 +93,7 @@ class KediSession:
         self.model_calls: Counter[str] = Counter()
         self.output = Output()
         self.untouched: tuple[Path, ...] = ()
-        # `.kedi` programs pytest offered while collection was off (this process's, or the
-        # most an xdist worker was offered)
-        self.uncollected = 0
+        self.uncollected = 0  # `.kedi` programs passed over (collection off; xdist: a worker's)
         self.started = datetime.now(UTC)
         # --kedi-baseline's suites by node id (every process: items apply --kedi-max-drop)
         self.baseline: dict[str, SuiteRecord] | None = None
@@ -314,8 +312,7 @@ class KediSession:
         output = getattr(node, "workeroutput", None) or {}
         self.model_calls.update(output.get(MODEL_CALLS_KEY, {}))
         self.remote_usage_errors.extend(output.get(USAGE_ERRORS_KEY, ()))
-        # every worker collects the same files: the most any one offered
-        self.uncollected = max(self.uncollected, int(output.get(UNCOLLECTED_KEY, 0)))
+        self.uncollected = max(self.uncollected, output.get(UNCOLLECTED_KEY, 0))  # same files
         self.models.node_down(output)
 
     def finish(self, session: pytest.Session, exitstatus: int) -> None:

@@ -60,20 +60,16 @@ def load(
     code_store: CodeStore | None = None,
     python_checked: bool = False,
 ) -> Program:
-    """Parse ``path`` (or ``source``), run its prelude and, in ``validate`` mode, process
-    every declaration in source order with lazy top-level bindings
-    (docs/language.md#validation-mode).
+    """Parse ``path`` (or ``source``) and check its embedded Python (a syntax error is a
+    located `KediParseError`; ``python_checked``: the caller did, as pytest's collection
+    does), run its prelude and, in ``validate`` mode, process every declaration in source
+    order with lazy top-level bindings (docs/language.md#validation-mode).
 
     ``model`` (a pydantic-ai ``Model`` or name) forces every model call; ``default_model`` is
-    the configured default (docs/language.md#model-selection). ``model_loop`` (a `ModelLoop`)
-    is the event loop model requests run on, closed by its owner; without one, the program
-    owns a private loop, closed when it is garbage-collected or at exit. ``model_policy``
-    (a `ModelPolicy`) wraps every model it calls (cassettes, retries, request budget).
-    ``code_store`` keeps its compiled Python across runs (the plugin's: pytest's cache).
-    The file's embedded Python is checked as it is parsed (a syntax error anywhere in it is
-    a located `KediParseError`), unless ``python_checked`` says the caller checked it
-    (pytest's collection); imported files are always checked.
-    """
+    the configured default (docs/language.md#model-selection). ``model_loop`` (a `ModelLoop`):
+    the event loop model requests run on, closed by its owner (without one, a private loop,
+    closed at garbage collection or exit). ``model_policy`` (a `ModelPolicy`) wraps every
+    model it calls; ``code_store`` keeps its compiled Python across runs (pytest's cache)."""
     install_dispatch()
     if mode not in ("run", "validate"):
         raise ValueError(f"mode must be 'run' or 'validate', not {mode!r}")

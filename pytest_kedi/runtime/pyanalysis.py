@@ -4,10 +4,12 @@ as function locals (`pytest_kedi.runtime.pyinterop`)."""
 from __future__ import annotations
 
 import ast
+import types
 
 __all__ = [
     "INTROSPECTION",
     "child_nodes",
+    "code_names",
     "compile_may_warn",
     "nested_globals",
     "top_level_targets",
@@ -161,3 +163,14 @@ def _literal(node: ast.expr) -> bool:
     if type(node) is ast.Constant:
         return not any(node.value is singleton for singleton in _SINGLETONS)
     return not any(isinstance(inner, _RUNTIME) for inner in tree_nodes(node))
+
+
+def code_names(code: types.CodeType) -> set[str]:
+    """The global names ``code`` and the code nested in it use, among them every name an
+    assignment expression (``:=``) binds outside a function: its own level's, and a
+    comprehension's, which Python binds at that level too."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= code_names(const)
+    return names

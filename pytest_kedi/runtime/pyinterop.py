@@ -16,6 +16,7 @@ from pytest_kedi.lang.nodes import PyCode, TypeRef
 from pytest_kedi.lang.pycheck import Parsed, may_warn, parse_snippet
 from pytest_kedi.runtime.pyanalysis import (
     INTROSPECTION,
+    code_names,
     compile_may_warn,
     nested_globals,
     top_level_targets,
@@ -243,7 +244,7 @@ def compile_unit(
         unit = CompiledUnit(info, filename, kind, _track(compiled, info))
         if walrus:  # the names it may rebind, written back after it runs (`pyrun.run_expr`)
             unit.simple = False
-            unit.candidates = frozenset(_names_in(compiled))
+            unit.candidates = frozenset(code_names(compiled))
         return unit
     func_code, top_names, candidate_names, shared = value
     unit = CompiledUnit(
@@ -253,17 +254,6 @@ def compile_unit(
     unit.shared = frozenset(shared)
     unit.rebuild = _rebuilder(code, info, filename, transform)
     return unit
-
-
-def _names_in(code: types.CodeType) -> set[str]:
-    """The global names ``code`` and the code nested in it use, among them every name an
-    assignment expression (``:=``) binds outside a function: its own level's, and a
-    comprehension's, which Python binds at that level too."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _names_in(const)
-    return names
 
 
 def precompile(
