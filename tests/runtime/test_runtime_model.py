@@ -359,3 +359,25 @@ def test_stale_optimized_entries_warn(kedi, tmp_path):
     )
     with pytest.warns(UserWarning, match="stale optimized prompt"):
         kedi("@f() -> str:\n  = x\n")
+
+
+def test_an_output_field_shadowing_basemodel_warns_at_its_kedi_line_once(kedi):
+    """The warning named pytest-kedi's own source (`runtime/model/adapter.py:229`) and
+    showed that line; it names the field's `.kedi` line, once per location (the `default`
+    action), however many calls and procedure builds run the template."""
+    import warnings
+
+    from pytest_kedi.runtime import procedures
+
+    src = "@f(x: str) -> str:\n  >> About <x>: [json] and [label]\n  = <json>\n"
+    model = ScriptedModel(fields={"json": "j", "label": "l"})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        program = kedi(src, mode="validate", model=model)
+        for index in range(procedures.BUILD_AFTER + 5):  # interpreted, then generated
+            assert program.procedures["f"](str(index)) == "j"
+    shadowing = [w for w in caught if "shadows an attribute" in str(w.message)]
+    assert [(str(w.message), w.lineno) for w in shadowing] == [
+        ('output field "json" shadows an attribute of pydantic.BaseModel', 2)
+    ]
+    assert shadowing[0].filename.endswith("prog.kedi")

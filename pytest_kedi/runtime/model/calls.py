@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -88,8 +89,30 @@ def _shape(template: nodes.Template, ctx: Frame) -> TemplateShape:
         return TemplateShape(template, template.outputs)
     shape = shapes.get(id(template))
     if shape is None or shape.template is not template:
+        warn_shadowing(template.outputs, ctx)
         shape = shapes[id(template)] = TemplateShape(template, template.outputs)
     return shape
+
+
+def warn_shadowing(outputs: tuple[nodes.OutputField, ...], ctx: Frame) -> None:
+    """Warn, at each field's `.kedi` line, about output fields named after an attribute of
+    pydantic's ``BaseModel`` (``[json]``): they work, and only warn (docs/language.md
+    #model-calls). Once per location, as Python's warnings are for a file's Python."""
+    if not outputs:
+        return
+    from pytest_kedi.runtime.model.schema import shadows_base_model  # imports pydantic
+
+    for field in outputs:
+        if shadows_base_model(field.name):
+            registry = ctx.unit.prelude_scope.vars.get("__warningregistry__")
+            warnings.warn_explicit(
+                f'output field "{field.name}" shadows an attribute of pydantic.BaseModel',
+                UserWarning,
+                field.span.path,
+                field.span.start_line,
+                "__kedi_prelude__",
+                registry if isinstance(registry, dict) else None,
+            )
 
 
 def _prompt(template: nodes.Template, ctx: Frame, prefix: str | None) -> str:
@@ -176,6 +199,7 @@ class TemplateCall:
         boundary = self.boundary
         if boundary is None:
             boundary = self.boundary = ctx.unit.runtime.boundary
+            _shape(self.template, ctx)  # its fields' warnings, unless the interpreter gave them
         try:
             raw = boundary.produce(ctx.scope.state, prompt, self.schema)
         except (UnsupportedFeature, ModelError) as exc:

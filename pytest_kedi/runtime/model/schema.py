@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from typing import Annotated, Any, get_args, get_origin
 
@@ -13,7 +12,13 @@ from pytest_kedi.errors import ModelError
 from pytest_kedi.runtime.caches import ProcessCache
 from pytest_kedi.text import one_line
 
-__all__ = ["OutputSpec", "build_output_model", "field_names", "normalize_schema"]
+__all__ = [
+    "OutputSpec",
+    "build_output_model",
+    "field_names",
+    "normalize_schema",
+    "shadows_base_model",
+]
 
 #: One output field: its type and optional description.
 OutputSpec = tuple[Any, str | None]
@@ -50,6 +55,13 @@ def normalize_schema(schema: Mapping[str, Any]) -> SchemaKey:
     return tuple(items)
 
 
+def shadows_base_model(name: str) -> bool:
+    """An output field named ``name`` shadows an attribute of pydantic's ``BaseModel``
+    (``json``, ``copy``): it still works (every field is aliased), but only warns
+    (docs/language.md#model-calls; the runtime warns at the field's `.kedi` line)."""
+    return name in _BASE_ATTRS
+
+
 def field_names(key: SchemaKey) -> tuple[str, ...]:
     return tuple(name for name, _, _ in key)
 
@@ -59,12 +71,6 @@ def _create(key: SchemaKey) -> type[BaseModel]:
     for index, (name, tp, description) in enumerate(key):
         # Every field gets a safe attribute name and the Kedi name as alias, so names
         # pydantic cannot take directly (``_x``, ``model_config``) still work.
-        if name in _BASE_ATTRS:
-            warnings.warn(
-                f'output field "{name}" shadows an attribute of pydantic.BaseModel',
-                UserWarning,
-                stacklevel=4,
-            )
         fields[_attribute(index)] = (tp, Field(alias=name, description=description))
     try:
         return create_model("KediOutput", __config__=_CONFIG, **fields)
