@@ -21,7 +21,7 @@ from pytest_kedi.runtime.evaluate import eval_code, eval_rhs, render, type_viola
 from pytest_kedi.runtime.interpreter import exec_body
 from pytest_kedi.runtime.model.calls import ask_claim
 from pytest_kedi.runtime.procedures import KediProcedure
-from pytest_kedi.runtime.pyerrors import check_error, python_error
+from pytest_kedi.runtime.pyerrors import checked, python_error
 from pytest_kedi.runtime.scope import LazyBinding
 from pytest_kedi.runtime.types import describe_value, is_kedi_type, validator_for
 from pytest_kedi.runtime.usererrors import user_error
@@ -179,14 +179,7 @@ def run_reassign(stmt: nodes.Reassign, ctx: Frame) -> None:
         )
     contract = owner.contracts.get(name, str)
     value = eval_rhs(stmt.value, ctx)
-    try:
-        valid = validator_for(contract)(value)
-    except BaseException as exc:  # user code run by the check (`check_error`)
-        error = check_error(exc)
-        if error is exc:
-            raise
-        raise error from None
-    if not valid:
+    if not checked(validator_for(contract), value):  # (user code it runs: `check_error`)
         raise type_violation(ctx, stmt, f"reassignment of {name!r}", contract, value)
     owner.set_existing(name, value)
     return None

@@ -13,7 +13,7 @@ from pytest_kedi.runtime.cancel import STATE as CANCEL
 from pytest_kedi.runtime.cancel import check_current
 from pytest_kedi.runtime.context import Frame, Ret
 from pytest_kedi.runtime.evaluate import eval_rhs, resolve_type, run_fence, type_violation, where
-from pytest_kedi.runtime.pyerrors import check_error
+from pytest_kedi.runtime.pyerrors import checked
 from pytest_kedi.runtime.types import validator_for
 
 __all__ = ["HANDLERS", "Handler", "exec_body", "exec_stmt", "statement_failed", "stmt_frame"]
@@ -108,14 +108,7 @@ def run_assign(stmt: nodes.Assign, ctx: Frame) -> None:
     check_assignable(stmt.target, ctx, stmt)
     tp = resolve_type(stmt.type, ctx)
     value = eval_rhs(stmt.value, ctx)
-    try:
-        valid = validator_for(tp)(value)
-    except BaseException as exc:  # user code run by the check (`check_error`)
-        error = check_error(exc)
-        if error is exc:
-            raise
-        raise error from None
-    if not valid:
+    if not checked(validator_for(tp), value):  # (user code it runs: `check_error`)
         raise type_violation(ctx, stmt, f"assignment to {stmt.target!r}", tp, value)
     ctx.scope.bind(stmt.target, value, tp)
     return None

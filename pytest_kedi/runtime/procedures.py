@@ -18,7 +18,7 @@ from pytest_kedi.runtime.fastbody import FastBody
 from pytest_kedi.runtime.fastbuild import build
 from pytest_kedi.runtime.interpreter import exec_body
 from pytest_kedi.runtime.model.state import AgentState
-from pytest_kedi.runtime.pyerrors import check_error
+from pytest_kedi.runtime.pyerrors import check_error, checked
 from pytest_kedi.runtime.pyglobals import module_globals
 from pytest_kedi.runtime.rowscope import REPR_LIMIT, short_repr
 from pytest_kedi.runtime.rowscope import current as current_row
@@ -367,15 +367,8 @@ class KediProcedure(PositionalCallee):
         return _violation(self, node, value)
 
     def _check_return(self, value: Any, node: nodes.Node) -> None:
-        try:
-            if self._return_check(value):
-                return
-        except BaseException as exc:  # user code run by the check (`check_error`)
-            error = check_error(exc)
-            if error is exc:
-                raise
-            raise error from None
-        raise _violation(self, node, value)
+        if not checked(self._return_check, value):  # (user code it runs: `check_error`)
+            raise _violation(self, node, value)
 
 
 def _violation(proc: KediProcedure, node: nodes.Node, value: Any) -> KediTypeExecutionError:

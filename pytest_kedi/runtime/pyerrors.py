@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import linecache
 import types
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_kedi.catchable import catchable
 from pytest_kedi.errors import (
@@ -252,6 +252,18 @@ def _as_frame(trace: KediPythonTrace) -> KediTraceFrame:
         procedure_name=trace.procedure_name,
         source_snippet=trace.snippet.strip(),
     )
+
+
+def checked(check: Callable[[Any], bool], value: Any) -> bool:
+    """``check(value)``, a strict type check; an exception from user code the check runs is
+    raised as `check_error` makes it."""
+    try:
+        return check(value)
+    except BaseException as exc:
+        error = check_error(exc)
+        if error is exc:
+            raise
+        raise error from None
 
 
 def check_error(exc: BaseException) -> BaseException:
