@@ -96,50 +96,42 @@ def precompile_module(
 
 
 class WarnedTrees(dict[int, Parsed]):
-    """Where `check_python` keeps the trees it parses, keeping only those of the snippets of
-    ``module`` that Python's parser may warn about (`keep_warned` compiles them): keeping
-    every tree of a large file while it loads would double its memory."""
+    """Where `check_python` keeps the trees it parses (`load`'s path), keeping only those of
+    the snippets of ``module`` that Python's parser may warn about (an invalid escape
+    sequence): `compile_into` compiles them from these trees, so that running them later
+    does not parse them again, which would give the warnings a second time. The others are
+    compiled when they first run, as usual (compiling a whole file up front would cost its
+    load about as much again; the plugin precompiles at collection: `precompile_module`).
+    Keeping every tree of a large file while it loads would double its memory."""
 
     def __init__(self, module: nodes.Module) -> None:
         super().__init__()
-        found = snippets((module.prelude, module.body))
-        self.wanted = {id(snippet) for snippet in found if may_warn(snippet.source)}
+        #: the snippets wanted, by id, with the mode each is compiled in (cases are not)
+        self.wanted: dict[int, tuple[nodes.PyCode | nodes.TypeRef, str | None]] = {}
+        prelude = module.prelude
+        if prelude is not None and may_warn(prelude.code.source):
+            self.wanted[id(prelude.code)] = (prelude.code, "prelude")
+        for node in module.body:
+            walked: object = node.directives if isinstance(node, nodes.TestSuite) else node
+            for snippet in snippets(walked):
+                if may_warn(snippet.source):
+                    self.wanted[id(snippet)] = (snippet, None)
 
     def __setitem__(self, key: int, value: Parsed) -> None:
         if key in self.wanted:
             super().__setitem__(key, value)
 
-
-def keep_warned(
-    module: nodes.Module,
-    source_file: SourceFile,
-    store: CodeStore | None,
-    trees: dict[int, Parsed],
-) -> CodeStore | None:
-    """Compile into ``store``, from the ``trees`` `check_python` parsed, the snippets of
-    ``module`` that Python's parser may warn about (an invalid escape sequence): running
-    them later does not parse them again, which would give the warnings a second time.
-    The others are compiled when they first run, as usual (compiling all of a file up front
-    would cost its load about as much again). Returns the store, a new `MemoryCodeStore`
-    when there was none and a snippet needed one. `load`'s path; the plugin precompiles
-    whole files at collection (`precompile_module`)."""
-    prelude = module.prelude.code if module.prelude is not None else None
-    found: list[tuple[nodes.PyCode, str | None, Parsed]] = []
-    if prelude is not None and id(prelude) in trees and may_warn(prelude.source):
-        found.append((prelude, "prelude", trees[id(prelude)]))
-    for node in module.body:
-        walked: object = node.directives if isinstance(node, nodes.TestSuite) else node
-        for snippet in snippets(walked):
-            parsed = trees.get(id(snippet))
-            if parsed is not None and may_warn(snippet.source):
-                code = snippet if isinstance(snippet, nodes.PyCode) else type_code(snippet)
-                found.append((code, None, parsed))
-    if not found:
-        return store
-    kept = store if store is not None else MemoryCodeStore()
-    for code, mode, parsed in found:
-        precompile(code, source_file, kept, mode=mode, parsed=parsed)
-    return kept
+    def compile_into(self, source_file: SourceFile, store: CodeStore | None) -> CodeStore | None:
+        """Compile the kept trees into ``store``; the store, a new `MemoryCodeStore` when
+        there was none and a tree needed one."""
+        if not self:
+            return store
+        kept = store if store is not None else MemoryCodeStore()
+        for key, parsed in self.items():
+            snippet, mode = self.wanted[key]
+            code = snippet if isinstance(snippet, nodes.PyCode) else type_code(snippet)
+            precompile(code, source_file, kept, mode=mode, parsed=parsed)
+        return kept
 
 
 class MemoryCodeStore:

@@ -11,9 +11,8 @@ from typing import Any
 from pytest_kedi.constants import ENV_HOME
 from pytest_kedi.fileread import is_file
 from pytest_kedi.lang import check_python, nodes, parse_file
-from pytest_kedi.lang.pycheck import Parsed
 from pytest_kedi.lang.syntax import is_identifier
-from pytest_kedi.runtime.casecode import WarnedTrees, keep_warned
+from pytest_kedi.runtime.casecode import WarnedTrees
 from pytest_kedi.runtime.context import Frame, ModuleUnit, Runtime
 from pytest_kedi.runtime.errors import (
     KediExecutionError,
@@ -57,13 +56,13 @@ def load_unit(
                 module = parse_file(text_path)
             except (OSError, UnicodeDecodeError) as exc:
                 raise KediImportError(f"cannot read {text_path}: {_reason(exc)}") from exc
-        trees: dict[int, Parsed] = {}
+        trees = None
         if not python_checked:  # a Python syntax error is a located parse error, at once
             trees = WarnedTrees(module)  # (docs/language.md#lexical), not at its first run
             check_python(module, trees if trees.wanted else None)
     source_file = SourceFile(text_path, module.source)
     if trees:  # what Python warned of as it parsed, compiled from those trees (once)
-        runtime.code_store = keep_warned(module, source_file, runtime.code_store, trees)
+        runtime.code_store = trees.compile_into(source_file, runtime.code_store)
     # One warnings registry for the file's Python, as a module has one: each block's run
     # gets fresh globals, which share it, so the default action shows a warning once per
     # location, not once per row or call (docs/language.md#python-warnings).
