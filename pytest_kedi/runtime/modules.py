@@ -71,6 +71,7 @@ def load_unit(
     if module.prelude is not None and re.search(r"\bglobal\b", module.prelude.code.source):
         prelude_scope.volatile = True  # prelude functions may rebind prelude globals
     scope = Scope({"args": KediArgs()}, prelude_scope, "module", AgentState())
+    prelude_scope.heir = scope
     scope.volatile = prelude_scope.volatile
     optimized = _optimized(text_path, module)
     unit = ModuleUnit(runtime, module, source_file, prelude_scope, scope, optimized)

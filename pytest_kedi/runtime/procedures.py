@@ -17,6 +17,7 @@ from pytest_kedi.runtime.evaluate import PositionalCallee, eval_code, resolve_ty
 from pytest_kedi.runtime.fastbody import FastBody
 from pytest_kedi.runtime.fastbuild import build
 from pytest_kedi.runtime.interpreter import exec_body
+from pytest_kedi.runtime.livecopies import RUNNING, flush
 from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.pyerrors import check_error, checked
 from pytest_kedi.runtime.pyglobals import module_globals
@@ -157,6 +158,8 @@ class KediProcedure(PositionalCallee):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if CANCEL.pending:  # a timed-out row stops at its next procedure call
             check_current()
+        if RUNNING.units:  # called from Python: it reads the running blocks' values
+            flush()
         if self.records_output:
             row = current_row()
             if row is not None and not row.output_depth:

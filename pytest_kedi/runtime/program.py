@@ -167,8 +167,7 @@ class Program:
         every full collection (and the interpreter's exit) walks all of it. Emptying the
         scopes, their Python globals tables and the runtime's tables breaks every cycle,
         so the objects go when the last reference does; the record of its compiled code
-        (for tracebacks) is forgotten. The program cannot run afterwards. Many programs:
-        `release_programs`.
+        (for tracebacks) is forgotten. It cannot run afterwards. Many: `release_programs`.
         """
         release_programs([self])
 
@@ -178,6 +177,7 @@ class Program:
         units = [self._unit, *runtime.modules.values()]
         units += [unit.auto_cache for unit in units if unit.auto_cache is not None]
         for unit in units:
+            unit.prelude_scope.heir = None  # the module scope's parent: a cycle
             for scope in (unit.scope, unit.prelude_scope):
                 cached, scope._gcache = scope._gcache, None
                 if cached is not None:

@@ -8,6 +8,7 @@ import types
 from typing import Any
 
 from pytest_kedi.errors import KediValueExecutionError
+from pytest_kedi.runtime.livecopies import RUNNING
 from pytest_kedi.runtime.pyerrors import python_error
 from pytest_kedi.runtime.pyglobals import (
     LazyGlobals,
@@ -43,16 +44,30 @@ def run_expr(unit: CompiledUnit, scope: Scope) -> Any:
             local: dict[str, Any] = {}
             for s in reversed(inner):
                 local.update(s.vars)
-            return eval(unit.code, base, local)
+            running = RUNNING.units  # a procedure it calls may rebind what it reads next
+            running.append((local, scope, None, None))
+            try:
+                return eval(unit.code, base, local)
+            finally:
+                running.pop()
         g = build_globals(scope, unit.global_reads())
         candidates = unit.candidates
+        running = RUNNING.units
         if not candidates:
-            return eval(unit.code, g, {})
+            running.append((g, scope, None, None))
+            try:
+                return eval(unit.code, g, {})
+            finally:
+                running.pop()
         # an assignment expression (`:=`): a Kedi name it rebinds is written back, as a
         # block's assignment is (docs/language.md#python-interop)
         before = {name: raw_global(g, name) for name in candidates}
         bound: dict[str, Any] = {}
-        value = eval(unit.code, g, bound)  # `:=` binds here; inside a comprehension, in `g`
+        running.append((g, scope, before, _writer(unit)))
+        try:
+            value = eval(unit.code, g, bound)  # `:=` binds here; in a comprehension, in `g`
+        finally:
+            running.pop()
     except BaseException as exc:
         err = python_error(exc, unit) if user_error(exc) else exc
         if err is exc:
@@ -70,6 +85,8 @@ def run_block(unit: CompiledUnit, scope: Scope) -> Any:
     g = build_globals(scope, unit.global_reads())
     candidates = unit.candidates
     before = {name: raw_global(g, name) for name in candidates} if candidates else None
+    running = RUNNING.units  # procedures it calls read and rebind its Kedi names live
+    running.append((g, scope, before, None if before is None else _writer(unit)))
     try:
         result = types.FunctionType(unit.code_for(before), g)()
     except BaseException as exc:
@@ -77,6 +94,8 @@ def run_block(unit: CompiledUnit, scope: Scope) -> Any:
         if err is exc:
             raise
         raise err from exc
+    finally:
+        running.pop()
     if before is not None:
         _write_back(g, before, scope, unit)
     return result
@@ -96,13 +115,18 @@ def run_with_params(
     for name in unit.candidates:
         if name in table:
             return NOT_RUN
+    g = dict(table)
+    running = RUNNING.units  # procedures it calls may rebind what it reads next
+    running.append((g, module, None, None))
     try:
-        return types.FunctionType(code, dict(table))(*values)
+        return types.FunctionType(code, g)(*values)
     except BaseException as exc:
         err = python_error(exc, unit) if user_error(exc) else exc
         if err is exc:
             raise
         raise err from exc
+    finally:
+        running.pop()
 
 
 def run_prelude(unit: CompiledUnit, namespace: dict[str, Any]) -> None:
@@ -113,6 +137,11 @@ def run_prelude(unit: CompiledUnit, namespace: dict[str, Any]) -> None:
         if err is exc:
             raise
         raise err from exc
+
+
+def _writer(unit: CompiledUnit) -> Any:
+    """How `livecopies.flush` writes back what ``unit`` rebound so far."""
+    return lambda g, before, scope: _write_back(g, before, scope, unit)
 
 
 def _write_back(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_kedi.runtime.caches import Epochs
+from pytest_kedi.runtime.livecopies import RUNNING, sync
 
 if TYPE_CHECKING:  # pragma: no cover (the model package imports pydantic)
     from pytest_kedi.runtime.model.state import AgentState
@@ -97,6 +98,8 @@ class Scope:
     _gcache: tuple[int, Any] | None = None
     #: when set, the value each name had before its first rebinding is recorded here
     observer: dict[str, Any] | None = None
+    #: a prelude's module scope, whose Python globals hold the prelude's names too
+    heir: Scope | None = None
 
     def __init__(
         self,
@@ -171,16 +174,25 @@ class Scope:
         self.version += 1
         if self.kind == "module":
             EPOCHS.bump()
-            cached = self._gcache
-            if cached is not None:
-                # Keep the module's Python globals in step (no rebuild per statement).
-                g = cached[1]
-                if type(g) is dict:
-                    g[name] = value
-                else:
-                    g.assign(name, value)
+            self._in_globals(name, value)
         elif self.kind == "prelude":
             EPOCHS.bump(prelude=True)
+            heir = self.heir
+            if heir is not None and name not in heir.vars:
+                heir._in_globals(name, value)  # code running now reads the new value too
+        units = RUNNING.units
+        if units and type(value) is not LazyBinding:
+            sync(units, self, name, value)  # Python units running now read it too
+
+    def _in_globals(self, name: str, value: Any) -> None:
+        """Keep the module's Python globals in step (no rebuild per statement)."""
+        cached = self._gcache
+        if cached is not None:
+            g = cached[1]
+            if type(g) is dict:
+                g[name] = value
+            else:
+                g.assign(name, value)
 
     def chain(self) -> list[Scope]:
         out: list[Scope] = []
