@@ -52,6 +52,8 @@ def combine(parts: list[RowResult]) -> RowResult:
         shown = min(parts, key=lambda part: part.score)
     return dataclasses.replace(
         shown,
+        input=parts[0].input,  # the row's text before its first run changed it, if it did
+        expected=parts[0].expected,
         score=mean(scores),
         scores=scores,
         duration_s=math.fsum(part.duration_s for part in parts),

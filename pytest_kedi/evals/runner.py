@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from pytest_kedi.errors import KediSuiteError
-from pytest_kedi.evals.classify import classify_exception, describe_exception, exception_location
+from pytest_kedi.evals.classify import describe_exception, exception_location
 from pytest_kedi.evals.datasets import (
     NO_EXPECTED,
     Row,
@@ -27,21 +27,20 @@ from pytest_kedi.evals.evaloptions import EvalOptions
 from pytest_kedi.evals.executor import DeadlineExceeded, call_with_deadline, run_rows
 from pytest_kedi.evals.repeats import CarryOver, run_repeated
 from pytest_kedi.evals.results import (
-    NO_USAGE,
     REPR_LIMIT,
     RowResult,
     SuiteResult,
-    Usage,
     join_feedback,
     join_outputs,
     reclean_rows,
     short_repr,
 )
+from pytest_kedi.evals.rowfailures import errored_row, failed_row, row_usage
 from pytest_kedi.evals.safetext import SecretsHeld, current_secrets
-from pytest_kedi.evals.scoring import InvalidScoreError, mean, normalize_score
+from pytest_kedi.evals.scoring import mean, normalize_score
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric
 from pytest_kedi.runtime.heap import freeze_if_few_young, older_objects_frozen
-from pytest_kedi.runtime.rowscope import ModelCallTrace, RowScope, enter, leave
+from pytest_kedi.runtime.rowscope import RowScope, enter, leave
 from pytest_kedi.runtime.usererrors import user_error
 from pytest_kedi.text import truncate
 
@@ -213,6 +212,9 @@ def _run_scored(
     found = current_secrets()
 
     one, two = _metric_functions(program, suite, metric, name, rows)
+    texts: list[tuple[str | None, str | None] | None] | None = (
+        None if options.timeout is None else [None] * len(rows)
+    )
     # The dataset's rows, made in the suite's block and kept while it runs, join the frozen
     # objects first (with what else its load left, up to as many objects a row as rows may
     # keep), so that the young generation holds what the rows make.
@@ -223,6 +225,23 @@ def _run_scored(
         # scope, made current with `enter`/`leave` (no context manager on this hot path).
         scope = RowScope(repeat, trace)
         value, expected = rows[index]
+        # The row's text, made before the metric runs (it may change the values in place):
+        # `short_repr`, inline (the cheapest code on this per-row path); a repr that
+        # raises is made again by `short_repr`, which describes the failure.
+        try:
+            shown = None if name is None else repr(value)
+            wanted = None if expected is NO_EXPECTED else repr(expected)
+        except BaseException as exc:
+            if not user_error(exc):
+                raise
+            shown = None if name is None else short_repr(value)
+            wanted = None if expected is NO_EXPECTED else short_repr(expected)
+        if shown is not None and len(shown) > REPR_LIMIT:
+            shown = truncate(shown, REPR_LIMIT)
+        if wanted is not None and len(wanted) > REPR_LIMIT:
+            wanted = truncate(wanted, REPR_LIMIT)
+        if texts is not None:  # for `on_timeout`, which may run while the row still does
+            texts[index] = (shown, wanted)
         start = perf_counter()
         try:
             token = enter(scope)
@@ -247,23 +266,9 @@ def _run_scored(
         except BaseException as exc:
             if not user_error(exc, outcomes=True):  # a row's `pytest.skip()` is its error
                 raise
-            return _errored(index, name, value, expected, exc, scope, perf_counter() - start)
+            return errored_row(index, shown, wanted, exc, scope, perf_counter() - start)
         duration = perf_counter() - start
         outputs, calls = scope.outputs, scope.calls
-        # `short_repr`, inline (the cheapest code on this per-row path): a repr that
-        # raises is made again by `short_repr`, which describes the failure.
-        try:
-            shown = None if name is None else repr(value)
-            wanted = None if expected is NO_EXPECTED else repr(expected)
-        except BaseException as exc:
-            if not user_error(exc):
-                raise
-            shown = None if name is None else short_repr(value)
-            wanted = None if expected is NO_EXPECTED else short_repr(expected)
-        if shown is not None and len(shown) > REPR_LIMIT:
-            shown = truncate(shown, REPR_LIMIT)
-        if wanted is not None and len(wanted) > REPR_LIMIT:
-            wanted = truncate(wanted, REPR_LIMIT)
         row = scored_row(
             index,
             shown,
@@ -274,7 +279,7 @@ def _run_scored(
             outputs[0] if len(outputs) == 1 else join_outputs(outputs),
             tuple(calls) if calls else (),
             scope.retries,
-            _usage(scope),
+            row_usage(scope),
             found,
         )
         if not index & _FREEZE_EVERY_MASK:
@@ -282,9 +287,16 @@ def _run_scored(
         return row
 
     def on_timeout(index: int, elapsed: float) -> RowResult:
-        value, expected = rows[index]
+        assert texts is not None
+        known = texts[index]
+        if known is None:  # (it timed out before it began)
+            value, expected = rows[index]
+            known = (
+                None if name is None else short_repr(value),
+                None if expected is NO_EXPECTED else short_repr(expected),
+            )
         text = f"timeout: row exceeded {options.timeout:g}s"
-        return _row(index, name, value, expected, f"error: {text}", text, "timeout", elapsed)
+        return failed_row(index, *known, f"error: {text}", text, "timeout", elapsed)
 
     repeats = options.repeat
     if repeats == 1 and carry is None:  # every row runs once: a row is a unit of work
@@ -322,73 +334,6 @@ def _metric_functions(
     if rows[0][1] is NO_EXPECTED:
         return make(suite, metric, (name,)), None
     return None, make(suite, metric, (name, "expected"))
-
-
-def _row(
-    index: int,
-    name: str | None,
-    value: Any,
-    expected: Any,
-    feedback: str,
-    error: str,
-    error_class: str,
-    duration: float,
-    exc: BaseException | None = None,
-    *,
-    output: str | None = None,
-    calls: tuple[ModelCallTrace, ...] = (),
-    retries: int = 0,
-    usage: Usage = NO_USAGE,
-) -> RowResult:
-    return RowResult(
-        index=index,
-        input=None if name is None else short_repr(value),
-        expected=None if expected is NO_EXPECTED else short_repr(expected),
-        score=0.0,
-        feedback=feedback,
-        error=error,
-        error_class=error_class,
-        duration_s=duration,
-        exception=exc,
-        output=output,
-        calls=calls,
-        retries=retries,
-        usage=usage,
-    )
-
-
-def _errored(
-    index: int,
-    name: str | None,
-    value: Any,
-    expected: Any,
-    exc: BaseException,
-    scope: RowScope,
-    elapsed: float,
-) -> RowResult:
-    """The row whose metric (or the scoring of its result) raised ``exc``."""
-    if isinstance(exc, InvalidScoreError):
-        text = error = f"invalid score: {exc.score!r}"
-        error_class = "invalid_score"
-    else:
-        text = describe_exception(exc)
-        where = exception_location(exc)
-        # A message that names its location already (a strict type check's) is not given
-        # it twice.
-        error = f"{text} (at {where})" if where and f" {where}: " not in text else text
-        error_class = classify_exception(exc)
-    return _row(
-        index, name, value, expected, f"error: {text}", error, error_class, elapsed, exc,
-        output=join_outputs(scope.outputs), calls=tuple(scope.calls),
-        retries=scope.retries, usage=_usage(scope),
-    )  # fmt: skip
-
-
-def _usage(scope: RowScope) -> Usage:
-    """The model usage a row's scope collected (the shared `NO_USAGE` for none)."""
-    if scope.requests or scope.input_tokens or scope.output_tokens:
-        return Usage(scope.requests, scope.input_tokens, scope.output_tokens)
-    return NO_USAGE
 
 
 def _scored(
