@@ -99,7 +99,7 @@ def _render_error(exc: BaseException) -> str:
     if callable(render):
         return str(render())
     message = " ".join(exception_text(exc).split())
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return f"{type(exc).__name__}: {message}"
 
 
 def _is_kedi_error(exc: BaseException) -> bool:
@@ -222,7 +222,7 @@ def _run_program(invocation: Invocation, console: _Console) -> int:
 
 
 def _failure_text(exc: KediExecutionError) -> str:
-    """``<ExcType>: <msg>`` for a failed case (just ``<ExcType>`` when there is no message)."""
+    """``<ExcType>: <msg>`` for a failed case (``<ExcType>: `` when there is no message)."""
     from pytest_kedi.runtime.errors import KediExecutionError
 
     original = exc.original
@@ -230,7 +230,7 @@ def _failure_text(exc: KediExecutionError) -> str:
         text = " ".join(exception_text(original).split())
     else:
         text = exc.message
-    return f"{exc.kind_name}: {text}" if text else exc.kind_name
+    return f"{exc.kind_name}: {text}"
 
 
 def _case_line(suite: nodes.TestSuite, case: nodes.Case, program: Program) -> tuple[str, bool]:
@@ -275,9 +275,10 @@ def _run_evals(invocation: Invocation, console: _Console) -> int:
     program = _load(invocation, "validate")
     console.print("Evals:")
     status = OK
+    options = EvalOptions(max_rows=None)  # no row limit: pytest's --kedi-max-rows is pytest's
     for suite in program.module.eval_suites:
         try:
-            result = run_suite(program, suite, EvalOptions())
+            result = run_suite(program, suite, options)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # a pytest outcome (pytest.skip in a dataset, ...)

@@ -238,7 +238,7 @@ class KediExecutionError(KediError):
         gives it (over several lines if it has them, as Python shows it), then its notes and
         an exception group's members."""
         final = self._final_message()
-        text = f"{self.kind_name}: {final}" if final else self.kind_name
+        text = f"{self.kind_name}: {final}"
         user = self._user_exception()
         if user is None or not (getattr(user, "__notes__", None) or hasattr(user, "exceptions")):
             return text

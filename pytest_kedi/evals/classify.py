@@ -97,8 +97,8 @@ def describe_exception(exc: BaseException) -> str:
     if isinstance(inner, KediExecutionError):
         kind = inner.kind_name
         original = inner.original
-        # An original raised without a message is named alone, as Python shows it; the
-        # Kedi error's own message is the text only when it wraps no exception.
+        # The Kedi error's own message is the text only when it wraps no exception; an
+        # original raised without a message reads `ValueError: ` (docs/language.md#scoring).
         if original is not None:
             message = one_line(_text(original))
         else:
@@ -106,7 +106,7 @@ def describe_exception(exc: BaseException) -> str:
     else:
         kind = type(inner).__name__
         message = one_line(_text(inner))
-    return f"{kind}: {message}" if message else kind
+    return f"{kind}: {message}"
 
 
 def _text(exc: BaseException) -> str:

@@ -46,7 +46,8 @@ class EvalOptions:
     * ``timeout``: seconds a single row may take (``None`` = unbounded). Loading the
       dataset (running its body and materializing its rows) gets the same budget.
     * ``max_rows``: a dataset with more rows fails the suite (a data-loading failure);
-      materialization stops at the limit, so an endless generator cannot eat memory.
+      materialization stops at the limit, so an endless generator cannot eat memory
+      (``None``: no limit, as Kedi's own ``--eval``).
     * ``repeat``: how many times every row runs; each repeat is one unit of work for the
       row pool and the time limit, and the row's score is the mean over its repeats.
     * ``trace``: record every model call a row makes (the row's ``calls``).
@@ -55,7 +56,7 @@ class EvalOptions:
     split: Split = "auto"
     concurrency: int = 1
     timeout: float | None = None
-    max_rows: int = DEFAULT_MAX_ROWS
+    max_rows: int | None = DEFAULT_MAX_ROWS
     repeat: int = 1
     trace: bool = False
 
@@ -69,7 +70,7 @@ class EvalOptions:
                 f"timeout must be a positive number of seconds up to {TIMEOUT_MAX:g}, "
                 f"not {self.timeout!r}"
             )
-        if not is_positive_int(self.max_rows):
+        if self.max_rows is not None and not is_positive_int(self.max_rows):
             raise ValueError(f"max_rows must be a positive integer, not {self.max_rows!r}")
         if not is_positive_int(self.repeat):
             raise ValueError(f"repeat must be a positive integer, not {self.repeat!r}")

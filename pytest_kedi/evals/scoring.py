@@ -73,8 +73,10 @@ def mean(scores: Sequence[float]) -> float:
 
 #: The relative size of a score difference that is float noise, not a real difference: a
 #: mean of scores that only rounding puts under a threshold meets it, and a change of 1e-16
-#: is no change. Differences are measured against the larger magnitude, at least 1.
-NOISE = 1e-12
+#: is no change. Differences are measured against the larger magnitude, at least 1. A mean
+#: (`math.fsum`, then one division) and a difference of two scores are off by a few units in
+#: the last place (about 1e-16 each), far below this; a threshold of 1e-12 is not noise.
+NOISE = 1e-14
 
 
 def same_score(a: float, b: float) -> bool:

@@ -246,12 +246,12 @@ def _case_failure(error: BaseException) -> tuple[str, str, Where]:
         original = error.original
         if isinstance(original, AssertionError):  # pytest's rewritten text, uncoloured
             detail = _COLOURS.sub("", exception_text(original)).strip()
-            message = f"AssertionError: {detail}" if detail else "AssertionError"
+            message = f"AssertionError: {detail}"
             text = rendered[: len(rendered) - len(final)] + message
             return relative_locations(text), message, _failing_line(error)
         return relative_locations(rendered), relative_locations(final), _failing_line(error)
     detail = exception_text(error).strip()
-    message = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+    message = f"{type(error).__name__}: {detail}"
     return message, message, (None, None)
 
 

@@ -76,7 +76,7 @@ def test_tests_generated_for_auto_procedures_run_after_the_files_own(kedi_file, 
     kedi_file(AUTO_CACHE, "prog.cache.kedi")
     result = cli(name, "--test")
     assert (result.out, result.err, result.code) == (
-        "Tests:\n- own::uses: OK\n- double::gen: OK\n- double::genfail: FAIL | AssertionError\n",
+        "Tests:\n- own::uses: OK\n- double::gen: OK\n- double::genfail: FAIL | AssertionError: \n",
         "",
         1,
     )

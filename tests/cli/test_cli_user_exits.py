@@ -85,9 +85,10 @@ def test_rows_and_datasets_that_exit_are_their_own_errors(write, capsys) -> None
     assert out == ("Evals:\n- rows::m: 0.6667 | error: SystemExit: 3\n- later::m: 1.0000\n")
     lines = err.splitlines()
     assert lines[0].startswith("Kedi eval error: bad_data::m: data-loading failed for data 'd'")
-    assert lines[0].endswith(": GeneratorExit")
+    assert lines[0].endswith(": GeneratorExit: ")
     assert lines[1] == "Kedi stack trace:"  # then the failure's frames
-    assert lines[-2:] == ["GeneratorExit", "Kedi eval error: skipped_data: Skipped: no data today"]
+    skipped = "Kedi eval error: skipped_data: Skipped: no data today"
+    assert lines[-2:] == ["GeneratorExit: ", skipped]
 
 
 @pytest.mark.parametrize(

@@ -148,8 +148,8 @@ def test_row_errors_and_their_classes(tmp_path: Path) -> None:
 
 
 def test_exceptions_without_a_message_are_named_once(tmp_path: Path) -> None:
-    """``raise ValueError()`` in a row reads ``error: ValueError`` (as Python shows it),
-    not the type twice; in a dataset too."""
+    """``raise ValueError()`` in a row reads ``error: ValueError: `` (the form of every row
+    error, docs/language.md#scoring), not the type twice; in a dataset too."""
     result, failed = score(
         tmp_path,
         """
@@ -188,17 +188,20 @@ def test_exceptions_without_a_message_are_named_once(tmp_path: Path) -> None:
         """,
     )
     assert [r.feedback for r in result.rows] == [
-        "error: ValueError",
-        "error: SystemExit",
-        "error: AssertionError",
-        "error: KeyError",
+        "error: ValueError: ",
+        "error: SystemExit: ",
+        "error: AssertionError: ",
+        "error: KeyError: ",
         "error: SystemExit: 4",
     ]
     assert [r.error_class for r in result.rows] == [
         "metric", "metric", "metric", "procedure", "metric",
     ]  # fmt: skip
-    assert all(r.error is not None and "Error: " not in r.error.split(" (")[0] for r in result.rows)
-    assert failed.error == "data-loading failed for data 'broken' at suite.kedi:29: RuntimeError"
+    assert all(
+        r.error is not None and r.error.startswith(r.feedback.removeprefix("error: ").rstrip())
+        for r in result.rows
+    )
+    assert failed.error == "data-loading failed for data 'broken' at suite.kedi:29: RuntimeError: "
 
 
 @pytest.mark.parametrize(

@@ -272,6 +272,17 @@ def test_a_value_is_never_below_itself_or_a_float_noise_away(value: float) -> No
     assert not below(value + 1e-9 * max(1.0, abs(value)), value)
 
 
+def test_a_score_short_of_its_threshold_by_more_than_noise_is_below_it() -> None:
+    """Only float noise (a few units in the last place) counts as meeting a min score: a
+    score of 0.0 against 1e-12, or 0.333333333333333 against 0.3333333333334, is below it
+    (both met it when 1e-12 of the larger value, or of 1, counted as noise)."""
+    from pytest_kedi.evals.scoring import below, fell
+
+    assert below(0.0, 1e-12)
+    assert below(0.333333333333333, 0.3333333333334)
+    assert fell(-1e-13)
+
+
 def test_the_mean_never_leaves_the_scores_range() -> None:
     from pytest_kedi.evals.scoring import mean
 

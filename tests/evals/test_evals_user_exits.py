@@ -22,7 +22,7 @@ class Halt(BaseException):
     ("raised", "error"),
     [
         (lambda: SystemExit(3), "SystemExit: 3"),
-        (lambda: SystemExit(), "SystemExit"),
+        (lambda: SystemExit(), "SystemExit: "),
         (lambda: GeneratorExit("closed"), "GeneratorExit: closed"),
         (lambda: Halt("stop"), "Halt: stop"),
         (lambda: asyncio.CancelledError("mine"), "CancelledError: mine"),
@@ -67,7 +67,7 @@ def test_a_dataset_that_exits_is_a_data_loading_failure(raised: BaseException) -
     assert result.rows == []
     assert result.error is not None
     assert result.error.startswith("data-loading failed for data 'samples'")
-    assert result.error.endswith(type(raised).__name__ + (": 2" if str(raised) else ""))
+    assert result.error.endswith(type(raised).__name__ + (": 2" if str(raised) else ": "))
 
 
 def test_a_generator_dataset_that_exits_is_a_data_loading_failure() -> None:

@@ -236,6 +236,24 @@ def test_after():
 """
 
 
+def test_the_usefixtures_ini_option_reaches_kedi_items(kedi: Kedi) -> None:
+    """The README's way to give every test a side-effect fixture (`pytestmark` in a
+    conftest, which the README used to suggest, applies to no test)."""
+    kedi.pytester.makeconftest(
+        "import os, pytest\n\n"
+        "@pytest.fixture\n"
+        "def seeded(monkeypatch):\n"
+        "    monkeypatch.setenv('KEDI_SEEDED', '1')\n"
+    )
+    kedi.pytester.makeini("[pytest]\nusefixtures = seeded\n")
+    kedi.write(
+        "s.kedi",
+        "@test: env:\n  > case: seeded:\n"
+        "    `assert __import__('os').environ.get('KEDI_SEEDED') == '1'`\n",
+    )
+    kedi.run("--kedi-eval", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
 def test_autouse_and_usefixtures_fixtures_run_around_kedi_items(kedi: Kedi) -> None:
     kedi.pytester.makeconftest(FIXTURE_CONFTEST)
     kedi.write("env.kedi", FIXTURE_KEDI)
