@@ -2,9 +2,9 @@
 the prelude, backtick types), reported as located Kedi diagnostics.
 
 The parser itself treats embedded Python as opaque text (so parsing stays fast);
-`check_python` runs Python's own parser over every snippet, exactly as the runtime
-will compile it, and is used where diagnostics are shown: ``python -m pytest_kedi
-parse`` and pytest collection.
+`check_python` runs Python's own parser over every snippet, then its compiler
+(`pycompile.compile_error`), exactly as the runtime will compile it, and is used where
+diagnostics are shown: ``python -m pytest_kedi parse``, pytest collection and `load`.
 
 `parse_snippet` is how a snippet is parsed here and by the runtime: placed at its `.kedi`
 line, so that the warnings Python's parser gives (an invalid escape sequence, say) name
@@ -16,12 +16,14 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
 from pytest_kedi.lang.freshstack import reached_limit, stack_limited
+from pytest_kedi.lang.pycompile import compile_error
 from pytest_kedi.lang.scanner import fence_dedent
 
 __all__ = [
@@ -146,15 +148,10 @@ def parse_snippet(source: str, expr: bool, line: int, path: str) -> Parsed:
     numbers are in the text (line 1 is its first line), as `locate_syntax_error` reads them;
     its message names `.kedi` lines ("on line 12").
     """
-    if expr:
-        text, mode = source.strip(), "eval"
-        if source[:1].isspace():  # the stripped text starts on a later line?
-            line += source[: len(source) - len(source.lstrip())].count("\n")
-    else:
-        text, mode = source, "exec"
+    text, pad = _text(source, expr, line)
+    mode = "eval" if expr else "exec"
     if "\r" in text:
         _lone_carriage_return(text)
-    pad = line - 1
     if pad >= _ALWAYS_AT_LINE and _MAY_WARN.search(text) is None:
         try:
             return ast.parse(text, path, mode=mode), pad
@@ -169,6 +166,16 @@ def parse_snippet(source: str, expr: bool, line: int, path: str) -> Parsed:
             if exc.end_lineno is not None:
                 exc.end_lineno = max(exc.end_lineno - pad, 1)
         raise
+
+
+def _text(source: str, expr: bool, line: int) -> tuple[str, int]:
+    """The text `parse_snippet` parses (an expression's stripped) and the number of lines
+    before it in the `.kedi` file."""
+    if not expr:
+        return source, line - 1
+    if source[:1].isspace():  # the stripped text starts on a later line?
+        line += source[: len(source) - len(source.lstrip())].count("\n")
+    return source.strip(), line - 1
 
 
 #: A carriage return that does not end a line (``\r\n`` does).
@@ -191,8 +198,11 @@ def _lone_carriage_return(text: str) -> None:
 
 
 def _compile(
-    snippet: n.PyCode | n.TypeRef, path: str, trees: dict[int, Parsed] | None
+    snippet: n.PyCode | n.TypeRef, path: str, trees: dict[int, Parsed] | None, prelude: bool
 ) -> SyntaxError | None:
+    """The syntax error of ``snippet`` (located in the text parsed, as `locate_syntax_error`
+    reads it), from parsing it, else from compiling it as the runtime does: an expression
+    in ``"eval"`` mode, the prelude as a module, a block as a function's body."""
     if isinstance(snippet, n.TypeRef):
         expr, line = True, snippet.span.start_line
     else:
@@ -207,15 +217,38 @@ def _compile(
         if isinstance(exc, RecursionError):
             reached_limit()  # on the caller's stack: again on a fresh one
         return _null_byte(snippet.source, expr) or _too_complex(snippet.source, expr, exc)
+    kind = "expr" if expr else "prelude" if prelude else "block"
+    tree, delta = parsed
+    try:
+        error = compile_error(tree, kind, path)
+    except (MemoryError, RecursionError) as exc:  # as the parser's, above
+        if isinstance(exc, RecursionError):
+            reached_limit()
+        return _too_complex(snippet.source, expr, exc, "compiler")
+    if error is not None:
+        text, pad = _text(snippet.source, expr, line)
+        return _in_text(error, text, pad - delta)
     if trees is not None:
         trees[id(snippet)] = parsed
     return None
 
 
-def _too_complex(source: str, expr: bool, exc: BaseException) -> SyntaxError:
-    """Python's parser gave up on ``source`` (a `MemoryError` or `RecursionError`, with no
-    position): located at the one line that makes it give up alone, else at the snippet's
-    first line (in the text parsed, as `locate_syntax_error` reads a syntax error)."""
+def _in_text(exc: SyntaxError, text: str, shift: int) -> SyntaxError:
+    """A compile error ``exc`` (its column a UTF-8 byte offset, plus one) of a tree whose
+    line ``k`` is line ``k - shift`` of ``text``, located in ``text`` as a parse error is
+    (its column in characters), as `locate_syntax_error` reads it."""
+    line = max((exc.lineno or 1) - shift, 1)
+    lines = text.split("\n")
+    raw = lines[line - 1].encode() if line <= len(lines) else b""
+    column = len(raw[: max((exc.offset or 1) - 1, 0)].decode(errors="ignore")) + 1
+    return SyntaxError(exc.msg, ("", line, column, "", line, column))
+
+
+def _too_complex(source: str, expr: bool, exc: BaseException, by: str = "parser") -> SyntaxError:
+    """Python's parser (or compiler: ``by``) gave up on ``source`` (a `MemoryError` or
+    `RecursionError`, with no position): located at the one line that makes it give up
+    alone, else at the snippet's first line (in the text parsed, as `locate_syntax_error`
+    reads a syntax error)."""
     text = source.strip() if expr else source
     lines = text.split("\n")
     at, what = 1, "this code"  # the whole snippet, when no one line is at fault
@@ -232,7 +265,7 @@ def _too_complex(source: str, expr: bool, exc: BaseException) -> SyntaxError:
                 continue
     column = len(lines[at - 1]) - len(lines[at - 1].lstrip()) + 1
     detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    message = f"{what} is too deeply nested or too large for Python's parser ({detail})"
+    message = f"{what} is too deeply nested or too large for Python's {by} ({detail})"
     return SyntaxError(message, ("", at, column, "", at, column))
 
 
@@ -268,17 +301,54 @@ def python_diagnostics(
 
 def _diagnostics(module: n.Module, trees: dict[int, Parsed] | None) -> list[Diagnostic]:
     found: list[Diagnostic] = []
-    lines = module.lines
     path = module.path
+    prelude = None if module.prelude is None else module.prelude.code
+    failed: set[int] = set()
     for snippet in snippets((module.prelude, module.body)):
-        exc = _compile(snippet, path, trees)
+        exc = _compile(snippet, path, trees, snippet is prelude)
         if exc is None:
             continue
-        line, col = locate_syntax_error(snippet, exc, lines)
-        text = lines[line - 1] if 1 <= line <= len(lines) else ""
-        message = f"Python syntax error: {exc.msg}"
-        found.append(Diagnostic(module.path, line, col, message, text))
+        failed.add(id(snippet))
+        found.append(_diagnostic(module, snippet, exc))
+    for node in module.body:
+        if isinstance(node, n.TestSuite):
+            for case in node.cases:
+                located = _case_error(case, path, failed)
+                if located is not None:
+                    found.append(_diagnostic(module, *located))
+                    found.sort(key=lambda diagnostic: diagnostic.line)
     return found
+
+
+def _diagnostic(module: n.Module, snippet: n.PyCode | n.TypeRef, exc: SyntaxError) -> Diagnostic:
+    lines = module.lines
+    line, col = locate_syntax_error(snippet, exc, lines)
+    text = lines[line - 1] if 1 <= line <= len(lines) else ""
+    return Diagnostic(module.path, line, col, f"Python syntax error: {exc.msg}", text)
+
+
+def _case_error(case: n.Case, path: str, failed: set[int]) -> tuple[n.PyCode, SyntaxError] | None:
+    """The error of a case body whose lines each compile alone, but not together, as the
+    runtime compiles them (one function's body): a ``global`` declaration after a line
+    that binds or uses the name. Located in the item (line) where it is."""
+    items = [item.code for item in case.body]
+    if len(items) < 2 or not any("global" in item.source for item in items[1:]):
+        return None
+    if any(id(item) in failed for item in items):
+        return None
+    joined: list[str] = []
+    for item in items:  # as `runtime.casecode.case_code` joins them
+        joined.extend("" for _ in range(item.line - items[0].line - len(joined)))
+        joined.extend(item.source.split("\n"))
+    with warnings.catch_warnings():  # each line parsed and warned of already
+        warnings.simplefilter("ignore")
+        tree = ast.parse("\n".join(joined), path)
+    exc = compile_error(tree, "block", path)
+    if exc is None:
+        return None
+    line = items[0].line + max(exc.lineno or 1, 1) - 1
+    item = next(i for i in reversed(items) if i.line <= line)
+    return item, _in_text(exc, item.source, item.line - items[0].line)
 
 
 def check_python(module: n.Module, trees: dict[int, Parsed] | None = None) -> n.Module:

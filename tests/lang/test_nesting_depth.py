@@ -52,8 +52,8 @@ def _outcome(source: str):  # type: ignore[no-untyped-def]
         # nested bodies, nested substitutions, deeply nested embedded Python
         "\n".join(["  " * i + "> if: `True`:" for i in range(250)] + ["  " * 250 + "[y] = b"]),
         "[y] = " + "<f(" * 200 + "a" + ")>" * 200,
-        "[y] = `" + "-" * 2_000 + "1`",
-        "```\nx = " + "not " * 2_000 + "1\n```",
+        "[y] = `" + "-" * 900 + "1`",
+        "```\nx = " + "not " * 900 + "1\n```",
     ],
     ids=["bodies", "substitutions", "python_expression", "python_fence"],
 )
@@ -62,6 +62,28 @@ def test_how_deep_a_file_may_nest_does_not_depend_on_the_callers_stack(source: s
     line and rejected under pytest, whose stack is deeper)."""
     assert _at_depth(0, lambda: _outcome(source + "\n")) == "ok"
     assert _at_depth(500, lambda: _outcome(source + "\n")) == "ok"
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "column"),
+    [
+        ("[y] = `" + "-" * 2_000 + "1`", 1, 8),
+        ("[a] = x\n```\nx = " + "not " * 2_000 + "1\n```", 3, 1),
+    ],
+)
+def test_python_too_deep_for_its_compiler_is_the_same_error_from_any_stack(
+    source: str, line: int, column: int
+) -> None:
+    """Python's parser accepts it, its compiler gives up (the code failed when it ran, with
+    a bare `RecursionError`): a located error from any stack."""
+    message = (
+        "Python syntax error: this code is too deeply nested or too large for Python's "
+        "compiler (RecursionError: maximum recursion depth exceeded"
+    )
+    for depth in (0, 500):
+        found = _at_depth(depth, lambda: _outcome(source + "\n"))
+        assert found[:2] == (line, column)
+        assert found[2].startswith(message)
 
 
 def test_too_deep_nesting_gives_the_same_located_error_from_any_stack() -> None:

@@ -269,3 +269,230 @@ def test_a_one_line_snippet_too_deep_for_python_says_what_happened() -> None:
     assert (diag.line, diag.column) == (2, 8)
     if _gives_up(text):
         assert "this code is too deeply nested or too large for Python's parser" in diag.message
+
+
+# Errors Python gives only when it compiles the code (not when it parses it), and the
+# `yield` that compiling a block as a function's body would make legal (the block would
+# be a generator that never runs): (source, line, column, Python's message).
+COMPILE_ERRORS = {
+    "case_yield": (
+        '@test: t:\n  > case: c:\n    `assert False, "should fail"`\n    `yield`\n',
+        4,
+        6,
+        "'yield' outside function",
+    ),
+    "case_fence_yield": (
+        "@test: t:\n  > case: c:\n    ```\n    assert False\n    yield\n    ```\n",
+        5,
+        5,
+        "'yield' outside function",
+    ),
+    "assignment_fence_yield_from": (
+        "[x] = ```\nyield from range(3)\n```\n",
+        2,
+        1,
+        "'yield' outside function",
+    ),
+    "procedure_fence_yield": (
+        "@f() -> int:\n  = ```\n  x = 1\n  if x:\n    y = (yield x)\n  return x\n  ```\n",
+        5,
+        10,
+        "'yield' outside function",
+    ),
+    "yield_in_a_nested_default": (
+        "@f() -> int:\n  ```\n  def g(a=(yield)):\n    return a\n  ```\n  = `1`\n",
+        3,
+        12,
+        "'yield' outside function",
+    ),
+    "break_outside_loop": ("@f() -> int:\n  = ```\n  break\n  ```\n", 3, 3, "'break' outside loop"),
+    "continue_line": (
+        "@f() -> int:\n  `continue`\n  = `1`\n",
+        2,
+        4,
+        "'continue' not properly in loop",
+    ),
+    "await_expression": ("[a] = `await g()`\n", 1, 8, "'await' outside function"),
+    "await_block": (
+        "[a] = x\n```\nawait g()\n```\n",
+        3,
+        1,
+        "'await' outside async function",
+    ),
+    "import_star_fence": (
+        "[a] = x\n```\nfrom os import *\n```\n",
+        3,
+        16,
+        "import * only allowed at module level",
+    ),
+    "future_import_late": (
+        "```\nx = 1\nfrom __future__ import annotations\n```\n[a] = x\n",
+        3,
+        1,
+        "from __future__ imports must occur at the beginning of the file",
+    ),
+    "prelude_return": ("```\nreturn 1\n```\n[a] = x\n", 2, 1, "'return' outside function"),
+    "prelude_yield": ("```\nx = 1\nyield x\n```\n[a] = x\n", 3, 1, "'yield' outside function"),
+    "nonlocal_unbound": (
+        "@f() -> int:\n  = ```\n  nonlocal n\n  return 1\n  ```\n",
+        3,
+        3,
+        "no binding for nonlocal 'n' found",
+    ),
+    "duplicate_argument": (
+        "@f() -> int:\n  ```\n  def g(a, a):\n    pass\n  ```\n  = `1`\n",
+        3,
+        12,
+        "duplicate argument 'a' in function definition",
+    ),
+    "duplicate_lambda_argument": (
+        "[h] = `lambda a, a: a`\n",
+        1,
+        18,
+        "duplicate argument 'a' in function definition",
+    ),
+    "starred_assignment": (
+        "@f() -> int:\n  = ```\n  a, *b, *c = range(3)\n  return a\n  ```\n",
+        3,
+        3,
+        "multiple starred expressions in assignment",
+    ),
+    "comprehension_walrus": (
+        "[a] = `[i := 0 for i in range(3)]`\n",
+        1,
+        9,
+        "assignment expression cannot rebind comprehension iteration variable 'i'",
+    ),
+    "keyword_repeated_non_ascii": ("[a] = `f(é=1, é=2)`\n", 1, 15, "keyword argument repeated: é"),
+    "backtick_type": ("@h() -> `list[(yield)]`:\n  = `[]`\n", 1, 16, "'yield' outside function"),
+    "tab_indented_fence": (
+        "@g() -> int:\n\t= ```\n\tx = 1\n\tbreak\n\t```\n",
+        4,
+        2,
+        "'break' outside loop",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPILE_ERRORS))
+def test_an_error_python_gives_when_compiling_is_a_located_diagnostic(name: str) -> None:
+    source, line, column, message = COMPILE_ERRORS[name]
+    with pytest.raises(KediParseError) as info:
+        check_python(parse(source, "m.kedi"))
+    (diagnostic,) = info.value.diagnostics
+    assert (diagnostic.line, diagnostic.column, diagnostic.message) == (
+        line,
+        column,
+        f"Python syntax error: {message}",
+    )
+    assert diagnostic.source_line == source.splitlines()[line - 1]
+    assert "__kedi_block__" not in info.value.render()
+
+
+@pytest.mark.parametrize("line", [3, 70, 200])
+def test_a_compile_error_far_down_the_file_is_at_its_kedi_line(line: int) -> None:
+    """A snippet far down the file is parsed alone (its tree's lines start at 1)."""
+    filler = "".join(f"[v{k}] = `{k}`\n" for k in range(line - 3))
+    source = filler + "@f() -> int:\n  = ```\n  x = [*range(3)]\n  continue\n  ```\n"
+    with pytest.raises(KediParseError) as info:
+        check_python(parse(source, "m.kedi"))
+    (diagnostic,) = info.value.diagnostics
+    assert (diagnostic.line, diagnostic.column) == (line + 1, 3)
+    expr = filler + '[s] = `f"{a}" + str(\n  lambda b, b: 0)`\n'
+    with pytest.raises(KediParseError) as info:
+        check_python(parse(expr, "m.kedi"))
+    (diagnostic,) = info.value.diagnostics
+    assert (diagnostic.line, diagnostic.column) == (line - 1, 13)
+
+
+VALID_PYTHON = """\
+```
+from __future__ import annotations
+def gen():
+    yield 1
+```
+@f(n: int) -> int:
+  ```
+  def g(a=1):
+      yield a
+  class C:
+      items = [x for x in range(2)]
+  total = 0
+  for i in range(n):
+      if i:
+          continue
+      total += sum(g())
+  ```
+  = `total + len([y := 1, y]) + (lambda a, b=2: a)(1) + f(**{"x": 1}, x=2) * 0`
+[h] = `[*range(2), *{}.keys()][0:1]`
+@test: t:
+  > case: c:
+    `x = 1`
+    ```
+    for k in range(2):
+        break
+    ```
+    `return`
+"""
+
+
+def test_valid_python_compiles_without_warning() -> None:
+    """The code is compiled to check it, but compiling it warns only when it runs (a
+    ``SyntaxWarning`` given here would be given again by the runtime)."""
+    module = parse(VALID_PYTHON + "@w() -> bool:\n  = ```\n  return w is 1\n  ```\n", "ok.kedi")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert check_python(module) is module
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a.b[c:d:e] + -f(g, *h, k=1, **m) or {1: 2, **n} and f'{p!r:{q}}' if r else (s, [t])",
+        "f(a=1, a=2)",
+        "f(__debug__=1)",
+        "(x := 1)",
+        "[x for x in y]",
+        "lambda a: a",
+        "*a, b",
+        "(yield)",
+        "await x",
+    ],
+)
+def test_an_expression_not_compiled_to_check_it_compiles(text: str) -> None:
+    """`pycompile._compiles` spares the compile of the most common expressions: it must
+    answer True only for an expression that compiles."""
+    from pytest_kedi.lang.pycompile import _compiles
+
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return
+    if _compiles(tree):
+        compile(tree, "t", "eval")
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "column"),
+    [
+        ("    `x = 1`\n    `global x`\n", 4, 6),
+        (
+            "    ```\n    x = 1\n\n    ```\n    `y = 2`\n    ```\n    z = 3;  global x\n    ```\n",
+            9,
+            13,
+        ),
+    ],
+)
+def test_a_case_s_lines_are_checked_together_as_they_run(body: str, line: int, column: int) -> None:
+    """A case body runs as one Python unit: a ``global`` after a line binding the name is
+    Python's error, though each line compiles alone."""
+    source = "@test: t:\n  > case: c:\n" + body
+    with pytest.raises(KediParseError) as info:
+        check_python(parse(source, "m.kedi"))
+    (diagnostic,) = info.value.diagnostics
+    assert (diagnostic.line, diagnostic.column) == (line, column)
+    assert diagnostic.message == (
+        "Python syntax error: name 'x' is assigned to before global declaration"
+    )
+    fine = "@test: t:\n  > case: c:\n    `global x`\n    `x = 1`\n"
+    assert check_python(parse(fine, "m.kedi")) is not None

@@ -177,3 +177,36 @@ def test_a_python_warning_made_an_error_is_a_located_collection_error(kedi: Kedi
         column = ESCAPES.splitlines()[line - 1].index(f'"\\{letter}') + 1
         assert f'File "t.kedi", line {line}, column {column}' in output, (letter, output)
     assert "Traceback" not in output
+
+
+YIELDING_CASE = """\
+@test: t:
+  > case: c:
+    `assert False, "should fail"`
+    `yield`
+  > case: ok:
+    `assert True`
+"""
+
+
+def test_a_case_body_that_yields_is_a_located_collection_error(kedi: Kedi) -> None:
+    """A case body compiles as a function's body: a ``yield`` made it a generator that
+    never ran, and the failing case passed. It is Python's error, located, as any error
+    Python gives when compiling (not only parsing) the code."""
+    kedi.write("y.kedi", YIELDING_CASE)
+    kedi.write("b.kedi", "@f() -> int:\n  = ```\n  break\n  ```\n")
+    result = kedi.run("--kedi-eval")
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting b.kedi*",
+            '  File "*b.kedi", line 3, column 3',
+            "  Python syntax error: 'break' outside loop",
+            "*ERROR collecting y.kedi*",
+            '  File "*y.kedi", line 4, column 6',
+            "      `yield`",
+            "       ^",
+            "  Python syntax error: 'yield' outside function",
+        ]
+    )
+    assert "__kedi_block__" not in result.stdout.str()

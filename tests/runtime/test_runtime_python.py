@@ -127,8 +127,11 @@ def test_nonlocal_of_kedi_name_fails_at_its_line(run):
         n = 2
     ```
     """
-    with pytest.raises(KediExecutionError) as info:
+    with pytest.raises(KediParseError) as parse_info:  # Python's compiler refuses it
         run(src)
+    assert parse_info.value.diagnostics[0].line == 4
+    with pytest.raises(KediExecutionError) as info:  # unchecked at load: found at run time
+        run(src, python_checked=True)
     assert isinstance(info.value.original, SyntaxError)
     assert info.value.line == 4
     assert str(info.value).splitlines()[-1].startswith("SyntaxError: ")
@@ -228,8 +231,13 @@ def test_a_tab_indented_fence_is_located_at_character_columns(kedi):
 )
 def test_a_python_error_after_non_ascii_text_is_at_its_character_column(run, source, line, column):
     # Python counts UTF-8 bytes (`é` is two); a column counts characters
+    if "1/0" not in source:  # Python's compiler refuses it: at load, and at run time
+        with pytest.raises(KediParseError) as parse_info:
+            run(source)
+        diagnostic = parse_info.value.diagnostics[0]
+        assert (diagnostic.line, diagnostic.column) == (line, column)
     with pytest.raises(KediExecutionError) as info:
-        run(source)
+        run(source, python_checked=True)
     trace = info.value.python_traces[-1]
     assert (trace.kedi_line, trace.python_column) == (line, column)
     if isinstance(info.value.original, SyntaxError):
@@ -385,6 +393,30 @@ def test_load_checks_all_embedded_python_up_front(kedi):
     diagnostic = info.value.diagnostics[0]
     assert (diagnostic.line, diagnostic.column) == (3, 7)
     assert diagnostic.message == "Python syntax error: '(' was never closed"
+
+
+@pytest.mark.parametrize(
+    ("body", "column", "message"),
+    [
+        ("  break", 3, "'break' outside loop"),
+        ("  x = 1\n  yield x", 3, "'yield' outside function"),
+        ("  from os import *", 18, "import * only allowed at module level"),
+    ],
+)
+def test_load_reports_errors_python_gives_only_when_compiling(kedi, body, column, message):
+    """README: a Python syntax error anywhere, even in a procedure never called, is a
+    located `KediParseError`. Errors Python gives only when it compiles the code loaded
+    fine and failed when the code ran (never, in a procedure never called); a block that
+    yields even ran as a generator that never runs (its value a generator object)."""
+    source = f"@f() -> int:\n  ```\n{body}\n  ```\n  = `1`\n= fine\n"
+    with pytest.raises(KediParseError) as info:
+        kedi(source, mode="validate")
+    (diagnostic,) = info.value.diagnostics
+    line = 2 + body.count("\n") + 1
+    assert (diagnostic.line, diagnostic.column) == (line, column)
+    assert diagnostic.message == f"Python syntax error: {message}"
+    with pytest.raises(KediParseError):
+        kedi("[x] = ```\nyield 1\nreturn 2\n```\n= `x`\n", name="gen.kedi")
 
 
 def test_an_imported_file_s_embedded_python_is_checked_when_it_is_imported(kedi, tmp_path):

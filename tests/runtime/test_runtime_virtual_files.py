@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from pytest_kedi.lang import KediParseError
 from pytest_kedi.runtime.errors import KediExecutionError
 
 FAILING = """
@@ -84,7 +85,10 @@ NONLOCAL = """\
 def test_compile_time_syntax_errors_are_located_in_the_kedi_file(
     kedi: Any, source: str, line: int
 ) -> None:
-    program = kedi(source, mode="validate")
+    with pytest.raises(KediParseError) as parse_info:  # checked at load: never run
+        kedi(source, mode="validate")
+    assert parse_info.value.diagnostics[0].line == line
+    program = kedi(source, mode="validate", python_checked=True)  # as run unchecked
     with pytest.raises(KediExecutionError) as info:
         program.procedures["f"]()
     err = info.value
