@@ -1,7 +1,6 @@
-"""Embedded Python (docs/language.md#python-interop, #errors): compile once per unit under a unique
-virtual filename,
-run against a globals mapping of the visible Kedi environment, write back rebound
-Kedi names; errors are mapped to `.kedi` lines by `pyerrors`."""
+"""Embedded Python (docs/language.md#python-interop, #errors): compile once per unit under a
+unique virtual filename, run against a globals mapping of the visible Kedi environment, write
+back rebound Kedi names; errors are mapped to `.kedi` lines by `pyerrors`."""
 
 from __future__ import annotations
 
@@ -14,6 +13,7 @@ from typing import Any, Protocol
 from pytest_kedi.lang.freshstack import on_fresh_stack
 from pytest_kedi.lang.nodes import PyCode, TypeRef
 from pytest_kedi.lang.pycheck import Parsed, may_warn, parse_snippet
+from pytest_kedi.lang.pycompile import BLOCK_NAME, generator_error, is_generator
 from pytest_kedi.runtime.pyanalysis import (
     INTROSPECTION,
     code_names,
@@ -57,7 +57,6 @@ __all__ = [
 Transform = Callable[[ast.Module, str], None]
 
 _COUNTER = itertools.count(1)
-_BLOCK_NAME = "__kedi_block__"
 
 #: Compiles a block again: with the names given declared global, as a function of params.
 Rebuild = Callable[..., types.CodeType]
@@ -361,16 +360,19 @@ def _block_code(
 ) -> types.CodeType:
     """The block as a function of ``params``; the names in ``shared`` are declared
     ``global``. The block's tree has every position (`relocate` completed them), unless a
-    transform added nodes without one."""
+    transform added nodes without one. A ``yield`` at its level is a `SyntaxError`."""
     at = {"lineno": line, "col_offset": 0, "end_lineno": line, "end_col_offset": 0}
     body: list[ast.stmt] = []
     if shared:
         body.append(ast.Global(names=sorted(shared), **at))
     body.extend(tree.body or [ast.Pass(**at)])
     try:
-        return function_code(_BLOCK_NAME, params, body, path, line, positioned=True)
+        code = function_code(BLOCK_NAME, params, body, path, line, positioned=True)
     except TypeError:  # a transform added a node without a position: its parent's
-        return function_code(_BLOCK_NAME, params, body, path, line)
+        code = function_code(BLOCK_NAME, params, body, path, line)
+    if is_generator(code):
+        raise generator_error(tree.body, path)
+    return code
 
 
 def _rebuilder(code: PyCode, info: UnitInfo, filename: str, transform: Transform | None) -> Rebuild:

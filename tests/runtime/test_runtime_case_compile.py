@@ -9,6 +9,7 @@ import types
 
 import pytest
 
+from pytest_kedi.errors import KediExecutionError
 from pytest_kedi.lang import nodes
 from pytest_kedi.lang.pycheck import Parsed, parse_snippet
 from pytest_kedi.plugin.items import rewrite_case_asserts
@@ -126,3 +127,21 @@ def test_precompiling_the_checked_trees_compiles_what_parsing_again_compiles(
     assert len(shared.units) == (3 if blank_lines else 4)  # f, g, the case (the prelude)
     for key, value in fresh.units.items():
         assert _unit_code(shared.units[key]) == _unit_code(value), key
+
+
+def test_a_block_that_yields_never_runs_as_a_generator() -> None:
+    """A block compiles as a function's body: a ``yield`` at its level made it a generator,
+    so a case body that yields passed without running (`check_python` refuses it first;
+    the runtime never runs one it is given)."""
+    source = 'assert False, "should fail"\nyield'
+    code, file = _code(source)
+    with pytest.raises(KediExecutionError) as info:
+        pyinterop.compile_unit(code, file, None, mode="block", transform=rewrite_case_asserts)
+    assert isinstance(info.value.original, SyntaxError)
+    assert info.value.original.msg == "'yield' outside function"
+    (trace,) = info.value.python_traces
+    assert (trace.kedi_line, trace.python_column) == (5, 7)
+    assert "__kedi_block__" not in str(info.value)
+    store = MemoryCodeStore()
+    pyinterop.precompile(code, file, store, transform=rewrite_case_asserts)
+    assert not store.units  # left to the run, which reports it
