@@ -139,7 +139,9 @@ def test_exits_and_kedi_errors_are_not_combined(raised):
     assert catchable(KediExecutionError, type(raised)) is KediExecutionError
 
 
-def test_bare_assert_ends_the_trace_with_the_class_alone(tmp_path):
+def test_bare_assert_ends_the_trace_with_class_and_empty_message(tmp_path):
+    """docs/language.md#scoring: the last line is `<ExceptionClass>: <message>`, the message
+    empty here (it was the class alone)."""
     from pytest_kedi.runtime import load
 
     path = tmp_path / "t.kedi"
@@ -148,7 +150,7 @@ def test_bare_assert_ends_the_trace_with_the_class_alone(tmp_path):
     suite = program.module.test_suites[0]
     with pytest.raises(KediExecutionError) as info:
         program.run_case(suite, suite.cases[0])
-    assert str(info.value).splitlines()[-1] == "AssertionError"
+    assert str(info.value).splitlines()[-1] == "AssertionError: "
     assert str(info.value).splitlines()[-2].strip() == "`assert 1 == 2`"
 
 
