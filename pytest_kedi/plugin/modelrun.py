@@ -142,10 +142,10 @@ class ModelRun:
             self.partial.append(f"collection failed: {report.nodeid or 'session'}")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if "kedi" not in report.keywords or report.when == "call":
+        if "kedi" not in report.keywords or report.when == "teardown":
             return
-        if report.skipped and report.when == "setup":
-            self.partial.append(f"{report.nodeid} skipped")
+        if report.skipped and not hasattr(report, "wasxfail"):  # (xfailed: it ran, and failed)
+            self.partial.append(f"{report.nodeid} skipped")  # by a mark, or as it ran
         elif report.failed and report.when == "setup":
             self.partial.append(f"{report.nodeid} errored in setup")
 

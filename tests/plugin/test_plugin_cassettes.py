@@ -280,6 +280,23 @@ def test_prune_is_refused_after_a_run_with_a_skipped_suite(kedi: Kedi) -> None:
     assert len(_entries(kedi.pytester.path / "classify.kedi.cassette.json")) == 3
 
 
+def test_prune_is_refused_after_a_suite_skipped_while_it_ran(kedi: Kedi) -> None:
+    """A suite whose dataset calls `pytest.skip` is skipped in its call: its entries were
+    not used, and pruning deleted them (only a skip in setup, by a mark, refused it)."""
+    kedi.write("classify.kedi", CLASSIFY)
+    kedi.run("--kedi-eval", "--kedi-record-mode", "record").assert_outcomes(passed=1)
+    skipping = CLASSIFY.replace(
+        '= `[("great film"', '= `__import__("pytest").skip("no data") or [("great film"'
+    )
+    kedi.write("classify.kedi", skipping)
+    result = kedi.run("--kedi-eval", "--kedi-record-mode", "strict", "--kedi-prune-cassettes")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(
+        ["kedi: cassettes not pruned: classify.kedi::eval:classify skipped"]
+    )
+    assert len(_entries(kedi.pytester.path / "classify.kedi.cassette.json")) == 3
+
+
 def test_bad_record_mode_is_a_usage_error(kedi: Kedi) -> None:
     result = kedi.run("--kedi-eval", "--kedi-record-mode", "sometimes")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
