@@ -21,6 +21,7 @@ from pytest_kedi.runtime.errors import (
 )
 from pytest_kedi.runtime.evaluate import eval_code, render_text, where
 from pytest_kedi.runtime.model.calls import run_optimize
+from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.modules import run_export, run_import
 from pytest_kedi.runtime.types import describe_value
 from pytest_kedi.runtime.valueerrors import header_value, kv_value, value_error
@@ -37,6 +38,15 @@ _OFF_VALUES = frozenset({"disabled"})
 _NOOP_WHEN_OFF = frozenset({"history", "artifacts", "hooks"})
 _NOOP_WHEN_TOGGLE = frozenset({"hooks"})
 MODEL_DIRECTIVES = names(lambda d: d.runtime is Runtime.STATE)
+#: Directives naming one slot of the agent state: a later one replaces an earlier one,
+#: marker included (docs/language.md §6.1); `> adapter:` and `> agent:` both choose the
+#: backend. Unlisted markers (`> mcp:`, `> use:`, `> budget:`) add up.
+_SLOTS = {
+    "adapter": "backend",
+    "agent": "backend",
+    **{name: name for name in ("effort", "approval", "history", "artifacts", "skills")},
+    **{name: name for name in ("codemode", "hooks")},
+}
 
 
 def _inline(stmt: nodes.Directive, ctx: Frame) -> Any:
@@ -154,12 +164,11 @@ def _set_adapter(stmt: nodes.Directive, ctx: Frame) -> None:
     value = _inline(stmt, ctx)
     name = str(value).strip() if value is not None else ""
     if name == "pydantic":
-        ctx.scope.state = ctx.scope.state.replace(adapter="pydantic")
+        state = ctx.scope.state
+        ctx.scope.state = state.replace(adapter="pydantic", unsupported=_without(state, "adapter"))
         return
     if name in ("dspy", "langchain"):
-        marker = (f"> adapter: {name}", stmt.span.start_line)
-        state = ctx.scope.state
-        ctx.scope.state = state.replace(unsupported=(*state.unsupported, marker))
+        _set_marker(ctx, "adapter", (f"> adapter: {name}", stmt.span.start_line))
         return
     raise value_error(
         KediValueExecutionError,
@@ -183,15 +192,35 @@ def _set_requires(stmt: nodes.Directive, ctx: Frame) -> None:
     )
 
 
+def _slot(construct: str) -> str:
+    """The state slot a marker's construct (``> name:…``) occupies."""
+    name = construct[2:].partition(":")[0]
+    return _SLOTS.get(name, name)
+
+
+def _without(state: AgentState, name: str) -> tuple[tuple[str, int], ...]:
+    """``state``'s markers less the one a later ``> name:`` replaces."""
+    slot = _SLOTS.get(name)
+    if slot is None:  # markers of directives that add up stay
+        return state.unsupported
+    return tuple(m for m in state.unsupported if _slot(m[0]) != slot)
+
+
+def _set_marker(ctx: Frame, name: str, marker: tuple[str, int]) -> None:
+    state = ctx.scope.state
+    ctx.scope.state = state.replace(unsupported=(*_without(state, name), marker))
+
+
 def _marker(stmt: nodes.Directive, ctx: Frame) -> None:
     value = (stmt.value or "").strip()
     if stmt.name in _NOOP_WHEN_OFF and stmt.body_kind == "none" and value in _OFF_VALUES:
+        # turned off: an earlier setting of the slot is replaced (docs/language.md §6.1)
+        state = ctx.scope.state
+        ctx.scope.state = state.replace(unsupported=_without(state, stmt.name))
         return
     if stmt.name in _NOOP_WHEN_TOGGLE and stmt.body_kind == "none" and value == "enabled":
         return
-    marker = (f"> {stmt.name}:", stmt.span.start_line)
-    state = ctx.scope.state
-    ctx.scope.state = state.replace(unsupported=(*state.unsupported, marker))
+    _set_marker(ctx, stmt.name, (f"> {stmt.name}:", stmt.span.start_line))
 
 
 def _modules(stmt: nodes.Directive, ctx: Frame) -> None:

@@ -117,3 +117,54 @@ def test_tool_retry_on_resolves_where_the_procedure_is_defined(kedi, mode: str) 
         assert info.value.message.endswith(
             f"prog.kedi:4:7: retry_on names {name!r}, which is not defined"
         )
+
+
+_REPLACED = [
+    ("> adapter: dspy", "> adapter: pydantic"),
+    ("> adapter: langchain", "> adapter: pydantic"),
+    ("> agent: codex", "> adapter: pydantic"),
+    ("> history: enabled", "> history: disabled"),
+    ("> artifacts:\n  enabled: true", "> artifacts: disabled"),
+    ("> hooks:\n  pre_tool_use: `print`", "> hooks: disabled"),
+]
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later", "where"),
+    [(*pair, "procedure") for pair in _REPLACED]
+    # mixing `> adapter:` and `> agent:` in one scope is a parse error
+    + [(*pair, "same scope") for pair in _REPLACED if not pair[0].startswith("> agent:")],
+)
+def test_a_later_directive_replaces_an_earlier_marker(
+    run, earlier: str, later: str, where: str
+) -> None:
+    """KEDI.md §6.1: state layers, later winning. An earlier `> adapter: dspy` (or another
+    replaced slot) kept raising after a later supported setting replaced it."""
+    if where == "same scope":
+        source = f"{earlier}\n{later}\n[x] << hi\n= <x>\n"
+    else:
+        body = "\n".join("  " + line for line in later.splitlines())
+        source = f"{earlier}\n@f() -> str:\n{body}\n  [x] << hi\n  = <x>\n= <f()>\n"
+    assert run(source, model=ScriptedModel(text="reply")) == "reply"
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later", "construct", "line"),
+    [
+        ("> adapter: pydantic", "> adapter: dspy", "> adapter: dspy", 2),
+        ("> adapter: dspy", "> adapter: langchain", "> adapter: langchain", 2),
+        ("> history: disabled", "> history: enabled", "> history:", 2),
+        ("> effort: low", "> effort: high", "> effort:", 2),
+        ("> mcp:\n  name: a", "> adapter: pydantic", "> mcp:", 1),
+        ("> artifacts:\n  enabled: true", "> artifacts:\n  ttl: 3", "> artifacts:", 3),
+    ],
+)
+def test_a_later_unsupported_directive_is_the_one_reported(
+    run, earlier: str, later: str, construct: str, line: int
+) -> None:
+    """The reverse order: the later directive wins, and is the one named; directives that
+    add up (`> mcp:`, `> use:`, `> budget:`) are not replaced by another kind."""
+    with pytest.raises(KediUnsupportedError) as info:
+        run(f"{earlier}\n{later}\n[x] << hi\n= <x>\n", model=ScriptedModel())
+    assert info.value.message.startswith(f"`{construct}` is not supported by pytest-kedi")
+    assert info.value.message.endswith(f"(line {line})")
