@@ -227,7 +227,7 @@ def _setting_checks(d: n.Directive, item: Item) -> None:
                 at,
                 f"unknown hook event {kv.key!r}; expected one of " + ", ".join(sorted(HOOK_EVENTS)),
             )
-        if d.name in ("hooks", "budget", "tool") and kv.key in seen:
+        if kv.key in seen:  # every `key: value` body (docs/language.md §4.1)
             raise _fail(at, f"duplicate {kv.key!r} in '> {d.name}:'")
         seen.add(kv.key)
         value = kv.value

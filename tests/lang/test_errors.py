@@ -541,3 +541,34 @@ def test_control_characters_in_a_quoted_line_are_escaped(
     assert lines[at + 1 : at + 3] == ["  " + shown, "  " + caret]
     assert caret.index("^") == shown.index("(" if "(" in shown else "*")
     assert not any(c in rendered for c in "\x1b\x07\r")
+
+
+@pytest.mark.parametrize(
+    ("head", "key", "value"),
+    [
+        ("> settings:", "temperature", "0.1"),
+        ("> history:", "enabled", "true"),
+        ("> mcp:", "name", "files"),
+        ("> skills:", "enabled", "true"),
+        ("> artifacts:", "ttl", "3"),
+        ("> codemode:", "max_calls", "3"),
+        ("> agent:", "acp", "x"),
+        ("> budget:", "request_limit", "3"),
+        ("> hooks:", "pre_tool_use", "`h`"),
+    ],
+)
+@pytest.mark.parametrize("where", ["top", "procedure", "profile"])
+def test_duplicate_key_in_a_directive_body(head: str, key: str, value: str, where: str) -> None:
+    """docs/language.md §4.1: duplicate members are parse errors, reported at the later
+    one (KEDI.md §10.2). `> settings:`, `> history:`, `> mcp:` and `> skills:` kept the
+    last value silently."""
+    lines = [head, f"  {key}: {value}", f"  {key}: {value}"]
+    if head == "> history:" or head == "> skills:":
+        lines = [head, "  enabled: true", f"  {key}: {value}"]
+    indent = {"top": "", "procedure": "  ", "profile": "  "}[where]
+    first = {"top": [], "procedure": ["@f():"], "profile": ["> profile: p:"]}[where]
+    tail = {"top": [], "procedure": ["  = x"], "profile": []}[where]
+    source = "\n".join([*first, *(indent + line for line in lines), *tail]) + "\n"
+    diag = error_of(source)
+    assert diag.message.startswith(f"duplicate {key!r} in '{head}'"), diag.message
+    assert (diag.line, diag.column) == (len(first) + 3, len(indent) + 3)
