@@ -24,7 +24,7 @@ from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.grammars import terminals, text_parser
 from pytest_kedi.lang.heads import check_name, check_type
 from pytest_kedi.lang.source import KediSyntaxError, Source
-from pytest_kedi.lang.texterrors import explain
+from pytest_kedi.lang.texterrors import MISSING_ARGUMENT, explain
 
 __all__ = ["ESCAPES", "parse_text", "parse_text_with_grammar"]
 
@@ -236,9 +236,12 @@ class _TextNodes(Transformer[Token, list[n.TextPart]]):
     @v_args(meta=True, inline=True)
     def call_subst(self, meta: Meta, name: Token, *rest: Token | _Arg) -> n.CallSubst:
         b = self.b
-        args = []
+        args: list[n.Arg] = []
+        ends: list[int] = []  # each argument's following ',' or ')'
         for arg in rest:
             if isinstance(arg, Token):  # '(' ',' ')'
+                if arg.type != "LPAR" and len(ends) < len(args):
+                    ends.append(arg.start_pos or 0)
                 continue
             parts = b.merge(arg.pieces, True)
             if parts:
@@ -246,7 +249,7 @@ class _TextNodes(Transformer[Token, list[n.TextPart]]):
             else:
                 a_span = b.src.span(b.base + arg.start, b.base + arg.start)
             args.append(n.Arg(a_span, tuple(parts)))
-        return n.CallSubst(self._span(meta), name.value, tuple(args))
+        return n.CallSubst(self._span(meta), name.value, _call_args(b, args, ends))
 
     @v_args(meta=True, inline=True)
     def plain_field(self, meta: Meta, _lsqb: Token, name: Token) -> n.OutputField:
@@ -373,6 +376,18 @@ def _fast_parts(builder: _Builder, raw: str) -> list[n.TextPart] | None:
     return out
 
 
+def _call_args(builder: _Builder, args: list[n.Arg], ends: list[int]) -> tuple[n.Arg, ...]:
+    """Arguments are trimmed (docs/language.md#substitutions): a blank argument list is no
+    argument (`<f( )>` is `<f()>`); a blank argument among several is a missing one, shown
+    at the ',' or ')' after it (``ends``, offsets in the text)."""
+    if len(args) == 1 and not args[0].parts:
+        return ()
+    for arg, at in zip(args, ends, strict=True):
+        if not arg.parts:
+            raise KediSyntaxError(builder.base + at, MISSING_ARGUMENT)
+    return tuple(args)
+
+
 def _fast_args(builder: _Builder, raw: str, pos: int, end: int) -> tuple[n.Arg, ...]:
     """The arguments of a call matched by ``_PIECE`` (``raw[pos:end]``, between the parentheses)."""
     if pos == end:
@@ -380,6 +395,7 @@ def _fast_args(builder: _Builder, raw: str, pos: int, end: int) -> tuple[n.Arg, 
     src = builder.src
     base = builder.base
     args: list[n.Arg] = []
+    ends: list[int] = []
     pieces: list[_Piece] = []
     arg_start = pos
     match = _ARG_PIECE.match
@@ -392,8 +408,9 @@ def _fast_args(builder: _Builder, raw: str, pos: int, end: int) -> tuple[n.Arg, 
             else:
                 a_span = src.span(base + arg_start, base + arg_start)
             args.append(n.Arg(a_span, tuple(parts)))
+            ends.append(end if m is None else pos)
             if m is None:
-                return tuple(args)
+                return _call_args(builder, args, ends)
             pos = arg_start = m.end()
             pieces = []
             continue

@@ -3,7 +3,9 @@ left open, located at the character a user must fix."""
 
 from __future__ import annotations
 
-__all__ = ["explain"]
+__all__ = ["MISSING_ARGUMENT", "explain"]
+
+MISSING_ARGUMENT = "missing argument in a call: each ',' separates two arguments"
 
 
 def explain(text: str, pos: int, at_end: bool) -> tuple[int, str]:
@@ -36,7 +38,7 @@ def explain(text: str, pos: int, at_end: bool) -> tuple[int, str]:
     if stack:
         kind, where = stack[-1]
         if kind == "(" and text[pos : pos + 1] in (",", ")") and text[:pos].rstrip()[-1:] in "(,":
-            return pos, "missing argument in a call: each ',' separates two arguments"
+            return pos, MISSING_ARGUMENT
         if kind == "(":
             return where, "unbalanced '(' in a call: the argument list is never closed with ')'"
         if kind == "<":

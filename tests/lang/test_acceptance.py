@@ -82,6 +82,10 @@ LOCATED = [
     pytest.param("[x] = `a +\n  1\n[y] = 2\n", 1, 7, "unbalanced backtick", id="open_backtick"),
     pytest.param("[x] = ``` py\n```\n", 1, 7, "a fence opener '```' must end", id="fence_text"),
     pytest.param("[x] = <f(a,)>\n", 1, 12, "missing argument in a call", id="empty_arg"),
+    # a blank argument is a missing one (`<f( )>` alone is `<f()>`), on both text paths
+    pytest.param("[x] = <f(a, )>\n", 1, 13, "missing argument in a call", id="blank_arg"),
+    pytest.param("[x] = <f( , a)>\n", 1, 11, "missing argument in a call", id="blank_first"),
+    pytest.param("[x] = <f((a),  )>\n", 1, 16, "missing argument in a call", id="blank_grammar"),
     # Escapes, directives and values.
     pytest.param("> instructions: hi \\x\n", 1, 20, "unsupported escape '\\x'", id="escape"),
     pytest.param("@f():\n  >  frob: yes\n", 2, 6, "unknown directive '> frob:'", id="unknown"),

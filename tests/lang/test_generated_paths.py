@@ -223,6 +223,24 @@ def test_plain_calls_take_the_fast_path_and_read_as_the_grammar_reads_them(raw: 
 
 
 @pytest.mark.parametrize(
+    "raw", ["<f( )>", "<f(\t )>", "<f( )> and <g(<f( )>)>", "<g((a), <f( )>)>"]
+)
+def test_a_blank_argument_list_is_no_argument_on_both_paths(raw: str) -> None:
+    """docs/language.md#substitutions: arguments are trimmed; `<f( )>` read as one empty
+    argument while `<f()>` had none."""
+    src = Source(raw, "t.kedi")
+    grammar = parse_text_with_grammar(src, 0, len(raw), True)
+    calls = [p for p in grammar.parts if isinstance(p, n.CallSubst)]
+    while calls:
+        call = calls.pop()
+        if call.callee == "f":
+            assert call.args == ()
+        calls.extend(p for a in call.args for p in a.parts if isinstance(p, n.CallSubst))
+    fast = _fast_parts(_Builder(src, 0, True, "no fields"), raw)
+    assert fast is None or n.Text(src.span(0, len(raw)), tuple(fast)) == grammar
+
+
+@pytest.mark.parametrize(
     ("raw", "offset"), [("<f([label])>", 3), ("a <f(b, c [x y])> d", 10), ("<f(x, (y [z]))>", 9)]
 )
 def test_an_unescaped_bracket_in_a_call_argument_is_an_error_on_both_paths(

@@ -136,6 +136,18 @@ def test_call_argument_mixed_renders(run):
     assert run(src) == "id 4"
 
 
+@pytest.mark.parametrize("call", ["<now( )>", "<now(\t)>", "x <now(  )> y"])
+def test_a_blank_argument_list_passes_no_argument(run, call):
+    """docs/language.md#substitutions: arguments are trimmed, so `<f( )>` is `<f()>`. It
+    passed one empty-string argument: "now() takes 0 arguments"."""
+    src = f"""
+    @now() -> str:
+      = ok
+    = {call}
+    """
+    assert run(src) == call.replace(call.strip("xy "), "ok")
+
+
 def test_nested_calls_evaluate_inner_first(run):
     src = """
     @inc(n: int) -> int:
