@@ -24,7 +24,12 @@ from pytest_kedi.runtime.pyglobals import module_globals
 from pytest_kedi.runtime.rowscope import REPR_LIMIT, short_repr
 from pytest_kedi.runtime.rowscope import current as current_row
 from pytest_kedi.runtime.scope import EPOCHS, MISSING, Scope
-from pytest_kedi.runtime.types import describe_type, describe_value, validator_for
+from pytest_kedi.runtime.types import (
+    describe_type,
+    describe_value,
+    validator_for,
+    without_descriptions,
+)
 from pytest_kedi.runtime.usererrors import user_error
 from pytest_kedi.text import truncate
 
@@ -68,7 +73,8 @@ class KediProcedure(PositionalCallee):
         self.defaults = defaults
         self.return_type = return_type
         self._return_check = validator_for(return_type)
-        self._str_return = return_type is str
+        # `Annotated[str, "d"]` is `str` too (docs/language.md#procedures)
+        self._str_return = without_descriptions(return_type) is str
         self._n = len(self.names)
         self._body = node.body
         #: the generated body (`fastbody`), built at call `BUILD_AFTER`; None: interpreted

@@ -97,6 +97,20 @@ def test_untyped_procedure_without_return_gives_empty_string(run):
     assert run(src) == "''"
 
 
+@pytest.mark.parametrize(
+    "annotation", ["str", "`str`", 'Annotated[str, "d"]', '`Annotated[str, "d"]`', "Annotated[str]"]
+)
+def test_str_procedure_falling_off_returns_empty_string(run, annotation):
+    """docs/language.md#procedures: a `str` procedure that falls off the end returns "", and
+    `Annotated[T, "d"]` is `T`. `Annotated[str, "d"]` raised "expects str, got None"."""
+    src = f"""
+    @noop() -> {annotation}:
+      [x] = y
+    = `[noop() for _ in range(100)][-1]`|<noop()>
+    """
+    assert run(src) == "|"
+
+
 def test_typed_procedure_falling_off_checks_none(run):
     src = """
     @count() -> int:
