@@ -59,8 +59,9 @@ def _walk_kind(cls: type) -> str | tuple[str, ...]:
     return kind
 
 
-def snippets(node: Any) -> Iterator[n.PyCode | n.TypeRef]:
-    """Every embedded Python snippet under ``node``, in source order."""
+def snippets(node: Any, valued: set[int] | None = None) -> Iterator[n.PyCode | n.TypeRef]:
+    """Every embedded Python snippet under ``node``, in source order. ``valued``: where to
+    add the `id` of each fence whose ``return`` gives a binding's value."""
     stack = [node]
     pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
@@ -68,6 +69,8 @@ def snippets(node: Any) -> Iterator[n.PyCode | n.TypeRef]:
         kind = _WALK.get(type(current))
         if kind is None:
             kind = _walk_kind(type(current))
+        if valued is not None and type(current) in _BINDINGS and current.value.mode == "fence":
+            valued.add(id(current.value.code))
         if kind == "code":
             yield current
         elif kind == "type":
@@ -199,10 +202,11 @@ def _lone_carriage_return(text: str) -> None:
 
 def _compile(
     snippet: n.PyCode | n.TypeRef, path: str, trees: dict[int, Parsed] | None, prelude: bool
-) -> SyntaxError | None:
+) -> Parsed | SyntaxError:
     """The syntax error of ``snippet`` (located in the text parsed, as `locate_syntax_error`
     reads it), from parsing it, else from compiling it as the runtime does: an expression
-    in ``"eval"`` mode, the prelude as a module, a block as a function's body."""
+    in ``"eval"`` mode, the prelude as a module, a block as a function's body; its tree
+    when it has none."""
     if isinstance(snippet, n.TypeRef):
         expr, line = True, snippet.span.start_line
     else:
@@ -210,7 +214,7 @@ def _compile(
     try:
         parsed = parse_snippet(snippet.source, expr, line, path)
     except SyntaxError as exc:  # Python 3.12 and later: a NUL is a SyntaxError too
-        return _null_byte(snippet.source, expr) if "\0" in snippet.source else exc
+        return _null_byte(snippet.source, expr) or exc
     except ValueError as exc:  # null bytes
         return _null_byte(snippet.source, expr) or SyntaxError(str(exc), ("", 1, 1, "", 1, 1))
     except (MemoryError, RecursionError) as exc:  # too deep or too large: no position given
@@ -230,7 +234,7 @@ def _compile(
         return _in_text(error, text, pad - delta)
     if trees is not None:
         trees[id(snippet)] = parsed
-    return None
+    return parsed
 
 
 def _in_text(exc: SyntaxError, text: str, shift: int) -> SyntaxError:
@@ -304,9 +308,12 @@ def _diagnostics(module: n.Module, trees: dict[int, Parsed] | None) -> list[Diag
     path = module.path
     prelude = None if module.prelude is None else module.prelude.code
     failed: set[int] = set()
-    for snippet in snippets((module.prelude, module.body)):
+    valued: set[int] = set()
+    for snippet in snippets((module.prelude, module.body), valued):
         exc = _compile(snippet, path, trees, snippet is prelude)
-        if exc is None:
+        if not isinstance(exc, SyntaxError):
+            if id(snippet) in valued and not _returns(exc[0]):
+                found.append(_no_return(module, snippet))
             continue
         failed.add(id(snippet))
         found.append(_diagnostic(module, snippet, exc))
@@ -318,6 +325,31 @@ def _diagnostics(module: n.Module, trees: dict[int, Parsed] | None) -> list[Diag
                     found.append(_diagnostic(module, *located))
                     found.sort(key=lambda diagnostic: diagnostic.line)
     return found
+
+
+#: Bindings whose right-hand side may be a fence that must ``return`` the value.
+_BINDINGS = frozenset({n.Assign, n.Reassign})
+#: docs/language.md#assignment; a `return` that is not reached gives None (checked as usual)
+_NO_RETURN = "a fenced right-hand side must return its value: the block has no 'return' statement"
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _returns(tree: ast.AST) -> bool:
+    """Whether a fence's own code (not a function or class it defines) has a ``return``."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            return True
+        stack.extend(kid for kid in ast.iter_child_nodes(node) if not isinstance(kid, _SCOPES))
+    return False
+
+
+def _no_return(module: n.Module, snippet: n.PyCode | n.TypeRef) -> Diagnostic:
+    line, col = snippet.span.start_line, snippet.span.start_col
+    lines = module.lines
+    text = lines[line - 1] if 1 <= line <= len(lines) else ""
+    return Diagnostic(module.path, line, col, _NO_RETURN, text)
 
 
 def _diagnostic(module: n.Module, snippet: n.PyCode | n.TypeRef, exc: SyntaxError) -> Diagnostic:

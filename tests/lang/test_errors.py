@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from pytest_kedi.lang import KediParseError, parse
+from pytest_kedi.lang import KediParseError, check_python, parse
 
 from .conftest import error_of
 
@@ -572,3 +572,37 @@ def test_duplicate_key_in_a_directive_body(head: str, key: str, value: str, wher
     diag = error_of(source)
     assert diag.message.startswith(f"duplicate {key!r} in '{head}'"), diag.message
     assert (diag.line, diag.column) == (len(first) + 3, len(indent) + 3)
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "column"),
+    [
+        ("[n: int | None] = ```\nx = 4\n```\n= <n>\n", 1, 19),
+        ("@f() -> str:\n  [n] = ```\n  x = 4\n  ```\n  = <n>\n", 2, 9),
+        ("[n] = x\n[n] := ```\ndef g():\n    return 1\n```\n", 2, 8),
+        ("[n: int] = ```\n# return 1\nx = 'return'\n```\n", 1, 12),
+        ("[n: int] = ```\nclass C:\n    def m(self):\n        return 1\n```\n", 1, 12),
+    ],
+)
+def test_a_fenced_right_hand_side_without_return(source: str, line: int, column: int) -> None:
+    """docs/language.md §2.3: a fenced right-hand side must `return`. A block without a
+    `return` statement (one in a function or class it defines does not count) bound None,
+    or failed with a type error, at run time."""
+    with pytest.raises(KediParseError) as info:
+        check_python(parse(source, "t.kedi"))
+    diag = info.value.diagnostics[0]
+    assert diag.message.startswith("a fenced right-hand side must return its value")
+    assert (diag.line, diag.column) == (line, column)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "[n: int] = ```\nif n_max:\n    return 1\n```\n",  # a return, maybe not reached
+        "[n: int] = ```\nfor i in range(3):\n    return i\n```\n",
+        "@f() -> int:\n  = ```\n  x = 1\n  ```\n",  # a return fence: None is checked
+        "```\nx = 1\n```\n",  # a standalone fence
+    ],
+)
+def test_fences_that_need_no_return_statement_parse(source: str) -> None:
+    check_python(parse(source, "t.kedi"))
