@@ -47,6 +47,9 @@ def test_calls_after_the_budget_are_budget_errors(kedi: Kedi) -> None:
     assert "model request budget spent: 2 request(s) for the run" in suite["rows"][2]["error"]
     assert _calls(kedi) == 2
     result.stdout.fnmatch_lines(["- a::exact: 0.6667 | error: *budget spent*"])
+    # the `models:` line and the report count the calls a model answered, not the refused one
+    result.stdout.fnmatch_lines(["models: function:counted (2 calls; *"])
+    assert kedi.json("r.json")["model_calls"] == {"function:counted": 2}
 
 
 @pytest.mark.xdist_only("checks the per-worker share of the budget")

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic_core import to_json
 
 from pytest_kedi.constants import ENV_MODEL
-from pytest_kedi.errors import CassetteMiss, ModelError, ModelUnavailable, UnsupportedFeature
+from pytest_kedi.errors import (
+    BudgetExhausted,
+    CassetteMiss,
+    ModelError,
+    ModelUnavailable,
+    UnsupportedFeature,
+)
 from pytest_kedi.runtime import rowscope
 from pytest_kedi.runtime.caches import OnceNotice
 from pytest_kedi.runtime.model.adapter import Adapter, PydanticAIAdapter
@@ -226,6 +232,13 @@ class ModelBoundary:
                 self._calls.pop(label, None)
             self.synthetic_calls -= plan.synthetic
 
+    def _unanswered(self, plan: _StatePlan, exc: BaseException, stats: CallStats) -> None:
+        """A call ended in ``exc`` (a strict replay's miss, a model that could not be built,
+        a spent request budget): unless a model answered one of its requests first (a
+        budget spent by an output-validation retry), no model was called."""
+        if not stats.requests:
+            self._not_called(plan)
+
     def _route_for(self, plan: _StatePlan, schema: Mapping[str, Any]) -> Any:
         """The adapter's replay route for calls in ``plan``'s state with ``schema``, kept
         in the plan (``None``: such calls take the adapter's usual path)."""
@@ -243,13 +256,14 @@ class ModelBoundary:
         label: str,
         prompt: str,
         instructions: str | None,
-        call: Callable[[CallStats], T],
+        stats: CallStats,
+        call: Callable[[], T],
     ) -> T:
-        """Run ``call`` and add what it cost (and, tracing, what it said) to ``scope``."""
-        stats = CallStats()
+        """Run ``call``, which fills ``stats``, and add what it cost (and, tracing, what it
+        said) to ``scope``."""
         start = time.perf_counter() if scope.trace else 0.0
         try:
-            return call(stats)
+            return call()
         finally:
             _account(scope, stats, label, prompt, instructions, start)
 
@@ -290,6 +304,7 @@ class ModelBoundary:
                         _print_synthetic_notice()
                     replayed: dict[str, Any] = output
                     return replayed
+        stats = CallStats()
         try:
             if scope is None:
                 result = self.adapter.produce_sync(
@@ -298,6 +313,7 @@ class ModelBoundary:
                     model=model,
                     instructions=instructions,
                     settings=settings,
+                    stats=stats,
                 )
             else:
                 result = self._recorded(
@@ -305,7 +321,8 @@ class ModelBoundary:
                     label,
                     template,
                     instructions,
-                    lambda stats: self.adapter.produce_sync(
+                    stats,
+                    lambda: self.adapter.produce_sync(
                         template=template,
                         output_schema=schema,
                         model=model,
@@ -314,8 +331,8 @@ class ModelBoundary:
                         stats=stats,
                     ),
                 )
-        except (CassetteMiss, ModelUnavailable):  # no model was called
-            self._not_called(plan)
+        except (CassetteMiss, ModelUnavailable, BudgetExhausted) as exc:
+            self._unanswered(plan, exc, stats)
             raise
         if plan.synthetic:  # the offline model answered (said once, when it first does)
             _print_synthetic_notice()
@@ -329,10 +346,15 @@ class ModelBoundary:
         plan, instructions = self._prepare(state)
         model, settings, label = plan.model, plan.settings, plan.label
         scope = rowscope.current()
+        stats = CallStats()
         try:
             if scope is None:
                 text = self.adapter.invoke_sync(
-                    prompt=prompt, model=model, instructions=instructions, settings=settings
+                    prompt=prompt,
+                    model=model,
+                    instructions=instructions,
+                    settings=settings,
+                    stats=stats,
                 )
             else:
                 text = self._recorded(
@@ -340,7 +362,8 @@ class ModelBoundary:
                     label,
                     prompt,
                     instructions,
-                    lambda stats: self.adapter.invoke_sync(
+                    stats,
+                    lambda: self.adapter.invoke_sync(
                         prompt=prompt,
                         model=model,
                         instructions=instructions,
@@ -348,8 +371,8 @@ class ModelBoundary:
                         stats=stats,
                     ),
                 )
-        except (CassetteMiss, ModelUnavailable):  # no model was called
-            self._not_called(plan)
+        except (CassetteMiss, ModelUnavailable, BudgetExhausted) as exc:
+            self._unanswered(plan, exc, stats)
             raise
         if plan.synthetic:  # as in `produce`
             _print_synthetic_notice()
