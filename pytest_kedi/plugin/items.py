@@ -307,10 +307,11 @@ class KediCaseItem(KediItem):
         failure: KediFailure | None = None
         try:
             program = self._program()
-        except ProgramLoadError as exc:
-            self._publish("failed", exc.message)
-            error = KediItemError(exc.message)
-            failure = self._failure(error, (None, None), exc.message, "could not run", exc.text)
+        except ProgramLoadError as exc:  # located where loading failed, as a suite's is
+            message = exc.summary()
+            self._publish("failed", message)
+            error = KediItemError(message)
+            failure = self._failure(error, exc.where, message, "could not run", exc.text)
         if failure is not None:
             self._fail(failure)
         from pytest_kedi.plugin.debugging import TraceCase

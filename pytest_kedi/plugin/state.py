@@ -44,6 +44,14 @@ class ProgramLoadError(Exception):
         self.location = location  # "path:line" of the failure, when known
         self.usage = usage  # a configuration mistake (the run exits with a usage error)
 
+    @property
+    def where(self) -> tuple[str | None, int | None]:
+        """The failure's file and line (``location`` split), or ``(None, None)``."""
+        if self.location is None:
+            return None, None
+        path, _, line = self.location.rpartition(":")
+        return (path, int(line)) if path and line.isdigit() else (None, None)
+
     def summary(self) -> str:
         """One line for reports: ``the program failed to load at f.kedi:2: <Type>: <msg>``."""
         if self.usage:

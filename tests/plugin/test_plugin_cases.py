@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+
 import pytest
 from kedi_plugin_helpers import Kedi
 
@@ -546,3 +548,57 @@ def test_a_model_error_shows_where_the_users_model_function_raised(kedi: Kedi) -
         ]
     )
     assert "pydantic_ai" not in result.stdout.str()
+
+
+LOAD_FAILS = """\
+@test: t:
+  > case: c:
+    `assert one() == 1`
+
+@eval: e:
+  > data: xs:
+    = `[(1, 1)]`
+  > metric: m(xs):
+    = `one() == expected`
+"""
+
+
+@pytest.mark.parametrize(
+    ("files", "where", "error"),
+    [
+        ({"main.kedi": '```\nx = {}["x"]\n```\n\n'}, "main.kedi:2", "KeyError: 'x'"),
+        (
+            {"main.kedi": "> import: lib\n\n", "lib.kedi": "```\ny = 1 // 0\n```\n"},
+            "lib.kedi:2",
+            "ZeroDivisionError: integer division or modulo by zero",
+        ),
+        (
+            {"main.kedi": "> import: lib\n\n", "lib.kedi": "@one() -> int:\n  = `1 +`\n"},
+            "lib.kedi:2",
+            "KediParseError: Python syntax error: invalid syntax",
+        ),
+    ],
+    ids=["prelude", "import", "import-syntax"],
+)
+def test_a_case_of_a_program_that_fails_to_load_names_where_it_failed(
+    kedi: Kedi, files: dict[str, str], where: str, error: str
+) -> None:
+    """A case's failure pointed at the case's header (``main.kedi:2: KeyError: 'x'`` for
+    an error on the prelude's line 2), and its JSON, JUnit and summary messages had no
+    location, while the eval suite of the same file said ``failed to load at main.kedi:2``."""
+    for name, text in files.items():
+        kedi.write(name, text + (LOAD_FAILS if name == "main.kedi" else ""))
+    result = kedi.run(
+        "--kedi-eval", "--tb=line", "--junitxml", "j.xml", "--kedi-report", "r.json", "main.kedi"
+    )
+    result.assert_outcomes(failed=2)
+    message = f"the program failed to load at {where}: {error}"
+    result.stdout.fnmatch_lines([f"{where}: {message}"])
+    result.stdout.fnmatch_lines([f"- t::c: FAIL | {message}"])
+    (case,) = kedi.json("r.json")["tests"]
+    assert case["message"] == message
+    junit = ET.parse(kedi.pytester.path / "j.xml").getroot()
+    assert {f.get("message") for f in junit.iter("failure")} == {
+        message,
+        f"@eval: e failed before scoring: {message}",
+    }
