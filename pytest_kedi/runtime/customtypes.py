@@ -13,8 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from pytest_kedi.errors import KediTypeExecutionError
 from pytest_kedi.runtime.scope import MISSING
 from pytest_kedi.runtime.types import (
-    describe_type,
-    describe_value,
+    expectation,
     field_description,
     validator_for,
     without_descriptions,
@@ -61,8 +60,7 @@ class KediModel(BaseModel):
                 raise KediTypeExecutionError(f"{cls.__name__}() got an unexpected field {name!r}")
             if not validator_for(tp)(value):
                 raise KediTypeExecutionError(
-                    f"{cls.__name__}.{name} expects {describe_type(tp)}, "
-                    f"got {describe_value(value)}"
+                    f"{cls.__name__}.{name} expects {expectation(tp, value)}"
                 )
         missing = [n for n in names if n in cls.__kedi_required__ and n not in kwargs]
         if missing:

@@ -19,8 +19,8 @@ from pytest_kedi.runtime.pyrun import run_block, run_expr
 from pytest_kedi.runtime.scope import MISSING
 from pytest_kedi.runtime.types import (
     TYPE_BUILTINS,
-    describe_type,
     describe_value,
+    expectation,
     resolve_type_source,
 )
 from pytest_kedi.runtime.usererrors import user_error
@@ -68,9 +68,7 @@ def where(ctx: Frame, node: nodes.Node | nodes.Span | None) -> str:
 def type_violation(
     ctx: Frame, node: nodes.Node | nodes.Span | None, what: str, tp: Any, value: Any
 ) -> KediTypeExecutionError:
-    return KediTypeExecutionError(
-        f"{where(ctx, node)}: {what} expects {describe_type(tp)}, got {describe_value(value)}"
-    )
+    return KediTypeExecutionError(f"{where(ctx, node)}: {what} expects {expectation(tp, value)}")
 
 
 def lookup(name: str, ctx: Frame, node: nodes.Node) -> Any:

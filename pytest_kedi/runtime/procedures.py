@@ -25,8 +25,7 @@ from pytest_kedi.runtime.rowscope import REPR_LIMIT, short_repr
 from pytest_kedi.runtime.rowscope import current as current_row
 from pytest_kedi.runtime.scope import EPOCHS, MISSING, Scope
 from pytest_kedi.runtime.types import (
-    describe_type,
-    describe_value,
+    expectation,
     validator_for,
     without_descriptions,
 )
@@ -366,8 +365,7 @@ class KediProcedure(PositionalCallee):
         param = self.node.params[index]
         return KediTypeExecutionError(
             f"{param.span.path}:{param.span.start_line}: parameter {param.name!r} of "
-            f"{self.name} expects {describe_type(self.param_types[index])}, "
-            f"got {describe_value(values[index])}",
+            f"{self.name} expects {expectation(self.param_types[index], values[index])}",
             frames=(self.frame,),
         )
 
@@ -384,7 +382,7 @@ def _violation(proc: KediProcedure, node: nodes.Node, value: Any) -> KediTypeExe
     span = node.span
     return KediTypeExecutionError(
         f"{span.path}:{span.start_line}: return value of {proc.name} expects "
-        f"{describe_type(proc.return_type)}, got {describe_value(value)}"
+        f"{expectation(proc.return_type, value)}"
     )
 
 

@@ -31,6 +31,8 @@ __all__ = [
     "check",
     "describe_type",
     "describe_value",
+    "error_reason",
+    "expectation",
     "field_description",
     "is_kedi_type",
     "resolve_type_source",
@@ -155,6 +157,64 @@ def describe_value(value: Any) -> str:
     that raises is described instead (``<unrepresentable Answer: RuntimeError> (Answer)``),
     so the error being reported is the one raised."""
     return f"{short_repr(value, 80)} ({type(value).__name__})"
+
+
+def expectation(tp: Any, value: Any) -> str:
+    """``Annotated[int, Gt(gt=0)], got -1 (int): Input should be greater than 0``: the type
+    a rejected value was checked against, the value and, when a constraint or validator of
+    the type said why (in a container, of its first rejected item), that reason. Made for a
+    failure only: the checks themselves stay yes/no."""
+    text = f"{describe_type(tp)}, got {describe_value(value)}"
+    try:
+        reason = _reason(tp, value)
+    except Exception:  # user code that fails a second time: the check's own verdict stands
+        reason = None
+    return f"{text}: {reason}" if reason else text
+
+
+def _reason(tp: Any, value: Any) -> str | None:
+    """Why ``value`` fails ``tp``, as a constraint or validator says, or None."""
+    origin, args = get_origin(tp), get_args(tp)
+    if origin is _Annotated:
+        if not validator_for(args[0])(value):
+            return _reason(args[0], value)
+        kept = tuple(m for m in tp.__metadata__ if not isinstance(m, str) and m is not EMAIL)
+        return _pydantic_reason(_Annotated[(args[0], *kept)], value) if kept else None
+    if origin is dict and len(args) == 2 and isinstance(value, dict):
+        items: Any = ((f"key {short_repr(k, 40)}", v) for k, v in value.items())
+        inner = args[1]
+    elif origin in (list, set, frozenset) and len(args) == 1 and isinstance(value, origin):
+        items = ((f"item {i}" if origin is list else "an item", v) for i, v in enumerate(value))
+        inner = args[0]
+    elif origin is tuple and len(args) == 2 and args[1] is Ellipsis and isinstance(value, tuple):
+        items, inner = ((f"item {i}", v) for i, v in enumerate(value)), args[0]
+    else:
+        return None
+    check = validator_for(inner)
+    for label, item in items:
+        if not check(item):
+            why = _reason(inner, item)
+            return f"{label}: {why}" if why else None
+    return None
+
+
+def _pydantic_reason(tp: Any, value: Any) -> str | None:
+    from pydantic import TypeAdapter, ValidationError
+
+    try:
+        TypeAdapter(tp).validate_python(value, strict=True)
+    except ValidationError as exc:
+        errors = exc.errors()
+        return error_reason(errors[0]) if errors else None
+    return None
+
+
+def error_reason(error: Any) -> str:
+    """A pydantic error's reason: the message a validator raised (``must be positive``,
+    not pydantic's ``Value error, must be positive``), else pydantic's own."""
+    raised = (error.get("ctx") or {}).get("error")
+    text = str(raised) if isinstance(raised, BaseException) else ""
+    return text or str(error.get("msg", ""))
 
 
 def strip_annotated(tp: Any) -> Any:

@@ -281,6 +281,49 @@ def test_annotated_constraints_are_checked_at_every_boundary(
     assert message in str(caught.value).splitlines()[-1]
 
 
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            "validated(0)",
+            "expects Annotated[int, AfterValidator(positive)], got 0 (int): "
+            "must be positive, got 0",
+        ),
+        (
+            "param(-1)",
+            "expects Annotated[int, Gt(gt=0)], got -1 (int): Input should be greater than 0",
+        ),
+        (
+            "Box(-1)",
+            "Box.n expects Annotated[int, Gt(gt=0)], got -1 (int): Input should be greater than 0",
+        ),
+        (
+            "listed([1, 0])",
+            "parameter 'ns' of listed expects "
+            "list[Annotated[int, AfterValidator(positive)]], got [1, 0] (list): "
+            "item 1: must be positive, got 0",
+        ),
+        (
+            "keyed({'a': 0})",
+            "parameter 'ns' of keyed expects "
+            "dict[str, Annotated[int, AfterValidator(positive)]], got {'a': 0} (dict): "
+            "key 'a': must be positive, got 0",
+        ),
+    ],
+)
+def test_a_rejected_value_keeps_the_validators_reason(kedi: Any, call: str, message: str) -> None:
+    """A validator's own message (``must be positive, got 0``) was lost: the failure said
+    only ``expects Annotated[int, AfterValidator(positive)], got 0``."""
+    source = CONSTRAINED.replace('"must be positive"', 'f"must be positive, got {v}"') + (
+        "\n@listed(ns: list[Pos]) -> int:\n  = `len(ns)`\n"
+        "\n@keyed(ns: dict[str, Pos]) -> int:\n  = `len(ns)`\n"
+    )
+    program = kedi(source, mode="validate")
+    with pytest.raises(KediTypeExecutionError) as caught:
+        eval(call, {**program.procedures, "Box": program.get("Box")})
+    assert str(caught.value).splitlines()[-1].endswith(message)
+
+
 def test_a_custom_types_schema_keeps_constraints_and_descriptions(kedi: Any) -> None:
     program = kedi(CONSTRAINED, mode="validate")
     schema = program.get("Box").model_json_schema()["properties"]

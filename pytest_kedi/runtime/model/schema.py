@@ -115,7 +115,7 @@ def describe_output_error(error: BaseException, key: SchemaKey) -> str:
 
     Each entry names the field, its expected type and the value the model gave.
     """
-    from pytest_kedi.runtime.types import describe_type, describe_value
+    from pytest_kedi.runtime.types import describe_type, describe_value, error_reason
 
     cause = error.__cause__
     if not isinstance(cause, ValidationError):
@@ -134,5 +134,7 @@ def describe_output_error(error: BaseException, key: SchemaKey) -> str:
         text = f"output field '{name}' expects {expected}, got {describe_value(item.get('input'))}"
         if len(loc) > 1:
             text += " at " + ".".join(str(part) for part in loc)
+        if (item.get("ctx") or {}).get("error") is not None:  # a validator's own reason
+            text += f": {error_reason(item)}"
         parts.append(text)
     return "; ".join(dict.fromkeys(parts))

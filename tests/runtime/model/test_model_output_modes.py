@@ -95,6 +95,29 @@ def test_a_second_invalid_answer_fails_naming_the_field() -> None:
     assert "output field 'n' expects int, got 'lots'" in message
 
 
+def _positive(value: int) -> int:
+    if value <= 0:
+        raise ValueError(f"must be positive, got {value}")
+    return value
+
+
+def test_an_answer_a_fields_validator_rejects_keeps_the_validators_reason() -> None:
+    """The failure said only ``expects Annotated[int, AfterValidator(_positive)], got -5``:
+    the validator's own message was lost."""
+    from typing import Annotated
+
+    from pydantic import AfterValidator
+
+    positive = Annotated[int, AfterValidator(_positive)]
+    model = Scripted(tool_answer({"n": -5}, {"n": -5}))
+    with pytest.raises(ModelError) as caught:
+        ModelBoundary(model.model).produce(AgentState(), "count", {"n": positive})
+    assert (
+        "output field 'n' expects Annotated[int, AfterValidator(_positive)], got -5 (int): "
+        "must be positive, got -5"
+    ) in str(caught.value)
+
+
 def test_native_output_when_the_profile_prefers_it() -> None:
     model = Scripted(text_answer('{"label": "billing", "score": 3}'), NATIVE)
     result = ModelBoundary(model.model).produce(
