@@ -148,9 +148,18 @@ class KediExecutionError(KediError):
             return type(self.original).__name__
         return type(self).__name__
 
-    def with_outer_frame(self, frame: KediTraceFrame) -> KediExecutionError:
-        """Prepend an outer frame (frames are stored outermost first). Returns self."""
-        self.frames = (frame, *self.frames)
+    #: a call that never started (wrong arguments): the first outer frame added, the
+    #: caller's, puts the call's ``file:line`` before the message (as other type errors)
+    at_call = False
+
+    def with_outer_frame(self, *frames: KediTraceFrame) -> KediExecutionError:
+        """Prepend outer frames, given (and stored) outermost first. Returns self."""
+        if self.at_call and frames:
+            self.at_call, span = False, frames[-1].span
+            if span is not None:
+                self.message = f"{span.path}:{span.start_line}: {self.message}"
+                self.args = (self.message,)
+        self.frames = (*frames, *self.frames)
         return self
 
     def with_inner_frame(self, frame: KediTraceFrame) -> KediExecutionError:
@@ -414,11 +423,9 @@ class UnsupportedFeature(KediError):
     def __init__(self, construct: str, line: int | None = None) -> None:
         self.construct = construct
         self.line = line
-        message = f"`{construct}` is not supported by pytest-kedi"
-        if line is not None:
-            message += f" (line {line})"
-        self.message = message
-        super().__init__(message)
+        where = f" (line {line})" if line is not None else ""
+        self.message = f"`{construct}` is not supported by pytest-kedi{where}"
+        super().__init__(self.message)
 
 
 class KediSuiteError(KediError):

@@ -30,6 +30,13 @@ def _is_immutable(value: Any) -> bool:
     return isinstance(value, _IMMUTABLE)
 
 
+def _call_error(message: str) -> KediTypeExecutionError:
+    """A custom type's constructor called wrongly: located at the call (`at_call`)."""
+    error = KediTypeExecutionError(message)
+    error.at_call = True
+    return error
+
+
 class KediModel(BaseModel):
     """Base class of every custom Kedi type."""
 
@@ -44,29 +51,23 @@ class KediModel(BaseModel):
         cls = type(self)
         names = cls.__kedi_fields__
         if len(args) > len(names):
-            raise KediTypeExecutionError(
+            raise _call_error(
                 f"{cls.__name__}() takes at most {len(names)} positional argument(s) "
                 f"but {len(args)} were given"
             )
         for name, value in zip(names, args, strict=False):
             if name in kwargs:
-                raise KediTypeExecutionError(
-                    f"{cls.__name__}() got multiple values for field {name!r}"
-                )
+                raise _call_error(f"{cls.__name__}() got multiple values for field {name!r}")
             kwargs[name] = value
         for name, value in kwargs.items():
             tp = cls.__kedi_types__.get(name, MISSING)
             if tp is MISSING:
-                raise KediTypeExecutionError(f"{cls.__name__}() got an unexpected field {name!r}")
+                raise _call_error(f"{cls.__name__}() got an unexpected field {name!r}")
             if not validator_for(tp)(value):
-                raise KediTypeExecutionError(
-                    f"{cls.__name__}.{name} expects {expectation(tp, value)}"
-                )
+                raise _call_error(f"{cls.__name__}.{name} expects {expectation(tp, value)}")
         missing = [n for n in names if n in cls.__kedi_required__ and n not in kwargs]
         if missing:
-            raise KediTypeExecutionError(
-                f"{cls.__name__}() missing required field(s): {', '.join(missing)}"
-            )
+            raise _call_error(f"{cls.__name__}() missing required field(s): {', '.join(missing)}")
         super().__init__(**kwargs)
         # Bind the original objects (strict checks passed; pydantic may have copied).
         for name, value in kwargs.items():

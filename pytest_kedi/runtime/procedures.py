@@ -303,8 +303,12 @@ class KediProcedure(PositionalCallee):
             )
         return tuple(values), passed
 
-    def _call_error(self, message: str) -> KediTypeExecutionError:
-        return KediTypeExecutionError(message, frames=(self.frame,))
+    def _call_error(self, message: str) -> KediExecutionError:
+        """A call with wrong arguments: it never entered the procedure, so it is located
+        at the call (as Python's ``TypeError`` is), not in the procedure."""
+        error = KediTypeExecutionError(message)
+        error.at_call = True
+        return error
 
     def _invoke(self, values: tuple[Any, ...], passed: list[bool] | None) -> Any:
         if passed is None or self._defaults_valid:

@@ -285,8 +285,7 @@ def python_error(
     standing for the given unit's code where it first appears in the traceback."""
     traces = _traces(exc, origin)
     if isinstance(exc, KediExecutionError):
-        frames = [_as_frame(t) for t in traces]
-        exc.frames = (*frames, *exc.frames)
+        exc.with_outer_frame(*map(_as_frame, traces))
         return exc.with_traceback(None)
     cls: type[KediExecutionError] = KediExecutionError
     for base, kedi_cls in _ERROR_CLASSES:

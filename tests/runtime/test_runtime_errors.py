@@ -303,3 +303,34 @@ def test_an_error_raised_by_user_code_a_type_check_runs_is_located(
     assert lines[-3].endswith('prog.kedi", line 4, in <prelude> (Python)'), lines
     assert lines[-2:] == ['    raise RuntimeError("check broke")', "RuntimeError: check broke"]
     assert any(line.strip().startswith(frame) for line in lines), lines
+
+
+ARITY = "@f(a: int) -> int:\n  = `a`\n\n~Box(n: int)\n\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "call", "message"),
+    [
+        ("@g() -> int:\n  = <f(1, 2)>\n\n= <g()>\n", 7, "= <f(1, 2)>", "f() takes 1 positional"),
+        ("@g() -> int:\n  = `f(1, 2)`\n\n= <g()>\n", 7, "= `f(1, 2)`", "f() takes 1 positional"),
+        ("@g() -> int:\n  ```\n  return f()\n  ```\n\n= <g()>\n", 8, "return f()", "f() missing"),
+        ("@g() -> int:\n  = `f(b=1)`\n\n= <g()>\n", 7, "= `f(b=1)`", "f() got an unexpected"),
+        ("= `f(1, a=2)`\n", 6, "= `f(1, a=2)`", "f() got multiple values"),
+        ("= `Box(1, 2)`\n", 6, "= `Box(1, 2)`", "Box() takes at most 1 positional"),
+        ("= `Box(n='x')`\n", 6, "= `Box(n='x')`", "Box.n expects int, got 'x' (str)"),
+    ],
+    ids=["kedi-call", "python-call", "generated", "keyword", "top-level", "type", "type-field"],
+)
+def test_a_call_with_wrong_arguments_is_located_at_the_call(
+    run, body: str, line: int, call: str, message: str
+) -> None:
+    """``f(1, 2)`` for ``@f(a: int)`` failed at ``prog.kedi:1``, the header of ``f`` (its
+    innermost frame), with a message naming no file and line, as other type errors do."""
+    with pytest.raises(KediTypeExecutionError) as caught:
+        run(ARITY + body)
+    err = caught.value
+    assert err.line == line
+    assert f"prog.kedi:{line}: {message}" in err.message
+    lines = str(err).splitlines()
+    assert lines[-2].strip() == call, lines  # the innermost frame: the call, not `f`
+    assert lines[-1] == f"KediTypeExecutionError: {err.message}"
