@@ -17,7 +17,7 @@ from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang import nodes as n
 
-__all__ = ["parse_data", "parse_file", "read_source"]
+__all__ = ["parse_data", "parse_file", "path_text", "read_source", "source_text"]
 
 
 def read_source(path: str | os.PathLike[str]) -> bytes:
@@ -25,9 +25,32 @@ def read_source(path: str | os.PathLike[str]) -> bytes:
     return read_bytes(path)
 
 
+def path_text(path: object, caller: str) -> str:
+    """``path`` (a str or an ``os.PathLike`` of one) as a str; a clear `TypeError`, naming
+    the public function ``caller``, for anything else (None, bytes, a number), which would
+    otherwise fail deep inside or be read as a file named ``None``."""
+    name = os.fspath(path) if isinstance(path, os.PathLike) else path
+    if not isinstance(name, str):
+        raise TypeError(
+            f"{caller}() takes the path of a .kedi file as str or os.PathLike, "
+            f"not {type(name).__name__}"
+        )
+    return name
+
+
+def source_text(source: object, caller: str) -> str:
+    """``source`` when it is program text (a str), else a clear `TypeError`."""
+    if not isinstance(source, str):
+        hint = " (decode it first: data.decode('utf-8'))" if isinstance(source, bytes) else ""
+        raise TypeError(
+            f"{caller}() takes the source text as str, not {type(source).__name__}{hint}"
+        )
+    return source
+
+
 def parse_file(path: str | os.PathLike[str]) -> n.Module:
     """Parse a `.kedi` file; unchanged content (same path and hash) is not reparsed."""
-    name = os.fspath(path)
+    name = path_text(path, "parse_file")
     return parse_data(name, read_source(name))
 
 

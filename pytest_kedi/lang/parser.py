@@ -12,7 +12,7 @@ from pytest_kedi.lang.cache import MODULES
 from pytest_kedi.lang.checks import check_package
 from pytest_kedi.lang.context import BuildContext
 from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
-from pytest_kedi.lang.files import parse_data, parse_file
+from pytest_kedi.lang.files import parse_data, parse_file, source_text
 from pytest_kedi.lang.freshstack import reached_limit, stack_limited
 from pytest_kedi.lang.scanner import scan
 from pytest_kedi.lang.source import KediSyntaxError, Source
@@ -49,8 +49,12 @@ def parse(source: str, path: str | None = None) -> n.Module:
     """Parse Kedi ``source``; raise `KediParseError` (never anything else) when malformed.
     Past the recursion limit it runs again on a fresh stack, so that how deeply a program may
     nest does not depend on the caller (docs/language.md#indentation)."""
+    if type(source) is not str:  # a clear TypeError, not one from inside the parser
+        source = source_text(source, "parse")
     if source.startswith("\ufeff"):  # a UTF-8 byte-order mark is not program text
         source = source[1:]
+    if path is not None and not isinstance(path, str):
+        raise TypeError(f"parse() takes the path as str or None, not {type(path).__name__}")
     where = path if path is not None else DEFAULT_PATH
     return stack_limited(lambda: _parse(Source(source, where)))
 

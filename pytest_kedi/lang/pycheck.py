@@ -386,6 +386,9 @@ def _case_error(case: n.Case, path: str, failed: set[int]) -> tuple[n.PyCode, Sy
 def check_python(module: n.Module, trees: dict[int, Parsed] | None = None) -> n.Module:
     """``module`` unchanged; raise `KediParseError` when its embedded Python is invalid.
     ``trees``: as for `python_diagnostics`."""
+    if not isinstance(module, n.Module):
+        kind = type(module).__name__
+        raise TypeError(f"check_python() takes a module from parse or parse_file, not {kind}")
     found = python_diagnostics(module, trees)
     if found:
         raise KediParseError(found)

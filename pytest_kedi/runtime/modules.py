@@ -11,6 +11,7 @@ from typing import Any
 from pytest_kedi.constants import ENV_HOME
 from pytest_kedi.fileread import is_file
 from pytest_kedi.lang import check_python, nodes, parse_file
+from pytest_kedi.lang.files import path_text, source_text
 from pytest_kedi.lang.syntax import is_identifier
 from pytest_kedi.runtime.casecode import WarnedTrees
 from pytest_kedi.runtime.context import Frame, ModuleUnit, Runtime
@@ -31,9 +32,20 @@ from pytest_kedi.runtime.scope import EPOCHS, KediArgs, Scope
 from pytest_kedi.runtime.sourcefile import SourceFile
 from pytest_kedi.runtime.valueerrors import listed_name, value_error
 
-__all__ = ["BUNDLED_MODULES", "load_unit", "run_export", "run_import"]
+__all__ = ["BUNDLED_MODULES", "checked_arguments", "load_unit", "run_export", "run_import"]
 
 BUNDLED_MODULES = frozenset({"errors", "require", "filesystem", "sandbox", "helpers", "this"})
+
+
+def checked_arguments(path: object, source: object, mode: object) -> str:
+    """`load`'s ``path`` as a str, once its arguments are checked: a clear `TypeError` for
+    a path or source of the wrong type (``load(None)`` would read a file named ``None``),
+    a `ValueError` for an unknown mode."""
+    if mode not in ("run", "validate"):
+        raise ValueError(f"mode must be 'run' or 'validate', not {mode!r}")
+    if source is not None:
+        source_text(source, "load")
+    return path_text(path, "load")
 
 
 def load_unit(

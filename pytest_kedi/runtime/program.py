@@ -19,7 +19,7 @@ from pytest_kedi.runtime.dispatch import install as install_dispatch
 from pytest_kedi.runtime.heap import older_objects_frozen
 from pytest_kedi.runtime.interpreter import exec_body, exec_stmt
 from pytest_kedi.runtime.lazy import declare_all
-from pytest_kedi.runtime.modules import load_unit
+from pytest_kedi.runtime.modules import checked_arguments, load_unit
 from pytest_kedi.runtime.procedures import KediProcedure
 from pytest_kedi.runtime.pyerrors import PYTHON_UNITS
 from pytest_kedi.runtime.pyglobals import LazyGlobals, module_globals, reading_globals
@@ -70,9 +70,8 @@ def load(
     the event loop model requests run on, closed by its owner (without one, a private loop,
     closed at garbage collection or exit). ``model_policy`` (a `ModelPolicy`) wraps every
     model it calls; ``code_store`` keeps its compiled Python across runs (pytest's cache)."""
+    path = checked_arguments(path, source, mode)  # a clear error for a wrong-typed one
     install_dispatch()
-    if mode not in ("run", "validate"):
-        raise ValueError(f"mode must be 'run' or 'validate', not {mode!r}")
     runtime = Runtime(
         model=model,
         default_model=default_model,

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from pytest_kedi.lang import KediParseError, check_python, parse
+from pytest_kedi.lang import KediParseError, check_python, parse, parse_file
 
 from .conftest import error_of
 
@@ -606,3 +606,38 @@ def test_a_fenced_right_hand_side_without_return(source: str, line: int, column:
 )
 def test_fences_that_need_no_return_statement_parse(source: str) -> None:
     check_python(parse(source, "t.kedi"))
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda: parse(b"= x\n"),
+            "parse() takes the source text as str, not bytes (decode it first: "
+            "data.decode('utf-8'))",
+        ),
+        (lambda: parse(None), "parse() takes the source text as str, not NoneType"),
+        (lambda: parse("= x\n", 3), "parse() takes the path as str or None, not int"),
+        (
+            lambda: parse_file(None),
+            "parse_file() takes the path of a .kedi file as str or os.PathLike, not NoneType",
+        ),
+        (
+            lambda: parse_file(b"p.kedi"),
+            "parse_file() takes the path of a .kedi file as str or os.PathLike, not bytes",
+        ),
+        (
+            lambda: check_python("= x\n"),
+            "check_python() takes a module from parse or parse_file, not str",
+        ),
+    ],
+    ids=["bytes", "none", "path", "file-none", "file-bytes", "check-source"],
+)
+def test_an_argument_of_the_wrong_type_is_a_clear_type_error(call, message: str) -> None:
+    """``parse(b"...")`` raised ``startswith first arg must be bytes`` (``parse(None)`` an
+    ``AttributeError``) from inside the parser; ``parse_file(None)`` Python's own
+    ``expected str, bytes or os.PathLike object``; ``check_python(text)`` an
+    ``AttributeError``."""
+    with pytest.raises(TypeError) as info:
+        call()
+    assert str(info.value) == message

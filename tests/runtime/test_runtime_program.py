@@ -361,3 +361,31 @@ def test_an_unreadable_file_is_a_one_line_load_error(tmp_path, problem):
         load(path, mode="validate")
     assert info.value.message.startswith(f"cannot read {path}: ")
     assert "Error" not in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"path": None},
+            "load() takes the path of a .kedi file as str or os.PathLike, not NoneType",
+        ),
+        (
+            {"path": b"p.kedi"},
+            "load() takes the path of a .kedi file as str or os.PathLike, not bytes",
+        ),
+        ({"path": 3}, "load() takes the path of a .kedi file as str or os.PathLike, not int"),
+        (
+            {"path": "p.kedi", "source": b"= x\n"},
+            "load() takes the source text as str, not bytes (decode it first: "
+            "data.decode('utf-8'))",
+        ),
+    ],
+    ids=["none", "bytes", "int", "source-bytes"],
+)
+def test_load_with_an_argument_of_the_wrong_type_is_a_clear_type_error(kwargs, message):
+    """``load(None)`` said ``KediImportError: cannot read None: No such file or directory``
+    (it read a file named ``None``); ``load(b"p.kedi")`` looked for ``b'p.kedi'``."""
+    with pytest.raises(TypeError) as info:
+        load(**kwargs)
+    assert str(info.value) == message
