@@ -96,11 +96,15 @@ def _indent_width(raw: str) -> tuple[int, int]:
 
 
 def _dedent(line: str, width: int) -> str:
+    """``line`` without ``width`` columns of indentation (a tab is four). A tab reaching
+    past them keeps its other columns, as spaces: the line stays in its block."""
     taken = 0
     i = 0
     while i < len(line) and taken < width and line[i] in " \t":
         taken += 4 if line[i] == "\t" else 1
         i += 1
+    if taken > width:
+        return " " * (taken - width) + line[i:]
     return line[i:]
 
 
@@ -108,7 +112,8 @@ def fence_dedent(line: str, col: int) -> int:
     """How many characters the dedent of a fence body takes from ``line``, a body line as
     the `.kedi` file holds it (``col``: the fence's `PyCode.col`, its indentation width + 1).
     A tab is four columns of indentation (docs/language.md#indentation) but one character
-    of the line: Python's columns in the dedented text are shifted by this count."""
+    of the line: Python's columns in the dedented text are shifted by this count (negative
+    where a tab reaching past the fence's indentation left its other columns as spaces)."""
     return len(line) - len(_dedent(line, col - 1))
 
 

@@ -81,6 +81,8 @@ def test_a_message_naming_a_line_names_the_kedi_line() -> None:
         # a line indented with spaces in a tab-indented fence loses four characters
         ("@g() -> int:\n\t= ```\n    a = 1\n    b = a +* 1\n\t```\n", 4, 12, " " * 11 + "^"),
         ("@g() -> int:\n\t= ```\n    a = 1\n\tb = a +* 1\n\t```\n", 4, 9, "\t       ^"),
+        # a tab across a two-space fence's indentation: two of its columns stay
+        ("@g() -> int:\n  = ```\n  if 1:\n\tb = 1 +* 1\n  ```\n", 4, 9, "\t       ^"),
     ],
 )
 def test_a_syntax_error_in_a_tab_indented_fence_is_at_its_character_column(

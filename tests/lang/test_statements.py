@@ -3,6 +3,8 @@ builds."""
 
 from __future__ import annotations
 
+import pytest
+
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang import parse
 
@@ -187,6 +189,28 @@ def test_indented_fence_and_crlf() -> None:
 def test_tabs_count_as_four() -> None:
     proc = only("@p():\n\t[a] = x\n    [b] = y\n")
     assert isinstance(proc, n.Procedure) and len(proc.body) == 2
+
+
+@pytest.mark.parametrize(
+    ("line", "dedented"),
+    [
+        ("\ttotal += 10", "  total += 10"),  # a tab is four columns: two stay, as spaces
+        ("\t\ttotal += 10", "  \ttotal += 10"),
+        (" \ttotal += 10", "   total += 10"),
+        ("\t", "  "),
+    ],
+)
+def test_a_tab_across_a_fences_indentation_keeps_its_other_columns(
+    line: str, dedented: str
+) -> None:
+    """In a fence indented two spaces, a line starting with a tab lost the whole tab (four
+    columns): ``total += 10`` left its ``for`` loop, and the program gave a wrong result."""
+    source = f"@p():\n  ```\n  for i in range(3):\n    total += 1\n{line}\n  ```\n"
+    proc = only(source)
+    assert isinstance(proc, n.Procedure)
+    block = proc.body[0]
+    assert isinstance(block, n.PythonBlock)
+    assert block.code.source == f"for i in range(3):\n  total += 1\n{dedented}"
 
 
 def test_block_comment_elsewhere_is_ignored() -> None:

@@ -221,6 +221,22 @@ def test_a_tab_indented_fence_is_located_at_character_columns(kedi):
     assert isinstance(error, SyntaxError) and (error.lineno, error.offset) == (4, 10)
 
 
+def test_a_tab_across_a_fences_indentation_keeps_the_line_in_its_block(kedi):
+    """A fence indented two spaces lost a line's whole leading tab (four columns): the line
+    left its ``for`` loop and ran once, a wrong result where the loop ran it three times."""
+    src = (
+        "@f(d: int) -> int:\n  = ```\n  total = 0\n  for i in range(3):\n    total += 1\n"
+        "\ttotal += 10\n  return total\n  ```\n\n@g(d: int) -> int:\n  = ```\n"
+        "  if d < 1:\n\tx = 1 / d\n  return 1\n  ```\n"
+    )
+    program = kedi(src, mode="validate")
+    assert program.procedures["f"](0) == 33
+    with pytest.raises(KediExecutionError) as info:
+        program.procedures["g"](0)
+    trace = info.value.python_traces[-1]
+    assert (trace.kedi_line, trace.python_column) == (13, 6)  # `1 / d` on "\tx = 1 / d"
+
+
 @pytest.mark.parametrize(
     ("source", "line", "column"),
     [
