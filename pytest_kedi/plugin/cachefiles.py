@@ -76,6 +76,7 @@ def parser_version() -> str:
 #: every `ParseCache` entry, which holds compiled code too).
 COMPILER_SOURCES = (
     "lang/pycheck.py",
+    "lang/pycompile.py",
     "lang/freshstack.py",
     "runtime/pyinterop.py",
     "runtime/pyanalysis.py",

@@ -96,15 +96,14 @@ def test_collection_compiles_what_the_run_needs(
     assert "again" not in result.stdout.str()
 
 
-def test_collection_leaves_python_that_does_not_compile_to_the_run(kedi: Kedi) -> None:
-    # A `nonlocal` without a binding parses, so collection accepts it; compiling fails,
-    # and the run reports it at its line.
+def test_collection_reports_python_that_parses_but_does_not_compile(kedi: Kedi) -> None:
+    # A `nonlocal` without a binding parses but does not compile: collection compiles it
+    # as the run would, and reports it at its line (it was left to the run).
     kedi.write("bad.kedi", FAILING_CASE.replace("`assert double(1) == 3`", "`nonlocal zzz`"))
-    kedi.subprocess("--kedi-eval", "--collect-only").assert_outcomes()
-    result = kedi.subprocess("--kedi-eval")
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*bad.kedi:6*"])
-    assert "Traceback" not in result.stdout.str()
+    collected = kedi.subprocess("--kedi-eval", "--collect-only")
+    collected.assert_outcomes(errors=1)
+    collected.stdout.fnmatch_lines(["*bad.kedi*line 6*", "*no binding for nonlocal 'zzz'*"])
+    assert "Traceback" not in collected.stdout.str()
 
 
 def test_the_code_cache_version_covers_every_compiling_module() -> None:
