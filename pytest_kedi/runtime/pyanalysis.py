@@ -4,6 +4,7 @@ as function locals (`pytest_kedi.runtime.pyinterop`)."""
 from __future__ import annotations
 
 import ast
+import copy
 import types
 
 __all__ = [
@@ -174,3 +175,36 @@ def code_names(code: types.CodeType) -> set[str]:
         if isinstance(const, types.CodeType):
             names |= code_names(const)
     return names
+
+
+_OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def unannotated(body: list[ast.stmt], shared: frozenset[str]) -> list[ast.stmt]:
+    """``body`` with each annotated assignment at the block's own level to a name in
+    ``shared`` (declared ``global`` in the block's function) made a plain one: at a
+    module's top level, as the block is written, ``x: int = 1`` binds the global ``x``,
+    but a function may not annotate a name it declares global. A bare annotation
+    (``x: int``) binds nothing and is dropped. Nodes are copied where changed."""
+    out: list[ast.stmt] = []
+    for stmt in body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            if stmt.target.id in shared:
+                if stmt.value is None:
+                    stmt = ast.copy_location(ast.Pass(), stmt)
+                else:
+                    stmt = ast.copy_location(ast.Assign([stmt.target], stmt.value), stmt)
+        elif not isinstance(stmt, _OWN_SCOPES):
+            changed = {}
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                inner = getattr(stmt, field, None)
+                if inner:
+                    new = unannotated(inner, shared)
+                    if any(a is not b for a, b in zip(new, inner, strict=True)):
+                        changed[field] = new
+            if changed:
+                stmt = copy.copy(stmt)
+                for field, new in changed.items():
+                    setattr(stmt, field, new)
+        out.append(stmt)
+    return out

@@ -20,6 +20,7 @@ from pytest_kedi.runtime.pyanalysis import (
     compile_may_warn,
     nested_globals,
     top_level_targets,
+    unannotated,
 )
 from pytest_kedi.runtime.pyerrors import (
     PYTHON_UNITS,
@@ -365,7 +366,7 @@ def _block_code(
     body: list[ast.stmt] = []
     if shared:
         body.append(ast.Global(names=sorted(shared), **at))
-    body.extend(tree.body or [ast.Pass(**at)])
+    body.extend((unannotated(tree.body, shared) if shared else tree.body) or [ast.Pass(**at)])
     try:
         code = function_code(BLOCK_NAME, params, body, path, line, positioned=True)
     except TypeError:  # a transform added a node without a position: its parent's

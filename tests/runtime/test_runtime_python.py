@@ -461,3 +461,27 @@ def test_python_warns_once_about_code_that_load_checked(kedi):
     escapes = [w for w in caught if "invalid escape" in str(w.message)]
     assert len(escapes) == 1, [(str(w.message), w.filename, w.lineno) for w in caught]
     assert escapes[0].filename.endswith("prog.kedi") and escapes[0].lineno == 2
+
+
+def test_an_annotated_assignment_to_a_name_the_block_shares_with_kedi(run, capsys):
+    """A block is written as a module's top level, where `x: int = 5` binds the global `x`;
+    compiled as a function that declares `x` global (a Kedi binding it writes back, or a
+    block reading its namespace by name), the annotation made Python refuse it:
+    "annotated name 'x' can't be global"."""
+    src = """
+    [x: int] = `0`
+    ```
+    x: int = 5
+    if True:
+        y: int
+        x: int = x + 1
+    ```
+    ```
+    z: int = 3
+    w = globals().get("z")
+    print(z, w)
+    ```
+    = `x`
+    """
+    assert run(src) == 6
+    assert capsys.readouterr().out == "3 3\n"
