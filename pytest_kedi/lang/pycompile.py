@@ -43,12 +43,13 @@ def compile_error(tree: ast.AST, kind: str, path: str) -> SyntaxError | None:
     Python locates it (the tree's line numbers; the column a UTF-8 byte offset, plus one),
     or None. Compiling may warn; the runtime compiles the code again and gives those
     warnings then, so they are not given here."""
+    if isinstance(tree, ast.Expression) and _compiles(tree):
+        return None  # (most expressions: no compile, and the warning filters left alone)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             if isinstance(tree, ast.Expression):
-                if not _compiles(tree):
-                    compile(tree, path, "eval")
+                compile(tree, path, "eval")
                 return None
             assert isinstance(tree, ast.Module)
             if kind == "prelude":
