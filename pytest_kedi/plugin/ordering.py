@@ -3,8 +3,8 @@
 A file's suites and cases share one runtime and run in source order (docs/language.md
 §5.1: mutations leak from one case to the next). A plugin that reorders items (pytest-
 randomly shuffles modules, then the items within each) may move a file's items as a unit,
-or interleave them with others: each keeps its place in the session, and the file's items
-fill the places its items had, in source order.
+or interleave them with others: a file whose items were moved runs as a unit, in source
+order, where its first item was put (so ``--ff`` runs a file holding a failure first).
 """
 
 from __future__ import annotations
@@ -23,16 +23,26 @@ def _line(item: pytest.Item) -> int:
 
 
 def keep_source_order(items: list[pytest.Item]) -> None:
-    """Put each ``.kedi`` file's items back in source order, in the places they hold."""
-    places: dict[object, list[int]] = {}
-    for index, item in enumerate(items):
+    """Put each ``.kedi`` file's items back in source order. A file whose items were moved
+    out of it runs as a unit, in source order, where its first item was put: pytest's
+    ``--ff`` runs a file holding a failure first, as it would its failed item."""
+    groups: dict[object, list[pytest.Item]] = {}
+    for item in items:
         if isinstance(item, KediItem):  # a file's items share its module (`LazyModule`)
-            places.setdefault(item.lazy, []).append(index)
-    for indexes in places.values():
-        group = [items[index] for index in indexes]
-        lines = [_line(item) for item in group]
-        if all(a < b for a, b in pairwise(lines)):
-            continue  # the common case: nothing moved
-        ordered = sorted(group, key=_line)
-        for index, item in zip(indexes, ordered, strict=True):
-            items[index] = item
+            groups.setdefault(item.lazy, []).append(item)
+    moved = {
+        key
+        for key, group in groups.items()
+        if not all(a < b for a, b in pairwise(_line(item) for item in group))
+    }
+    if not moved:
+        return  # the common case: nothing moved
+    placed: list[pytest.Item] = []
+    for item in items:
+        if isinstance(item, KediItem) and item.lazy in moved:
+            group = groups.pop(item.lazy, None)
+            if group is not None:  # the file's first item: the whole file, here
+                placed.extend(sorted(group, key=_line))
+            continue
+        placed.append(item)
+    items[:] = placed

@@ -409,6 +409,27 @@ def test_failed_first_and_new_first_keep_a_files_items_in_source_order(
     assert ran == ["first", "second", "third", "fourth"]
 
 
+@pytest.mark.single_process("-v's order of results is the run order only in one process")
+def test_failed_first_runs_a_file_holding_a_failure_first_as_a_unit(kedi: Kedi) -> None:
+    """`--ff` put `b.kedi`'s failed case first; the file's first case then filled that place
+    and its failed case stayed behind the other files' tests."""
+    kedi.write(
+        "a.kedi", "@f() -> int:\n  = `1`\n\n@test: f:\n  > case: ok:\n    `assert f() == 1`\n"
+    )
+    kedi.write(
+        "b.kedi",
+        "@g() -> int:\n  = `1`\n\n@test: g:\n  > case: one:\n    `assert g() == 1`\n"
+        "  > case: bad:\n    `assert g() == 2`\n",
+    )
+    kedi.write("test_c.py", "def test_x():\n    pass\n")
+    kedi.run("--kedi-eval", "-p", "no:randomly").assert_outcomes(passed=3, failed=1)
+    result = kedi.run("--kedi-eval", "-p", "no:randomly", "-v", "--ff")
+    result.assert_outcomes(passed=3, failed=1)
+    ran = [line.split(" ", 1)[0] for line in result.stdout.lines if line.endswith("%]")]
+    assert ran == ["b.kedi::test:g::one", "b.kedi::test:g::bad", "a.kedi::test:f::ok",
+                   "test_c.py::test_x"]  # fmt: skip
+
+
 def test_parse_errors_show_paths_relative_to_the_invocation_directory(kedi: Kedi) -> None:
     kedi.write("sub/bad.kedi", "@eval: broken\n")
     kedi.write("sub/binary.kedi", "")
