@@ -163,6 +163,21 @@ def test_parse_error_is_one_collection_error_with_the_kedi_diagnostic(kedi: Kedi
     assert "pytest_kedi" not in result.stdout.str()
 
 
+@pytest.mark.single_process("pytest-xdist runs the other tests despite collection errors")
+def test_a_python_collection_error_beside_a_kedi_one_interrupts_counting_both(
+    kedi: Kedi,
+) -> None:
+    """The run was interrupted for "1 error during collection" above a final "2 errors"."""
+    kedi.write("broken.kedi", BROKEN)
+    kedi.write("demo.kedi", DEMO)
+    kedi.write("test_broken.py", "import no_such_module_here\n")
+    result = kedi.run("--kedi-eval")
+    result.assert_outcomes(errors=2)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*Interrupted: 2 errors during collection*"])
+    assert "1 error during collection" not in result.stdout.str()
+
+
 @recorded_hooks
 def test_reportinfo_points_at_the_header_lines(kedi: Kedi) -> None:
     kedi.write("demo.kedi", DEMO)
