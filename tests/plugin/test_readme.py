@@ -94,3 +94,22 @@ def test_readme_sample_output_is_real(kedi: Kedi, sample: Block) -> None:
         f"README.md line {sample.line_no}: the sample for `{sample.lines[0][2:]}` is not what "
         "pytest prints; the real output is:\n" + "\n".join(result.outlines)
     )
+
+
+def test_readme_counts_the_modules_loading_the_plugin_imports() -> None:
+    """The README's Performance section said loading the plugin imports 28 of pytest-kedi's
+    modules while it imported 34: the number is the one a process importing pytest and then
+    the plugin has."""
+    import subprocess
+    import sys
+
+    claimed = re.search(r"\((\d+) of its modules", README.read_text(encoding="utf-8"))
+    assert claimed, "README.md no longer says how many modules loading the plugin imports"
+    code = (
+        "import sys, pytest, pytest_kedi.plugin\n"
+        "print(sum(1 for m in sys.modules if m.split('.')[0] == 'pytest_kedi'))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert int(out) == int(claimed[1])
