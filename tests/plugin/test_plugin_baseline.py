@@ -68,6 +68,17 @@ def test_deltas_rows_and_the_max_drop(kedi: Kedi) -> None:
     assert (fresh["baseline_score"], fresh["delta"], fresh["rows"][0]["delta"]) == (None,) * 3
 
 
+def test_an_ini_baseline_is_relative_to_the_ini_file(kedi: Kedi) -> None:
+    """README (Markdown summary for CI): ``kedi_baseline`` from the ini file is relative to
+    the ini file's directory, as ``kedi_html`` is, not to where pytest runs."""
+    _baseline(kedi)
+    (kedi.pytester.path / "conf").mkdir()
+    (kedi.pytester.path / "old.json").rename(kedi.pytester.path / "conf" / "old.json")
+    kedi.write("conf/pytest.ini", "[pytest]\nkedi_baseline = old.json\n")
+    result = kedi.run("--kedi-eval", "-c", "conf/pytest.ini", "--rootdir", ".")
+    result.stdout.fnmatch_lines(["Baseline *old.json: 1 suite compared, 1 new, *"])
+
+
 def test_a_drop_within_the_max_passes(kedi: Kedi) -> None:
     _baseline(kedi)
     result = kedi.run("--kedi-eval", "--kedi-baseline", "old.json", "--kedi-max-drop", "0.5")

@@ -245,6 +245,17 @@ def test_cassette_dir_mirrors_the_kedi_paths(kedi: Kedi) -> None:
     assert not (kedi.pytester.path / "sub/classify.kedi.cassette.json").exists()
 
 
+def test_an_ini_cassette_dir_is_relative_to_the_ini_file(kedi: Kedi) -> None:
+    """README (Markdown summary for CI): ``kedi_cassette_dir`` from the ini file is relative
+    to the ini file's directory, not to where pytest runs."""
+    kedi.write("sub/classify.kedi", CLASSIFY)
+    kedi.write("conf/pytest.ini", "[pytest]\nkedi_cassette_dir = tapes\n")
+    kedi.run(
+        "--kedi-eval", "--kedi-record-mode", "record", "-c", "conf/pytest.ini", "--rootdir", "."
+    ).assert_outcomes(passed=1)
+    assert len(_entries(kedi.pytester.path / "conf/tapes/sub/classify.kedi.cassette.json")) == 3
+
+
 def test_prune_removes_unused_entries_only_after_a_complete_run(kedi: Kedi) -> None:
     kedi.write("classify.kedi", CLASSIFY)
     kedi.run("--kedi-eval", "--kedi-record-mode", "record").assert_outcomes(passed=1)
