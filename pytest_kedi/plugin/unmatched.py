@@ -127,12 +127,9 @@ def _warn_at(config: pytest.Config, warning: Warning, pattern: str) -> None:
     """Issue ``warning`` through pytest (`pytest.Config.issue_config_time_warning`: its
     filters, its warnings summary) located at the configuration file's line that holds
     ``pattern``, which the summary then shows, as it shows the line of code that gave a
-    warning; at pytest-kedi's own line when no such file line is found."""
-    found = _line_of(config.inipath, pattern)
-    if found is None:
-        config.issue_config_time_warning(warning, 3)
-        return
-    path, line = found
+    warning. A pattern no configuration file holds (``-o kedi_min_scores=...``) is located at
+    ``-o kedi_min_scores``, never at a pytest-kedi source line."""
+    path, line = _line_of(config.inipath, pattern) or ("-o kedi_min_scores", 1)
     # One call, compiled as if written at that line of that file: the frame the warning
     # names (`stacklevel=2` from `issue_config_time_warning`) is the configuration line.
     code = compile("\n" * (line - 1) + "issue(warning, 2)", path, "exec")

@@ -83,6 +83,19 @@ def test_patterns_matching_no_collected_suite_warn_once(kedi: Kedi) -> None:
     assert "unmatched.py" not in text
 
 
+def test_an_unmatched_pattern_given_with_o_is_not_located_in_pytest_kedi(kedi: Kedi) -> None:
+    """A pattern from ``-o kedi_min_scores=...`` (no configuration file line holds it) was
+    located at pytest-kedi's own source line, ``unmatched.py:74``, which the warnings
+    summary showed with the line of code that gave it."""
+    kedi.write("classifier.kedi", HALF)
+    result = kedi.subprocess("--kedi-eval", "-o", "kedi_min_scores=nope.kedi::eval:x = 0.5")
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(
+        ["*-o kedi_min_scores:1: PytestConfigWarning: kedi_min_scores: no eval suite matches*"]
+    )
+    assert "unmatched.py" not in result.stdout.str()
+
+
 @pytest.mark.parametrize(
     "selection",
     [
