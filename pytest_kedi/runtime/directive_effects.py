@@ -21,6 +21,7 @@ from pytest_kedi.runtime.errors import (
 )
 from pytest_kedi.runtime.evaluate import eval_code, render_text, where
 from pytest_kedi.runtime.model.calls import run_optimize
+from pytest_kedi.runtime.model.settings import parse_setting_value
 from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.modules import run_export, run_import
 from pytest_kedi.runtime.types import describe_value
@@ -211,9 +212,29 @@ def _set_marker(ctx: Frame, name: str, marker: tuple[str, int]) -> None:
     ctx.scope.state = state.replace(unsupported=(*_without(state, name), marker))
 
 
+def _is_off(value: Any) -> bool:
+    """``disabled`` (or a false ``enabled:``) turns a `_NOOP_WHEN_OFF` directive off."""
+    return value is False or (isinstance(value, str) and value.strip() in _OFF_VALUES)
+
+
+def _turned_off(stmt: nodes.Directive, ctx: Frame) -> bool:
+    """`> history: disabled`, `` > history: `"disabled"` `` or a block whose `enabled:` is
+    false, such as `> artifacts:` with `enabled: false` (docs/language.md §4.5)."""
+    if stmt.name not in _NOOP_WHEN_OFF:
+        return False
+    if stmt.body_kind == "none":
+        return _is_off(eval_code(stmt.code, ctx) if stmt.code is not None else stmt.value)
+    for kv in stmt.settings:
+        if kv.key == "enabled":
+            if kv.code is not None:
+                return _is_off(eval_code(kv.code, ctx))
+            return _is_off(parse_setting_value(kv.value or ""))
+    return False
+
+
 def _marker(stmt: nodes.Directive, ctx: Frame) -> None:
     value = (stmt.value or "").strip()
-    if stmt.name in _NOOP_WHEN_OFF and stmt.body_kind == "none" and value in _OFF_VALUES:
+    if _turned_off(stmt, ctx):
         # turned off: an earlier setting of the slot is replaced (docs/language.md §6.1)
         state = ctx.scope.state
         ctx.scope.state = state.replace(unsupported=_without(state, stmt.name))

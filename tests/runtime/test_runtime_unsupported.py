@@ -54,6 +54,30 @@ def test_history_and_artifacts_disabled_are_no_ops(run, name: str):
     assert run(f"> {name}: disabled\n[x] << hi\n= <x>\n", model=ScriptedModel()) == "text"
 
 
+@pytest.mark.parametrize(
+    "directive",
+    [
+        "> artifacts:\n  enabled: false\n  ttl: 3",
+        "> history:\n  enabled: false",
+        "> history:\n  enabled: `False`",
+        '> history: `"disabled"`',
+        '> artifacts: `"disabled"`',
+    ],
+)
+def test_history_and_artifacts_turned_off_in_any_form_are_no_ops(run, directive: str):
+    """A block whose `enabled:` is false (Kedi's docs turn artifacts off that way) and a
+    backtick value giving `disabled` turn the feature off like `> history: disabled`; they
+    raised "not supported" at the model call."""
+    assert run(f"{directive}\n[x] << hi\n= <x>\n", model=ScriptedModel()) == "text"
+
+
+@pytest.mark.parametrize("directive", ["> history:\n  enabled: true", '> history: `"enabled"`'])
+def test_history_turned_on_in_any_form_still_raises(run, directive: str):
+    with pytest.raises(KediUnsupportedError) as info:
+        run(f"{directive}\n[x] << hi\n= <x>\n", model=ScriptedModel())
+    assert info.value.message == "`> history:` is not supported by pytest-kedi (line 1)"
+
+
 @pytest.mark.parametrize("name", ["skills", "codemode"])
 def test_skills_and_codemode_raise_even_disabled(run, name: str):
     """KEDI.md §8: a clear error, no no-op allowed (only history's and artifacts')."""
