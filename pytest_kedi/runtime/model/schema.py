@@ -109,6 +109,26 @@ def _attribute(index: int) -> str:
 _ATTRIBUTES = tuple(f"kedi_field_{index}" for index in range(32))
 
 
+#: pydantic error contexts of a validator (``error``) or a constraint (`Field(gt=0)`,
+#: `max_length`, `pattern`, ...): their message is the reason; a type mismatch has none.
+_CONSTRAINT_KEYS = frozenset(
+    {
+        "error",
+        "gt",
+        "ge",
+        "lt",
+        "le",
+        "multiple_of",
+        "min_length",
+        "max_length",
+        "pattern",
+        "max_digits",
+        "decimal_places",
+        "whole_digits",
+    }
+)
+
+
 def describe_output_error(error: BaseException, key: SchemaKey) -> str:
     """The invalid output fields behind a failed structured call (pydantic-ai gives up
     after its output retries and chains the last ``ValidationError``), or ``""``.
@@ -134,7 +154,9 @@ def describe_output_error(error: BaseException, key: SchemaKey) -> str:
         text = f"output field '{name}' expects {expected}, got {describe_value(item.get('input'))}"
         if len(loc) > 1:
             text += " at " + ".".join(str(part) for part in loc)
-        if (item.get("ctx") or {}).get("error") is not None:  # a validator's own reason
+        if _CONSTRAINT_KEYS & set(item.get("ctx") or {}):
+            # a validator's or a constraint's own reason, as at every other boundary
+            # (docs/language.md#types): `...: Input should be greater than 0`
             text += f": {error_reason(item)}"
         parts.append(text)
     return "; ".join(dict.fromkeys(parts))

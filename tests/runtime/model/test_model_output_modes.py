@@ -118,6 +118,38 @@ def test_an_answer_a_fields_validator_rejects_keeps_the_validators_reason() -> N
     ) in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("constraint", "answer", "reason"),
+    [
+        ("gt", -1, "got -1 (int): Input should be greater than 0"),
+        ("max_length", "toolong", "got 'toolong' (str): String should have at most 3 characters"),
+    ],
+)
+def test_an_answer_a_fields_constraint_rejects_names_the_constraint(
+    constraint: str, answer: object, reason: str
+) -> None:
+    """A `Field(gt=0)` or `Field(max_length=3)` constraint's reason was dropped from the
+    model output's error (it was kept for a validator and at every other boundary)."""
+    from typing import Annotated
+
+    from pydantic import Field
+
+    field = Field(gt=0) if constraint == "gt" else Field(max_length=3)
+    base = int if constraint == "gt" else str
+    model = Scripted(tool_answer({"n": answer}, {"n": answer}))
+    with pytest.raises(ModelError) as caught:
+        ModelBoundary(model.model).produce(AgentState(), "give", {"n": Annotated[base, field]})
+    assert "output field 'n' expects Annotated[" in str(caught.value)
+    assert str(caught.value).endswith(reason)
+
+
+def test_a_type_mismatch_adds_no_reason() -> None:
+    model = Scripted(tool_answer({"n": "lots"}, {"n": "lots"}))
+    with pytest.raises(ModelError) as caught:
+        ModelBoundary(model.model).produce(AgentState(), "count", {"n": int})
+    assert str(caught.value).endswith("output field 'n' expects int, got 'lots' (str)")
+
+
 def test_native_output_when_the_profile_prefers_it() -> None:
     model = Scripted(text_answer('{"label": "billing", "score": 3}'), NATIVE)
     result = ModelBoundary(model.model).produce(
