@@ -144,7 +144,10 @@ def describe_output_error(error: BaseException, key: SchemaKey) -> str:
     parts: list[str] = []
     for item in cause.errors():
         loc = item.get("loc", ())
-        name = str(loc[0]) if loc else "?"
+        if not loc:  # the answer as a whole: not JSON, or not an object
+            parts.append(f"the answer is invalid: {item.get('msg', '')}")
+            continue
+        name = str(loc[0])
         if name not in types_:
             continue
         expected = describe_type(types_[name])

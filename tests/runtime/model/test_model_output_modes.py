@@ -150,6 +150,29 @@ def test_a_type_mismatch_adds_no_reason() -> None:
     assert str(caught.value).endswith("output field 'n' expects int, got 'lots' (str)")
 
 
+def _invalid_tool_arguments(n: int, info: AgentInfo) -> ModelResponse:
+    (tool,) = info.output_tools
+    return ModelResponse(parts=[ToolCallPart(tool.name, "{not json", tool_call_id=f"c{n}")])
+
+
+@pytest.mark.parametrize(
+    ("answer", "profile", "reason"),
+    [
+        (_invalid_tool_arguments, None, "the answer is invalid: Invalid JSON: key must be a"),
+        (text_answer("[1]", "[1]"), NATIVE, "the answer is invalid: Input should be an object"),
+    ],
+)
+def test_an_answer_that_is_not_a_json_object_says_why(
+    answer: Answer, profile: ModelProfile | None, reason: str
+) -> None:
+    """The failure said only ``Exceeded maximum output retries (1)``: the reason (invalid
+    JSON, not an object) was dropped, as it names no output field."""
+    model = Scripted(answer, profile)
+    with pytest.raises(ModelError) as caught:
+        ModelBoundary(model.model).produce(AgentState(), "count", {"n": int})
+    assert f"Exceeded maximum output retries (1); {reason}" in str(caught.value)
+
+
 def test_native_output_when_the_profile_prefers_it() -> None:
     model = Scripted(text_answer('{"label": "billing", "score": 3}'), NATIVE)
     result = ModelBoundary(model.model).produce(
