@@ -71,6 +71,7 @@ _CHOICES = {
     "approval": ("allow", "deny"),
     "agent": ("claude", "codex", "acp", "a2a"),
     "history": ("enabled", "disabled"),
+    "artifacts": ("enabled", "disabled"),
     "skills": ("enabled", "disabled"),
     "codemode": ("enabled", "disabled"),
     "hooks": ("enabled", "disabled"),

@@ -249,6 +249,13 @@ CASES = [
         "> approval: edit\n", 1, 13, "invalid value 'edit' for '> approval:'; expec", id="approval"
     ),
     pytest.param(
+        "> artifacts: banana\n",
+        1,
+        14,
+        "invalid value 'banana' for '> artifacts:'; expected one of enabled, disabled",
+        id="artifacts",
+    ),
+    pytest.param(
         "> agent: pydantic\n",
         1,
         10,
