@@ -41,7 +41,7 @@ def resolve_model(name: str, *, answered_from_cassette: bool = False) -> Model:
     """
     normalized = normalize_model_name(name)
     if normalized == TEST_MODEL:
-        from pydantic_ai.models.test import TestModel
+        from pytest_kedi.runtime.model.offline import TestModel
 
         return TestModel()
     from pydantic_ai.models import infer_model
