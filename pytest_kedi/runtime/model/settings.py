@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # pydantic is imported when a setting is first checked
 
 __all__ = [
     "DROPPED_SETTING_KEYS",
+    "RESERVED_SETTING_KEYS",
     "check_setting",
     "model_setting_keys",
     "parse_setting_value",
@@ -26,6 +27,14 @@ __all__ = [
 DROPPED_SETTING_KEYS: frozenset[str] = frozenset(
     {"stop", "cwd", "env", "sandbox", "permission_mode"}
 )
+
+#: pydantic-ai keys pytest-kedi keeps to itself, each with why: an error names it.
+RESERVED_SETTING_KEYS: dict[str, str] = {
+    "max_retries": (
+        "pytest-kedi retries failed requests itself (--kedi-retries), so that every request "
+        "is counted and --kedi-max-requests holds"
+    ),
+}
 
 _TRUE = frozenset({"true"})
 _FALSE = frozenset({"false"})
@@ -91,8 +100,12 @@ def check_setting(key: str, value: Any) -> Any:
     `DROPPED_SETTING_KEYS` first) or a value of the wrong type."""
     adapters = _model_settings_adapters()
     adapter = adapters.get(key)
+    if key in RESERVED_SETTING_KEYS:
+        raise ModelError(
+            f"setting '{key}' is not available in `> settings:`: {RESERVED_SETTING_KEYS[key]}"
+        )
     if adapter is None:
-        allowed = " ".join(sorted(adapters))
+        allowed = " ".join(sorted(set(adapters) - RESERVED_SETTING_KEYS.keys()))
         raise ModelError(
             f"unknown setting '{key}' in `> settings:` (pydantic-ai model settings are: {allowed})"
         )

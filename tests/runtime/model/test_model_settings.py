@@ -65,14 +65,14 @@ def test_keys_follow_the_installed_pydantic_ai() -> None:
 
     assert model_setting_keys() == frozenset(ModelSettings.__annotations__)
     # keys pydantic-ai gained after the first fixed list pass through too
-    gained = {"max_retries": 3, "top_k": 40, "request_timeout": 2.5, "cache": "5m"}
+    gained = {"top_k": 40, "request_timeout": 2.5, "cache": "5m"}
     assert validate_settings(gained) == gained
 
 
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        ("> settings:\n  max_retries: 2\n  top_k: 5\n", {"max_retries": 2, "top_k": 5}),
+        ("> settings:\n  request_timeout: 2\n  top_k: 5\n", {"request_timeout": 2, "top_k": 5}),
         ("> settings:\n  service_tier: flex\n  stop: END\n", {"service_tier": "flex"}),
         # one backtick mapping, merged like a body (it was silently ignored)
         (
@@ -114,12 +114,31 @@ def test_unknown_keys_are_rejected_with_a_clear_error(key: str) -> None:
     assert "temperature" in message
 
 
+@pytest.mark.parametrize("value", [0, 2])
+def test_max_retries_is_refused_as_pytest_kedi_does_the_retrying(value: int) -> None:
+    """`max_retries: 2` turned the provider SDK's own retries back on: a failing request was
+    sent three times, unseen by the usage counts and by `--kedi-max-requests`."""
+    with pytest.raises(ModelError) as caught:
+        validate_settings({"max_retries": value})
+    assert str(caught.value) == (
+        "setting 'max_retries' is not available in `> settings:`: pytest-kedi retries failed "
+        "requests itself (--kedi-retries), so that every request is counted and "
+        "--kedi-max-requests holds"
+    )
+
+
+def test_the_unknown_key_error_does_not_offer_max_retries() -> None:
+    with pytest.raises(ModelError) as caught:
+        validate_settings({"typo": 1})
+    assert "max_retries" not in str(caught.value)
+
+
 @pytest.mark.parametrize(
     ("key", "value", "wanted"),
     [
         ("max_tokens", "100", "Input should be a valid integer"),
         ("max_tokens", True, "Input should be a valid integer"),
-        ("max_retries", 1.5, "Input should be a valid integer"),
+        ("seed", 1.5, "Input should be a valid integer"),
         ("temperature", "hot", "Input should be a valid number"),
         ("parallel_tool_calls", 1, "Input should be a valid boolean"),
         ("stop_sequences", "END", "Input should be a valid list"),
