@@ -17,6 +17,7 @@ __all__ = ["DocBlock", "Fence", "Item", "fence_dedent", "scan"]
 
 FENCE = "```"
 _OPAQUE = re.compile(r"```|`[^`]*`|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
+_STRING = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
 _TAGGED_FENCE = re.compile(r"```[A-Za-z][A-Za-z0-9_+.-]*")
 
 
@@ -63,12 +64,15 @@ class Item:
 
 
 def comment_start(text: str) -> int:
-    """Index of the first unescaped ``#`` outside backticks (or ``len(text)``)."""
+    """Index of the first unescaped ``#`` outside backticks (or ``len(text)``). Inside square
+    brackets (a type: ``Literal["#1"]``, ``[x: Annotated[str, "a # b"]]``) a quoted string is
+    Python's, so a ``#`` in it starts no comment (docs/language.md#comments)."""
     if "#" not in text:
         return len(text)
-    if "`" not in text and "\\" not in text:
+    if "`" not in text and "\\" not in text and not ("[" in text and ('"' in text or "'" in text)):
         return text.index("#")
     in_code = False
+    depth = 0  # unescaped '[' nesting outside backticks
     i = 0
     n = len(text)
     while i < n:
@@ -83,6 +87,15 @@ def comment_start(text: str) -> int:
                 i += 1
             elif ch == "#":
                 return i
+            elif ch == "[":
+                depth += 1
+            elif ch == "]":
+                depth = max(0, depth - 1)
+            elif depth and (ch == '"' or ch == "'"):
+                string = _STRING.match(text, i)
+                if string is not None:
+                    i = string.end()
+                    continue
         i += 1
     return n
 
