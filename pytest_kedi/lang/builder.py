@@ -4,6 +4,7 @@ per parse."""
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.checks import check_body
@@ -19,6 +20,11 @@ __all__ = ["Builder"]
 _SOLE_CODE = re.compile(r"`[^`]*`")
 _SUITE = re.compile(r"@[ \t]*(test|eval)[ \t]*(:?)(.*)", re.S)
 _FIELD_IN_RHS = "output fields ([name]) are only allowed in '>>' template rows"
+
+
+def _odd_indent(char: str) -> str:
+    name = unicodedata.name(char, "a whitespace character")
+    return f"indent with spaces or tabs: this line starts with U+{ord(char):04X} ({name})"
 
 
 def _readonly(ctx: BuildContext) -> frozenset[str]:
@@ -145,6 +151,8 @@ class Builder:
                 out.append(stmt)
                 continue
             if kind == "row":
+                if item.text[0].isspace():  # docs/language.md#indentation
+                    raise KediSyntaxError(item.start, _odd_indent(item.text[0]))
                 if item.text[0] == "[" and item.text.count("[") > item.text.count("]"):
                     raise KediSyntaxError(item.start, "unbalanced '[': missing ']'")
                 raise KediSyntaxError(item.start, "template text must start with '>>'")

@@ -1,9 +1,13 @@
-"""Lexical details (docs/language.md#lexical-structure): comments, strings in types."""
+"""Lexical details (docs/language.md#lexical-structure): comments, strings in types, indentation."""
 
 from __future__ import annotations
 
+import pytest
+
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang import parse
+
+from .conftest import error_of
 
 
 def test_hash_in_a_quoted_string_of_a_parameter_type_is_not_a_comment() -> None:
@@ -38,3 +42,28 @@ def test_hash_in_a_quoted_string_of_a_target_or_output_type_is_not_a_comment() -
     assert parts[1].type.source == 'Literal["#1", "#2"]'
     # Outside brackets a quote is plain text, so '#' still starts a comment there.
     assert isinstance(parts[2], n.Literal) and parts[2].value == ' of "them'
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "column", "char"),
+    [
+        pytest.param("\xa0= done\n", 1, 1, "U+00A0 (NO-BREAK SPACE)", id="nbsp"),
+        pytest.param(
+            "@f():\n\u3000\u3000= a\n", 2, 1, "U+3000 (IDEOGRAPHIC SPACE)", id="ideographic"
+        ),
+        pytest.param("@f():\n  \xa0= a\n", 2, 3, "U+00A0 (NO-BREAK SPACE)", id="after_spaces"),
+    ],
+)
+def test_indentation_with_other_whitespace_is_named(
+    source: str, line: int, column: int, char: str
+) -> None:
+    # A non-breaking space pasted from a web page is not indentation: the error names it,
+    # instead of calling the line template text.
+    d = error_of(source)
+    assert (d.line, d.column) == (line, column)
+    assert d.message == f"indent with spaces or tabs: this line starts with {char}"
+
+
+def test_other_whitespace_starting_a_template_row_is_text() -> None:
+    (template,) = parse(">> first\n\u3000second\n").body
+    assert isinstance(template, n.Template) and len(template.rows) == 2
