@@ -67,3 +67,9 @@ def test_indentation_with_other_whitespace_is_named(
 def test_other_whitespace_starting_a_template_row_is_text() -> None:
     (template,) = parse(">> first\n\u3000second\n").body
     assert isinstance(template, n.Template) and len(template.rows) == 2
+
+
+def test_hash_in_a_quoted_string_of_a_settings_list_is_kept() -> None:
+    (settings, _) = parse('> settings:\n  stop_sequences: ["#", "END"]  # note\n= a\n').body
+    assert isinstance(settings, n.Directive)
+    assert settings.settings[0].value == '["#", "END"]'
