@@ -18,7 +18,8 @@ __all__ = ["DocBlock", "Fence", "Item", "fence_dedent", "scan"]
 FENCE = "```"
 _OPAQUE = re.compile(r"```|`[^`]*`|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
 _STRING = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
-_TAGGED_FENCE = re.compile(r"```[A-Za-z][A-Za-z0-9_+.-]*")
+_TAGGED_FENCE = re.compile(r"```[ \t]*[A-Za-z][A-Za-z0-9_+.-]*")
+_LONG_FENCE = re.compile(r"````+")
 
 
 @dataclass(slots=True)
@@ -208,6 +209,10 @@ class _Scanner:
             if first == "`" and _TAGGED_FENCE.fullmatch(stripped):
                 raise KediSyntaxError(
                     base + lead, "a fence is ``` alone on its line (no language tag)"
+                )
+            if first == "`" and _LONG_FENCE.fullmatch(stripped):
+                raise KediSyntaxError(
+                    base + lead, "a fence is exactly three backticks (```) alone on its line"
                 )
             if stripped == FENCE:
                 fence, i = self.fence(i + 1, total, width, base + lead, i)

@@ -73,3 +73,24 @@ def test_hash_in_a_quoted_string_of_a_settings_list_is_kept() -> None:
     (settings, _) = parse('> settings:\n  stop_sequences: ["#", "END"]  # note\n= a\n').body
     assert isinstance(settings, n.Directive)
     assert settings.settings[0].value == '["#", "END"]'
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        pytest.param(
+            "``` python\nx = 1\n```\n",
+            "a fence is ``` alone on its line (no language tag)",
+            id="spaced_tag",
+        ),
+        pytest.param(
+            "````\nx = 1\n````\n",
+            "a fence is exactly three backticks (```) alone on its line",
+            id="four_backticks",
+        ),
+    ],
+)
+def test_a_malformed_fence_opener_is_reported_where_it_is(source: str, message: str) -> None:
+    # Before, the first was "unterminated fence" at line 3 and the second "template text".
+    d = error_of(source)
+    assert (d.line, d.column, d.message) == (1, 1, message)
