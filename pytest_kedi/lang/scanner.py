@@ -338,7 +338,11 @@ class _Scanner:
                 return Fence(open_offset, i + 1, code, close, width), j + 1
             body.append(self.lines[j])
             j += 1
-        raise KediSyntaxError(open_offset, "unterminated fence: no closing ``` line was found")
+        message = "unterminated fence: no closing ``` line was found"
+        near = next((k for k in range(i, total) if self.lines[k].lstrip().startswith(FENCE)), None)
+        if near is not None:  # "```  # done": the closing fence is ``` alone on its line
+            message += f" (line {near + 1} starts with ``` but is not ``` alone)"
+        raise KediSyntaxError(open_offset, message)
 
     def doc_block(self, i: int, total: int, width: int, lead: int) -> int:
         j = i + 1

@@ -94,3 +94,12 @@ def test_a_malformed_fence_opener_is_reported_where_it_is(source: str, message: 
     # Before, the first was "unterminated fence" at line 3 and the second "template text".
     d = error_of(source)
     assert (d.line, d.column, d.message) == (1, 1, message)
+
+
+def test_an_unterminated_fence_names_the_line_that_almost_closes_it() -> None:
+    d = error_of("= ```\nreturn 'a'\n```  # done\n")
+    assert (d.line, d.column) == (1, 3)
+    assert d.message == (
+        "unterminated fence: no closing ``` line was found"
+        " (line 3 starts with ``` but is not ``` alone)"
+    )
