@@ -268,9 +268,12 @@ class _Scanner:
                     "unbalanced '(': this header's parameter list is never closed with ')'",
                 )
             raw = self.lines[i]
+            if raw.strip() == "###":  # a block comment between parameters or fields
+                i = self.comment_end(i, total) + 1
+                continue
             cut = comment_start(raw)
             body = raw[:cut].rstrip()
-            gap = self.starts[i] - item.end  # newline(s) and blanked tail of the previous line
+            gap = self.starts[i] - item.end  # newline(s) and blanked tail of the previous line(s)
             parts.append(" " * (gap - 1) + "\n" + body)
             item.end = self.starts[i] + len(body)
             depth = _paren_depth(body, depth)
@@ -344,23 +347,26 @@ class _Scanner:
             message += f" (line {near + 1} starts with ``` but is not ``` alone)"
         raise KediSyntaxError(open_offset, message)
 
-    def doc_block(self, i: int, total: int, width: int, lead: int) -> int:
-        j = i + 1
-        while j < total:
+    def comment_end(self, i: int, total: int) -> int:
+        """Index of the ``###`` line closing the block comment that line ``i`` opens."""
+        for j in range(i + 1, total):
             if self.lines[j].strip() == "###":
-                body = [_dedent(line, width) for line in self.lines[i + 1 : j]]
-                text = "\n".join(body).strip()
-                end = self.starts[j] + len(self.lines[j].rstrip())
-                doc = DocBlock(i + 1, width, self.starts[i] + lead, end, text)
-                self.docs.append(doc)
-                self.items.append(
-                    Item("doc", i + 1, width, doc.start, doc.end, "###", False, None, [], doc)
-                )
-                return j + 1
-            j += 1
+                return j
+        lead = len(self.lines[i]) - len(self.lines[i].lstrip(" \t"))
         raise KediSyntaxError(
             self.starts[i] + lead, "unterminated `###` block comment: no closing `###` line"
         )
+
+    def doc_block(self, i: int, total: int, width: int, lead: int) -> int:
+        j = self.comment_end(i, total)
+        body = [_dedent(line, width) for line in self.lines[i + 1 : j]]
+        text = "\n".join(body).strip()
+        end = self.starts[j] + len(self.lines[j].rstrip())
+        doc = DocBlock(i + 1, width, self.starts[i] + lead, end, text)
+        self.docs.append(doc)
+        item = Item("doc", i + 1, width, doc.start, doc.end, "###", False, None, [], doc)
+        self.items.append(item)
+        return j + 1
 
 
 def scan(src: Source) -> list[Item]:

@@ -103,3 +103,19 @@ def test_an_unterminated_fence_names_the_line_that_almost_closes_it() -> None:
         "unterminated fence: no closing ``` line was found"
         " (line 3 starts with ``` but is not ``` alone)"
     )
+
+
+def test_a_block_comment_inside_a_parameter_list_is_a_comment() -> None:
+    # Before, the comment's lines were read as parameters ('b' of type 'the').
+    source = "@f(\n  a,\n  ###\n  b: the old second parameter\n  ###\n  c\n):\n  = <c>\n"
+    (proc,) = parse(source).body
+    assert isinstance(proc, n.Procedure)
+    assert [p.name for p in proc.params] == ["a", "c"]
+    (decl,) = parse("~T(\n  ###\n  note (draft)\n  ###\n  x: int\n)\n").body
+    assert isinstance(decl, n.TypeDecl) and [f.name for f in decl.fields] == ["x"]
+
+
+def test_an_unterminated_block_comment_in_a_header_is_reported_where_it_opens() -> None:
+    d = error_of("@f(\n  a,\n  ###\n  b\n):\n  = <a>\n")
+    assert (d.line, d.column) == (3, 3)
+    assert d.message == "unterminated `###` block comment: no closing `###` line"
