@@ -92,9 +92,9 @@ def classify(item: Item) -> str:
     if first == "=":
         return "return"
     if first == "@":
-        rest = text[1:].lstrip()
+        rest = text[1:].lstrip(" \t")  # as `builder._SUITE` reads it
         if rest.startswith(("test", "eval")):
-            after = rest[4:].lstrip()
+            after = rest[4:].lstrip(" \t")
             if after.startswith(":") or (rest[4:5] in (" ", "\t") and after[:1] != "("):
                 return "suite"  # '@test: name:' (or '@test name:', missing its ':')
         return "procedure"

@@ -119,3 +119,13 @@ def test_an_unterminated_block_comment_in_a_header_is_reported_where_it_opens() 
     d = error_of("@f(\n  a,\n  ###\n  b\n):\n  = <a>\n")
     assert (d.line, d.column) == (3, 3)
     assert d.message == "unterminated `###` block comment: no closing `###` line"
+
+
+@pytest.mark.parametrize("space", ["\xa0", "\u3000", "\x0c"])
+def test_a_suite_header_with_other_whitespace_after_the_at_sign_is_a_located_error(
+    space: str,
+) -> None:
+    # Before, this was "internal error in the Kedi parser (AssertionError)".
+    d = error_of(f"@{space}eval: judge:\n  > data: cases:\n    = `[]`\n")
+    assert (d.line, d.column) == (1, 2)
+    assert "internal error" not in d.message
