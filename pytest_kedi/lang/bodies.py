@@ -11,7 +11,7 @@ from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.checks import check_scope
 from pytest_kedi.lang.context import BuildContext, classify, stop_of
 from pytest_kedi.lang.heads import check_name, parse_metric_head
-from pytest_kedi.lang.scanner import Item
+from pytest_kedi.lang.scanner import Item, quoted_value
 from pytest_kedi.lang.source import KediSyntaxError
 from pytest_kedi.lang.syntax import DIRECTIVES, IDENT, IDENT_CHAR, IDENT_START, Body, names
 from pytest_kedi.lang.text import ESCAPES
@@ -203,6 +203,10 @@ class BodyReader:
             return n.KeyValue(span, key, None, items=names)
         if _SOLE_CODE.fullmatch(value):
             return n.KeyValue(span, key, value, self.code(at, value))
+        if value[:1] in ("'", '"'):  # the scanner cut the row at a '#' the string may hold
+            text = self.b.src.text
+            end = text.find("\n", at)
+            value = quoted_value(text[at : len(text) if end < 0 else end].rstrip("\r"))
         return n.KeyValue(span, key, _plain(value, at))
 
     def text_row(self, item: Item, name: str) -> n.Text:

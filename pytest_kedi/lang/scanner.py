@@ -101,6 +101,16 @@ def comment_start(text: str) -> int:
     return n
 
 
+def quoted_value(line: str) -> str:
+    """``line``, a plain value, up to its comment, a leading quoted string kept whole: the
+    string is Python's, so a ``#`` in it starts no comment (docs/language.md#comments)."""
+    string = _STRING.match(line)
+    if string is None:
+        return line[: comment_start(line)].rstrip()
+    rest = line[string.end() :]
+    return (line[: string.end()] + rest[: comment_start(rest)]).rstrip()
+
+
 def _indent_width(raw: str) -> tuple[int, int]:
     """(visual width with tab = 4, number of leading whitespace characters)."""
     lead = len(raw) - len(raw.lstrip(" \t"))

@@ -76,6 +76,22 @@ def test_hash_in_a_quoted_string_of_a_settings_list_is_kept() -> None:
 
 
 @pytest.mark.parametrize(
+    ("row", "value"),
+    [
+        ('tag: "team #3"  # note', '"team #3"'),
+        ("tag: 'a#b'", "'a#b'"),
+        ('tag: "open # never closed', '"open'),
+        ("tag: plain # comment", "plain"),
+    ],
+)
+def test_hash_in_a_quoted_plain_setting_value_is_kept(row: str, value: str) -> None:
+    """A plain value was cut at the first '#': `"team #3"` became `"team`, silently."""
+    (settings, _) = parse(f"> settings:\n  {row}\n= a\n").body
+    assert isinstance(settings, n.Directive)
+    assert settings.settings[0].value == value
+
+
+@pytest.mark.parametrize(
     ("source", "message"),
     [
         pytest.param(
