@@ -249,7 +249,7 @@ class KediExecutionError(KediError):
         final = self._final_message()
         text = f"{self.kind_name}: {final}"
         user = self._user_exception()
-        if user is None or not (getattr(user, "__notes__", None) or hasattr(user, "exceptions")):
+        if user is None:
             return text
         from pytest_kedi.pytraces import members_text, notes_lines
 

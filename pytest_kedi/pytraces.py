@@ -11,10 +11,12 @@ trace of the exception they caused, the members after it).
 
 from __future__ import annotations
 
+import collections.abc
 import os
 import re
 import sysconfig
 import traceback
+from collections.abc import Callable
 from functools import cache
 
 from pytest_kedi.text import printable, printable_marks
@@ -125,11 +127,26 @@ def members_text(exc: BaseException) -> str:
 
 
 def notes_lines(exc: BaseException) -> list[str]:
-    """The notes ``add_note`` gave ``exc``, as Python prints them under its message."""
-    notes = getattr(exc, "__notes__", None)
-    if not isinstance(notes, (list, tuple)):
+    """The notes ``add_note`` gave ``exc``, as Python prints them under its message: each
+    note's ``str()`` (``<note str() failed>`` when that raises), a ``__notes__`` that is not
+    a sequence as its ``repr()``; user code's failures here never replace the error."""
+    try:
+        notes = getattr(exc, "__notes__", None)
+    except Exception:
         return []
+    if notes is None:
+        return []
+    if not isinstance(notes, collections.abc.Sequence) or isinstance(notes, (str, bytes)):
+        return _safe_text(notes, "__notes__", repr).splitlines() or [""]
     lines: list[str] = []
     for note in notes:
-        lines += (note if isinstance(note, str) else repr(note)).splitlines() or [""]
+        lines += _safe_text(note, "note", str).splitlines() or [""]
     return lines
+
+
+def _safe_text(value: object, what: str, func: Callable[[object], str]) -> str:
+    """``func(value)``, or Python's ``<note str() failed>`` form when user code raises."""
+    try:
+        return func(value)
+    except Exception:
+        return f"<{what} {func.__name__}() failed>"

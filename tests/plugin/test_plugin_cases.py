@@ -426,6 +426,46 @@ def test_causes_notes_and_group_members_are_shown(kedi: Kedi) -> None:
     assert "__kedi" not in result.stdout.str()
 
 
+ODD_NOTES = """\
+```
+class Unprintable:
+    def __str__(self):
+        raise ValueError("no str")
+    def __repr__(self):
+        raise ValueError("no repr")
+```
+
+@test: e:
+  > case: unprintable_note:
+    ```
+    e = KeyError("k")
+    e.__notes__ = [Unprintable(), "note two"]
+    raise e
+    ```
+  > case: notes_not_a_list:
+    ```
+    e = ValueError("v")
+    e.__notes__ = 5
+    raise e
+    ```
+"""
+
+
+def test_notes_that_do_not_print_show_as_python_shows_them(kedi: Kedi) -> None:
+    """A note whose ``str()`` raised replaced the case's failure with that error and
+    pytest-kedi's own traceback; Python prints ``<note str() failed>`` (and a ``__notes__``
+    that is not a list as its ``repr()``) under the exception's line."""
+    kedi.write("notes.kedi", ODD_NOTES)
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["KeyError: 'k'", "<note str() failed>", "note two"])
+    result.stdout.fnmatch_lines(["ValueError: v", "5"])
+    assert "pytest_kedi/" not in result.stdout.str()
+    messages = {t["case"]: t["message"] for t in kedi.json("r.json")["tests"]}
+    assert messages["unprintable_note"] == "KeyError: 'k'\n<note str() failed>\nnote two"
+    assert messages["notes_not_a_list"] == "ValueError: v\n5"
+
+
 HELPERS = """\
 def parse(text):
     return int(text)
