@@ -74,9 +74,9 @@ def classify_exception(exc: BaseException) -> str:
         if isinstance(err, KediModelError):
             cause = err.__cause__
             return cause.error_class if isinstance(cause, ModelError) else "model"
-        if not isinstance(err, KediExecutionError) and type(err).__module__.startswith(
-            "pydantic_ai"
-        ):
+        module = type(err).__module__  # user code may set any value, even None
+        pydantic_ai = isinstance(module, str) and module.startswith("pydantic_ai")
+        if pydantic_ai and not isinstance(err, KediExecutionError):
             return "model"
     for err in chain:
         if isinstance(err, KediTypeExecutionError) and err.original is None:

@@ -84,3 +84,28 @@ def test_a_pytest_skip_in_a_dataset_is_left_to_pytest() -> None:
     program = FakeProgram({("data", "samples"): pytest.skip.Exception("no data")}, lambda b: 1)
     with pytest.raises(pytest.skip.Exception, match="no data"):
         run_suite(program, make_suite(), EvalOptions())
+
+
+class Unplaced(Exception):
+    """A user exception class whose ``__module__`` user code set to ``None``."""
+
+
+Unplaced.__module__ = None  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+def test_an_exception_class_without_a_module_is_that_rows_error(options) -> None:
+    """Its row's error class was looked up on ``__module__``, and the suite failed with
+    ``AttributeError: 'NoneType' object has no attribute 'startswith'``."""
+
+    def metric(bindings: dict[str, Any]) -> float:
+        if bindings["samples"] == 2:
+            raise Unplaced("odd class")
+        return 1.0
+
+    program = FakeProgram({("data", "samples"): [1, 2, 3]}, metric)
+    result = run_suite(program, make_suite(), options)
+    assert result.error is None
+    assert [row.score for row in result.rows] == [1.0, 0.0, 1.0]
+    assert result.rows[1].feedback == "error: Unplaced: odd class"
+    assert result.rows[1].error_class == "metric"
