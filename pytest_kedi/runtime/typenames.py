@@ -131,6 +131,7 @@ TYPE_BUILTINS: Mapping[str, Any] = _TypeBuiltins(
 def is_url_type(tp: type) -> bool:
     """Whether ``tp`` is pydantic's ``HttpUrl`` or ``FileUrl`` (a class of another package
     is not: pydantic is not imported to tell)."""
-    if not getattr(tp, "__module__", "").startswith("pydantic"):
+    module = getattr(tp, "__module__", None)  # user code may set any value, even None
+    if not (isinstance(module, str) and module.startswith("pydantic")):
         return False
     return tp in (TYPE_BUILTINS["HttpUrl"], TYPE_BUILTINS["FileUrl"])

@@ -363,3 +363,22 @@ print(check(None, url), check("not a url", url))
         "True False",
     ]
     assert done.stdout.split("\n")[3] == "True False"
+
+
+def test_a_class_without_a_module_is_a_type(run) -> None:
+    """A parameter typed with a class whose ``__module__`` user code set to ``None`` stopped
+    the program with an internal ``AttributeError`` (``'NoneType' ... 'startswith'``)."""
+    source = """
+    ```
+    class Thing:
+        pass
+    Thing.__module__ = None
+    ```
+
+    @same(x: Thing) -> Thing:
+      = `x`
+
+    [y: Thing] = `same(Thing())`
+    = `type(y).__name__`
+    """
+    assert run(source) == "Thing"
