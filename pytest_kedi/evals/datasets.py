@@ -120,6 +120,13 @@ def materialize_rows(value: Any, dataset: Dataset, max_rows: int | None = None) 
                 ) from None
             raise  # raised by the dataset's `__iter__`
         items = _take(iterator, max_rows)
+        if max_rows is not None and len(items) > max_rows:
+            raise KediSuiteError(
+                f"data-loading failed for {_describe(dataset)}{_at(dataset.span)}: the dataset "
+                f"has more than {max_rows} rows, the row limit (--kedi-max-rows / KEDI_MAX_ROWS)"
+            )
+        # shaping rows runs user code too: a tuple subclass's own `__len__`/`__getitem__`
+        return _mapping_rows(items) if mapping else _sequence_rows(items)
     except KediSuiteError:
         raise
     except BaseException as exc:
@@ -144,12 +151,6 @@ def materialize_rows(value: Any, dataset: Dataset, max_rows: int | None = None) 
             f"data-loading failed for {_describe(dataset)}{at}: {describe_exception(exc)}",
             cause=exc,
         ) from exc
-    if max_rows is not None and len(items) > max_rows:
-        raise KediSuiteError(
-            f"data-loading failed for {_describe(dataset)}{_at(dataset.span)}: the dataset has "
-            f"more than {max_rows} rows, the row limit (--kedi-max-rows / KEDI_MAX_ROWS)"
-        )
-    return _mapping_rows(items) if mapping else _sequence_rows(items)
 
 
 def _take(iterator: Any, max_rows: int | None) -> list[Any]:

@@ -180,6 +180,37 @@ def test_a_dataset_whose_iteration_raises_at_once_is_a_data_loading_failure(
     assert program.calls == []
 
 
+class _UnsizedPair(tuple):  # type: ignore[type-arg]
+    def __len__(self) -> int:
+        raise RuntimeError("len broke")
+
+
+class _UnindexedPair(tuple):  # type: ignore[type-arg]
+    def __getitem__(self, index: Any) -> Any:
+        raise LookupError("getitem broke")
+
+
+@pytest.mark.parametrize(
+    ("value", "detail"),
+    [
+        ([("a", 1), _UnsizedPair(("b", 2))], "RuntimeError: len broke"),
+        ([_UnindexedPair(("b", 2))], "LookupError: getitem broke"),
+    ],
+)
+def test_a_row_whose_shape_cannot_be_read_is_a_data_loading_failure(
+    value: object, detail: str
+) -> None:
+    """A tuple-subclass row whose own ``__len__`` or ``__getitem__`` raised escaped the suite
+    runner as the bare exception (no "data-loading failed", no dataset line; under pytest
+    a Python traceback, from the CLI a line without a location)."""
+    program = FakeProgram({("data", "samples"): value}, exact)
+    result = run_suite(program, make_suite())
+    assert result.error is not None
+    assert result.error.startswith("data-loading failed for data 'samples' at "), result.error
+    assert result.error.endswith(detail)
+    assert program.calls == []
+
+
 def test_suite_result_json_round_trip() -> None:
     program = FakeProgram({("data", "samples"): [("a b", 2), ("c", 5)]}, exact)
     result = run_suite(program, make_suite())
