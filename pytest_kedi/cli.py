@@ -120,10 +120,10 @@ def _expand_paths(paths: Sequence[str], console: _Console) -> tuple[list[str], b
         if os.path.isdir(name):
             unreadable: list[OSError] = []  # a directory that cannot be listed is not empty
             found = [
-                os.path.join(root, file)
+                path
                 for root, _dirs, names in os.walk(name, onerror=unreadable.append)
                 for file in names
-                if is_kedi_program(file)
+                if is_kedi_program(file) and not _special(path := os.path.join(root, file))
             ]
             for error in unreadable:
                 console.error(f"cannot read {error.filename or name}: {error.strerror or error}")
@@ -135,6 +135,15 @@ def _expand_paths(paths: Sequence[str], console: _Console) -> tuple[list[str], b
         else:
             out.append(name)
     return out, complete
+
+
+def _special(path: str) -> bool:
+    """Whether ``path`` is a named pipe, socket or device: reading one may wait forever, so a
+    directory's walk leaves it out, as pytest's collection does."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:  # a dangling link: reported as unreadable when read
+        return False
 
 
 def _parse_command(files: Sequence[str], console: _Console) -> int:
