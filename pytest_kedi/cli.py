@@ -365,6 +365,9 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
             raise CliUsageError(f"no such file: {invocation.file}")
         try:
             return _run(invocation, console)
+        except KediError as exc:  # user code's OSError (a missing data file) is one too
+            console.error(_render_error(exc))
+            return FAILED
         except OSError as exc:
             console.error(f"cannot read {exc.filename or invocation.file}: {exc.strerror or exc}")
             return FAILED

@@ -103,6 +103,29 @@ def test_execution_error_renders_a_kedi_stack_trace_on_stderr(kedi_file, cli) ->
     assert "Traceback (most recent call last)" not in result.err
 
 
+@pytest.mark.parametrize("flag", [[], ["--test"], ["--eval"]])
+def test_user_code_raising_oserror_is_not_called_an_unreadable_file(
+    kedi_file, cli, flag: list[str]
+) -> None:
+    """A `FileNotFoundError` of the program's own (a missing data file) was reported as
+    ``cannot read prog.kedi: Kedi stack trace: ...``, blaming the `.kedi` file."""
+    name = kedi_file("""
+        ```
+        open("missing-data.txt")
+        ```
+        """)
+    result = cli(name, *flag)
+    assert result.code == 1
+    assert result.err.splitlines() == [
+        "Kedi stack trace:",
+        '  File "prog.kedi", line 1, in <prelude>',
+        "    ```",
+        '  File "prog.kedi", line 2, in <prelude> (Python)',
+        '    open("missing-data.txt")',
+        "FileNotFoundError: [Errno 2] No such file or directory: 'missing-data.txt'",
+    ]
+
+
 def test_parse_error_on_stderr(kedi_file, cli) -> None:
     result = cli(kedi_file("@eval: score\n"))
     assert result.out == ""
