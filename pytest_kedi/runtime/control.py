@@ -157,7 +157,11 @@ def _run_map(
 
 def run_show(stmt: nodes.Show, ctx: Frame) -> None:
     value = eval_rhs(stmt.value, ctx)
-    sys.stdout.write(render(value) + "\n")
+    text = render(value) + "\n"
+    try:  # a stream refusing the text fails this line, as `print` in a fence does
+        sys.stdout.write(text)  # (docs/language.md#show)
+    except Exception as exc:
+        raise python_error(exc) from None
     return None
 
 

@@ -126,6 +126,35 @@ def test_user_code_raising_oserror_is_not_called_an_unreadable_file(
     ]
 
 
+def test_a_show_the_output_stream_refuses_is_located_at_its_line(kedi_file, run_cli) -> None:
+    """``> show:`` of text standard output cannot encode (a lone surrogate), or a stream
+    whose ``write`` raises, was ``pytest-kedi internal error: ...`` (or ``cannot read
+    prog.kedi``), with no line; ``print()`` of the same text was located."""
+    name = kedi_file("""
+        ```
+        import sys
+        class Refusing:
+            def write(self, text):
+                raise OSError(5, "output refused")
+            def flush(self):
+                pass
+        ```
+
+        `sys.stdout = Refusing()`
+        > show: `"hi"`
+        """)
+    result = run_cli(name)  # in a subprocess: the program replaces `sys.stdout`
+    assert result.code == 1
+    assert result.err.splitlines() == [
+        "Kedi stack trace:",
+        '  File "prog.kedi", line 11, in <program>',
+        '    > show: `"hi"`',
+        '  File "prog.kedi", line 5, in <prelude> (Python)',
+        '    raise OSError(5, "output refused")',
+        "OSError: [Errno 5] output refused",
+    ]
+
+
 def test_parse_error_on_stderr(kedi_file, cli) -> None:
     result = cli(kedi_file("@eval: score\n"))
     assert result.out == ""
