@@ -82,9 +82,27 @@ class _Console:
         self.out.write(clean_text(text) + "\n")
 
     def error(self, text: str) -> None:
-        self.out.flush()
+        _flush(self.out)
         self.err.write(clean_text(text.rstrip("\n")) + "\n")
         self.err.flush()
+
+
+def _flush(stream: object) -> None:
+    """Flush ``stream``, which the program may have closed or replaced (even with ``None``),
+    as Python leaves such a stream at exit: no traceback of ours."""
+    try:
+        stream.flush()  # type: ignore[attr-defined]
+    except BrokenPipeError:
+        _drop_stdout()
+    except Exception:
+        pass
+
+
+def _drop_stdout() -> None:
+    """Point standard output at the null device once its reader has gone (``| head``), so
+    Python's own flush at exit does not fail again."""
+    with contextlib.suppress(Exception):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _render_error(exc: BaseException) -> str:
@@ -369,6 +387,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
             console.error(_render_error(exc))
             return FAILED
         except OSError as exc:
+            if isinstance(exc, BrokenPipeError):  # our output's reader left: not the file
+                raise
             console.error(f"cannot read {exc.filename or invocation.file}: {exc.strerror or exc}")
             return FAILED
         except KeyboardInterrupt:
@@ -385,5 +405,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
     except KeyboardInterrupt:
         console.error("interrupted")
         return 130
+    except BrokenPipeError:  # `... | head` stopped reading: stop quietly, as Unix tools do
+        _drop_stdout()
+        return FAILED
     finally:
-        sys.stdout.flush()
+        _flush(sys.stdout)

@@ -135,3 +135,28 @@ def test_an_unreadable_directory_is_named_not_called_empty(
     assert result.out == "pd/ok.kedi: 1 procedures, 0 eval suites, 0 test cases\n"
     assert result.err == "cannot read pd/sub: Permission denied\n"
     assert result.code == 1
+
+
+def test_a_reader_that_stops_reading_ends_parse_quietly(kedi_file, tmp_path) -> None:
+    """``python -m pytest_kedi parse DIR | head -1`` ended in a Python traceback of
+    pytest-kedi's (``BrokenPipeError``) once ``head`` stopped reading."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    for number in range(400):
+        kedi_file(GOOD, f"p{number:03}.kedi")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest_kedi", "parse", "."],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # the reader is gone before the first line
+    with process.stderr:
+        err = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 1
+    assert err == ""

@@ -155,6 +155,17 @@ def test_a_show_the_output_stream_refuses_is_located_at_its_line(kedi_file, run_
     ]
 
 
+def test_a_program_that_drops_stdout_ends_without_our_traceback(kedi_file, run_cli) -> None:
+    """A program setting ``sys.stdout = None`` ended in pytest-kedi's own traceback
+    (``AttributeError: 'NoneType' object has no attribute 'flush'``)."""
+    name = kedi_file("""
+        `import sys; sys.stdout = None`
+        = done
+        """)
+    result = run_cli(name)
+    assert (result.out, result.err, result.code) == ("done\n", "", 0)
+
+
 def test_parse_error_on_stderr(kedi_file, cli) -> None:
     result = cli(kedi_file("@eval: score\n"))
     assert result.out == ""
