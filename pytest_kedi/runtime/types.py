@@ -121,7 +121,7 @@ def describe_type(tp: Any) -> str:
     if origin is None:
         if isinstance(tp, type):
             return tp.__name__
-        return repr(tp).replace("typing.", "")
+        return _repr(tp).replace("typing.", "")
     args = get_args(tp)
     if origin is _Annotated:
         constraints = [_describe_meta(m) for m in tp.__metadata__ if not isinstance(m, str)]
@@ -132,8 +132,8 @@ def describe_type(tp: Any) -> str:
     if origin in (Union, types.UnionType):
         return " | ".join(describe_type(a) for a in args)
     if origin is Literal:
-        return "Literal[" + ", ".join(repr(a) for a in args) + "]"
-    name = getattr(origin, "__name__", repr(origin).replace("typing.", ""))
+        return "Literal[" + ", ".join(_repr(a) for a in args) + "]"
+    name = getattr(origin, "__name__", None) or _repr(origin).replace("typing.", "")
     inner = ", ".join("..." if a is Ellipsis else describe_type(a) for a in args)
     return f"{name}[{inner}]"
 
@@ -149,7 +149,13 @@ def _describe_meta(meta: Any) -> str:
     func = getattr(meta, "func", None)
     if func is not None:
         return f"{type(meta).__name__}({getattr(func, '__name__', 'validator')})"
-    return repr(meta)
+    return _repr(meta)
+
+
+def _repr(value: Any) -> str:
+    """``repr(value)``; a backtick annotation's object whose ``__repr__`` raises is described
+    (``<unrepresentable Odd: ValueError>``), so the error reported is the type's."""
+    return short_repr(value, 10_000)
 
 
 def describe_value(value: Any) -> str:

@@ -382,3 +382,36 @@ def test_a_class_without_a_module_is_a_type(run) -> None:
     = `type(y).__name__`
     """
     assert run(source) == "Thing"
+
+
+UNPRINTABLE = """
+```
+from typing import Literal
+class Unprintable:
+    def __repr__(self):
+        raise ValueError("no repr")
+odd = Unprintable()
+```
+"""
+
+
+def test_an_annotation_object_without_a_repr_is_an_unsupported_type(kedi) -> None:
+    """A backtick annotation naming an object whose ``__repr__`` raised stopped the load
+    with that ``ValueError`` (``pytest-kedi internal error``), not a located type error."""
+    source = UNPRINTABLE + "\n@p(x: `odd`) -> int:\n  = `1`\n"
+    with pytest.raises(KediTypeExecutionError) as caught:
+        kedi(source, mode="validate")
+    assert "unsupported type <unrepresentable Unprintable: ValueError>" in str(caught.value)
+    assert 'prog.kedi", line 9, in <program>' in str(caught.value)
+
+
+def test_a_literal_of_an_object_without_a_repr_describes_it(kedi) -> None:
+    """A rejected argument of ``Literal[odd]`` raised the object's own ``ValueError`` while
+    the error message was being written."""
+    source = UNPRINTABLE + "\n@p(x: `Literal[odd]`) -> int:\n  = `1`\n"
+    program = kedi(source, mode="validate")
+    with pytest.raises(KediTypeExecutionError) as caught:
+        program.procedures["p"](2)
+    assert "expects Literal[<unrepresentable Unprintable: ValueError>], got 2 (int)" in str(
+        caught.value
+    )
