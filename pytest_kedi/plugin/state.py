@@ -198,8 +198,10 @@ def _not_a_model(value: object) -> str | None:
         return None
     if isinstance(value, str) and value.strip():
         return None
+    from pytest_kedi.runtime.rowscope import short_repr  # the hook's object: repr may raise
+
     return (
-        f"pytest_kedi_model hook returned {value!r} ({type(value).__name__}); expected a "
+        f"pytest_kedi_model hook returned {short_repr(value)} ({type(value).__name__}); expected a "
         "pydantic-ai Model, a model name such as 'openai:gpt-4o', or None"
     )
 

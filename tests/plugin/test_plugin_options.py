@@ -154,7 +154,16 @@ def test_toml_value_of_the_wrong_type_names_the_option(kedi: Kedi) -> None:
 
 @pytest.mark.parametrize(
     ("returned", "shown"),
-    [("42", "42 (int)"), ("''", "'' (str)"), ("object()", "<object object at *> (object)")],
+    [
+        ("42", "42 (int)"),
+        ("''", "'' (str)"),
+        ("object()", "<object object at *> (object)"),
+        # its repr raising failed each suite with that error (exit 1), not a usage error
+        (
+            "type('Odd', (), {'__repr__': lambda self: 1 / 0})()",
+            "<unrepresentable Odd: ZeroDivisionError> (Odd)",
+        ),
+    ],
 )
 def test_a_model_hook_returning_no_model_is_a_usage_error(
     kedi: Kedi, returned: str, shown: str
