@@ -19,5 +19,8 @@ def _refuse(name: str) -> Any:
 
 def loads(text: str) -> Any:
     """``json.loads(text)``, refusing ``NaN``/``Infinity`` (`json.JSONDecodeError` for bad
-    syntax, `ValueError` for those)."""
-    return json.loads(text, parse_constant=_refuse)
+    syntax, `ValueError` for those and for arrays or objects nested too deeply to read)."""
+    try:
+        return json.loads(text, parse_constant=_refuse)
+    except RecursionError:  # Python's reader recurses per level: no report nests so deep
+        raise ValueError("JSON nested too deeply") from None

@@ -194,6 +194,23 @@ def test_non_finite_numbers_in_a_report_are_one_line(
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("command", ["merge", "compare", "html"])
+def test_a_report_nested_too_deeply_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """JSON arrays nested 100,000 deep ended in a `RecursionError` traceback (exit 1; under
+    ``--kedi-baseline`` an INTERNALERROR)."""
+    bad = tmp_path / "bad.json"
+    bad.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    args = {"merge": [str(bad)], "compare": [str(bad), str(bad)]}.get(
+        command, [str(bad), "-o", str(tmp_path / "out.html")]
+    )
+    assert cli.main([command, *args], prog="pytest-kedi") == 2
+    err = capsys.readouterr().err
+    assert "JSON nested too deeply" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_a_report_given_twice_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
