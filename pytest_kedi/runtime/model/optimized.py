@@ -93,6 +93,8 @@ def load_optimized(
         ) from error
     except (OSError, UnicodeDecodeError) as error:
         raise InvalidOptimizedPrompts(path, one_line(error)) from error
+    except RecursionError:  # Python's reader recurses per level of nesting
+        raise InvalidOptimizedPrompts(path, "JSON nested too deeply") from None
     result = _check_shape(data, path, text)
     for proc, spans in result.items():
         for span, prefix in spans.items():

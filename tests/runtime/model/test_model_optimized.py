@@ -50,6 +50,16 @@ def test_invalid_json_fails_loudly_naming_the_file(program: Path) -> None:
     assert str(caught.value).startswith(f"invalid optimized prompts in {optimized_path(program)}:")
 
 
+def test_json_nested_too_deeply_fails_naming_the_file(program: Path) -> None:
+    """It was a bare `RecursionError` (``pytest-kedi internal error``, a failed case)."""
+    optimized_path(program).write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(InvalidOptimizedPrompts) as caught:
+        load_optimized(program)
+    assert str(caught.value) == (
+        f"invalid optimized prompts in {optimized_path(program)}: JSON nested too deeply"
+    )
+
+
 @pytest.mark.parametrize(
     "data", [[1, 2], {"proc": "prefix"}, {"proc": {"span": 3}}, "text", {"proc": None}]
 )
