@@ -107,7 +107,10 @@ def _parse(text: bytes) -> Any:
         try:  # pydantic-core's parser: the values `json.loads` gives, in about half the time
             return from_json(text)
         except ValueError:  # what it refuses (a lone surrogate escape) or invalid JSON
-            return json.loads(text)
+            try:
+                return json.loads(text)
+            except RecursionError:  # Python's reader recurses per level of nesting
+                raise ValueError("JSON nested too deeply") from None
     finally:
         if paused:
             gc.enable()

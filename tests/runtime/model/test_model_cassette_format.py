@@ -324,3 +324,14 @@ def test_an_entry_on_one_line_is_read_as_json_reads_it(tmp_path: Path, where: in
     entries["abc"[where] * 64] = {}  # written as `{}`, on its key's line
     cassettefiles.write_cassette(cassette, entries)
     assert _indexed(cassette) == read_cassette(cassette) == entries
+
+
+def test_a_cassette_nested_too_deeply_is_not_a_cassette(tmp_path: Path) -> None:
+    """It was ``model call failed (...): RecursionError: maximum recursion depth exceeded``."""
+    cassette = tmp_path / "label.kedi.cassette.json"
+    cassette.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(ModelError) as caught:
+        read_cassette(cassette)
+    assert str(caught.value) == (
+        f"cassette {cassette} is not a pytest-kedi cassette: JSON nested too deeply"
+    )
