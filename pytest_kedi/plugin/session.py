@@ -182,8 +182,7 @@ class KediSession:
         collection error (and fails the run) but no longer stops the other items. Another
         collection error still interrupts the run, which then counts every error.
         """
-        failed = session.testsfailed
-        held = len(self.parse_errors) if failed == len(self.parse_errors) else 0
+        held = len(self.parse_errors) if session.testsfailed == len(self.parse_errors) else 0
         session.testsfailed -= held
         try:
             yield
