@@ -25,10 +25,17 @@ from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric, Span
 from pytest_kedi.runtime.cancel import STATE as CANCEL
 from pytest_kedi.runtime.cancel import check_current
 from pytest_kedi.runtime.pyerrors import python_error
-from pytest_kedi.runtime.usererrors import user_error
+from pytest_kedi.runtime.usererrors import failed_outcome, user_error
 from pytest_kedi.text import display_path
 
-__all__ = ["NO_EXPECTED", "Row", "locate", "materialize_rows", "select_dataset"]
+__all__ = [
+    "NO_EXPECTED",
+    "Row",
+    "loading_failure",
+    "locate",
+    "materialize_rows",
+    "select_dataset",
+]
 
 
 class _NoExpected:
@@ -130,27 +137,33 @@ def materialize_rows(value: Any, dataset: Dataset, max_rows: int | None = None) 
     except KediSuiteError:
         raise
     except BaseException as exc:
-        if not user_error(exc):
+        if not user_error(exc) and not failed_outcome(exc):
             raise
-        if not isinstance(exc, KediExecutionError):  # raised by a lazy dataset's own code
-            exc = python_error(exc)  # located at its `.kedi` lines, as an eager one is
-            if dataset.span is not None:  # under the dataset's frame, as an eager one is
-                exc.with_outer_frame(
-                    KediTraceFrame(
-                        kind="dataset",
-                        label=_describe(dataset).replace("'", ""),
-                        span=dataset.span,
-                        source_snippet=linecache.getline(
-                            dataset.span.path, dataset.span.start_line
-                        ).strip(),
-                    )
+        raise loading_failure(exc, dataset) from exc
+
+
+def loading_failure(exc: BaseException, dataset: Dataset) -> KediSuiteError:
+    """The suite error of a dataset whose body (or iteration) raised ``exc``: located at the
+    line that raised, with a Kedi stack trace under the dataset's frame."""
+    if not isinstance(exc, KediExecutionError):  # raised by a lazy dataset's own code, or
+        exc = python_error(exc)  # a `pytest.fail()`: located at its `.kedi` lines
+        if dataset.span is not None:  # under the dataset's frame, as an eager one is
+            exc.with_outer_frame(
+                KediTraceFrame(
+                    kind="dataset",
+                    label=_describe(dataset).replace("'", ""),
+                    span=dataset.span,
+                    source_snippet=linecache.getline(
+                        dataset.span.path, dataset.span.start_line
+                    ).strip(),
                 )
-        where = exception_location(exc) or locate(dataset.span)
-        at = f" at {where}" if where else ""
-        raise KediSuiteError(
-            f"data-loading failed for {_describe(dataset)}{at}: {describe_exception(exc)}",
-            cause=exc,
-        ) from exc
+            )
+    where = exception_location(exc) or locate(dataset.span)
+    at = f" at {where}" if where else ""
+    return KediSuiteError(
+        f"data-loading failed for {_describe(dataset)}{at}: {describe_exception(exc)}",
+        cause=exc,
+    )
 
 
 def _take(iterator: Any, max_rows: int | None) -> list[Any]:

@@ -15,10 +15,10 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from pytest_kedi.errors import KediSuiteError
-from pytest_kedi.evals.classify import describe_exception, exception_location
 from pytest_kedi.evals.datasets import (
     NO_EXPECTED,
     Row,
+    loading_failure,
     locate,
     materialize_rows,
     select_dataset,
@@ -41,7 +41,7 @@ from pytest_kedi.evals.scoring import mean, normalize_score
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric
 from pytest_kedi.runtime.heap import freeze_if_few_young, older_objects_frozen
 from pytest_kedi.runtime.rowscope import RowScope, enter, leave
-from pytest_kedi.runtime.usererrors import user_error
+from pytest_kedi.runtime.usererrors import failed_outcome, user_error
 from pytest_kedi.text import truncate
 
 __all__ = ["CarryOver", "EvalProgram", "RowCallback", "RowsCallback", "run_suite"]
@@ -162,15 +162,11 @@ def _load_rows(
     try:
         value = program.load_dataset(suite, dataset)
     except BaseException as exc:
-        if not user_error(exc):  # a pytest outcome (skip, ...) propagates: it is the item's
+        # pytest.skip() and pytest.xfail() propagate: they skip (xfail) the item; a
+        # pytest.fail() is this dataset's failure like any other error (with its trace)
+        if not user_error(exc) and not failed_outcome(exc):
             raise
-        where = exception_location(exc) or locate(dataset.span)
-        at = f" at {where}" if where else ""
-        raise KediSuiteError(
-            f"data-loading failed for {dataset.kind} {dataset.name!r}{at}: "
-            f"{describe_exception(exc)}",
-            cause=exc,
-        ) from exc
+        raise loading_failure(exc, dataset) from exc
     return materialize_rows(value, dataset, options.max_rows)
 
 

@@ -17,7 +17,7 @@ import sys
 
 from pytest_kedi.runtime.cancel import Cancelled
 
-__all__ = ["user_error"]
+__all__ = ["failed_outcome", "user_error"]
 
 _SIGNALS: tuple[type[BaseException], ...] = (KeyboardInterrupt, Cancelled)
 
@@ -39,3 +39,14 @@ def user_error(exc: BaseException, *, outcomes: bool = False) -> bool:
     if isinstance(exc, BaseExceptionGroup):
         return all(user_error(member, outcomes=outcomes) for member in exc.exceptions)
     return True
+
+
+def failed_outcome(exc: BaseException) -> bool:
+    """Whether ``exc`` is pytest's ``pytest.fail()`` outcome. Raised while a suite's dataset
+    loads, it is that dataset's loading failure like any other error (a Kedi stack trace, the
+    dataset named), where ``pytest.skip()`` and ``pytest.xfail()`` keep their meaning for the
+    item (docs/language.md#datasets)."""
+    pytest_outcomes = sys.modules.get("_pytest.outcomes")
+    if pytest_outcomes is None or not isinstance(exc, pytest_outcomes.Failed):
+        return False
+    return not isinstance(exc, pytest_outcomes.XFailed)  # (an `XFailed` is a `Failed`)

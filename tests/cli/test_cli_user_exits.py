@@ -91,6 +91,37 @@ def test_rows_and_datasets_that_exit_are_their_own_errors(write, capsys) -> None
     assert lines[-2:] == ["GeneratorExit: ", skipped]
 
 
+def test_pytest_fail_in_a_dataset_is_a_located_data_loading_failure(write, capsys) -> None:
+    """The CLI printed ``Kedi eval error: failing_data: Failed: bad data``: no metric, no
+    dataset, no line, unlike any other data-loading failure."""
+    name = write("""
+        @eval: failing_data:
+          > data: d:
+            = `__import__("pytest").fail("bad data")`
+          > metric: m(d):
+            = `1.0`
+
+        @eval: later:
+          > data: d:
+            = `[1]`
+          > metric: m(d):
+            = `1.0`
+        """)
+    assert cli.main([name, "--eval"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "Evals:\n- later::m: 1.0000\n"
+    assert err.splitlines() == [
+        "Kedi eval error: failing_data::m: data-loading failed for data 'd' at prog.kedi:3: "
+        "Failed: bad data",
+        "Kedi stack trace:",
+        '  File "prog.kedi", line 2, in data d',
+        "    > data: d:",
+        '  File "prog.kedi", line 3, in data d (Python)',
+        '    = `__import__("pytest").fail("bad data")`',
+        "Failed: bad data",
+    ]
+
+
 @pytest.mark.parametrize(
     ("code", "status", "stderr"),
     [("", 0, ""), ("0", 0, ""), ("4", 4, ""), ("'bye'", 1, "bye\n")],

@@ -230,3 +230,84 @@ def test_a_case_under_an_xfail_marker_reads_as_expected(kedi: Kedi) -> None:
     result.stdout.fnmatch_lines(["- t::broken: FAIL | AssertionError: assert 4 == 5 (xfail)"])
     assert "1 test cases (0 failed)" in (kedi.pytester.path / "m.md").read_text("utf-8")
     assert kedi.json("r.json")["xfailed"] == ["x.kedi::test:t::broken"]
+
+
+DATA_FAILS = """\
+```
+import pytest
+
+def rows():
+    yield (1, 1)
+    pytest.fail("rows broke")
+```
+
+@eval: eager:
+  > data: d:
+    = `pytest.fail("bad data")`
+  > metric: m(d):
+    = `1.0`
+
+@eval: lazy:
+  > data: d:
+    = `rows()`
+  > metric: m(d):
+    = `1.0`
+
+@eval: later:
+  > data: d:
+    = `pytest.xfail("no data yet")`
+  > metric: m(d):
+    = `1.0`
+"""
+
+
+def test_pytest_fail_in_a_dataset_is_its_data_loading_failure(kedi: Kedi) -> None:
+    """``pytest.fail()`` while a suite's dataset loaded escaped the suite: pytest printed its
+    own traceback from the file's first line, and the report said ``error: "Failed: bad
+    data"`` with ``split: null`` instead of the located data-loading failure."""
+    kedi.write("data.kedi", DATA_FAILS)
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2, xfailed=1)
+    for lines in (  # xdist may order the failures differently
+        [
+            "data.kedi:9: @eval: eager failed before scoring: data-loading failed for data 'd'"
+            " at data.kedi:11: Failed: bad data",
+            "",
+            "Kedi stack trace:",
+            '  File "data.kedi", line 10, in data d',
+            "    > data: d:",
+            '  File "data.kedi", line 11, in data d (Python)',
+            '    = `pytest.fail("bad data")`',
+            "Failed: bad data",
+        ],
+        [
+            "data.kedi:15: @eval: lazy failed before scoring: data-loading failed for data 'd'"
+            " at data.kedi:6: Failed: rows broke",
+            "",
+            "Kedi stack trace:",
+            '  File "data.kedi", line 16, in data d',
+            "    > data: d:",
+            '  File "data.kedi", line 6, in <prelude> (Python)',
+            '    pytest.fail("rows broke")',
+            "Failed: rows broke",
+        ],
+    ):
+        result.stdout.fnmatch_lines(lines)
+    assert "E   Failed" not in result.stdout.str()  # no pytest traceback of the file
+    suites = {
+        s["procedure"]: (s["outcome"], s["split"], s["error"])
+        for s in kedi.json("r.json")["suites"]
+    }
+    assert suites == {
+        "eager": (
+            "failed",
+            "data",
+            "data-loading failed for data 'd' at data.kedi:11: Failed: bad data",
+        ),
+        "lazy": (
+            "failed",
+            "data",
+            "data-loading failed for data 'd' at data.kedi:6: Failed: rows broke",
+        ),
+        "later": ("skipped", None, None),  # pytest.xfail() keeps its meaning
+    }
