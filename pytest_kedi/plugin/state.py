@@ -149,6 +149,8 @@ class ProgramCache:
         from pytest_kedi.lang import KediParseError
         from pytest_kedi.runtime import errors, load
         from pytest_kedi.runtime.model.names import describe_model
+        from pytest_kedi.runtime.pyerrors import python_error
+        from pytest_kedi.runtime.usererrors import failed_outcome
         from pytest_kedi.text import display_path
 
         injected = ihook.pytest_kedi_model(config=self.config)
@@ -178,7 +180,11 @@ class ProgramCache:
                 f"KediParseError: {exc.message}",
                 where,
             )
-        except errors.KediExecutionError as exc:
+        except BaseException as exc:
+            if not isinstance(exc, errors.KediExecutionError):
+                if not failed_outcome(exc):  # pytest.skip() skips the file's items
+                    raise
+                exc = python_error(exc)  # pytest.fail(): a load failure like any other
             located = exc.frames or exc.python_traces
             return ProgramLoadError(
                 relative_locations(exc.render()) if located else describe_exception(exc),

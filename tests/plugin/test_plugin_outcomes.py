@@ -311,3 +311,46 @@ def test_pytest_fail_in_a_dataset_is_its_data_loading_failure(kedi: Kedi) -> Non
         ),
         "later": ("skipped", None, None),  # pytest.xfail() keeps its meaning
     }
+
+
+PRELUDE_FAILS = """\
+```
+import pytest
+pytest.fail("prelude fail")
+```
+
+@test: t:
+  > case: c:
+    `assert True`
+
+@eval: e:
+  > data: d:
+    = `[1]`
+  > metric: m(d):
+    = `1.0`
+"""
+
+
+def test_pytest_fail_in_the_prelude_is_a_program_load_failure(kedi: Kedi) -> None:
+    """``pytest.fail()`` in the prelude escaped the file's loading: each item ran the
+    prelude again and showed pytest's traceback of the file, and the report's error was
+    ``Failed: prelude fail``, not the located load failure any other error gives."""
+    kedi.write("pre.kedi", PRELUDE_FAILS)
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    failure = "the program failed to load at pre.kedi:3: Failed: prelude fail"
+    result.stdout.fnmatch_lines(
+        [
+            f"pre.kedi:10: @eval: e failed before scoring: {failure}",
+            "",
+            "Kedi stack trace:",
+            '  File "pre.kedi", line 3, in <prelude> (Python)',
+            '    pytest.fail("prelude fail")',
+            "Failed: prelude fail",
+        ]
+    )
+    result.stdout.fnmatch_lines([f"- t::c: FAIL | {failure}", f"- e::m: ERROR | {failure}*"])
+    assert "E   Failed" not in result.stdout.str()
+    report = kedi.json("r.json")
+    assert [(s["outcome"], s["error"]) for s in report["suites"]] == [("failed", failure)]
+    assert [(t["outcome"], t["message"]) for t in report["tests"]] == [("failed", failure)]
