@@ -394,9 +394,14 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
-            # A bug of ours is still one line on stderr, never a traceback; so is a pytest
-            # outcome (pytest.skip, ...) raised by the program, which means nothing here.
+            # A bug of ours is still one line on stderr, never a traceback; a pytest outcome
+            # (pytest.skip, ...) raised by the program means nothing here: it is the
+            # program's error, shown with its Kedi stack trace as any other.
             ours = isinstance(exc, Exception) and not _is_kedi_error(exc)
+            if not ours and not _is_kedi_error(exc):
+                from pytest_kedi.runtime.pyerrors import python_error
+
+                exc = python_error(exc)
             console.error(("pytest-kedi internal error: " if ours else "") + _render_error(exc))
             return FAILED
     except CliUsageError as exc:

@@ -122,6 +122,33 @@ def test_pytest_fail_in_a_dataset_is_a_located_data_loading_failure(write, capsy
     ]
 
 
+@pytest.mark.parametrize("flags", [[], ["--test"], ["--eval"]])
+def test_a_pytest_outcome_in_the_prelude_is_located(write, capsys, flags: list[str]) -> None:
+    """The CLI printed ``Failed: prelude fail`` alone, with no line, where any other error
+    of the prelude shows its Kedi stack trace."""
+    name = write("""
+        ```
+        import pytest
+        pytest.fail("prelude fail")
+        ```
+
+        @eval: e:
+          > data: d:
+            = `[1]`
+          > metric: m(d):
+            = `1.0`
+        """)
+    assert cli.main([name, *flags]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == [
+        "Kedi stack trace:",
+        '  File "prog.kedi", line 3, in <prelude> (Python)',
+        '    pytest.fail("prelude fail")',
+        "Failed: prelude fail",
+    ]
+
+
 @pytest.mark.parametrize(
     ("code", "status", "stderr"),
     [("", 0, ""), ("0", 0, ""), ("4", 4, ""), ("'bye'", 1, "bye\n")],
