@@ -69,7 +69,7 @@ def run_repeated(
     carry: CarryOver | None,
     repeats: int,
     run_row: Callable[[int, int], RowResult],
-    on_timeout: Callable[[int, float], RowResult],
+    on_timeout: Callable[[int, float, int], RowResult],
     concurrency: int,
     timeout: float | None,
     on_row: Callable[[RowResult], object] | None,
@@ -79,7 +79,7 @@ def run_repeated(
     row as soon as it and every row before it are known.
 
     Each repeat of a row is one unit of work (for the pool and the time limit); unit u is
-    repeat u % repeats of row todo[u // repeats].
+    repeat u % repeats of row todo[u // repeats] (``on_timeout(index, elapsed, repeat)``).
     """
     kept_rows = carried(rows, name, carry)
     todo = [index for index, kept in enumerate(kept_rows) if kept is None]
@@ -92,7 +92,8 @@ def run_repeated(
         return run_row(todo[row], repeat)
 
     def unit_timeout(unit: int, elapsed: float) -> RowResult:
-        return on_timeout(todo[unit // repeats], elapsed)
+        row, repeat = divmod(unit, repeats)
+        return on_timeout(todo[row], elapsed, repeat)
 
     def emit_until(index: int) -> None:
         nonlocal emitted

@@ -211,6 +211,9 @@ def _run_scored(
     texts: list[tuple[str | None, str | None] | None] | None = (
         None if options.timeout is None else [None] * len(rows)
     )
+    # With a time limit, each running repeat's scope by (row, repeat): a row that times out
+    # keeps the usage, retries and traced calls of the model calls it made before.
+    scopes: dict[tuple[int, int], RowScope] | None = None if texts is None else {}
     # The dataset's rows, made in the suite's block and kept while it runs, join the frozen
     # objects first (with what else its load left, up to as many objects a row as rows may
     # keep), so that the young generation holds what the rows make.
@@ -238,6 +241,8 @@ def _run_scored(
             wanted = truncate(wanted, REPR_LIMIT)
         if texts is not None:  # for `on_timeout`, which may run while the row still does
             texts[index] = (shown, wanted)
+        if scopes is not None:
+            scopes[index, repeat] = scope
         start = perf_counter()
         try:
             token = enter(scope)
@@ -262,8 +267,12 @@ def _run_scored(
         except BaseException as exc:
             if not user_error(exc, outcomes=True):  # a row's `pytest.skip()` is its error
                 raise
+            if scopes is not None:
+                scopes.pop((index, repeat), None)
             return errored_row(index, shown, wanted, exc, scope, perf_counter() - start)
         duration = perf_counter() - start
+        if scopes is not None:
+            scopes.pop((index, repeat), None)
         outputs, calls = scope.outputs, scope.calls
         row = scored_row(
             index,
@@ -282,8 +291,8 @@ def _run_scored(
             freeze_if_few_young(_YOUNG_LIMIT)
         return row
 
-    def on_timeout(index: int, elapsed: float) -> RowResult:
-        assert texts is not None
+    def on_timeout(index: int, elapsed: float, repeat: int = 0) -> RowResult:
+        assert texts is not None and scopes is not None
         known = texts[index]
         if known is None:  # (it timed out before it began)
             value, expected = rows[index]
@@ -292,7 +301,13 @@ def _run_scored(
                 None if expected is NO_EXPECTED else short_repr(expected),
             )
         text = f"timeout: row exceeded {options.timeout:g}s"
-        return failed_row(index, *known, f"error: {text}", text, "timeout", elapsed)
+        scope = scopes.pop((index, repeat), None)
+        if scope is None:  # (it timed out before it began)
+            return failed_row(index, *known, f"error: {text}", text, "timeout", elapsed)
+        return failed_row(
+            index, *known, f"error: {text}", text, "timeout", elapsed,
+            calls=tuple(scope.calls), retries=scope.retries, usage=row_usage(scope),
+        )  # fmt: skip
 
     repeats = options.repeat
     if repeats == 1 and carry is None:  # every row runs once: a row is a unit of work
