@@ -99,14 +99,18 @@ def describe_exception(exc: BaseException) -> str:
         original = inner.original
         # The Kedi error's own message is the text only when it wraps no exception; an
         # original raised without a message reads `ValueError: ` (docs/language.md#scoring).
-        if original is not None:
-            message = one_line(_text(original))
-        else:
-            message = relative_locations(inner.message)
+        message = relative_locations(inner.message) if original is None else _message(original)
     else:
         kind = type(inner).__name__
-        message = one_line(_text(inner))
+        message = _message(inner)
     return f"{kind}: {message}"
+
+
+def _message(exc: BaseException) -> str:
+    """The exception's message as written (``str(e)``, its spaces kept: the reading is
+    ``f"{type(e).__name__}: {e}"``), or on one line when it has several."""
+    text = _text(exc)
+    return one_line(text) if "\n" in text or "\r" in text else text
 
 
 def _text(exc: BaseException) -> str:

@@ -147,6 +147,35 @@ def test_row_errors_and_their_classes(tmp_path: Path) -> None:
     assert result.completed and result.score == pytest.approx(1 / 6)
 
 
+def test_an_exception_message_keeps_its_spaces(tmp_path: Path) -> None:
+    """The reading is ``f"error: {type(e).__name__}: {e}"``: `ValueError("  x ")` read
+    `error: ValueError: x` (stripped); a message of several lines is still put on one."""
+    (result,) = score(
+        tmp_path,
+        """
+        @same(x: int) -> int:
+          = `x`
+
+        @eval: same:
+          > data: rows:
+            = `[(0, 0), (1, 1), (2, 2)]`
+          > metric: exact(rows):
+            = ```
+            if rows == 0:
+                raise ValueError("  x ")
+            if rows == 1:
+                raise Exception(" ")
+            raise KeyError  # KeyError's str is its repr: ''
+            ```
+        """,
+    )
+    assert [r.feedback for r in result.rows] == [
+        "error: ValueError:   x ",
+        "error: Exception:  ",
+        "error: KeyError: ",
+    ]
+
+
 def test_exceptions_without_a_message_are_named_once(tmp_path: Path) -> None:
     """``raise ValueError()`` in a row reads ``error: ValueError: `` (the form of every row
     error, docs/language.md#scoring), not the type twice; in a dataset too."""
