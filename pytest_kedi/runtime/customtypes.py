@@ -47,7 +47,8 @@ class KediModel(BaseModel):
     __kedi_types__: ClassVar[dict[str, Any]] = {}
     __kedi_required__: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    # `self` is positional-only: a field may be named `self` (``T(self=1)``).
+    def __init__(self, /, *args: Any, **kwargs: Any) -> None:
         cls = type(self)
         names = cls.__kedi_fields__
         if len(args) > len(names):

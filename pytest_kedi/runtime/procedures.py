@@ -160,7 +160,7 @@ class KediProcedure(PositionalCallee):
         return f"<kedi procedure {self.name}{self.__signature__}>"
 
     # -- calling ---------------------------------------------------------------------------
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:  # a parameter may be `self`
         if CANCEL.pending:  # a timed-out row stops at its next procedure call
             check_current()
         if RUNNING.units:  # called from Python: it reads the running blocks' values

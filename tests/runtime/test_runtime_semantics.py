@@ -343,6 +343,21 @@ def test_procedures_have_real_signatures(kedi):
         fmt(1, nope=2)
 
 
+def test_a_parameter_named_self_can_be_passed_by_keyword(kedi):
+    """``f(self=1)`` raised ``TypeError: KediProcedure.__call__() got multiple values for
+    argument 'self'``, naming pytest-kedi's internal class."""
+    from pytest_kedi.runtime import procedures
+
+    src = """
+    @f(self: int, other: int = `0`) -> int:
+      = `self + other`
+    """
+    f = kedi(src, mode="validate").procedures["f"]
+    calls = [f(self=i, other=1) for i in range(procedures.BUILD_AFTER + 5)]  # and generated
+    assert calls[-1] == procedures.BUILD_AFTER + 5
+    assert f(other=2, self=3) == 5
+
+
 def test_procedure_results_are_native(kedi):
     program = kedi("@f() -> list[int]:\n  = `[1]`\n", mode="validate")
     assert program.procedures["f"]() == [1]

@@ -415,3 +415,14 @@ def test_a_literal_of_an_object_without_a_repr_describes_it(kedi) -> None:
     assert "expects Literal[<unrepresentable Unprintable: ValueError>], got 2 (int)" in str(
         caught.value
     )
+
+
+@pytest.mark.parametrize("name", ["self", "args", "kwargs", "cls"])
+def test_a_field_may_have_any_identifier_as_its_name(run, name: str) -> None:
+    """`~T(self: int)` then `T(self=2)` raised `TypeError: KediModel.__init__() got multiple
+    values for argument 'self'`, naming pytest-kedi's internal class."""
+    src = f"""
+    ~T({name}: int, other: str = `"o"`)
+    = `(T({name}=2).{name}, T(3).{name}, T(other="x", {name}=4).model_dump())`
+    """
+    assert run(src) == (2, 3, {name: 4, "other": "x"})
