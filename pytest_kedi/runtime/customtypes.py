@@ -4,13 +4,18 @@ strict field checks, per-instance deep copies of mutable defaults."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
+import re
+import warnings
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from pytest_kedi.errors import KediTypeExecutionError
+from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.scope import MISSING
 from pytest_kedi.runtime.types import (
     expectation,
@@ -19,9 +24,15 @@ from pytest_kedi.runtime.types import (
     without_descriptions,
 )
 
-__all__ = ["KediModel", "make_custom_type"]
+__all__ = ["KediModel", "make_custom_type", "shadow_warner"]
 
 _IMMUTABLE = (str, int, float, bool, bytes, type(None), frozenset)
+_PROTECTED = re.compile("model_(?:dump|validate)")
+#: pydantic's warning about a field named after an attribute of the base (``json``).
+_SHADOWS = r'Field name "\w+" in "[^"]*" shadows an attribute in parent'
+#: (path, line, field) of the shadowing warnings given: once per location (filters that
+#: `make_custom_type` sets clear Python's registries of warnings given).
+_WARNED: set[tuple[str, int, str]] = set()
 
 
 def _is_immutable(value: Any) -> bool:
@@ -40,7 +51,15 @@ def _call_error(message: str) -> KediTypeExecutionError:
 class KediModel(BaseModel):
     """Base class of every custom Kedi type."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    # pydantic protects the `model_dump*`/`model_validate*` prefixes, warning (at its own
+    # source) of any field starting so (`model_dumpling`), which works; only the names of
+    # its methods stay errors.
+    model_config = ConfigDict(
+        arbitrary_types_allowed=True,
+        protected_namespaces=(
+            re.compile("(?:" + "|".join(n for n in dir(BaseModel) if _PROTECTED.match(n)) + ")$"),
+        ),
+    )
 
     __kedi_type__: ClassVar[bool] = True
     __kedi_fields__: ClassVar[tuple[str, ...]] = ()
@@ -80,9 +99,14 @@ class KediModel(BaseModel):
 
 
 def make_custom_type(
-    name: str, fields: list[tuple[str, Any, Any]], module: str = "kedi"
+    name: str,
+    fields: list[tuple[str, Any, Any]],
+    module: str = "kedi",
+    shadowing: Callable[[str], None] | None = None,
 ) -> type[KediModel]:
-    """``fields``: ``(name, annotation, default or MISSING)`` in declaration order."""
+    """``fields``: ``(name, annotation, default or MISSING)`` in declaration order.
+    ``shadowing(field)`` is called for a field named after an attribute of pydantic's
+    ``BaseModel`` (``json``), which works; pydantic's own warning would name its source."""
     definitions: dict[str, Any] = {}
     types_: dict[str, Any] = {}
     required: set[str] = set()
@@ -101,13 +125,51 @@ def make_custom_type(
                 description=description,
             )
         definitions[field_name] = (base, info)
+    # pydantic warns (naming its own source) of a field named after an attribute of the
+    # base (``json``); the field works, and `shadowing` warns at its `.kedi` line instead.
+    shadowed = [f[0] for f in fields if hasattr(KediModel, f[0])]
+    for field_name in shadowed:
+        if field_name == "model_config" or _PROTECTED.match(field_name):
+            raise _call_error(
+                f"cannot build type {name}: field {field_name!r} is a name pydantic's "
+                "BaseModel reserves"
+            )
     try:
-        model: type[KediModel] = create_model(
-            name, __base__=KediModel, __module__=module, **definitions
-        )
-    except Exception as exc:  # e.g. a field name pydantic reserves, an unsupported type
-        raise KediTypeExecutionError(f"cannot build type {name}: {exc}") from exc
+        with warnings.catch_warnings() if shadowed else contextlib.nullcontext():
+            if shadowed:
+                warnings.filterwarnings("ignore", _SHADOWS, UserWarning)
+            model: type[KediModel] = create_model(
+                name, __base__=KediModel, __module__=module, **definitions
+            )
+    except Exception as exc:  # e.g. an unsupported type
+        raise _call_error(f"cannot build type {name}: {exc}") from exc
+    if shadowing is not None:
+        for field_name in shadowed:
+            shadowing(field_name)
     model.__kedi_fields__ = tuple(f[0] for f in fields)
     model.__kedi_types__ = types_
     model.__kedi_required__ = frozenset(required)
     return model
+
+
+def shadow_warner(stmt: nodes.TypeDecl, registry: dict[Any, Any] | None) -> Callable[[str], None]:
+    """Warns, at a field's `.kedi` line, that it shadows an attribute of pydantic's
+    ``BaseModel`` (``~T(json: int)``): as for output fields (docs/language.md#model-calls),
+    once per location."""
+    spans = {field.name: field.span for field in stmt.fields}
+
+    def warn(field: str) -> None:
+        key = (spans[field].path, spans[field].start_line, field)
+        if key in _WARNED:
+            return
+        _WARNED.add(key)
+        warnings.warn_explicit(
+            f'field "{field}" of {stmt.name} shadows an attribute of pydantic.BaseModel',
+            UserWarning,
+            spans[field].path,
+            spans[field].start_line,
+            "__kedi_prelude__",
+            registry,
+        )
+
+    return warn

@@ -421,8 +421,10 @@ def define_procedure(stmt: nodes.Procedure, ctx: Frame) -> None:
 
 def define_type(stmt: nodes.TypeDecl, ctx: Frame) -> None:
     fields = [(f.name, resolve_type(f.type, ctx), _default(f.default, ctx)) for f in stmt.fields]
-    from pytest_kedi.runtime.customtypes import make_custom_type  # imports pydantic
+    from pytest_kedi.runtime.customtypes import make_custom_type, shadow_warner  # pydantic
 
-    model = make_custom_type(stmt.name, fields, module=f"kedi:{ctx.unit.path}")
+    registry = ctx.unit.prelude_scope.vars.get("__warningregistry__")
+    warner = shadow_warner(stmt, registry if isinstance(registry, dict) else None)
+    model = make_custom_type(stmt.name, fields, f"kedi:{ctx.unit.path}", warner)
     ctx.scope.bind(stmt.name, model)
     return None

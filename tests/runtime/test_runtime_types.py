@@ -426,3 +426,40 @@ def test_a_field_may_have_any_identifier_as_its_name(run, name: str) -> None:
     = `(T({name}=2).{name}, T(3).{name}, T(other="x", {name}=4).model_dump())`
     """
     assert run(src) == (2, 3, {name: 4, "other": "x"})
+
+
+def test_a_field_shadowing_basemodel_warns_at_its_kedi_line_once(kedi) -> None:
+    """`~T(json: int)` worked but warned at pydantic's own source (`pydantic/main.py:1937`,
+    showing `return meta(`), at every declaration; `model_dumpling` warned there too."""
+    import warnings
+
+    src = """
+    @mk() -> int:
+      ~T(
+        a: int,
+        json: int = `2`,
+        model_dumpling: int = `3`
+      )
+      = `T(1).json + T(1).model_dumpling + len(T(1).model_dump())`
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        program = kedi(src, mode="validate")
+        assert [program.procedures["mk"]() for _ in range(3)] == [8, 8, 8]
+    assert [(str(w.message), w.lineno, w.filename.endswith("prog.kedi")) for w in caught] == [
+        ('field "json" of T shadows an attribute of pydantic.BaseModel', 4, True)
+    ]
+
+
+@pytest.mark.parametrize("field", ["model_dump", "model_config", "model_validate_json"])
+def test_a_field_named_like_a_basemodel_method_is_a_located_error(run, field: str) -> None:
+    """`model_dump` gave pydantic's message with a function address and no `.kedi` line;
+    `model_config` gave `'FieldInfo' object is not iterable`."""
+    src = f"""
+    [a] = x
+    ~T(a: int, {field}: int)
+    """
+    with pytest.raises(KediTypeExecutionError) as info:
+        run(src)
+    reserved = f"cannot build type T: field '{field}' is a name pydantic's BaseModel reserves"
+    assert info.value.message.endswith(f"prog.kedi:2: {reserved}")
