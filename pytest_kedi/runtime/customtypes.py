@@ -112,6 +112,10 @@ def make_custom_type(
     required: set[str] = set()
     for field_name, annotation, default in fields:
         base = without_descriptions(annotation)  # constraints (`Field(gt=0)`) kept
+        try:  # an annotation that is no type fails here, not at the first construction
+            validator_for(base)
+        except KediTypeExecutionError as exc:
+            raise _call_error(f"field {field_name!r} of {name}: {exc.message}") from exc
         description = field_description(annotation)
         types_[field_name] = base
         if default is MISSING:

@@ -463,3 +463,15 @@ def test_a_field_named_like_a_basemodel_method_is_a_located_error(run, field: st
         run(src)
     reserved = f"cannot build type T: field '{field}' is a name pydantic's BaseModel reserves"
     assert info.value.message.endswith(f"prog.kedi:2: {reserved}")
+
+
+def test_a_field_annotation_that_is_no_type_fails_at_the_declaration(run) -> None:
+    """`~V(a: `3`)` was declared (with pydantic's `ArbitraryTypeWarning` at its own source)
+    and failed only when `V(...)` was first called."""
+    src = """
+    ~V(a: int, b: `list[3]`)
+    = `V(1, [2])`
+    """
+    with pytest.raises(KediTypeExecutionError) as info:
+        run(src)
+    assert "prog.kedi:1: field 'b' of V: unsupported type 3" in info.value.message
