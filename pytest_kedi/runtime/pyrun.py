@@ -50,8 +50,9 @@ def run_expr(unit: CompiledUnit, scope: Scope) -> Any:
                 return eval(unit.code, base, local)
             finally:
                 running.pop()
-        g = build_globals(scope, unit.global_reads())
-        candidates = unit.candidates
+        reads = unit.global_reads()
+        g = build_globals(scope, reads)
+        candidates = unit.candidates if reads is not None else _every_name(g, unit)
         running = RUNNING.units
         if not candidates:
             running.append((g, scope, None, None))
@@ -82,8 +83,9 @@ def run_expr(unit: CompiledUnit, scope: Scope) -> Any:
 
 def run_block(unit: CompiledUnit, scope: Scope) -> Any:
     """Run a block as a synthetic function; return its ``return`` value (or None)."""
-    g = build_globals(scope, unit.global_reads())
-    candidates = unit.candidates
+    reads = unit.global_reads()
+    g = build_globals(scope, reads)
+    candidates = unit.candidates if reads is not None else _every_name(g, unit)
     before = {name: raw_global(g, name) for name in candidates} if candidates else None
     running = RUNNING.units  # procedures it calls read and rebind its Kedi names live
     running.append((g, scope, before, None if before is None else _writer(unit)))
@@ -137,6 +139,15 @@ def run_prelude(unit: CompiledUnit, namespace: dict[str, Any]) -> None:
         if err is exc:
             raise
         raise err from exc
+
+
+def _every_name(g: dict[str, Any], unit: CompiledUnit) -> frozenset[str]:
+    """The write-back candidates of a unit that calls `globals`, `exec`, ... (no known
+    reads): it may rebind any visible name (``globals()["n"] = 5``)."""
+    names = set(dict.keys(g)).union(unit.candidates)
+    if type(g) is LazyGlobals:
+        names.update(g._pending)
+    return frozenset(names)
 
 
 def _writer(unit: CompiledUnit) -> Any:

@@ -38,6 +38,52 @@ def test_new_python_names_vanish(run):
     assert run(src) is False
 
 
+@pytest.mark.parametrize("mode", ["run", "validate"])
+def test_rebinding_through_globals_or_exec_writes_back(kedi, mode):
+    """`globals()["n"] = 5` (or `exec("global n; n = 7")`) in a block rebinds the module
+    global `n`, as in a `.py` module; the Kedi binding kept its old value. New names made
+    so still vanish, and a parameter stays read-only."""
+    src = """
+    [n: int] = `1`
+    [m: int] = `1`
+    @rebind() -> tuple:
+      [local: int] = `0`
+      ```
+      globals()["n"] = 5
+      globals()["local"] = 6
+      globals()["fresh"] = 1
+      exec("global m; m = 7")
+      ```
+      = `(local, "fresh" in globals())`
+    @param(x: int) -> int:
+      = ```
+      globals()["x"] = 2
+      return x
+      ```
+    @test: t:
+      > case: c:
+        ```
+        assert rebind() == (6, False) and (n, m) == (5, 7), (n, m)
+        globals()["n"] = 8
+        ```
+      > case: d:
+        `assert n == 8 and globals().__setitem__("m", 9) is None and m == 9`
+    [r: tuple] = `rebind()`
+    [z] = `globals().__setitem__("m", 10) or "z"`
+    = `(r, n, m)`
+    """
+    program = kedi(src, mode=mode)
+    if mode == "run":
+        assert program.run() == ((6, False), 5, 10)
+    else:
+        suite = program.module.test_suites[0]
+        for case in suite.cases:
+            program.run_case(suite, case)
+        assert (program.get("n"), program.get("m")) == (8, 9)
+    with pytest.raises(KediExecutionError, match="parameter 'x' is read-only"):
+        program.procedures["param"](1)
+
+
 def test_write_back_reaches_owning_frame(run):
     src = """
     [count: int] = `0`
