@@ -27,7 +27,7 @@ def explain(text: str, pos: int, at_end: bool) -> tuple[int, str]:
         elif stack and (ch, stack[-1][0]) in ((">", "<"), ("]", "["), (")", "(")):
             stack.pop()
         i += 1
-    if in_code >= 0 or (pos < len(text) and text[pos] == "`"):
+    if in_code >= 0 or (pos < len(text) and text[pos] == "`" and "`" not in text[pos + 1 :]):
         where = in_code if in_code >= 0 else pos
         return where, "unbalanced backtick: inline Python must be closed with '`' on the same line"
     if pos < len(text) and text[pos] == "\\" and pos == len(text) - 1:

@@ -92,6 +92,14 @@ CASES = [
         "[x] = a `b\n", 1, 9, "unbalanced backtick: inline Python must be cl", id="unbalanced_bt"
     ),
     pytest.param(
+        # a closed backtick in a bracket was "unbalanced backtick" (the `[` is at fault)
+        ">> see [`1+1`] here\n",
+        1,
+        8,
+        "an output field must be [name], [name: Type] or",
+        id="backtick_in_bracket",
+    ),
+    pytest.param(
         "[x] = <a.b>\n", 1, 7, "a substitution must be <name>, <proc(args)> o", id="bad_subst"
     ),
     pytest.param(
