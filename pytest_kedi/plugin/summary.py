@@ -11,6 +11,7 @@ from collections.abc import Collection, Mapping
 
 from pytest_kedi.constants import HOOK_NOTE, TEST_MODEL
 from pytest_kedi.plugin.gating import interval_text, score_digits, shows_interval, threshold_text
+from pytest_kedi.plugin.optionvalues import MaxErrors
 from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
 from pytest_kedi.text import clip
 
@@ -33,10 +34,21 @@ def _case_status(outcome: str) -> str:
 def _verdict(record: SuiteRecord, digits: int = 4) -> str:
     outcome = record.outcome
     word = "FAILED" if outcome == "failed" else outcome
+    parts = [word]
     if record.threshold is not None and outcome != "skipped":
         bound = " on the lower bound" if record.gate == "lower" else ""
-        return f"[{word}, min score {threshold_text(record.threshold, digits)}{bound}]"
-    return f"[{word}]"
+        parts.append(f"min score {threshold_text(record.threshold, digits)}{bound}")
+    result = record.result
+    if (
+        record.max_errors is not None
+        and result.error is None
+        and MaxErrors.of(record.max_errors).exceeded(result.rows_errored, result.rows_total)
+    ):  # the error budget it missed (`--kedi-max-errors`), as its failure message says
+        parts.append(
+            f"max errors {record.max_errors:g}: {result.rows_errored} of "
+            f"{result.rows_total} rows errored"
+        )
+    return f"[{', '.join(parts)}]"
 
 
 def suite_line(record: SuiteRecord, *, feedback_limit: int | None) -> str:

@@ -245,6 +245,10 @@ def test_max_errors_count_or_fraction(kedi: Kedi, budget: str, passed: bool) -> 
         result.stdout.fnmatch_lines(
             ["scores.kedi:4: @eval: wc failed: 1 of 4 rows errored; at most*"]
         )
+    # the summary's verdict names the budget the suite missed, not a bare [FAILED]
+    verdict = f"[FAILED, max errors {budget}: 1 of 4 rows errored]" if not passed else "[passed]"
+    (line,) = [line for line in result.outlines if line.startswith("- wc::")]
+    assert line.endswith(f"  {verdict}")
 
 
 @pytest.mark.parametrize(("args", "split"), [((), "test_data"), (("--kedi-split", "data"), "data")])
