@@ -369,8 +369,15 @@ class _Scanner:
 
     def doc_block(self, i: int, total: int, width: int, lead: int) -> int:
         j = self.comment_end(i, total)
-        body = [_dedent(line, width) for line in self.lines[i + 1 : j]]
-        text = "\n".join(body).strip()
+        # Dedented by the body's common indentation, not the first line's: each line keeps
+        # its indentation relative to the others (docs/language.md#comments).
+        lines = self.lines[i + 1 : j]
+        while lines and not lines[0].strip():
+            lines = lines[1:]
+        while lines and not lines[-1].strip():
+            lines = lines[:-1]
+        common = min((_indent_width(line)[0] for line in lines if line.strip()), default=0)
+        text = "\n".join(_dedent(line, common) for line in lines).rstrip()
         end = self.starts[j] + len(self.lines[j].rstrip())
         doc = DocBlock(i + 1, width, self.starts[i] + lead, end, text)
         self.docs.append(doc)

@@ -15,6 +15,21 @@ def only(source: str) -> n.Stmt:
     return module.body[0]
 
 
+@pytest.mark.parametrize(
+    ("body", "doc"),
+    [
+        ("      first, indented\n    second\n", "  first, indented\nsecond"),
+        ("\n    one\n      two\n\n    three\n\n", "one\n  two\n\nthree"),
+        ("\t\tfirst\n            second\n", "first\n    second"),
+    ],
+)
+def test_docstring_keeps_each_line_relative_indentation(body: str, doc: str) -> None:
+    # dedented by the lines' common indentation (a tab is four columns): the first line
+    # keeps its indentation relative to the others, as a user wrote it
+    proc = only(f"@f() -> str:\n  ###\n{body}  ###\n  = `'x'`\n")
+    assert isinstance(proc, n.Procedure) and proc.docstring == doc
+
+
 def test_default_path_is_string_marker() -> None:
     assert parse("[x] = a").path == "<string>"
     assert parse("[x] = a").body[0].span.path == "<string>"
