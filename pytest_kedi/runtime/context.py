@@ -113,6 +113,8 @@ class ModuleUnit:
     scope: Scope
     optimized: dict[str, dict[str, str]]
     exports: dict[str, Any] | None = None
+    #: the declared types of exported value bindings (absent: untyped, so `str`)
+    export_contracts: dict[str, Any] = field(default_factory=dict)
     export_spec: str | list[str] | None = None
     auto_cache: ModuleUnit | None = None
     #: unsupported imports deferred in validate mode (reported by unknown-name errors)

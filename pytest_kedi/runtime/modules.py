@@ -28,7 +28,7 @@ from pytest_kedi.runtime.interpreter import exec_body
 from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.pyinterop import compile_unit
 from pytest_kedi.runtime.pyrun import run_prelude
-from pytest_kedi.runtime.scope import EPOCHS, KediArgs, Scope
+from pytest_kedi.runtime.scope import EPOCHS, MISSING, KediArgs, Scope
 from pytest_kedi.runtime.sourcefile import SourceFile
 from pytest_kedi.runtime.valueerrors import listed_name, value_error
 
@@ -195,7 +195,8 @@ def run_import(stmt: nodes.Directive, ctx: Frame) -> None:
                 listed_name(stmt, ctx, name),
                 f"module {target!r} does not export {name!r}",
             )
-        ctx.scope.bind(name, exports[name])
+        # an imported value keeps its declared type for `:=` (docs/language.md#rebinding)
+        ctx.scope.bind(name, exports[name], module.export_contracts.get(name, MISSING))
 
 
 def _load_module(runtime: Runtime, path: Path, ctx: Frame, stmt: nodes.Directive) -> ModuleUnit:
@@ -225,12 +226,15 @@ def _collect_exports(unit: ModuleUnit, ctx: Frame, stmt: nodes.Directive) -> dic
         return {}
     vars_ = unit.scope.vars
     if spec == "*":
-        return {n: v for n, v in vars_.items() if not n.startswith("_") and n != "args"}
-    out: dict[str, Any] = {}
-    for name in spec:
-        if name not in vars_:
-            raise _undefined_export(unit, name, ctx, stmt)
-        out[name] = unit.scope.get(name)
+        out = {n: v for n, v in vars_.items() if not n.startswith("_") and n != "args"}
+    else:
+        out = {}
+        for name in spec:
+            if name not in vars_:
+                raise _undefined_export(unit, name, ctx, stmt)
+            out[name] = unit.scope.get(name)
+    contracts = unit.scope.contracts
+    unit.export_contracts = {n: contracts[n] for n in out if n in contracts}
     return out
 
 

@@ -81,6 +81,27 @@ def test_reassign_untyped_owner_means_str(run):
         run("[s] = a\n[s] := `1`\n")
 
 
+@pytest.mark.parametrize("export", ["> export: *\n", "> export:\n  count\n  label\n"])
+def test_reassign_of_an_imported_value_keeps_its_declared_type(kedi, tmp_path, export: str):
+    """An imported value was bound without its type, so `:=` held it to `str`: an `int` was
+    refused and a text accepted, turning the number into a string."""
+    (tmp_path / "m.kedi").write_text(export + "[count: int] = `0`\n[label] = a\n", encoding="utf-8")
+    assert kedi("> import: m\n[count] := `5`\n[label] := b\n= `(count, label)`\n").run() == (
+        5,
+        "b",
+    )
+    with pytest.raises(KediTypeExecutionError, match="reassignment of 'count' expects int"):
+        kedi("> import: m\n[count] := five\n").run()
+    with pytest.raises(KediTypeExecutionError, match="reassignment of 'label' expects str"):
+        kedi("> import: m\n[label] := `1`\n").run()
+
+
+def test_reassign_of_a_re_exported_value_keeps_its_declared_type(kedi, tmp_path):
+    (tmp_path / "base.kedi").write_text("> export: *\n[count: int] = `0`\n", encoding="utf-8")
+    (tmp_path / "mid.kedi").write_text("> import: base\n> export: *\n", encoding="utf-8")
+    assert kedi("> import: mid\n[count] := `7`\n= `count`\n").run() == 7
+
+
 def test_reassign_without_binding_is_name_error(run):
     with pytest.raises(KediNameError):
         run("[nope] := `1`\n")
