@@ -233,13 +233,20 @@ def _turned_off(stmt: nodes.Directive, ctx: Frame) -> bool:
 
 
 def _marker(stmt: nodes.Directive, ctx: Frame) -> None:
-    value = (stmt.value or "").strip()
-    if _turned_off(stmt, ctx):
+    if stmt.name in _NOOP_WHEN_TOGGLE and stmt.body_kind == "none":
+        # `enabled` and `disabled`, plain or from a backtick, are no-ops
+        # (docs/language.md#newer-directives); the value is evaluated once
+        given = eval_code(stmt.code, ctx) if stmt.code is not None else stmt.value
+        toggled = isinstance(given, str) and given.strip() == "enabled"
+        if toggled:
+            return
+        off = _is_off(given)
+    else:
+        off = _turned_off(stmt, ctx)
+    if off:
         # turned off: an earlier setting of the slot is replaced (docs/language.md §6.1)
         state = ctx.scope.state
         ctx.scope.state = state.replace(unsupported=_without(state, stmt.name))
-        return
-    if stmt.name in _NOOP_WHEN_TOGGLE and stmt.body_kind == "none" and value == "enabled":
         return
     _set_marker(ctx, stmt.name, (f"> {stmt.name}:", stmt.span.start_line))
 

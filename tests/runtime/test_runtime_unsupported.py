@@ -71,6 +71,27 @@ def test_history_and_artifacts_turned_off_in_any_form_are_no_ops(run, directive:
     assert run(f"{directive}\n[x] << hi\n= <x>\n", model=ScriptedModel()) == "text"
 
 
+@pytest.mark.parametrize(
+    "value", ["enabled", "disabled", '`"enabled"`', '`"disabled"`', '`" enabled "`']
+)
+def test_hooks_enabled_or_disabled_in_any_form_are_no_ops(run, value: str):
+    """KEDI.md §9.11: `enabled`/`disabled` are no-ops. A backtick value giving `enabled`
+    raised "`> hooks:` is not supported" at the next model call."""
+    assert run(f"> hooks: {value}\n[x] << hi\n= <x>\n", model=ScriptedModel()) == "text"
+
+
+def test_hooks_backtick_value_is_evaluated_once(run, capsys):
+    source = '> hooks: `print("evaluated") or "enabled"`\n[x] << hi\n= <x>\n'
+    assert run(source, model=ScriptedModel()) == "text"
+    assert capsys.readouterr().out == "evaluated\n"
+
+
+def test_hooks_backtick_value_naming_no_toggle_still_raises(run):
+    with pytest.raises(KediUnsupportedError) as info:
+        run('> hooks: `"handlers"`\n[x] << hi\n= <x>\n', model=ScriptedModel())
+    assert info.value.message == "`> hooks:` is not supported by pytest-kedi (line 1)"
+
+
 @pytest.mark.parametrize("directive", ["> history:\n  enabled: true", '> history: `"enabled"`'])
 def test_history_turned_on_in_any_form_still_raises(run, directive: str):
     with pytest.raises(KediUnsupportedError) as info:
