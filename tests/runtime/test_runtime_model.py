@@ -71,6 +71,13 @@ def test_raw_capture_backtick_non_str_type_fails(run):
         run("[x: `int`] << hi\n", model=ScriptedModel())
 
 
+def test_raw_capture_backtick_annotated_str_names_the_annotation(run):
+    """It read "raw capture [x] must be str, not str": the description was dropped."""
+    with pytest.raises(KediTypeExecutionError) as info:
+        run('[x: `Annotated[str, "d"]`] << hi\n', model=ScriptedModel())
+    assert info.value.message.endswith('raw capture [x] must be str, not Annotated[str, "d"]')
+
+
 class _FakeBoundary:
     synthetic_calls = 0
 

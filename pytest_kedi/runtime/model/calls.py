@@ -217,8 +217,11 @@ def run_raw_capture(stmt: nodes.RawCapture, ctx: Frame) -> None:
     check_assignable(stmt.target, ctx, stmt)
     tp = resolve_type(stmt.type, ctx)
     if tp is not str:
+        described = describe_type(tp)
+        if described == "str" and stmt.type is not None:  # `Annotated[str, "d"]` is not str
+            described = stmt.type.source
         raise KediTypeExecutionError(
-            f"{where(ctx, stmt)}: raw capture [{stmt.target}] must be str, not {describe_type(tp)}"
+            f"{where(ctx, stmt)}: raw capture [{stmt.target}] must be str, not {described}"
         )
     prompt = render_text(stmt.prompt, ctx)
     text = _call(ctx, stmt, "invoke", prompt)
