@@ -117,11 +117,13 @@ def _text(exc: BaseException) -> str:
     return exception_text(exc)
 
 
+#: a `.kedi` file or its `.kedi.optimized.json` prompts (docs/language.md#model-directives)
+_KEDI_SUFFIX = r"\.kedi(?:\.optimized\.json)?"
 _ABSOLUTE_KEDI_PATH = re.compile(
-    r"""(?<![\w.])((?:[A-Za-z]:)?[\\/][^\s:'"]*\.kedi)(?=:\d|", line \d|: )"""
+    r"""(?<![\w.])((?:[A-Za-z]:)?[\\/][^\s:'"]*""" + _KEDI_SUFFIX + r""")(?=:\d|", line \d|: )"""
 )
 #: the rest of a `.kedi` path after the working directory's (which it starts with)
-_KEDI_PATH_BELOW = r"""([^\n:'"]*?\.kedi)(?=:\d|", line \d|: )"""
+_KEDI_PATH_BELOW = r"""([^\n:'"]*?""" + _KEDI_SUFFIX + r""")(?=:\d|", line \d|: )"""
 
 
 def relative_locations(text: str) -> str:

@@ -160,6 +160,28 @@ def test_kedi_messages_show_locations_relative_to_the_working_directory(
     assert [relative_locations(text) for text in untouched] == untouched
 
 
+def test_optimized_prompts_paths_are_relative_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An invalid `prog.kedi.optimized.json` failed every item of the file with its absolute
+    path in the message and stack trace, next to a relative location line."""
+    from pytest_kedi.evals.classify import relative_locations
+
+    monkeypatch.chdir(tmp_path)
+    inside = tmp_path / "pkg" / "prog.kedi.optimized.json"
+    rel = str(Path("pkg") / "prog.kedi.optimized.json")
+    assert relative_locations(f"invalid optimized prompts in {inside}: Expecting value") == (
+        f"invalid optimized prompts in {rel}: Expecting value"
+    )
+    assert relative_locations(f'  File "{inside}", line 1, in <optimized prompts>') == (
+        f'  File "{rel}", line 1, in <optimized prompts>'
+    )
+    outside = tmp_path.parent / "prog.kedi.optimized.json"
+    assert relative_locations(f"{outside}:1: bad") == f"{outside}:1: bad"
+    for text in (f"{tmp_path / 'prog.kedi.json'}: x", f"{tmp_path / 'prog.kedi.optimized'}: x"):
+        assert relative_locations(text) == text
+
+
 def test_locations_below_a_working_directory_with_spaces_are_relative(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

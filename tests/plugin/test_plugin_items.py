@@ -586,3 +586,16 @@ def test_a_file_whose_sibling_names_would_be_too_long_runs(kedi: Kedi, mode: str
     kedi.write(name, "@test: t:\n  > case: a:\n    `assert 1`\n")
     result = kedi.run("--kedi-eval", "--kedi-record-mode", mode)
     result.assert_outcomes(passed=1)
+
+
+def test_an_invalid_optimized_prompts_file_is_shown_relative(kedi: Kedi) -> None:
+    """Every item of a file whose `prog.kedi.optimized.json` is invalid fails; the message
+    and stack trace named the file by its absolute path, as no `.kedi` location is."""
+    kedi.write("pkg/prog.kedi", "@test: t:\n  > case: a:\n    `assert 1`\n")
+    kedi.write("pkg/prog.kedi.optimized.json", "{bad")
+    result = kedi.run("--kedi-eval", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "invalid optimized prompts in pkg/prog.kedi.optimized.json: Expecting" in out
+    assert 'File "pkg/prog.kedi.optimized.json", line 1, in <optimized prompts>' in out
+    assert f"{kedi.pytester.path}/pkg" not in out
