@@ -115,7 +115,8 @@ class ModuleUnit:
     exports: dict[str, Any] | None = None
     #: the declared types of exported value bindings (absent: untyped, so `str`)
     export_contracts: dict[str, Any] = field(default_factory=dict)
-    export_spec: str | list[str] | None = None
+    #: the names of its `> export:` directives, `*` for `> export: *` (None: no export)
+    export_spec: list[str] | None = None
     auto_cache: ModuleUnit | None = None
     #: unsupported imports deferred in validate mode (reported by unknown-name errors)
     import_failures: list[KediExecutionError] = field(default_factory=list)

@@ -220,19 +220,24 @@ def _load_module(runtime: Runtime, path: Path, ctx: Frame, stmt: nodes.Directive
     return unit
 
 
+#: `> export: *` in a module's export list (listed names are identifiers)
+_ALL = "*"
+
+
 def _collect_exports(unit: ModuleUnit, ctx: Frame, stmt: nodes.Directive) -> dict[str, Any]:
     spec = unit.export_spec
     if spec is None:
         return {}
     vars_ = unit.scope.vars
-    if spec == "*":
+    out: dict[str, Any] = {}
+    if _ALL in spec:
         out = {n: v for n, v in vars_.items() if not n.startswith("_") and n != "args"}
-    else:
-        out = {}
-        for name in spec:
-            if name not in vars_:
-                raise _undefined_export(unit, name, ctx, stmt)
-            out[name] = unit.scope.get(name)
+    for name in spec:
+        if name == _ALL:
+            continue
+        if name not in vars_:
+            raise _undefined_export(unit, name, ctx, stmt)
+        out[name] = unit.scope.get(name)
     contracts = unit.scope.contracts
     unit.export_contracts = {n: contracts[n] for n in out if n in contracts}
     return out
@@ -256,13 +261,13 @@ def _undefined_export(
 
 
 def run_export(stmt: nodes.Directive, ctx: Frame) -> None:
+    """A module's `> export:` directives add up: `> export: *` with a list exports every
+    public name and the listed ones, whichever comes first (docs/language.md#modules)."""
     unit = ctx.unit
     value = (stmt.value or "").strip()
-    if value == "*":
-        unit.export_spec = "*"
-        return
-    names = list(stmt.names) or [n.strip() for n in value.split(",") if n.strip()]
-    previous = unit.export_spec
-    if isinstance(previous, list):
-        names = previous + [n for n in names if n not in previous]
-    unit.export_spec = names
+    if value == _ALL:
+        names = [_ALL]
+    else:
+        names = list(stmt.names) or [n.strip() for n in value.split(",") if n.strip()]
+    previous = unit.export_spec or []
+    unit.export_spec = previous + [n for n in names if n not in previous]

@@ -285,6 +285,23 @@ def test_an_export_the_module_does_not_define_is_located_in_the_module(
     assert rendered[4:6] == [f"    {quoted}", "    " + " " * quoted.index("missing") + "^"]
 
 
+@pytest.mark.parametrize(
+    ("exports", "exported"),
+    [
+        ("> export: *\n> export: b\n", ["a", "b"]),
+        ("> export: b\n> export: *\n", ["a", "b"]),
+        ("> export: *\n> export: _h\n", ["_h", "a", "b"]),
+        ("> export: a\n> export: b\n", ["a", "b"]),
+        ("> export: b\n", ["b"]),
+    ],
+)
+def test_export_directives_add_up(kedi, tmp_path, exports: str, exported: list[str]):
+    """A list after `> export: *` replaced it: the module exported only the listed names."""
+    (tmp_path / "m.kedi").write_text(exports + "[a] = A\n[b] = B\n[_h] = H\n", encoding="utf-8")
+    program = kedi("> import: m\n= `sorted(n for n in ('a', 'b', '_h') if n in globals())`\n")
+    assert program.run() == exported
+
+
 def test_module_initializes_once_per_root(kedi, tmp_path):
     log = tmp_path / "inits.log"
     (tmp_path / "base.kedi").write_text(
