@@ -25,6 +25,15 @@ _HEAD = re.compile(rf">[ \t]*({IDENT})[ \t]*(?:\[([^\]]*)\])?[ \t]*(:?)")
 _SOLE_CODE_COLON = re.compile(r"[ \t]*(`[^`]*`)[ \t]*:[ \t]*")
 
 _SUITE_PLACES = frozenset({Place.TEST_SUITE, Place.EVAL_SUITE})
+#: Directives whose header names something (docs/language.md#model-directives,
+#: #unsupported-directives, #tasks) -> the header's shape
+_NAMED = {
+    "optimize": "> optimize: span:",
+    "profile": "> profile: name:",
+    "task": "> task [handle]: child:",
+    "send": "> send: handle:",
+    "interrupt": "> interrupt: handle:",
+}
 
 
 def _unknown(m: re.Match[str]) -> str:
@@ -253,6 +262,9 @@ class DirectiveBuilder:
             if name not in ("import", "package", "agent"):
                 at = item.start + rel + len(rest) - len(rest.lstrip())
                 check_name(arg, at, f"'> {name}:' name")
+        elif not value and name in _NAMED:
+            # `> optimize: span:`, `> profile: name:`, `> task [h]: child:`, `> send: h:`
+            raise KediSyntaxError(item.start + rel, f"'> {name}:' needs a name: '{_NAMED[name]}'")
         d = self.reader.read(item, name, arg, binder, value, rel, ctx, span)
         check_directive(d, item)
         return d

@@ -503,6 +503,26 @@ def test_block_directives_need_a_trailing_colon(head: str) -> None:
     assert (diag.line, diag.column) == (1, len(head) + 3)  # where the ':' is expected
 
 
+@pytest.mark.parametrize(
+    ("source", "column", "shape"),
+    [
+        ("@f() -> str:\n  > optimize:\n    >> a [b]\n  = <b>\n", 14, "> optimize: span:"),
+        ("> profile:\n  > model: m\n", 11, "> profile: name:"),
+        ("@f() -> str:\n  > task [h]:\n    >> a\n", 14, "> task [handle]: child:"),
+        ("@f() -> str:\n  > send:\n    >> a\n", 10, "> send: handle:"),
+        ("@f() -> str:\n  > interrupt:\n    >> a\n", 15, "> interrupt: handle:"),
+    ],
+)
+def test_named_block_directives_need_their_name(source: str, column: int, shape: str) -> None:
+    """`> optimize:` without a span name parsed, and its `.optimized.json` prompt could never
+    apply; a profile, task, send or interrupt without its name parsed too."""
+    diag = error_of(source)
+    name = shape[2:].split(":")[0].split(" ")[0]
+    assert diag.message == f"'> {name}:' needs a name: '{shape}'"
+    line = 1 if source.startswith(">") else 2
+    assert (diag.line, diag.column) == (line, column)  # just after the ':'
+
+
 MESSAGES = [
     pytest.param("[x] = <f(a, b>\n", 1, 9, "unbalanced '(' in a call", id="call_paren"),
     pytest.param(
