@@ -31,6 +31,7 @@ EXECUTABLE = (
 #: Task statements: parsed and checked like statements (never run by pytest-kedi).
 _TASKS = names(lambda d: d.place is Place.EXECUTABLE and d.runtime is Runtime.UNSUPPORTED)
 _INT = re.compile(r"[0-9]+")
+_SOLE_BACKTICK = re.compile(r"`[^`]+`")
 _NUMBER = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
 
 HOOK_EVENTS = frozenset(
@@ -231,6 +232,9 @@ def _setting_checks(d: n.Directive, item: Item) -> None:
         if kv.key in seen:  # every `key: value` body (docs/language.md §4.1)
             raise _fail(at, f"duplicate {kv.key!r} in '> {d.name}:'")
         seen.add(kv.key)
+        if kv.items or kv.entries:
+            _single_value(d, kv)
+            continue
         value = kv.value
         if kv.code is not None or value is None:
             continue
@@ -274,6 +278,28 @@ def _setting_checks(d: n.Directive, item: Item) -> None:
             )
     if d.name in ("history", "skills") and d.settings and "enabled" not in seen:
         raise _fail(d.span.start_offset, f"a '> {d.name}:' block requires an 'enabled' key")
+
+
+#: Keys whose value is one literal checked above (or, for hooks, one backtick handler):
+#: an indented list under them is not read as that value.
+_SINGLE = {
+    "tool": frozenset({"name", "risk", "retries"}),
+    "budget": frozenset({"request_limit", "tool_attempt_limit"}),
+    "mcp": frozenset({"transport"}),
+    "history": frozenset({"compaction_mode", "compaction_threshold"}),
+    "skills": frozenset({"max_skills"}),
+}
+
+
+def _single_value(d: n.Directive, kv: n.KeyValue) -> None:
+    """An indented list under a key that takes one checked value bypassed its check
+    (``retries:`` then ``-1`` on the next line); hooks take backtick handlers only."""
+    at = kv.span.start_offset
+    if d.name == "hooks":
+        if kv.entries or not all(_SOLE_BACKTICK.fullmatch(item) for item in kv.items):
+            raise _fail(at, f"hook {kv.key!r} needs a backtick handler such as `my_handler`")
+    elif kv.key in _SINGLE.get(d.name, ()):
+        raise _fail(at, f"{kv.key!r} in '> {d.name}:' takes one value, not an indented list")
 
 
 def _tool_value(kv: n.KeyValue, at: int) -> None:

@@ -579,6 +579,65 @@ def test_control_characters_in_a_quoted_line_are_escaped(
 
 
 @pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (
+            "@f() -> int:\n  > tool:\n    retries:\n      -1\n  = `1`\n",
+            "'retries' in '> tool:' takes one value, not an indented list",
+        ),
+        (
+            "@f() -> int:\n  > tool:\n    risk:\n      reckless\n  = `1`\n",
+            "'risk' in '> tool:' takes one value, not an indented list",
+        ),
+        (
+            "@f() -> int:\n  > tool:\n    name:\n      1x\n  = `1`\n",
+            "'name' in '> tool:' takes one value, not an indented list",
+        ),
+        (
+            "> budget:\n  request_limit:\n    -1\n",
+            "'request_limit' in '> budget:' takes one value, not an indented list",
+        ),
+        (
+            "> hooks:\n  pre_tool_use:\n    plain\n",
+            "hook 'pre_tool_use' needs a backtick handler such as `my_handler`",
+        ),
+        (
+            "> mcp:\n  transport:\n    pigeon\n",
+            "'transport' in '> mcp:' takes one value, not an indented list",
+        ),
+        (
+            "> history:\n  enabled: true\n  compaction_mode:\n    bogus\n",
+            "'compaction_mode' in '> history:' takes one value, not an indented list",
+        ),
+        (
+            "> skills:\n  enabled: true\n  max_skills:\n    500\n",
+            "'max_skills' in '> skills:' takes one value, not an indented list",
+        ),
+    ],
+)
+def test_a_checked_value_written_as_an_indented_list_is_an_error(source: str, message: str):
+    """Written on the next line, a `> tool:` risk or retries (and the other checked
+    literals) skipped its check: `retries:` then `-1` parsed and was stored."""
+    diag = error_of(source)
+    assert diag.message == message
+    key = message.split("'")[1]
+    assert diag.source_line.strip() == f"{key}:"  # at the key
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "@f() -> int:\n  > tool:\n    retry_on:\n      ValueError\n      KeyError\n  = `1`\n",
+        "> hooks:\n  pre_tool_use:\n    `first`\n    `second`\n",
+        "> mcp:\n  name: files\n  args:\n    -y\n    server\n",
+        "> codemode:\n  preload_tools:\n    f\n    g\n",
+    ],
+)
+def test_keys_that_take_a_list_still_do(source: str) -> None:
+    parse(source, "t.kedi")
+
+
+@pytest.mark.parametrize(
     ("head", "key", "value"),
     [
         ("> settings:", "temperature", "0.1"),
