@@ -329,16 +329,24 @@ def _name_at(item: Item, name: str, occurrence: int = 1) -> int:
     return _value_at(item, name)
 
 
+#: Directives whose body is a `key: value` block and that take no one-line value
+#: (docs/language.md#newer-directives) -> what the block holds
+_BLOCK_ONLY = {
+    "budget": "limits",
+    "tool": "keys (name, description, risk, retries, retry_on)",
+}
+
+
 def check_directive(d: n.Directive, item: Item) -> None:
     """Literal and vocabulary checks for one directive (raises on the first problem)."""
     at = item.start
     _choice(d, _value_at(item, d.value if d.value is not None else d.arg))
     if d.settings:
         _setting_checks(d, item)
-    if d.name == "budget" and d.value is not None:
+    if d.name in _BLOCK_ONLY and d.value is not None:
         raise _fail(
             _value_at(item, d.value),
-            "'> budget:' takes an indented block of limits, not an inline value",
+            f"'> {d.name}:' takes an indented block of {_BLOCK_ONLY[d.name]}, not an inline value",
         )
     if d.name == "requires":
         values = d.names if d.body_kind == "names" else ((d.value,) if d.value else ())

@@ -624,6 +624,21 @@ def test_a_checked_value_written_as_an_indented_list_is_an_error(source: str, me
     assert diag.source_line.strip() == f"{key}:"  # at the key
 
 
+@pytest.mark.parametrize("value", ["fx", '`{"name": "fx"}`'])
+def test_tool_takes_no_inline_value(value: str) -> None:
+    """`> tool: fx` parsed and was stored with nothing checked; its keys go in a block."""
+    diag = error_of(f"@f() -> int:\n  > tool: {value}\n  = `1`\n")
+    assert diag.message == (
+        "'> tool:' takes an indented block of keys (name, description, risk, retries, "
+        "retry_on), not an inline value"
+    )
+    assert (diag.line, diag.column) == (2, 11)
+
+
+def test_an_empty_tool_block_keeps_every_default() -> None:
+    parse("@f() -> int:\n  > tool:\n  = `1`\n", "t.kedi")
+
+
 @pytest.mark.parametrize(
     "source",
     [
