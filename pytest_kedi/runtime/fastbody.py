@@ -151,7 +151,7 @@ class FastBody:
         if not isinstance(err, KediExecutionError):
             return exc, None
         assert op.stmt is not None
-        err.with_outer_frame(stmt_frame(op.stmt, ctx))
+        err.with_outer_frame(stmt_frame(op.stmt, ctx, err))
         return err.with_outer_frame(proc.frame), cause
 
 

@@ -42,14 +42,31 @@ _KINDS: dict[type, str] = {
 }
 
 
-def stmt_frame(stmt: nodes.Node, ctx: Frame) -> Any:
+def stmt_frame(stmt: nodes.Node, ctx: Frame, error: KediExecutionError | None = None) -> Any:
+    """The frame of ``stmt``: its first line, or for ``error`` raised by the statement itself
+    the line of a multi-line statement (a template row, a continued return) it names."""
     kind = _KINDS.get(type(stmt), "program")
     if isinstance(stmt, nodes.Directive) and stmt.name == "optimize":
         kind = "template"
     span = stmt.span
     if span.end_line > span.start_line:
-        span = ctx.unit.source_file.line_span(span.start_line)
+        line = span.start_line
+        if error is not None and not error.frames and not error.python_traces:
+            line = _named_line(error.message, span) or line
+        span = ctx.unit.source_file.line_span(line)
     return ctx.frame(kind, span)
+
+
+def _named_line(message: str, span: nodes.Span) -> int | None:
+    """The line of ``span`` after its first that ``message`` names (``path:LINE: ...``)."""
+    prefix = f"{span.path}:"
+    if not message.startswith(prefix):
+        return None
+    digits = message[len(prefix) :].partition(":")[0]
+    if not digits.isdigit():
+        return None
+    line = int(digits)
+    return line if span.start_line < line <= span.end_line else None
 
 
 def exec_stmt(stmt: nodes.Node, ctx: Frame) -> Ret | None:
@@ -58,7 +75,7 @@ def exec_stmt(stmt: nodes.Node, ctx: Frame) -> Ret | None:
     try:
         return HANDLERS[type(stmt)](stmt, ctx)
     except KediExecutionError as err:
-        raise err.with_outer_frame(stmt_frame(stmt, ctx))
+        raise err.with_outer_frame(stmt_frame(stmt, ctx, err))
 
 
 def exec_body(body: tuple[nodes.Node, ...], ctx: Frame) -> Ret | None:
@@ -84,7 +101,7 @@ def statement_failed(
     """The error a statement of a body raises when ``exc`` escapes it: located at the
     statement (a `RecursionError` becomes a Kedi error first)."""
     if isinstance(exc, KediExecutionError):
-        return exc.with_outer_frame(stmt_frame(stmt, ctx))
+        return exc.with_outer_frame(stmt_frame(stmt, ctx, exc))
     deep = KediExecutionError("maximum recursion depth exceeded", original=exc)
     return deep.with_outer_frame(stmt_frame(stmt, ctx))
 

@@ -334,3 +334,30 @@ def test_a_call_with_wrong_arguments_is_located_at_the_call(
     lines = str(err).splitlines()
     assert lines[-2].strip() == call, lines  # the innermost frame: the call, not `f`
     assert lines[-1] == f"KediTypeExecutionError: {err.message}"
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "shown"),
+    [
+        ("  >> first\n  second\n  third <missing> [a]\n  = <a>\n", 4, "third <missing> [a]"),
+        ("  >> one <missing> [a]\n  two\n  = <a>\n", 2, ">> one <missing> [a]"),
+        ("  = first \\\n    then <missing>\n", 3, "then <missing>"),
+    ],
+)
+def test_an_error_on_a_later_line_of_a_statement_is_its_innermost_frame(
+    tmp_path, body, line, shown
+):
+    """docs/language.md#diagnostics: the stack trace's innermost frame is the line the
+    error names, not the first line of a multi-line template or continued return."""
+    from pytest_kedi.runtime import load
+
+    path = tmp_path / "p.kedi"
+    path.write_text(f"@f() -> str:\n{body}", encoding="utf-8")
+    program = load(path, mode="validate")
+    with pytest.raises(KediNameError) as info:
+        program.procedures["f"]()
+    error = info.value
+    assert error.message.endswith(f":{line}: unknown name 'missing'")
+    assert error.line == line
+    trace = str(error).splitlines()
+    assert trace[-3:-1] == [f'  File "{path}", line {line}, in f', f"    {shown}"]
