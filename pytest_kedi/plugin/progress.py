@@ -182,6 +182,13 @@ def choose_style(
     return "lines"
 
 
+def _live_logging(config: pytest.Config) -> bool:
+    """pytest's live logging is on (never under ``-p no:logging``, which takes its options)."""
+    if not config.pluginmanager.has_plugin("logging-plugin"):
+        return False
+    return bool(config.getini("log_cli") or config.getoption("log_cli_level", None))
+
+
 def progress_for(
     config: pytest.Config, mode: str, interval: float, worker: bool
 ) -> Progress | None:
@@ -189,19 +196,20 @@ def progress_for(
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is None:
         return None
+    capman = config.pluginmanager.get_plugin("capturemanager")
     style = choose_style(
         mode,
         verbosity=config.get_verbosity(),
         # a terminal that moves no cursor (`TERM=dumb`: Emacs, some CI consoles) gets lines
         isatty=bool(reporter.isatty()) and os.environ.get("TERM") != "dumb",
-        capture=str(config.getoption("capture", "fd")),
-        live_logging=bool(config.getini("log_cli") or config.getoption("log_cli_level", None)),
+        # `-p no:capture` captures nothing, as `-s` does
+        capture=str(config.getoption("capture", "fd")) if capman is not None else "no",
+        live_logging=_live_logging(config),
         worker=worker,
     )
     if style is None:
         return None
     writer = config.get_terminal_writer()
-    capman = config.pluginmanager.get_plugin("capturemanager")
 
     def uncaptured() -> AbstractContextManager[object]:
         # The item's output is being captured (the terminal's file descriptor too): let

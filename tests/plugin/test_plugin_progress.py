@@ -340,3 +340,28 @@ def test_a_dumb_terminal_gets_plain_progress_lines(tmp_path: Path) -> None:
 
 def _after_collection(output: str) -> str:
     return _TIMING.sub("", output[output.index("collected 1 item") :])
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_without_the_capture_plugin_a_terminal_gets_plain_progress_lines(tmp_path: Path) -> None:
+    """``-p no:capture`` captures nothing, as ``-s`` does: a redrawn line would mix with the
+    suite's own output, so progress is plain lines (none for a quick suite)."""
+    (tmp_path / "label.kedi").write_text(LABEL, encoding="utf-8")
+    (tmp_path / "conftest.py").write_text(PTY_CONFTEST, encoding="utf-8")  # drawn each row
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    out = _run_on_a_terminal(tmp_path, "--kedi-eval", "--kedi-rows", "summary", "-p", "no:capture")
+    assert "\x1b" not in out
+    assert "- label::exact: 0.6667  [passed]" in out
+
+
+def test_eval_suites_run_without_the_logging_plugin(kedi: Kedi) -> None:
+    """``-p no:logging`` takes pytest's ``log_cli`` options away: eval suites failed with
+    ``ValueError: unknown configuration value: 'log_cli'`` instead of running."""
+    kedi.write("label.kedi", LABEL)
+    kedi.write("pytest.ini", "[pytest]\nkedi_progress_interval = 0\n")
+    result = kedi.run("--kedi-eval", "-p", "no:logging")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["- label::exact: 0.6667  [passed]"])
+    result.stdout.no_fnmatch_line("*log_cli*")
+    if kedi.workers is None:  # progress is shown by the process running the suite
+        assert len(_progress_lines(result)) == 2
