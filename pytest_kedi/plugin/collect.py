@@ -46,6 +46,7 @@ __all__ = [
     "KediTestSuite",
     "is_kedi_program",
     "received_collect_error",
+    "passed_over",
     "eval_item_names",
     "unique_names",
 ]
@@ -111,6 +112,16 @@ def received_collect_error(report: object) -> object:
         longrepr = report.longrepr
         report.longrepr = CollectErrorRepr(longrepr.reprtraceback, longrepr.reprcrash)
     return report
+
+
+def passed_over(parent: pytest.Collector, path: Path) -> bool:
+    """``path`` is a Kedi program the run selects: given on the command line (or in
+    ``testpaths``), or inside a folder that is. (On its way to a file given, pytest also
+    offers the folder's other files to the plugins: ``pytest test_x.py``.)"""
+    session = parent.session
+    return is_kedi_program(path) and (
+        session.isinitpath(path) or any(session.isinitpath(d) for d in path.parents)
+    )
 
 
 def _parse_checked(name: str, data: bytes, trees: dict[int, Parsed] | None = None) -> nodes.Module:

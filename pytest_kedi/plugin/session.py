@@ -22,7 +22,7 @@ import pytest
 
 from pytest_kedi.constants import REPORT_CASE, REPORT_MODEL, REPORT_SUITE
 from pytest_kedi.fileread import is_file
-from pytest_kedi.plugin import resolution
+from pytest_kedi.plugin import collect, resolution
 from pytest_kedi.plugin.codecache import CodeCache
 from pytest_kedi.plugin.collect import KediCacheFile, KediFile, cache_program, is_kedi_program
 from pytest_kedi.plugin.itembase import KediItem
@@ -161,7 +161,7 @@ class KediSession:
         if not file_path.name.endswith(".kedi"):
             return None
         if not self.settings.collect:
-            self.uncollected += is_kedi_program(file_path)
+            self.uncollected += collect.passed_over(parent, file_path)
             return None
         if is_kedi_program(file_path):
             return KediFile.from_parent(parent, path=file_path)

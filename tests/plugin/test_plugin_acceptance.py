@@ -231,6 +231,24 @@ def test_a_run_that_collected_nothing_but_kedi_files_says_how_to_collect_them(
     assert "not collected" not in ran.stdout.str()
 
 
+def test_kedi_files_next_to_a_python_file_given_are_not_counted_as_passed_over(
+    kedi: Kedi,
+) -> None:
+    """``pytest test_empty.py`` (no test in it) said ``kedi: 1 .kedi file not collected``
+    about a ``.kedi`` file in the same folder, which the command line did not select:
+    pytest offers a folder's other files to the plugins on its way to a file given."""
+    kedi.write("demo.kedi", DEMO)
+    kedi.write("evals/other.kedi", DEMO)
+    kedi.pytester.makepyfile(test_empty="# no test yet\n")
+    for args in (("test_empty.py",), ("test_empty.py", "-k", "nothing")):
+        result = kedi.run(*args)
+        assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+        assert "not collected" not in result.stdout.str()
+    result = kedi.run("test_empty.py", "evals")  # a folder given: its files count
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(["kedi: 1 .kedi file not collected: run with --kedi-eval*"])
+
+
 def test_program_load_failure_is_one_located_line_in_reports(kedi: Kedi) -> None:
     kedi.write("broken.kedi", "```\nimport no_such_module_xyz\n```\n\n" + DEMO)
     if kedi.workers is None:  # hook calls are recorded in this process only
