@@ -13,6 +13,7 @@ Catch sites read ``except BaseException as exc:`` and re-raise what `user_error`
 
 from __future__ import annotations
 
+import signal
 import sys
 
 from pytest_kedi.runtime.cancel import Cancelled
@@ -28,17 +29,39 @@ def user_error(exc: BaseException, *, outcomes: bool = False) -> bool:
     ``outcomes``: pytest's outcomes are errors too. An eval row is scored so: a
     ``pytest.skip()``, ``pytest.xfail()`` or ``pytest.fail()`` in a metric (or a procedure
     it calls) is that row's error, ``error: Skipped: <reason>`` and so on, while one in a
-    dataset skips (or fails) the item."""
+    dataset skips (or fails) the item. An outcome a signal handler raised (pytest-timeout's
+    ``signal`` method) is the item's, never a row's."""
     if isinstance(exc, Exception):
         return True
     if isinstance(exc, _SIGNALS):
         return False
     pytest_outcomes = sys.modules.get("_pytest.outcomes")
     if pytest_outcomes is not None and isinstance(exc, pytest_outcomes.OutcomeException):
-        return outcomes
+        return outcomes and not _from_signal_handler(exc)
     if isinstance(exc, BaseExceptionGroup):
         return all(user_error(member, outcomes=outcomes) for member in exc.exceptions)
     return True
+
+
+def _from_signal_handler(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised by a Python signal handler, as pytest-timeout's ``signal``
+    method fails an item that overran ``--timeout`` from its ``SIGALRM`` handler: that
+    ``pytest.fail()`` ends the item, whatever row it interrupted."""
+    handlers = set()
+    for signum in signal.valid_signals():
+        try:
+            handler = signal.getsignal(signum)
+        except (OSError, ValueError):  # pragma: no cover - a signal Python cannot query
+            continue
+        code = getattr(handler, "__code__", None)
+        if code is not None:
+            handlers.add(code)
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code in handlers:
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def failed_outcome(exc: BaseException) -> bool:

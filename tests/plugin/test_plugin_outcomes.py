@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -354,3 +355,56 @@ def test_pytest_fail_in_the_prelude_is_a_program_load_failure(kedi: Kedi) -> Non
     report = kedi.json("r.json")
     assert [(s["outcome"], s["error"]) for s in report["suites"]] == [("failed", failure)]
     assert [(t["outcome"], t["message"]) for t in report["tests"]] == [("failed", failure)]
+
+
+# pytest-timeout's default ``signal`` method, as it works: a SIGALRM handler armed around each
+# item that fails it with ``pytest.fail()`` when the item overruns.
+ALARM_CONFTEST = """\
+import signal
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def item_timeout():
+    def handler(signum, frame):
+        pytest.fail("Timeout (>0.5s) from the item's alarm")
+
+    previous = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, 0.5)
+    yield
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, previous)
+"""
+
+SLOW_ROW = """\
+@wait(seconds: float) -> float:
+  = `__import__("time").sleep(seconds) or seconds`
+
+@eval: wait:
+  > data: xs:
+    = `[(0, 0), (30, 30), (0, 0)]`
+  > metric: m(xs):
+    = `wait(xs) == expected`
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs SIGALRM")
+@pytest.mark.parametrize("concurrency", ["1", "2"])
+def test_an_item_timeout_raised_by_a_signal_handler_fails_the_suite(
+    kedi: Kedi, concurrency: str
+) -> None:
+    """pytest-timeout's ``signal`` method fails an overrunning item with ``pytest.fail()``
+    from its SIGALRM handler. It interrupted a row, which scored it as that row's error
+    (``error: Failed: Timeout ...``), and the suite passed, running its other rows with no
+    time limit left: ``--timeout`` did not fail the item."""
+    kedi.write("slow.kedi", SLOW_ROW)
+    kedi.pytester.makeconftest(ALARM_CONFTEST)
+    result = kedi.run("--kedi-eval", "--kedi-concurrency", concurrency, "--kedi-report=r.json")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["FAILED slow.kedi::eval:wait - Failed: Timeout (>0.5s)*"])
+    (suite,) = kedi.json("r.json")["suites"]
+    assert (suite["outcome"], suite["error"]) == (
+        "failed",
+        "Failed: Timeout (>0.5s) from the item's alarm",
+    )
