@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kedi_auto_cache import AUTO_CACHE, AUTO_PROGRAM
 from kedi_marks import patched_plugin
 from kedi_plugin_helpers import DEMO, Kedi, without_durations
 
@@ -207,6 +208,22 @@ def test_explicit_kedi_path_without_collection_says_how_to_enable_it(kedi: Kedi)
         ["*demo.kedi::eval:initials: .kedi files are collected only with --kedi-eval*"]
     )
     kedi.run("--kedi-eval", "demo.kedi::eval:initials").assert_outcomes(passed=1)
+
+
+def test_explicit_auto_cache_node_id_without_collection_says_how_to_enable_it(
+    kedi: Kedi,
+) -> None:
+    """A node id of a test an ``> auto:`` cache holds, as ``--collect-only`` prints it, got
+    pytest's bare ``ERROR: not found: ... (no match in any of [<Dir ...>])`` when run with
+    collection off, where a program's node id says how to switch collection on."""
+    kedi.write("prog.kedi", AUTO_PROGRAM)
+    kedi.write("prog.cache.kedi", AUTO_CACHE)
+    result = kedi.run("prog.cache.kedi::test:double::gen")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*prog.cache.kedi::test:double::gen: .kedi files are collected only with --kedi-eval*"]
+    )
+    kedi.run("--kedi-eval", "prog.cache.kedi::test:double::gen").assert_outcomes(passed=1)
 
 
 def test_a_run_that_collected_nothing_but_kedi_files_says_how_to_collect_them(
