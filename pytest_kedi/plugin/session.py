@@ -176,18 +176,19 @@ class KediSession:
 
     @contextmanager
     def parse_errors_held(self, session: pytest.Session) -> Iterator[None]:
-        """Let the other files run when ``.kedi`` files failed to parse.
-
-        pytest interrupts the run on any collection error; a Kedi parse error stays one
-        collection error (and fails the run) but no longer stops the other items. Another
-        collection error still interrupts the run, which then counts every error.
-        """
-        held = len(self.parse_errors) if session.testsfailed == len(self.parse_errors) else 0
-        session.testsfailed -= held
+        """Let the other files run when ``.kedi`` files failed to parse: pytest interrupts
+        the run on any collection error; a Kedi parse error stays one collection error (it
+        fails the run and counts towards ``--maxfail``, as under
+        ``--continue-on-collection-errors``) but no longer stops the other items. Another
+        collection error still interrupts the run, which then counts every error."""
+        option = session.config.option
+        given = option.continue_on_collection_errors
+        errors = session.testsfailed
+        option.continue_on_collection_errors = given or errors == len(self.parse_errors)
         try:
             yield
         finally:
-            session.testsfailed += held
+            option.continue_on_collection_errors = given
 
     # ------------------------------------------------------------------ running items
 

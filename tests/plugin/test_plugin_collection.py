@@ -178,6 +178,31 @@ def test_a_python_collection_error_beside_a_kedi_one_interrupts_counting_both(
     assert "1 error during collection" not in result.stdout.str()
 
 
+FAILING_CASES = """\
+@test: t:
+  > case: a:
+    `assert False`
+  > case: b:
+    `assert False`
+  > case: c:
+    `assert True`
+"""
+
+
+@pytest.mark.single_process("pytest-xdist stops a --maxfail run after the items in flight")
+@pytest.mark.parametrize("given", [(), ("--continue-on-collection-errors",)])
+def test_a_parse_error_counts_towards_maxfail(kedi: Kedi, given: tuple[str, ...]) -> None:
+    """``--maxfail=2`` with an unparsable file ran on to two failed items (three failures),
+    where pytest counts a collection error it continues after towards the limit."""
+    kedi.write("broken.kedi", BROKEN)
+    kedi.write("cases.kedi", FAILING_CASES)
+    result = kedi.run("--kedi-eval", "--maxfail=2", *given)
+    result.assert_outcomes(failed=1, errors=1)
+    result.stdout.fnmatch_lines(["*stopping after 2 failures*"])
+    kedi.run("--kedi-eval", "-x").assert_outcomes(errors=1)
+    kedi.run("--kedi-eval").assert_outcomes(failed=2, passed=1, errors=1)
+
+
 @recorded_hooks
 def test_reportinfo_points_at_the_header_lines(kedi: Kedi) -> None:
     kedi.write("demo.kedi", DEMO)
