@@ -37,7 +37,7 @@ from pytest_kedi.cliargs import (
 )
 from pytest_kedi.errors import KediError
 from pytest_kedi.evals.safetext import clean_text
-from pytest_kedi.text import exception_text, is_kedi_program
+from pytest_kedi.text import is_kedi_program, message_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang import nodes
@@ -116,8 +116,7 @@ def _render_error(exc: BaseException) -> str:
     render = getattr(exc, "render", None)
     if callable(render):
         return str(render())
-    message = " ".join(exception_text(exc).split())
-    return f"{type(exc).__name__}: {message}"
+    return f"{type(exc).__name__}: {message_text(exc)}"
 
 
 def _is_kedi_error(exc: BaseException) -> bool:
@@ -249,12 +248,13 @@ def _run_program(invocation: Invocation, console: _Console) -> int:
 
 
 def _failure_text(exc: KediExecutionError) -> str:
-    """``<ExcType>: <msg>`` for a failed case (``<ExcType>: `` when there is no message)."""
+    """``<ExcType>: <msg>`` for a failed case (``<ExcType>: `` when there is no message),
+    the message as written, as a row error's (docs/language.md#scoring)."""
     from pytest_kedi.runtime.errors import KediExecutionError
 
     original = exc.original
     if original is not None and not isinstance(original, KediExecutionError):
-        text = " ".join(exception_text(original).split())
+        text = message_text(original)
     else:
         text = exc.message
     return f"{exc.kind_name}: {text}"

@@ -14,6 +14,7 @@ __all__ = [
     "exception_text",
     "is_kedi_program",
     "line_list",
+    "message_text",
     "one_line",
     "printable",
     "printable_marks",
@@ -42,6 +43,14 @@ def line_list(text: str) -> list[str]:
     if lines[-1] == "":
         lines.pop()
     return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def message_text(exc: BaseException) -> str:
+    """An exception's message as Kedi shows it after ``<ExceptionType>: ``: ``str(exc)`` as
+    written, its spaces kept (the reading is ``f"{type(e).__name__}: {e}"``), or on one
+    line (`one_line`) when it has several."""
+    text = exception_text(exc)
+    return one_line(text) if "\n" in text or "\r" in text else text
 
 
 def one_line(text: object) -> str:

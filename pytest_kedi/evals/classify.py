@@ -35,7 +35,7 @@ from pytest_kedi.errors import (
     KediTypeExecutionError,
     ModelError,
 )
-from pytest_kedi.text import display_path, exception_text, one_line
+from pytest_kedi.text import display_path, message_text
 
 __all__ = [
     "ERROR_CLASSES",
@@ -99,22 +99,11 @@ def describe_exception(exc: BaseException) -> str:
         original = inner.original
         # The Kedi error's own message is the text only when it wraps no exception; an
         # original raised without a message reads `ValueError: ` (docs/language.md#scoring).
-        message = relative_locations(inner.message) if original is None else _message(original)
+        message = relative_locations(inner.message) if original is None else message_text(original)
     else:
         kind = type(inner).__name__
-        message = _message(inner)
+        message = message_text(inner)
     return f"{kind}: {message}"
-
-
-def _message(exc: BaseException) -> str:
-    """The exception's message as written (``str(e)``, its spaces kept: the reading is
-    ``f"{type(e).__name__}: {e}"``), or on one line when it has several."""
-    text = _text(exc)
-    return one_line(text) if "\n" in text or "\r" in text else text
-
-
-def _text(exc: BaseException) -> str:
-    return exception_text(exc)
 
 
 #: a `.kedi` file or its `.kedi.optimized.json` prompts (docs/language.md#model-directives)

@@ -122,6 +122,45 @@ def test_row_errors_score_zero_with_feedback(kedi_file, cli) -> None:
     ), result.out
 
 
+def test_a_failed_case_keeps_its_message_as_written_like_a_row_error(kedi_file, cli) -> None:
+    # `FAIL | <ExcType>: <msg>` reads the message as a row error's `error: <ExcType>: <msg>`
+    # does: its spaces kept, several lines put on one; they were collapsed to single spaces.
+    name = kedi_file("""
+        @boom(x: int) -> int:
+          ```
+          raise ValueError("neg  spaced ")
+          ```
+
+        @test: t:
+          > case: direct:
+            ```
+            raise ValueError("a  b")
+            ```
+          > case: via_procedure:
+            `boom(1)`
+          > case: lines:
+            ```
+            raise ValueError("multi\\n  line")
+            ```
+
+        @eval: e:
+          > data: d:
+            = `[1]`
+          > metric: m(d):
+            = `boom(d)`
+        """)
+    tests = cli(name, "--test")
+    assert (tests.out, tests.code) == (
+        "Tests:\n"
+        "- t::direct: FAIL | ValueError: a  b\n"
+        "- t::via_procedure: FAIL | ValueError: neg  spaced \n"
+        "- t::lines: FAIL | ValueError: multi line\n",
+        1,
+    )
+    evals = cli(name, "--eval")
+    assert evals.out == "Evals:\n- e::m: 0.0000 | error: ValueError: neg  spaced \n"
+
+
 def test_missing_dataset_and_loading_errors_fail_the_command(kedi_file, cli) -> None:
     name = kedi_file("""
         @eval: missing:
