@@ -38,7 +38,7 @@ from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from pytest_kedi.text import exception_text, line_list, one_line, printable
+from pytest_kedi.text import display_path, exception_text, line_list, one_line, printable
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang.nodes import Span
@@ -398,7 +398,8 @@ class InvalidOptimizedPrompts(ModelError):
         column: int = 1,
         text: str = "",
     ) -> None:
-        super().__init__(f"invalid optimized prompts in {path}: {detail}")
+        # relative like a `.kedi` path: report texts do not depend on the checkout's place
+        super().__init__(f"invalid optimized prompts in {display_path(os.fspath(path))}: {detail}")
         self.path = Path(path)
         self.line = line
         self.column = column

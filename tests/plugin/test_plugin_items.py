@@ -599,3 +599,21 @@ def test_an_invalid_optimized_prompts_file_is_shown_relative(kedi: Kedi) -> None
     assert "invalid optimized prompts in pkg/prog.kedi.optimized.json: Expecting" in out
     assert 'File "pkg/prog.kedi.optimized.json", line 1, in <optimized prompts>' in out
     assert f"{kedi.pytester.path}/pkg" not in out
+
+
+def test_invalid_optimized_prompts_name_the_artifact_relative_to_the_run(kedi: Kedi) -> None:
+    """The message named the artifact by its absolute path (the reports' text depended on
+    where the project was checked out), while its location was already relative."""
+    kedi.write("sub/p.kedi", "@test: t:\n  > case: c:\n    `pass`\n")
+    kedi.write("sub/p.kedi.optimized.json", '{"bad": ')
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    (test,) = kedi.json("r.json")["tests"]
+    assert test["message"] == (
+        "the program failed to load at sub/p.kedi.optimized.json:1: KediModelError: invalid "
+        "optimized prompts in sub/p.kedi.optimized.json: Expecting value: line 1 column 9 "
+        "(char 8)"
+    )
+    assert 'File "sub/p.kedi.optimized.json", line 1, in <optimized prompts>' in result.stdout.str()
+    root = str(kedi.pytester.path)
+    assert [line for line in result.outlines if ".optimized.json" in line and root in line] == []

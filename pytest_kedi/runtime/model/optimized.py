@@ -14,7 +14,7 @@ from pathlib import Path
 from pytest_kedi.constants import ENV_DEBUG_OPTIMIZED
 from pytest_kedi.errors import InvalidOptimizedPrompts
 from pytest_kedi.fileread import is_file
-from pytest_kedi.text import one_line
+from pytest_kedi.text import display_path, one_line
 
 __all__ = [
     "InvalidOptimizedPrompts",
@@ -105,7 +105,8 @@ def load_optimized(
             for span in spans:
                 if span not in known:
                     message = (
-                        f"stale optimized prompt in {path}: no `> optimize: {span}:` in @{proc}"
+                        f"stale optimized prompt in {display_path(os.fspath(path))}: no "
+                        f"`> optimize: {span}:` in @{proc}"
                     )
                     _debug(message)
                     # located at the artifact (not at pytest-kedi's code)
