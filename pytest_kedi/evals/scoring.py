@@ -21,7 +21,17 @@ from typing import Any
 
 from pytest_kedi.errors import InvalidScoreError
 
-__all__ = ["InvalidScoreError", "mean", "normalize_score", "threshold_text"]
+__all__ = [
+    "SCORE_DIGITS",
+    "InvalidScoreError",
+    "mean",
+    "normalize_score",
+    "score_digits",
+    "threshold_text",
+]
+
+#: Decimals of a score shown to users, unless more are needed to tell it from its threshold.
+SCORE_DIGITS = 4
 
 
 def normalize_score(value: Any) -> tuple[float, str | None]:
@@ -114,6 +124,20 @@ def fell(delta: float) -> bool:
 def rose(delta: float) -> bool:
     """A score change (new minus old) is a rise, float noise aside."""
     return beyond(delta, 0.0)
+
+
+def score_digits(score: float, threshold: float | None) -> int:
+    """Decimals that show a score and its threshold apart (at least 4); 4 when they differ
+    by float noise only, which the gate does not count (`same_score`).
+
+    ``0.666666...`` against ``0.66667`` needs 6: ``0.666667`` vs ``0.66667``.
+    """
+    if threshold is None or same_score(score, threshold):
+        return SCORE_DIGITS
+    for digits in range(SCORE_DIGITS, 18):
+        if f"{score:.{digits}f}" != f"{threshold:.{digits}f}":
+            return digits
+    return 17
 
 
 def threshold_text(threshold: float, digits: int, least: int = 4) -> str:

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_kedi.evals.scoring import below, same_score, threshold_text
+from pytest_kedi.evals.scoring import SCORE_DIGITS as _DIGITS
+from pytest_kedi.evals.scoring import below, score_digits, threshold_text
 from pytest_kedi.plugin.optionvalues import MaxErrors
 from pytest_kedi.plugin.records import SuiteRecord
 from pytest_kedi.plugin.rows import row_line
@@ -35,21 +36,6 @@ __all__ = [
 ]
 
 WORST_ROWS = 5
-_DIGITS = 4  # decimals of a score, unless more are needed to tell it from its threshold
-
-
-def score_digits(score: float, threshold: float | None) -> int:
-    """Decimals that show a score and its threshold apart (at least 4); 4 when they differ
-    by float noise only, which the gate does not count (`same_score`).
-
-    ``0.666666...`` against ``0.66667`` needs 6: ``0.666667`` vs ``0.66667``.
-    """
-    if threshold is None or same_score(score, threshold):
-        return _DIGITS
-    for digits in range(_DIGITS, 18):
-        if f"{score:.{digits}f}" != f"{threshold:.{digits}f}":
-            return digits
-    return 17
 
 
 def _score_vs(score: float, threshold: float) -> tuple[str, str]:

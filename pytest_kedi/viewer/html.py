@@ -18,7 +18,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from pytest_kedi.evals.scoring import change, fell, threshold_text
+from pytest_kedi.evals.scoring import SCORE_DIGITS, change, fell, threshold_text
 from pytest_kedi.text import clip
 from pytest_kedi.viewer import svg
 from pytest_kedi.viewer.compare import history_section
@@ -29,6 +29,7 @@ from pytest_kedi.viewer.model import (
     compared,
     previous_suites,
     rows_by_key,
+    shown_digits,
 )
 
 __all__ = ["COMPRESS_ABOVE", "data_script", "render_html", "script_json"]
@@ -72,8 +73,8 @@ def data_script(value: Any) -> str:
     )
 
 
-def _score(value: float) -> str:
-    return f"{value:.4f}"
+def _score(value: float, digits: int = SCORE_DIGITS) -> str:
+    return f"{value:.{digits}f}"
 
 
 def _delta_text(delta: float | None) -> str:
@@ -194,7 +195,8 @@ def _suites_table(run: RunView, runs: Sequence[RunView]) -> str:
             f'data-suite="{i}">{escape(suite.label)}</a>'
             f'<div class="nodeid">{escape(suite.nodeid)}</div></td>',
             f'<td data-v="{suite.score!r}"><div class="score">{bar}'
-            f'<span class="num">{_score(suite.score) if suite.scored else "—"}</span></div>'
+            f'<span class="num">{_score(suite.score, shown_digits(suite)) if suite.scored else "—"}'
+            "</span></div>"
             + (f'<div class="sub">{escape(" · ".join(extra))}</div>' if extra else "")
             + "</td>",
             f'<td class="n" data-v="{suite.rows_total}">{suite.rows_total}</td>',
@@ -292,12 +294,13 @@ def _feedback_shown(suite: SuiteView) -> str:
 
 
 def _suite_section(i: int, suite: SuiteView, payload: list[list[Any]], has: dict[str, bool]) -> str:
-    facts = [("Score", _score(suite.score)), ("Verdict", _verdict(suite.verdict))]
+    digits = shown_digits(suite)  # as the terminal shows them: told apart from the threshold
+    facts = [("Score", _score(suite.score, digits)), ("Verdict", _verdict(suite.verdict))]
     if suite.threshold is not None:
         on = " (on the lower bound of the 95% CI)" if suite.lower_gate else ""
-        facts.append(("Min score", _score(suite.threshold) + on))
+        facts.append(("Min score", threshold_text(suite.threshold, digits) + on))
     if suite.ci is not None:
-        facts.append(("95% CI", f"{_score(suite.ci[0])} to {_score(suite.ci[1])}"))
+        facts.append(("95% CI", f"{_score(suite.ci[0], digits)} to {_score(suite.ci[1], digits)}"))
     if suite.stderr is not None:
         facts.append(("Std. error", _score(suite.stderr)))
     if suite.repeats is not None:

@@ -8,7 +8,14 @@ from collections.abc import Sequence
 
 from pytest_kedi.evals.scoring import threshold_text
 from pytest_kedi.text import truncate
-from pytest_kedi.viewer.model import RowView, RunView, SuiteView, compared, previous_suites
+from pytest_kedi.viewer.model import (
+    RowView,
+    RunView,
+    SuiteView,
+    compared,
+    previous_suites,
+    shown_digits,
+)
 
 __all__ = ["cell", "render_markdown"]
 
@@ -34,9 +41,10 @@ def cell(text: str | None, limit: int = _CELL_LIMIT) -> str:
 
 
 def _suite_row(suite: SuiteView, delta: float | None) -> str:
-    score = f"{suite.score:.4f}" if suite.scored else "—"  # else a placeholder 0.0
+    digits = shown_digits(suite)  # as the terminal shows them: told apart from the threshold
+    score = f"{suite.score:.{digits}f}" if suite.scored else "—"  # else a placeholder 0.0
     if suite.ci is not None:
-        score += f" (95% CI {suite.ci[0]:.4f} to {suite.ci[1]:.4f})"
+        score += f" (95% CI {suite.ci[0]:.{digits}f} to {suite.ci[1]:.{digits}f})"
     errors = ", ".join(f"{name} {count}" for name, count in suite.errors_by_class)
     if not errors and suite.rows_errored:
         errors = str(suite.rows_errored)
@@ -46,7 +54,7 @@ def _suite_row(suite: SuiteView, delta: float | None) -> str:
     cells = [
         cell(suite.label),
         score,
-        (threshold_text(suite.threshold, 4) + (" (lower bound)" if suite.lower_gate else ""))
+        (threshold_text(suite.threshold, digits) + (" (lower bound)" if suite.lower_gate else ""))
         if suite.threshold is not None
         else "—",
         _VERDICT.get(suite.verdict, cell(suite.verdict)),

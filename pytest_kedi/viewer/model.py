@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_kedi.constants import TEST_MODEL
-from pytest_kedi.evals.scoring import change, fell
+from pytest_kedi.evals.scoring import SCORE_DIGITS, change, fell, score_digits
 from pytest_kedi.jsontext import loads
 
 __all__ = [
@@ -103,6 +103,13 @@ class SuiteView:
         """Whether the suite was scored: its ``score`` is then a score, else a placeholder
         (a skip, or a suite error before scoring)."""
         return self.verdict != "skipped" and self.error is None
+
+
+def shown_digits(suite: SuiteView) -> int:
+    """Decimals of the suite's scores as the terminal shows them (`score_digits`): the gated
+    score (the lower bound under a ``lower`` gate) told apart from the threshold."""
+    gated = suite.ci[0] if suite.lower_gate and suite.ci is not None else suite.score
+    return score_digits(gated, suite.threshold) if suite.scored else SCORE_DIGITS
 
 
 def compared(old: SuiteView | None, new: SuiteView) -> float | None:

@@ -194,3 +194,14 @@ def test_the_page_shows_a_threshold_as_given() -> None:
     assert "min 0.98765" in page
     assert "min 0.99" not in page
     assert "min 0.90" in render_html([run_view(full_report(), label="r.json")])
+
+
+def test_the_page_tells_a_score_apart_from_its_threshold_as_given() -> None:
+    """A suite's facts rounded its min score to 4 decimals (0.33334 read 0.3333) and showed
+    a score of 0.33333 failing it as 0.3333, where the terminal shows 0.33333 vs 0.33334."""
+    document = full_report()
+    document["suites"][0].update(score=1 / 3, threshold=0.33334, outcome="failed", ci=None)
+    page = render_html([run_view(document, label="r.json")])
+    assert "<dt>Score</dt><dd>0.33333</dd>" in page
+    assert "<dt>Min score</dt><dd>0.33334</dd>" in page
+    assert '<span class="num">0.33333</span>' in page

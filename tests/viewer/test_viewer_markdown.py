@@ -129,3 +129,12 @@ def test_a_threshold_is_shown_as_given() -> None:
     document["suites"][0]["threshold"] = 0.98765
     rows = _table_rows(render_markdown([run_view(document, label="r")]))
     assert rows[1][2] == "0.98765"
+
+
+def test_a_score_is_told_apart_from_its_threshold_as_in_the_terminal() -> None:
+    """A failed suite read `0.3333 | 0.3333 | FAILED` (a score of 0.33329 against a min score
+    of 0.3333), where the terminal shows `0.33329` against `0.3333`."""
+    document = full_report()
+    document["suites"][0].update(score=0.33329, threshold=0.3333, outcome="failed", ci=None)
+    rows = _table_rows(render_markdown([run_view(document, label="r")]))
+    assert rows[1][1:4] == ["0.33329", "0.3333", "❌ FAILED"]
