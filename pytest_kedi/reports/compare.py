@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from pytest_kedi.evals.scoring import beyond, change, fell, rose
+from pytest_kedi.evals.scoring import beyond, change, fell, rose, score_digits, threshold_text
 from pytest_kedi.plugin.records import SuiteRecord, source_order
 from pytest_kedi.reports.deltas import RowDelta, SuiteDelta
 
@@ -169,11 +169,11 @@ def compare_runs(old: Iterable[SuiteRecord], new: Iterable[SuiteRecord]) -> Comp
 # --------------------------------------------------------------------------- text
 
 
-def _score(record: SuiteRecord) -> str:
-    text = f"{record.result.score:.{_DIGITS}f}"
+def _score(record: SuiteRecord, digits: int = _DIGITS) -> str:
+    text = f"{record.result.score:.{digits}f}"
     interval = _interval(record)
     if interval is not None:
-        text += f" [{interval[0]:.{_DIGITS}f}, {interval[1]:.{_DIGITS}f}]"
+        text += f" [{interval[0]:.{digits}f}, {interval[1]:.{digits}f}]"
     return text
 
 
@@ -187,10 +187,11 @@ def drop_reason(suite: SuiteComparison, max_drop: float) -> str | None:
     if not suite.dropped_beyond(max_drop):
         return None
     assert suite.old is not None and suite.new is not None and suite.delta is not None
+    digits = score_digits(-suite.delta, max_drop)  # the drop told apart from the max drop
     return (
-        f"score fell from {suite.old.result.score:.{_DIGITS}f} (baseline) to "
-        f"{suite.new.result.score:.{_DIGITS}f}, a drop of {-suite.delta:.{_DIGITS}f}; "
-        f"the max drop is {max_drop:.{_DIGITS}f}"
+        f"score fell from {suite.old.result.score:.{digits}f} (baseline) to "
+        f"{suite.new.result.score:.{digits}f}, a drop of {-suite.delta:.{digits}f}; "
+        f"the max drop is {threshold_text(max_drop, digits)}"
     )
 
 
@@ -208,10 +209,13 @@ def _suite_line(suite: SuiteComparison, label: str, max_drop: float | None) -> s
         after = _score(new) if _scored(new) else _state(new)
         return f"- {label}: {before} -> {after} (not compared: not scored in both runs)"
     assert suite.delta is not None
-    line = f"- {label}: {_score(old)} -> {_score(new)} ({suite.delta:+.{_DIGITS}f})"
-    if max_drop is not None and suite.dropped_beyond(max_drop):
-        line += f"  [FAILED, dropped more than {max_drop:.{_DIGITS}f}]"
-    return line
+    if max_drop is None or not suite.dropped_beyond(max_drop):
+        return f"- {label}: {_score(old)} -> {_score(new)} ({suite.delta:+.{_DIGITS}f})"
+    digits = score_digits(-suite.delta, max_drop)  # the drop told apart from the max drop
+    return (
+        f"- {label}: {_score(old, digits)} -> {_score(new, digits)} ({suite.delta:+.{digits}f})"
+        f"  [FAILED, dropped more than {threshold_text(max_drop, digits)}]"
+    )
 
 
 def _row_lines(kind: str, changes: Sequence[RowChange], limit: int) -> list[str]:

@@ -204,3 +204,20 @@ def test_a_drop_of_exactly_the_max_drop_passes_at_every_precision(
     compared = compare_suites(A, record(suite(A, before)), record(suite(A, after)))
     assert drop_reason(compared, drop) is None
     assert drop_reason(compared, drop * (1 - 1e-9)) is not None
+
+
+def test_a_drop_is_told_apart_from_the_max_drop_it_exceeds() -> None:
+    """A drop of 0.33331 read `a drop of 0.3333; the max drop is 0.3333` and a max drop of
+    0.33334 was rounded to 0.3333: drops are shown, like scores against a min score, with
+    the decimals that tell them from the max drop, which is shown as given."""
+    compared = compare_suites(A, record(suite(A, 0.66664)), record(suite(A, 0.33333)))
+    assert drop_reason(compared, 0.3333) == (
+        "score fell from 0.66664 (baseline) to 0.33333, a drop of 0.33331; the max drop is 0.3333"
+    )
+    assert comparison_lines(compare_runs([compared.old], [compared.new]), max_drop=0.3333)[1] == (
+        "- alpha::m: 0.66664 -> 0.33333 (-0.33331)  [FAILED, dropped more than 0.3333]"
+    )
+    far = compare_suites(A, record(suite(A, 0.9)), record(suite(A, 0.1)))
+    assert drop_reason(far, 0.33334) == (
+        "score fell from 0.9000 (baseline) to 0.1000, a drop of 0.8000; the max drop is 0.33334"
+    )
