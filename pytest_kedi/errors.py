@@ -246,8 +246,7 @@ class KediExecutionError(KediError):
         """The rendering's last part: ``<Class>: <message>``, the message as the exception
         gives it (over several lines if it has them, as Python shows it), then its notes and
         an exception group's members."""
-        final = self._final_message()
-        text = f"{self.kind_name}: {final}"
+        text = f"{self.kind_name}: {self._final_message()}"
         user = self._user_exception()
         if user is None:
             return text
@@ -267,9 +266,10 @@ class KediExecutionError(KediError):
         if self.original is not None and not isinstance(self.original, KediExecutionError):
             if isinstance(self.original, SyntaxError) and self.original.msg:
                 return self.original.msg
-            # empty for e.g. a bare `assert`: the line is then the class alone
-            lines = [line.rstrip() for line in exception_text(self.original).strip().splitlines()]
-            return "\n".join(lines)
+            # one line as written, as Python shows it (empty for e.g. a bare `assert`)
+            if "\n" not in (text := exception_text(self.original)) and "\r" not in text:
+                return text
+            return "\n".join(line.rstrip() for line in text.strip().splitlines())
         return self.message
 
     def __str__(self) -> str:

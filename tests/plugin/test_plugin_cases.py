@@ -642,3 +642,13 @@ def test_a_case_of_a_program_that_fails_to_load_names_where_it_failed(
         message,
         f"@eval: e failed before scoring: {message}",
     }
+
+
+def test_a_case_message_keeps_its_spaces_as_a_row_error_does(kedi: Kedi) -> None:
+    """`raise ValueError("  x ")` failed the case as `ValueError: x` (report message, stack
+    trace) where Python, `kedi --test` and a row's `error: ValueError:   x ` keep them."""
+    kedi.write("sp.kedi", '@test: t:\n  > case: a:\n    `raise ValueError("  x ")`\n')
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json")
+    result.assert_outcomes(failed=1)
+    assert "ValueError:   x " in result.outlines
+    assert kedi.json("r.json")["tests"][0]["message"] == "ValueError:   x "
