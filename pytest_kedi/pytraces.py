@@ -62,6 +62,8 @@ def _users_only(exception: traceback.TracebackException, seen: set[int]) -> None
         _users_only(member, seen)
 
 
+#: the header a Kedi error's own rendering opens with, shown once, by the trace it caused
+_HEADER = "Kedi stack trace:\n"
 #: a line of Python's carets under the source line above it
 _MARKS = re.compile(r" *[~^][ ~^]*")
 
@@ -93,8 +95,8 @@ def chain_text(exc: BaseException) -> str:
         else "During handling of the above exception, another exception occurred:"
     )
     render = getattr(cause, "render", None)  # a Kedi error: its own stack trace
-    if callable(render) and hasattr(cause, "frames"):
-        return f"{render()}\n\n{link}\n"
+    if callable(render) and hasattr(cause, "frames"):  # under this trace's own header
+        return f"{str(render()).removeprefix(_HEADER)}\n\n{link}\n"
     shown = traceback.TracebackException.from_exception(cause)
     _users_only(shown, set())
     return f"{_format(list(shown.format()))}\n\n{link}\n"
