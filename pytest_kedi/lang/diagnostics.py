@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pytest_kedi.errors import KediError
 from pytest_kedi.text import printable
 
-__all__ = ["DEBUG_ENV", "Diagnostic", "KediParseError", "debug_from_env"]
+__all__ = ["DEBUG_ENV", "Diagnostic", "KediParseError", "debug_from_env", "unseen_note"]
 
 #: Set to a true value (1, true, yes, on) to show the traceback of an internal parser error.
 DEBUG_ENV = "KEDI_DEBUG"
@@ -30,6 +30,18 @@ def _pad(ch: str) -> str:
     if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
         return ""
     return "  " if unicodedata.east_asian_width(ch) in ("W", "F") else " "
+
+
+def unseen_note(text: str, column: int) -> str:
+    """What a message adds when the character at ``column`` (1-based) of ``text`` does not
+    show, or shows as a plain space (a zero-width space, a second byte-order mark, a
+    no-break space): the line then looks right where the caret points. "" otherwise."""
+    ch = text[column - 1] if 1 <= column <= len(text) else " "
+    category = unicodedata.category(ch)
+    if category not in ("Cf", "Zs", "Zl", "Zp") or ch == " ":
+        return ""
+    name = unicodedata.name(ch, "an unnamed character")
+    return f" (the character at the caret is U+{ord(ch):04X}, {name})"
 
 
 @dataclass(frozen=True, slots=True)

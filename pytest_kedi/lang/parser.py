@@ -11,7 +11,7 @@ from pytest_kedi.lang.builder import Builder
 from pytest_kedi.lang.cache import MODULES
 from pytest_kedi.lang.checks import check_package
 from pytest_kedi.lang.context import BuildContext
-from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError
+from pytest_kedi.lang.diagnostics import Diagnostic, KediParseError, unseen_note
 from pytest_kedi.lang.files import parse_data, parse_file, source_text
 from pytest_kedi.lang.freshstack import reached_limit, stack_limited
 from pytest_kedi.lang.scanner import scan
@@ -26,7 +26,10 @@ _CACHE = MODULES  # the cache `parse_file` keeps (pytest_kedi.lang.files)
 def _diagnostic(src: Source, offset: int, message: str) -> Diagnostic:
     offset = max(0, min(offset, len(src.text)))
     line, col = src.position(offset)
-    return Diagnostic(src.path, line, col, message, src.line_text(line))
+    text = src.line_text(line)
+    if "U+" not in message:  # else the message names the character already
+        message += unseen_note(text, col)
+    return Diagnostic(src.path, line, col, message, text)
 
 
 def _build(src: Source) -> n.Module:

@@ -64,6 +64,42 @@ def test_indentation_with_other_whitespace_is_named(
     assert d.message == f"indent with spaces or tabs: this line starts with {char}"
 
 
+@pytest.mark.parametrize(
+    ("source", "line", "column", "message"),
+    [
+        pytest.param(
+            "\ufeff\ufeff@f() -> int:\n  = `1`\n",
+            1,
+            1,
+            "template text must start with '>>' (the character at the caret is U+FEFF, "
+            "ZERO WIDTH NO-BREAK SPACE)",
+            id="second_bom",
+        ),
+        pytest.param(
+            "@f() -> int:\u200b\n  = `1`\n",
+            1,
+            13,
+            "unexpected text after the procedure header (the character at the caret is "
+            "U+200B, ZERO WIDTH SPACE)",
+            id="zero_width_space",
+        ),
+    ],
+)
+def test_an_invisible_character_at_the_caret_is_named(
+    source: str, line: int, column: int, message: str
+) -> None:
+    # The quoted line looks right where the caret points: the message said the line was
+    # template text, or had text after its header, and did not say which character.
+    d = error_of(source)
+    assert (d.line, d.column, d.message) == (line, column, message)
+
+
+def test_a_visible_character_at_the_caret_is_not_named() -> None:
+    assert error_of("@f() -> int: x\n  = `1`\n").message == (
+        "unexpected text after the procedure header"
+    )
+
+
 def test_other_whitespace_starting_a_template_row_is_text() -> None:
     (template,) = parse(">> first\n\u3000second\n").body
     assert isinstance(template, n.Template) and len(template.rows) == 2
