@@ -51,14 +51,17 @@ def errored_row(
     exc: BaseException,
     scope: RowScope,
     elapsed: float,
+    scored_at: str | None = None,
 ) -> RowResult:
-    """The row whose metric (or the scoring of its result) raised ``exc``."""
+    """The row whose metric (or the scoring of its result) raised ``exc``; ``scored_at``
+    locates the metric when its value was no score (`normalize_score` raised)."""
     if isinstance(exc, InvalidScoreError):
-        text = error = f"invalid score: {exc.score!r}"
+        text = f"invalid score: {exc.score!r}"
+        error = f"{text} (at {scored_at})" if scored_at else text
         error_class = "invalid_score"
     else:
         text = describe_exception(exc)
-        where = exception_location(exc)
+        where = exception_location(exc) or scored_at
         # A message that names its location already (a strict type check's) is not given
         # it twice.
         error = f"{text} (at {where})" if where and f" {where}: " not in text else text

@@ -219,6 +219,8 @@ def _run_scored(
     # keep), so that the young generation holds what the rows make.
     freeze_if_few_young(_YOUNG_LIMIT + _YOUNG_PER_ROW * len(rows))
 
+    metric_at = locate(metric.span)  # where a metric value that is no score came from
+
     def run_row(index: int, repeat: int = 0) -> RowResult:
         # What the row's model calls report (retries, usage, traces) is collected in its
         # scope, made current with `enter`/`leave` (no context manager on this hot path).
@@ -244,6 +246,7 @@ def _run_scored(
         if scopes is not None:
             scopes[index, repeat] = scope
         start = perf_counter()
+        scored_at = None
         try:
             token = enter(scope)
             try:
@@ -263,13 +266,18 @@ def _run_scored(
             elif raw is False:
                 score, feedback = 0.0, None
             else:
-                score, feedback = normalize_score(raw)
+                try:
+                    score, feedback = normalize_score(raw)
+                except BaseException:
+                    scored_at = metric_at  # the metric's value is not a score
+                    raise
         except BaseException as exc:
             if not user_error(exc, outcomes=True):  # a row's `pytest.skip()` is its error
                 raise
             if scopes is not None:
                 scopes.pop((index, repeat), None)
-            return errored_row(index, shown, wanted, exc, scope, perf_counter() - start)
+            elapsed = perf_counter() - start
+            return errored_row(index, shown, wanted, exc, scope, elapsed, scored_at)
         duration = perf_counter() - start
         if scopes is not None:
             scopes.pop((index, repeat), None)

@@ -147,6 +147,32 @@ def test_row_errors_and_their_classes(tmp_path: Path) -> None:
     assert result.completed and result.score == pytest.approx(1 / 6)
 
 
+def test_a_metric_value_that_is_no_score_is_located_at_the_metric(tmp_path: Path) -> None:
+    """The error of a row whose metric gave no score (None, a string, NaN) named no `.kedi`
+    line, while every other row error does (``rows[].error``, a failed suite's worst rows)."""
+    (result,) = score(
+        tmp_path,
+        """
+        @eval: e:
+          > data: rows:
+            = `[None, "s", float("nan"), 1.0, 0]`
+          > metric: m(rows):
+            # a comment line
+            = `rows if rows != 0 else 1 / rows`
+        """,
+    )
+    assert [r.error for r in result.rows] == [
+        "TypeError: metric must return a bool, a number or a (score, feedback) tuple, "
+        "not NoneType (at suite.kedi:4)",
+        "TypeError: metric must return a bool, a number or a (score, feedback) tuple, "
+        "not str (at suite.kedi:4)",
+        "invalid score: nan (at suite.kedi:4)",
+        None,
+        "ZeroDivisionError: division by zero (at suite.kedi:6)",  # its own line
+    ]
+    assert result.rows[2].feedback == "error: invalid score: nan"  # Kedi's text
+
+
 def test_an_exception_message_keeps_its_spaces(tmp_path: Path) -> None:
     """The reading is ``f"error: {type(e).__name__}: {e}"``: `ValueError("  x ")` read
     `error: ValueError: x` (stripped); a message of several lines is still put on one."""

@@ -107,7 +107,7 @@ def test_non_finite_scores_are_invalid_score_errors(value: Any, text: str) -> No
     row = result.rows[0]
     assert row.score == 0.0
     assert row.feedback == f"error: invalid score: {text}"
-    assert row.error == f"invalid score: {text}"
+    assert row.error == f"invalid score: {text} (at suite.kedi:13)"  # the metric's line
     assert row.error_class == "invalid_score"
     assert result.score == 0.5
     assert result.feedback == f"error: invalid score: {text}"
