@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from pytest_kedi.errors import KediTypeExecutionError
 from pytest_kedi.lang import nodes
+from pytest_kedi.runtime.kediwarnings import warn_at
 from pytest_kedi.runtime.scope import MISSING
 from pytest_kedi.runtime.types import (
     expectation,
@@ -167,9 +168,8 @@ def shadow_warner(stmt: nodes.TypeDecl, registry: dict[Any, Any] | None) -> Call
         if key in _WARNED:
             return
         _WARNED.add(key)
-        warnings.warn_explicit(
+        warn_at(
             f'field "{field}" of {stmt.name} shadows an attribute of pydantic.BaseModel',
-            UserWarning,
             spans[field].path,
             spans[field].start_line,
             "__kedi_prelude__",

@@ -128,18 +128,21 @@ def _optimize_spans(body: tuple[Any, ...], owner: str | None, out: dict[str, lis
 def _optimized(path: str, module: nodes.Module) -> dict[str, dict[str, str]]:
     if not os.path.isfile(path):
         return {}
-    from pytest_kedi.runtime.model import InvalidOptimizedPrompts, load_optimized
+    from pytest_kedi.runtime.model import InvalidOptimizedPrompts, load_optimized, optimized_path
 
     known: dict[str, list[str]] = {}
     _optimize_spans(module.body, None, known)
+    shown = os.path.join(os.path.dirname(path), optimized_path(path).name)
     try:
         return load_optimized(path, known)
     except InvalidOptimizedPrompts as exc:
         # located at the artifact's line (docs/language.md#model-directives)
-        shown = os.path.join(os.path.dirname(path), exc.path.name)
         span = nodes.Span(shown, exc.line, exc.column, exc.line, exc.column, 0, 0)
         frame = KediTraceFrame("load", "<optimized prompts>", span, None, exc.snippet)
         raise KediModelError(exc.message, frames=(frame,)) from exc
+    except KediExecutionError as exc:  # its stale-entry warning, made an error (-W error)
+        span = nodes.Span(shown, 1, 1, 1, 1, 0, 0)  # where the warning is
+        raise exc.with_outer_frame(KediTraceFrame("load", "<optimized prompts>", span))
 
 
 # ----------------------------------------------------------------------------- imports

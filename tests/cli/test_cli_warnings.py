@@ -36,3 +36,29 @@ def test_model_calls_are_clean_under_dev_mode(run_cli: Any, kedi_file: Any, mode
     assert result.code == 0, result.err
     for marker in ("Warning", "unclosed", "Exception ignored", "Traceback"):
         assert marker not in result.err
+
+
+@pytest.mark.parametrize("mode", [(), ("--test",)])
+def test_a_warning_made_an_error_is_the_program_s_located_error(
+    run_cli: Any, kedi_file: Any, mode: tuple[str, ...]
+) -> None:
+    """pytest-kedi's own warning (a field named after a BaseModel attribute), made an error
+    by ``-W error``, was reported as "pytest-kedi internal error: UserWarning: ..."."""
+    name = kedi_file(
+        """
+        ~T(json: str, a: int)
+        @test: t:
+          > case: c:
+            `assert T("x", 1).a == 1`
+        = `T("x", 1).a`
+        """
+    )
+    result = run_cli(name, *mode, env={"PYTHONWARNINGS": "error"})
+    assert result.code == 1
+    assert "internal error" not in result.err
+    assert result.err.splitlines() == [
+        "Kedi stack trace:",
+        '  File "prog.kedi", line 1, in <program>',
+        "    ~T(json: str, a: int)",
+        'UserWarning: field "json" of T shadows an attribute of pydantic.BaseModel',
+    ]

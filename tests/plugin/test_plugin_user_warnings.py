@@ -43,3 +43,60 @@ def test_a_default_action_warning_is_shown_once_per_location(kedi: Kedi) -> None
     output = result.stdout.str()
     assert output.count("UserWarning: in metric") == 1, output
     assert output.count("UserWarning: noisy is noisy") == 1, output
+
+
+SHADOWING = """\
+~T(json: str, a: int)
+
+@f() -> str:
+  >> hi [json]
+  = <json>
+
+@test: t:
+  > case: typed:
+    `assert T("x", 1).a == 1`
+"""
+
+OUTPUT_FIELD = """\
+@f() -> str:
+  >> hi [json]
+  = <json>
+
+@test: t:
+  > case: field:
+    `assert f()`
+"""
+
+
+def test_a_warning_of_the_plugin_s_own_made_an_error_is_located(kedi: Kedi) -> None:
+    """Under ``-W error`` the warning of a field named after a BaseModel attribute was raised
+    from pytest-kedi's own code: pytest showed its traceback through pytest-kedi's and
+    pluggy's frames, or the failure named the case's line and not the field's."""
+    kedi.write("typed.kedi", SHADOWING)
+    kedi.write("field.kedi", OUTPUT_FIELD)
+    result = kedi.subprocess("--kedi-eval", "-W", "error", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "typed.kedi:1: the program failed to load at typed.kedi:1: UserWarning: field "
+            '"json" of T shadows an attribute of pydantic.BaseModel',
+            "*",
+            "Kedi stack trace:",
+            '  File "typed.kedi", line 1, in <program>',
+            "    ~T(json: str, a: int)",
+        ],
+        consecutive=False,
+    )
+    result.stdout.fnmatch_lines(
+        [
+            'field.kedi:2: UserWarning: output field "json" shadows an attribute of '
+            "pydantic.BaseModel",
+            "*",
+            '  File "field.kedi", line 2, in f',
+            "    >> hi [json]",
+            'UserWarning: output field "json" shadows an attribute of pydantic.BaseModel',
+        ]
+    )
+    output = result.stdout.str()
+    for internal in ("customtypes.py", "calls.py", "runner.py", "_caller.py"):
+        assert internal not in output

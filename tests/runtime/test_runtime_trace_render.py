@@ -4,6 +4,7 @@ once, at its `.kedi` line."""
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -44,3 +45,30 @@ def test_a_cause_raised_by_a_procedure_is_shown_under_the_one_header(
     assert lines.count("Kedi stack trace:") == 1
     assert "The above exception was the direct cause of the following exception:" in lines
     assert lines[-2:] == ['    raise ValueError("wrapped") from e', "ValueError: wrapped"]
+
+
+SHADOWING = {
+    "type_field": ("~T(json: str, a: int)\n= `T('x', 1).a`\n", "1, in <program>", "~T(json"),
+    "output_field": ("@f() -> str:\n  >> hi [json]\n  = <json>\n= <f()>\n", "2, in f", ">> hi"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SHADOWING))
+def test_a_warning_pytest_kedi_gives_made_an_error_is_located(
+    run: Callable[..., Any], tmp_path: Path, kind: str
+) -> None:
+    """Under ``-W error`` the warning a field named after a BaseModel attribute gives was
+    raised from pytest-kedi's own code: the CLI called it an internal error, pytest showed
+    its traceback through pytest-kedi's frames, or the failure named the case's line only."""
+    source, line, text = SHADOWING[kind]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning) as info:  # still the warning's class
+            run(source)
+    error = info.value
+    assert isinstance(error, KediExecutionError)
+    shown = str(error).replace(f"{tmp_path}{os.sep}", "").splitlines()
+    assert shown[0] == "Kedi stack trace:"
+    assert shown[-3] == f'  File "prog.kedi", line {line}'
+    assert shown[-2].startswith(f"    {text}")
+    assert shown[-1].startswith("UserWarning: ") and "shadows an attribute" in shown[-1]

@@ -7,13 +7,13 @@ import json
 import os
 import re
 import sys
-import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from pytest_kedi.constants import ENV_DEBUG_OPTIMIZED
 from pytest_kedi.errors import InvalidOptimizedPrompts
 from pytest_kedi.fileread import is_file
+from pytest_kedi.runtime.kediwarnings import warn_at
 from pytest_kedi.text import display_path, one_line
 
 __all__ = [
@@ -110,7 +110,7 @@ def load_optimized(
                     )
                     _debug(message)
                     # located at the artifact (not at pytest-kedi's code)
-                    warnings.warn_explicit(message, UserWarning, os.fspath(path), 1)
+                    warn_at(message, os.fspath(path), 1)
     return result
 
 

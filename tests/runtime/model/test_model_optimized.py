@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -117,6 +118,28 @@ def test_stale_names_warn(program: Path) -> None:
         assert load_optimized(program, known_spans={"p": ["s"]}) == {"p": {"s": "a", "gone": "b"}}
     # located at the artifact, not at pytest-kedi's code (which a user's stderr showed)
     assert [(w.filename, w.lineno) for w in caught] == [(str(optimized_path(program)), 1)]
+
+
+def test_a_stale_name_under_w_error_is_located_at_the_artifact(program: Path) -> None:
+    """Under ``-W error`` the stale-entry warning was raised from pytest-kedi's code: the
+    CLI called it an internal error and pytest showed pytest-kedi's frames."""
+    from pytest_kedi.runtime import load
+    from pytest_kedi.runtime.errors import KediExecutionError
+
+    program.write_text("@p() -> str:\n  > optimize: s:\n    >> hi [x]\n  = <x>\n")
+    optimized_path(program).write_text('{"p": {"s": "a", "gone": "b"}}', encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning) as info:
+            load(program, mode="validate")
+    error = info.value
+    assert isinstance(error, KediExecutionError)
+    assert str(error).splitlines() == [
+        "Kedi stack trace:",
+        f'  File "{optimized_path(program)}", line 1, in <optimized prompts>',
+        f"UserWarning: stale optimized prompt in {optimized_path(program)}: no "
+        "`> optimize: gone:` in @p",
+    ]
 
 
 def test_prefix_injection() -> None:
