@@ -96,10 +96,26 @@ def chain_text(exc: BaseException) -> str:
     )
     render = getattr(cause, "render", None)  # a Kedi error: its own stack trace
     if callable(render) and hasattr(cause, "frames"):  # under this trace's own header
-        return f"{str(render()).removeprefix(_HEADER)}\n\n{link}\n"
+        # after the user's lines that called what raised it (Python shows the frame that
+        # handled it first), which its own frames, from the call on, do not hold
+        calls = _format(list(_calling_lines(cause).format()))
+        shown = str(render()).removeprefix(_HEADER)
+        return f"{calls}\n{shown}\n\n{link}\n" if calls else f"{shown}\n\n{link}\n"
     shown = traceback.TracebackException.from_exception(cause)
     _users_only(shown, set())
     return f"{_format(list(shown.format()))}\n\n{link}\n"
+
+
+def _calling_lines(exc: BaseException) -> traceback.StackSummary:
+    """The user's frames a Kedi error passed through before user code handled it: the
+    first frames of its traceback, up to the first that is not the user's (pytest-kedi
+    running the procedure that raised it, which the error's own frames stand for)."""
+    frames = []
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if not is_users(frame.filename):
+            break
+        frames.append(frame)
+    return traceback.StackSummary.from_list(frames)
 
 
 def _shows(exc: BaseException) -> bool:

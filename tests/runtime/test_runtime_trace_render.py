@@ -30,12 +30,15 @@ RAISED_FROM_A_PROCEDURE = """\
 def test_a_cause_raised_by_a_procedure_is_shown_under_the_one_header(
     run: Callable[..., Any], tmp_path: Path
 ) -> None:
-    """The cause, a Kedi error itself, opened a second ``Kedi stack trace:`` line."""
+    """The cause, a Kedi error itself, opened a second ``Kedi stack trace:`` line, and did
+    not show the line that called the procedure (Python shows the handling frame first)."""
     with pytest.raises(KediExecutionError) as info:
         run(RAISED_FROM_A_PROCEDURE)
     lines = str(info.value).replace(f"{tmp_path}{os.sep}", "").splitlines()
-    assert lines[:6] == [
+    assert lines[:8] == [
         "Kedi stack trace:",
+        '  File "prog.kedi", line 6',
+        "    g()",
         '  File "prog.kedi", line 1, in g',
         "    @g() -> int:",
         '  File "prog.kedi", line 2, in g',
