@@ -99,8 +99,8 @@ def chain_text(exc: BaseException) -> str:
         # after the user's lines that called what raised it (Python shows the frame that
         # handled it first), which its own frames, from the call on, do not hold
         calls = _format(list(_calling_lines(cause).format()))
-        shown = str(render()).removeprefix(_HEADER)
-        return f"{calls}\n{shown}\n\n{link}\n" if calls else f"{shown}\n\n{link}\n"
+        own = str(render()).removeprefix(_HEADER)
+        return f"{calls}\n{own}\n\n{link}\n" if calls else f"{own}\n\n{link}\n"
     shown = traceback.TracebackException.from_exception(cause)
     _users_only(shown, set())
     return f"{_format(list(shown.format()))}\n\n{link}\n"
