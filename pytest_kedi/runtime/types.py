@@ -23,6 +23,7 @@ from pytest_kedi.lang.pycheck import parse_snippet
 from pytest_kedi.runtime.caches import ProcessCache
 from pytest_kedi.runtime.rowscope import short_repr
 from pytest_kedi.runtime.typenames import EMAIL, EMAIL_RE, TYPE_BUILTINS, Annotated, is_url_type
+from pytest_kedi.text import exception_text
 
 __all__ = [
     "EMAIL",
@@ -296,12 +297,21 @@ _SIMPLE: dict[Any, Checker] = {
 
 
 def _pydantic_checker(tp: Any) -> Checker:
-    from pydantic import TypeAdapter, ValidationError
+    from pydantic import PydanticSchemaGenerationError, TypeAdapter, ValidationError
 
     try:
         adapter = TypeAdapter(tp)
     except Exception as exc:
-        raise KediTypeExecutionError(f"unsupported type {describe_type(tp)}: {exc}") from exc
+        # pydantic's advice on its schema error (`arbitrary_types_allowed` in a model_config,
+        # `__get_pydantic_core_schema__`) is for code building models, not for a Kedi user
+        reason = (
+            "not a type pydantic can validate"
+            if isinstance(exc, PydanticSchemaGenerationError)
+            else exception_text(exc)
+        )
+        error = KediTypeExecutionError(f"unsupported type {describe_type(tp)}: {reason}")
+        error.at_call = True  # located by the statement that uses the type
+        raise error from exc
 
     def checker(v: Any) -> bool:
         try:

@@ -405,6 +405,31 @@ def test_an_annotation_object_without_a_repr_is_an_unsupported_type(kedi) -> Non
     assert 'prog.kedi", line 9, in <program>' in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        "@f(x: `3`) -> int:\n  = `1`\n= <f(`1`)>\n",
+        "@f() -> `list[3]`:\n  = `1`\n= <f()>\n",
+        "[x: `3`] = `1`\n",
+        ">> hi [x: `3`]\n",
+        "~V(a: `3`)\n",
+    ],
+    ids=["parameter", "return", "assignment", "output_field", "type_field"],
+)
+def test_an_annotation_that_is_no_type_is_located_without_pydantic_s_advice(
+    run, source: str
+) -> None:
+    """The message was pydantic's, advising `arbitrary_types_allowed=True` in a model_config
+    and `__get_pydantic_core_schema__` over five lines, and (but for a type's field) named
+    no `.kedi` line."""
+    with pytest.raises(KediTypeExecutionError) as info:
+        run(source)
+    message = info.value.message
+    assert re.match(r".*prog\.kedi:1: ", message)
+    assert message.endswith("unsupported type 3: not a type pydantic can validate")
+    assert "arbitrary_types_allowed" not in str(info.value)
+
+
 def test_a_literal_of_an_object_without_a_repr_describes_it(kedi) -> None:
     """A rejected argument of ``Literal[odd]`` raised the object's own ``ValueError`` while
     the error message was being written."""
