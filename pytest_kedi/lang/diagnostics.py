@@ -32,16 +32,30 @@ def _pad(ch: str) -> str:
     return "  " if unicodedata.east_asian_width(ch) in ("W", "F") else " "
 
 
+#: invisible characters that join or order the letters of a script or an emoji (a zero-width
+#: joiner, a right-to-left mark): text holds them on purpose
+_WRITING = frozenset("\u200c\u200d\u200e\u200f")
+
+
 def unseen_note(text: str, column: int) -> str:
     """What a message adds when the character at ``column`` (1-based) of ``text`` does not
     show, or shows as a plain space (a zero-width space, a second byte-order mark, a
-    no-break space): the line then looks right where the caret points. "" otherwise."""
+    no-break space), or when the line holds one that does not show at all elsewhere (after
+    a backtick statement, say): the line then looks right where the caret points. ""
+    otherwise."""
     ch = text[column - 1] if 1 <= column <= len(text) else " "
-    category = unicodedata.category(ch)
-    if category not in ("Cf", "Zs", "Zl", "Zp") or ch == " ":
-        return ""
-    name = unicodedata.name(ch, "an unnamed character")
-    return f" (the character at the caret is U+{ord(ch):04X}, {name})"
+    if _unseen(ch):
+        name = unicodedata.name(ch, "an unnamed character")
+        return f" (the character at the caret is U+{ord(ch):04X}, {name})"
+    for index, ch in enumerate(text):
+        if unicodedata.category(ch) == "Cf" and ch not in _WRITING:
+            name = unicodedata.name(ch, "an unnamed character")
+            return f" (the line holds U+{ord(ch):04X}, {name}, at column {index + 1})"
+    return ""
+
+
+def _unseen(ch: str) -> bool:
+    return ch != " " and unicodedata.category(ch) in ("Cf", "Zs", "Zl", "Zp")
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,6 +100,41 @@ def test_a_visible_character_at_the_caret_is_not_named() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("source", "line", "column", "message"),
+    [
+        pytest.param(
+            "`pass`\u200b\n",
+            1,
+            1,
+            "template text must start with '>>' (the line holds U+200B, ZERO WIDTH SPACE, "
+            "at column 7)",
+            id="after_a_statement",
+        ),
+        pytest.param(
+            "@test: t:\n  > case: c:\n    `assert 1`\u2060\n",
+            3,
+            5,
+            "a '> case:' body holds only Python: backtick lines and ``` fences (the line "
+            "holds U+2060, WORD JOINER, at column 15)",
+            id="after_a_case_line",
+        ),
+    ],
+)
+def test_an_invisible_character_elsewhere_in_the_line_is_named(
+    source: str, line: int, column: int, message: str
+) -> None:
+    # A backtick line followed by a character that does not show was "template text" or
+    # "not Python", though the line the error quoted looked exactly like one.
+    d = error_of(source)
+    assert (d.line, d.column, d.message) == (line, column, message)
+
+
+def test_a_joiner_text_holds_on_purpose_is_not_named() -> None:
+    # the zero-width joiner of an emoji sequence, in a line that is wrong for another reason
+    assert error_of(">> hi \U0001f469\u200d\U0001f4bb <a.b>\n").message.endswith("'<'")
+
+
 def test_other_whitespace_starting_a_template_row_is_text() -> None:
     (template,) = parse(">> first\n\u3000second\n").body
     assert isinstance(template, n.Template) and len(template.rows) == 2
