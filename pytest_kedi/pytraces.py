@@ -98,9 +98,18 @@ def chain_text(exc: BaseException) -> str:
     if callable(render) and hasattr(cause, "frames"):  # under this trace's own header
         # after the user's lines that called what raised it (Python shows the frame that
         # handled it first), which its own frames, from the call on, do not hold
-        calls = _format(list(_calling_lines(cause).format()))
         own = str(render()).removeprefix(_HEADER)
-        return f"{calls}\n{own}\n\n{link}\n" if calls else f"{own}\n\n{link}\n"
+        calls = _format(list(_calling_lines(cause).format()))
+        if calls:  # after what the cause itself was raised from, which its rendering opens
+            user = cause
+            while hasattr(user, "frames") and getattr(user, "original", None) is not None:
+                user = user.original
+            before = chain_text(user) if user is not cause else ""
+            if before and own.startswith(f"{before}\n"):
+                own = f"{before}\n{calls}\n{own[len(before) + 1 :]}"
+            else:
+                own = f"{calls}\n{own}"
+        return f"{own}\n\n{link}\n"
     shown = traceback.TracebackException.from_exception(cause)
     _users_only(shown, set())
     return f"{_format(list(shown.format()))}\n\n{link}\n"

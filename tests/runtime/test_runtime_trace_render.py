@@ -75,3 +75,21 @@ def test_a_warning_pytest_kedi_gives_made_an_error_is_located(
     assert shown[-3] == f'  File "prog.kedi", line {line}'
     assert shown[-2].startswith(f"    {text}")
     assert shown[-1].startswith("UserWarning: ") and "shadows an attribute" in shown[-1]
+
+
+def test_each_cause_shows_its_own_calling_line(run: Callable[..., Any], tmp_path: Path) -> None:
+    """Two causes deep, the line that called the middle procedure (`f()`) was shown at the
+    top of the innermost cause's section, above the line that called `g()`."""
+    source = RAISED_FROM_A_PROCEDURE.removesuffix("= <f()>\n") + (
+        "```\ntry:\n    f()\nexcept ValueError as e:\n    raise RuntimeError('outer') from e\n```\n"
+    )
+    with pytest.raises(KediExecutionError) as info:
+        run(source)
+    lines = str(info.value).replace(f"{tmp_path}{os.sep}", "").splitlines()
+    link = "The above exception was the direct cause of the following exception:"
+    first = lines.index(link)
+    second = lines.index(link, first + 1)
+    assert lines[1:3] == ['  File "prog.kedi", line 6', "    g()"]
+    assert lines[first + 2 : first + 4] == ['  File "prog.kedi", line 12', "    f()"]
+    assert lines[second - 2] == "ValueError: wrapped"
+    assert lines[-1] == "RuntimeError: outer"
