@@ -101,9 +101,9 @@ def chain_text(exc: BaseException) -> str:
         own = str(render()).removeprefix(_HEADER)
         calls = _format(list(_calling_lines(cause).format()))
         if calls:  # after what the cause itself was raised from, which its rendering opens
-            user = cause
+            user: BaseException = cause
             while hasattr(user, "frames") and getattr(user, "original", None) is not None:
-                user = user.original
+                user = getattr(user, "original")  # noqa: B009 (a Kedi error, any class)
             before = chain_text(user) if user is not cause else ""
             if before and own.startswith(f"{before}\n"):
                 own = f"{before}\n{calls}\n{own[len(before) + 1 :]}"
