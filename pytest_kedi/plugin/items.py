@@ -211,7 +211,20 @@ def rewrite_case_asserts(tree: ast.Module, filename: str) -> None:
     """
     from _pytest.assertion.rewrite import rewrite_asserts
 
-    rewrite_asserts(tree, b"", filename, None)
+    try:
+        rewrite_asserts(tree, b"", filename, None)
+    except Warning as exc:  # `-W error` made its warning ("assertion is always true") one
+        # located at its `assert`, as Python's own compile-time warning is a `SyntaxError`
+        tuples = [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assert) and isinstance(node.test, ast.Tuple)
+        ]
+        if not tuples:
+            raise
+        at = min(tuples, key=lambda node: (node.lineno, node.col_offset))  # the first warned
+        where = (filename, at.lineno, at.col_offset + 1, None)
+        raise SyntaxError(exception_text(exc), where) from None
 
 
 #: the colours pytest's assertion rewriting gives a diff when the terminal has them (a

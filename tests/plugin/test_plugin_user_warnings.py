@@ -100,3 +100,34 @@ def test_a_warning_of_the_plugin_s_own_made_an_error_is_located(kedi: Kedi) -> N
     output = result.stdout.str()
     for internal in ("customtypes.py", "calls.py", "runner.py", "_caller.py"):
         assert internal not in output
+
+
+ALWAYS_TRUE = """\
+@test: t:
+  > case: c:
+    ```
+    x = 1
+    assert (x, "x is set")
+    ```
+"""
+
+
+def test_an_assert_rewriting_warning_made_an_error_is_located(kedi: Kedi) -> None:
+    """Under ``-W error`` pytest's "assertion is always true" warning failed the case at its
+    `> case:` line, with no stack trace; it is located at the `assert`, as Python's own
+    compile-time warning is (``python -W error -m pytest_kedi FILE --test`` says the same)."""
+    kedi.write("always.kedi", ALWAYS_TRUE)
+    result = kedi.subprocess("--kedi-eval", "-W", "error", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "always.kedi:5: SyntaxError: assertion is always true, perhaps remove parentheses?",
+            "*",
+            "Kedi stack trace:",
+            '  File "always.kedi", line 2, in case c',
+            "    > case: c:",
+            '  File "always.kedi", line 5, in case c (Python)',
+            '    assert (x, "x is set")',
+            "SyntaxError: assertion is always true, perhaps remove parentheses?",
+        ]
+    )
