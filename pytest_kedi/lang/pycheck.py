@@ -60,10 +60,12 @@ def _walk_kind(cls: type) -> str | tuple[str, ...]:
 
 
 def snippets(node: Any, valued: set[int] | None = None) -> Iterator[n.PyCode | n.TypeRef]:
-    """Every embedded Python snippet under ``node``, in source order. ``valued``: where to
+    """Every embedded Python snippet under ``node``, in source order, each once (a call
+    that is a whole right-hand side is both its text and its ``call``). ``valued``: where to
     add the `id` of each fence whose ``return`` gives a binding's value."""
     stack = [node]
     pop, push, extend = stack.pop, stack.append, stack.extend
+    seen: set[int] = set()
     while stack:
         current = pop()
         kind = _WALK.get(type(current))
@@ -71,10 +73,9 @@ def snippets(node: Any, valued: set[int] | None = None) -> Iterator[n.PyCode | n
             kind = _walk_kind(type(current))
         if valued is not None and type(current) in _BINDINGS and current.value.mode == "fence":
             valued.add(id(current.value.code))
-        if kind == "code":
-            yield current
-        elif kind == "type":
-            if current.backtick:
+        if kind == "code" or kind == "type":
+            if (kind == "code" or current.backtick) and id(current) not in seen:
+                seen.add(id(current))
                 yield current
         elif kind == "items":
             extend(reversed(current))

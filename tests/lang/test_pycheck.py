@@ -60,6 +60,26 @@ def test_every_syntax_error_is_reported_in_source_order() -> None:
     assert [d.line for d in info.value.diagnostics] == [1, 3]
 
 
+@pytest.mark.parametrize("statement", ["= <f(`1 +`)>", "[x] = <f(`1 +`)>"])
+def test_a_call_argument_s_error_is_reported_once(statement: str) -> None:
+    """A call that is a whole right-hand side is both the binding's text and its call:
+    its argument's syntax error was reported twice, the same diagnostic one after the
+    other."""
+    with pytest.raises(KediParseError) as info:
+        check_python(parse(f"@f(a) -> int:\n  = `1`\n{statement}\n", "m.kedi"))
+    assert [(d.line, d.column) for d in info.value.diagnostics] == [(3, statement.index("1") + 1)]
+
+
+def test_a_call_argument_s_warning_is_given_once() -> None:
+    """The invalid escape sequence of a call argument that is a whole right-hand side was
+    warned about twice (pytest's summary and the CLI's stderr listed it twice)."""
+    module = parse('@f(a) -> str:\n  = `a`\n= <f(`"\\d"`)>\n', "w.kedi")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_python(module, {})
+    assert [(w.lineno, str(w.message)) for w in caught] == [(3, "invalid escape sequence '\\d'")]
+
+
 def test_valid_python_passes() -> None:
     module = parse("[a: int] = `1`\n@f() -> int:\n  = ```\n  return a\n  ```\n", "ok.kedi")
     assert check_python(module) is module
