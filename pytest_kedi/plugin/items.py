@@ -191,7 +191,7 @@ class KediEvalItem(KediItem):
         result = record.result
         properties = [
             ("kedi_score", result.score),
-            ("kedi_feedback", result.feedback),
+            ("kedi_feedback", result.feedback or None),  # "" is no feedback, as on its line
             ("kedi_threshold", record.threshold),
             ("kedi_rows", result.rows_total),
             ("kedi_errors", result.rows_errored),

@@ -377,3 +377,19 @@ def test_xdist_results_equal_single_process(kedi: Kedi) -> None:
     # calls are counted where they happen and summed on the controller (issue 7 §4)
     assert runs[2]["summary"][0] == "models: function:rules (3 calls; pytest_kedi_model hook)"
     assert runs[2]["report"]["model_calls"] == {"function:rules": 3}
+
+
+def test_junit_omits_empty_feedback(kedi: Kedi) -> None:
+    """A metric's empty feedback is no feedback: its `Evals:` line shows no ` | ` and
+    JUnit leaves `kedi_feedback` out (README), instead of writing it empty."""
+    kedi.write(
+        "empty.kedi",
+        "@eval: e:\n  > data: xs:\n    = `[1]`\n  > metric: m(xs):\n    = `(1.0, '')`\n",
+    )
+    result = kedi.run("--kedi-eval", "--junitxml", "junit.xml")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["- e::m: 1.0000  *passed*"])
+    root = ET.parse(kedi.pytester.path / "junit.xml").getroot()
+    (case,) = [case for case in root.iter("testcase") if case.get("name") == "eval:e"]
+    names = [p.get("name") for p in case.iter("property")]
+    assert "kedi_feedback" not in names and "kedi_score" in names
