@@ -181,10 +181,17 @@ def model_of(report: pytest.TestReport) -> str | None:
 
 
 def _clean_report(report: pytest.TestReport) -> None:
-    if isinstance(report.longrepr, str):
-        report.longrepr = clean_text(report.longrepr)
-    elif report.longrepr is not None:
-        _clean_repr(report.longrepr, set())
+    longrepr = report.longrepr
+    if isinstance(longrepr, str):
+        report.longrepr = clean_text(longrepr)
+    elif isinstance(longrepr, tuple):  # a skip: (path, line, reason)
+        path, line, reason = longrepr
+        report.longrepr = (clean_text(path), line, clean_text(reason))
+    elif longrepr is not None:
+        _clean_repr(longrepr, set())
+    wasxfail = getattr(report, "wasxfail", None)  # an xfail's reason
+    if isinstance(wasxfail, str) and wasxfail:
+        report.wasxfail = clean_text(wasxfail)
     # Most reports carry neither (every phase of every item passes here).
     if report.user_properties:
         report.user_properties = clean_data(list(report.user_properties))

@@ -201,3 +201,48 @@ def test_control_characters_never_reach_the_terminal(kedi: Kedi) -> None:
     result.stdout.fnmatch_lines(["- loud::m: 0.5000 | x\\x1b[[]31mRED\\x00; *[[]FAILED*"])
     result.stdout.fnmatch_lines(["*row 0: score 0.5000 | input 1 | x\\x1b[[]31mRED\\x00"])
     assert kedi.json("r.json")["suites"][0]["rows"][0]["feedback"] == "x\x1b[31mRED\x00"
+
+
+SKIPS = """\
+```
+import os
+import pytest
+```
+
+@test: reasons:
+  > case: skipped:
+    `pytest.skip("skip " + os.environ["OPENAI_API_KEY"] + " cut \\udcff")`
+  > case: xfailed:
+    `pytest.xfail("xfail " + os.environ["OPENAI_API_KEY"] + " cut \\udcff")`
+
+@eval: reasons:
+  > data: xs:
+    = `pytest.skip("no data " + os.environ["OPENAI_API_KEY"] + " cut \\udcff")`
+  > metric: m(xs):
+    = `True`
+"""
+
+
+def test_skip_and_xfail_reasons_are_cleaned(kedi: Kedi, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A skip or xfail reason (pytest.skip/xfail in a case, a dataset's pytest.skip) kept
+    the credential and the lone surrogate: shown as is in the short summary and JUnit, and
+    under xdist the worker could not send the report (INTERNALERROR, no test ran)."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    kedi.write("reasons.kedi", SKIPS)
+    result = kedi.subprocess("--kedi-eval", "-rsx", "--junitxml", "junit.xml")
+    printed = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in printed
+    result.assert_outcomes(skipped=2, xfailed=1)
+    assert SECRET not in printed
+    result.stdout.fnmatch_lines_random(
+        [
+            "SKIPPED [[]1[]] reasons.kedi:8: skip [[]REDACTED:OPENAI_API_KEY[]] cut \\udcff",
+            "SKIPPED [[]1[]] reasons.kedi:14: no data [[]REDACTED:OPENAI_API_KEY[]] cut \\udcff",
+            "XFAIL reasons.kedi::test:reasons::xfailed - xfail [[]REDACTED:OPENAI_API_KEY[]] "
+            "cut \\udcff",
+        ]
+    )
+    junit = (kedi.pytester.path / "junit.xml").read_text("utf-8")
+    assert SECRET not in junit
+    # each skip's message and text, the xfail's message
+    assert junit.count("[REDACTED:OPENAI_API_KEY] cut \\udcff") == 5
