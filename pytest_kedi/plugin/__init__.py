@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Generator, Sequence
 from contextlib import nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -21,6 +22,9 @@ from pytest_kedi.plugin.collect import KediFile, received_collect_error
 from pytest_kedi.plugin.listener import explain_skips
 from pytest_kedi.plugin.rootcheck import check_rootdir
 from pytest_kedi.plugin.session import KediSession
+
+if TYPE_CHECKING:  # pragma: no cover
+    import warnings
 
 __all__ = [
     "pytest_addhooks",
@@ -38,6 +42,7 @@ __all__ = [
     "pytest_terminal_summary",
     "pytest_testnodedown",
     "pytest_unconfigure",
+    "pytest_warning_recorded",
     "pytest_xdist_node_collection_finished",
 ]
 
@@ -121,6 +126,14 @@ def pytest_runtest_makereport(
     if (kedi := KediSession.of(item.config)) is not None:
         kedi.make_report(item, call.when, report)
     return report
+
+
+@pytest.hookimpl(tryfirst=True)  # before the terminal, JUnit or an xdist worker reads it
+def pytest_warning_recorded(warning_message: warnings.WarningMessage, nodeid: str) -> None:
+    if ".kedi" in nodeid or str(warning_message.filename).endswith(".kedi"):
+        from pytest_kedi.plugin.transport import clean_warning
+
+        clean_warning(warning_message)
 
 
 @pytest.hookimpl(trylast=True)

@@ -16,6 +16,7 @@ A row's texts are cleaned when the row is made (`RowResult`), also when read bac
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass
 
 import pytest
@@ -26,7 +27,16 @@ from pytest_kedi.plugin.items import KediCaseItem, KediEvalItem
 from pytest_kedi.plugin.outcomes import case_outcome
 from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
 
-__all__ = ["Carried", "attach", "case_of", "model_of", "release", "settled", "suite_of"]
+__all__ = [
+    "Carried",
+    "attach",
+    "case_of",
+    "clean_warning",
+    "model_of",
+    "release",
+    "settled",
+    "suite_of",
+]
 
 _SUITE = REPORT_SUITE
 _CASE = REPORT_CASE
@@ -178,6 +188,25 @@ def case_of(report: pytest.TestReport) -> CaseRecord | None:
 def model_of(report: pytest.TestReport) -> str | None:
     label = getattr(report, _MODEL, None)
     return str(label) if label is not None else None
+
+
+def clean_warning(warning: warnings.WarningMessage) -> None:
+    """The message of a warning given while a ``.kedi`` file collected or one of its items
+    ran, or located in one, cleaned like the reports' texts: what pytest's warnings
+    summary prints, and what an xdist worker must be able to send."""
+    text = str(warning.message)
+    if texts_clean((text,)):
+        return
+    cleaned = clean_text(text)
+    message = warning.message
+    if isinstance(message, Warning):
+        try:
+            message.args = (cleaned,)
+        except Exception:  # pragma: no cover - a warning class refusing its args
+            pass
+        if str(message) == cleaned:
+            return
+    warning.message = cleaned
 
 
 def _clean_report(report: pytest.TestReport) -> None:

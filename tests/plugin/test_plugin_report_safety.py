@@ -246,3 +246,39 @@ def test_skip_and_xfail_reasons_are_cleaned(kedi: Kedi, monkeypatch: pytest.Monk
     assert SECRET not in junit
     # each skip's message and text, the xfail's message
     assert junit.count("[REDACTED:OPENAI_API_KEY] cut \\udcff") == 5
+
+
+WARNS = """\
+```
+import os
+import warnings
+```
+
+@test: warns:
+  > case: warns:
+    `warnings.warn("case " + os.environ["OPENAI_API_KEY"] + " cut \\udcff")`
+
+@eval: warns:
+  > data: xs:
+    = `[1]`
+  > metric: m(xs):
+    = `warnings.warn("row " + os.environ["OPENAI_API_KEY"] + " cut \\udcff") or True`
+"""
+
+
+def test_warnings_of_kedi_code_are_cleaned(kedi: Kedi, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warning Kedi code gave kept the credential and the lone surrogate in the warnings
+    summary, and under xdist the worker could not send it (INTERNALERROR, no test ran)."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    kedi.write("warns.kedi", WARNS)
+    result = kedi.subprocess("--kedi-eval", "--kedi-report", "r.json")
+    printed = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in printed
+    result.assert_outcomes(passed=2, warnings=2)
+    assert SECRET not in printed
+    result.stdout.fnmatch_lines_random(
+        [
+            "*warns.kedi:8: UserWarning: case [[]REDACTED:OPENAI_API_KEY[]] cut \\udcff",
+            "*warns.kedi:14: UserWarning: row [[]REDACTED:OPENAI_API_KEY[]] cut \\udcff",
+        ]
+    )
