@@ -60,7 +60,7 @@ def normalize_score(value: Any) -> tuple[float, str | None]:
         score = float(value)
     if not math.isfinite(score):
         raise InvalidScoreError(score)
-    return score, feedback
+    return score + 0.0, feedback  # -0.0 (say `-abs(error)` of an exact answer) is 0.0
 
 
 def mean(scores: Sequence[float]) -> float:

@@ -322,3 +322,15 @@ def test_the_histogram_bins_scores_near_the_float_maximum() -> None:
     from pytest_kedi.plugin.sparkline import histogram
 
     assert histogram([1e308, -1e308, 0.55]) == [1, 0, 0, 0, 0, 1, 0, 0, 0, 1]
+
+
+@pytest.mark.parametrize("value", [-0.0, (-0.0, "exact"), Decimal("-0.0")])
+def test_negative_zero_is_a_score_of_zero(value: Any) -> None:
+    """`-abs(error)` of an exact answer is -0.0: its score is 0.0, shown `0.0000`, not
+    `-0.0000`, on the suite's line and the row's."""
+    from pytest_kedi.evals import format_suite_line
+
+    result = score_rows([value])
+    assert math.copysign(1.0, result.rows[0].score) == 1.0
+    assert math.copysign(1.0, result.score) == 1.0
+    assert ": 0.0000" in format_suite_line(result)
