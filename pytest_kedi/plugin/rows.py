@@ -93,7 +93,7 @@ def row_label(row: RowResult, *, limit: int | None = _LABEL_FEEDBACK) -> str:
         label += f" [{', '.join(f'{score:g}' for score in row.scores)}]"
     if row.carried_over:
         label += " (carried over)"
-    if row.feedback is not None:
+    if row.feedback:  # an empty feedback is none, as on the suite's line
         label += f" | {printable(clip(row.feedback, limit))}"  # no terminal escapes
     return label
 
@@ -116,7 +116,7 @@ def row_line(row: RowResult, *, limit: int | None) -> str:
     if row.output is not None:
         line += " | output " + row.output
     feedback = located_feedback(row)
-    if feedback is not None:
+    if feedback:  # an empty feedback is none, as on the suite's line
         line += " | " + clip(feedback, limit)
     return line
 

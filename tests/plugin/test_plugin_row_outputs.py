@@ -118,7 +118,7 @@ def test_trace_records_the_rows_model_calls(
 def test_the_rows_section_has_one_row_line_per_row() -> None:
     # The section writes its commonest row in one step: every shape reads as `row_line`.
     from pytest_kedi.evals import RowResult
-    from pytest_kedi.plugin.rows import row_line, rows_section
+    from pytest_kedi.plugin.rows import row_label, row_line, rows_section
 
     rows = [
         RowResult(0, "'w w'", "2", 1.0, None, None, None, 0.1, output="2"),
@@ -129,8 +129,14 @@ def test_the_rows_section_has_one_row_line_per_row() -> None:
         RowResult(5, "'w'", "1", 1.0, None, None, None, 0.1, carried_over=True, output="1"),
         RowResult(6, "'x'", "1", 0.0, "error: boom", "boom", "runtime", 0.1),
         RowResult(7, "'w'", "1", 1 / 3, None, None, None, 0.1, output="'a\\nb'"),
+        RowResult(8, "'w'", "1", 1.0, "", None, None, 0.1, output="1"),
     ]
     assert rows_section(rows) == "\n".join(row_line(row, limit=400) for row in rows)
+    # an empty feedback is none: no trailing ` | ` on the row's line or its sub-result label
+    assert rows_section(rows).splitlines()[8] == (
+        "row 8: score 1.0000 | input 'w' | expected 1 | output 1"
+    )
+    assert row_label(rows[8]) == "row 8: 1.0000"
     assert rows_section(rows).splitlines()[0] == (
         "row 0: score 1.0000 | input 'w w' | expected 2 | output 2"
     )
