@@ -341,6 +341,12 @@ class BodyReader:
     def dataset(self, kid: Item, kind: str) -> n.Dataset:
         name, at = self._named(kid, kind)
         check_name(name, at, "dataset name", binds=True)
+        if name == "expected":  # docs/language.md#scoring: a row binds `expected` itself
+            raise KediSyntaxError(
+                at,
+                "invalid dataset name 'expected': each row binds `expected` to its expected "
+                "value, which would replace the row's input; choose another name",
+            )
         if not kid.children:
             raise KediSyntaxError(kid.start, f"'> {kind}:' needs an indented body")
         body = self.b.body(kid.children, BuildContext("data"))

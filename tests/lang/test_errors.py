@@ -480,6 +480,14 @@ EXTRA = [
         "'@test:' suites are allowed only at top level",
         id="nested_suite",
     ),
+    pytest.param(  # each row binds `expected`: the row's input would be silently replaced
+        "@eval: s:\n  > test_data: expected:\n    = `[(1, 2)]`\n  > metric: m(expected):\n"
+        "    = `expected == 2`\n",
+        2,
+        16,
+        "invalid dataset name 'expected'",
+        id="dataset_named_expected",
+    ),
 ]
 
 
