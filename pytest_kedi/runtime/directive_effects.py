@@ -20,6 +20,7 @@ from pytest_kedi.runtime.errors import (
     KediValueExecutionError,
 )
 from pytest_kedi.runtime.evaluate import eval_code, render_text, where
+from pytest_kedi.runtime.interpreter import stmt_frame
 from pytest_kedi.runtime.model.calls import run_optimize
 from pytest_kedi.runtime.model.settings import parse_setting_value
 from pytest_kedi.runtime.model.state import AgentState
@@ -101,7 +102,19 @@ def _set_instructions(stmt: nodes.Directive, ctx: Frame) -> None:
         def thunk() -> str:
             return value
 
-    ctx.scope.state = ctx.scope.state.replace(instructions=thunk)
+    render = thunk
+
+    def located() -> str:
+        # An error naming the directive's own text (an unknown `<name>`) has the
+        # directive's line as its innermost frame, inside the model call's frame.
+        try:
+            return render()
+        except KediExecutionError as err:
+            if not err.frames and not err.python_traces:
+                err.with_inner_frame(stmt_frame(stmt, captured, err))
+            raise
+
+    ctx.scope.state = ctx.scope.state.replace(instructions=located)
 
 
 def _set_settings(stmt: nodes.Directive, ctx: Frame) -> None:

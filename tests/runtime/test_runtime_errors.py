@@ -361,3 +361,30 @@ def test_an_error_on_a_later_line_of_a_statement_is_its_innermost_frame(
     assert error.line == line
     trace = str(error).splitlines()
     assert trace[-3:-1] == [f'  File "{path}", line {line}, in f', f"    {shown}"]
+
+
+@pytest.mark.parametrize(
+    ("directive", "line", "shown"),
+    [
+        ("  > instructions: be <tone>\n", 2, "> instructions: be <tone>"),
+        ("  > instructions:\n    be nice\n    and <tone>\n", 4, "and <tone>"),
+    ],
+)
+def test_an_unknown_name_in_instructions_is_located_at_the_directive(
+    tmp_path, directive, line, shown
+):
+    """The error names the `> instructions:` line; the stack trace's innermost frame is
+    that line, inside the model call's frame (it was the model call's line alone)."""
+    from pytest_kedi.runtime import load
+
+    path = tmp_path / "i.kedi"
+    path.write_text(f"@f() -> str:\n{directive}  [a] << hi\n  = <a>\n", encoding="utf-8")
+    program = load(path, mode="validate")
+    with pytest.raises(KediNameError) as info:
+        program.procedures["f"]()
+    error = info.value
+    assert error.message.endswith(f":{line}: unknown name 'tone'")
+    assert error.line == line
+    trace = str(error).splitlines()
+    assert trace[-4].strip() == "[a] << hi"
+    assert trace[-3:-1] == [f'  File "{path}", line {line}, in f', f"    {shown}"]
