@@ -53,6 +53,14 @@ def _plain(value: str, offset: int) -> str:
     return _ESCAPE.sub(sub, value)
 
 
+def _label(name: str) -> str:
+    """How a diagnostic names the directive ``name``: ``> system:`` as the ``> instructions:``
+    it is, its legacy spelling named too (docs/language.md#model-directives)."""
+    if name == "system":
+        return "'> instructions:' (written '> system:', its legacy spelling)"
+    return f"'> {name}:'"
+
+
 def _check_instruction_text(name: str, text: n.Text) -> None:
     """`> instructions:` (`> system:`) text takes literals, `<name>` and Python, and no
     procedure call (docs/language.md#model-directives)."""
@@ -62,7 +70,7 @@ def _check_instruction_text(name: str, text: n.Text) -> None:
         if isinstance(part, n.CallSubst):
             raise KediSyntaxError(
                 part.span.start_offset,
-                f"'> {name}:' text takes literals, <name> and Python, not a procedure call: "
+                f"{_label(name)} text takes literals, <name> and Python, not a procedure call: "
                 f"bind its result first ([x] = <{part.callee}(...)>) and write <x>",
             )
 
@@ -109,7 +117,7 @@ class BodyReader:
                 )
             elif name in _TEXT_BODY:
                 text = self.b.text(
-                    item, rel, message=f"output fields are not allowed in '> {name}:'"
+                    item, rel, message=f"output fields are not allowed in {_label(name)}"
                 )
                 _check_instruction_text(name, text)
             if kids:
@@ -125,7 +133,7 @@ class BodyReader:
             if name in ("export", "use", "requires", "import", "profile", "task_group", "budget"):
                 raise KediSyntaxError(item.start, f"'> {name}:' needs a value or an indented body")
             if name in _TEXT_BODY or name in _STATEMENTS:
-                raise KediSyntaxError(item.start, f"'> {name}:' needs an indented body")
+                raise KediSyntaxError(item.start, f"{_label(name)} needs an indented body")
             if name in ("case", "data", "test_data"):
                 raise KediSyntaxError(item.start, f"'> {name}:' needs an indented body")
             if name not in _SETTINGS_BODY:
@@ -214,14 +222,14 @@ class BodyReader:
             self.b.directives.check_known(item)
             raise KediSyntaxError(
                 item.start,
-                f"a '> {name}:' body holds only text rows; escape a leading "
+                f"a {_label(name)} body holds only text rows; escape a leading "
                 f"{item.text[0]!r} as '\\{item.text[0]}' to use it as text",
             )
         if item.children:
             raise KediSyntaxError(
-                item.children[0].start, f"unexpected indentation in '> {name}:' text"
+                item.children[0].start, f"unexpected indentation in {_label(name)} text"
             )
-        text = self.b.text(item, 0, message=f"output fields are not allowed in '> {name}:'")
+        text = self.b.text(item, 0, message=f"output fields are not allowed in {_label(name)}")
         _check_instruction_text(name, text)
         return text
 

@@ -45,8 +45,23 @@ CASES = [
         "@g() -> str:\n  = G\n> system:\n  Be brief.\n  Value <g()>\n= x\n",
         5,
         9,
-        "'> system:' text takes literals, <name> and Python, not a procedure call",
+        "'> instructions:' (written '> system:', its legacy spelling) text takes literals, "
+        "<name> and Python, not a procedure call",
         id="call_in_system_block",
+    ),
+    pytest.param(  # diagnostics of the legacy spelling name `> instructions:` (and it)
+        "> system: be [x]\n",
+        1,
+        14,
+        "output fields are not allowed in '> instructions:' (written '> system:', its legacy",
+        id="output_field_in_system",
+    ),
+    pytest.param(
+        "> system:\n= x\n",
+        1,
+        1,
+        "'> instructions:' (written '> system:', its legacy spelling) needs an indented body",
+        id="system_without_body",
     ),
     pytest.param(
         "@f() -> int:\n  = ```\n  return 3\n```\n= x\n",
