@@ -98,6 +98,22 @@ def _flush(stream: object) -> None:
         pass
 
 
+def _stdout_reader_gone() -> bool:
+    """Whether standard output is a pipe whose reader has gone (``| head`` stopped reading):
+    a `BrokenPipeError` the program's own ``print`` met then ends the run quietly."""
+    try:
+        fd = sys.__stdout__.fileno()  # type: ignore[union-attr]
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
+        import select
+
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        return any(events & select.POLLERR for _fd, events in poller.poll(0))
+    except Exception:  # no poll (Windows), no descriptor: not known to be gone
+        return False
+
+
 def _drop_stdout() -> None:
     """Point standard output at the null device once its reader has gone (``| head``), so
     Python's own flush at exit does not fail again."""
@@ -197,12 +213,18 @@ def _load(invocation: Invocation, mode: Literal["run", "validate"]) -> Program:
     return program
 
 
-def _user_exit(exc: BaseException) -> SystemExit | None:
-    """The `SystemExit` user code raised, when that is what ``exc`` wraps."""
+def _original(exc: BaseException) -> BaseException:
+    """What user code raised, when ``exc`` wraps it."""
     from pytest_kedi.runtime.errors import KediExecutionError
 
     while isinstance(exc, KediExecutionError) and exc.original is not None:
         exc = exc.original
+    return exc
+
+
+def _user_exit(exc: BaseException) -> SystemExit | None:
+    """The `SystemExit` user code raised, when that is what ``exc`` wraps."""
+    exc = _original(exc)
     return exc if isinstance(exc, SystemExit) else None
 
 
@@ -384,6 +406,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
         try:
             return _run(invocation, console)
         except KediError as exc:  # user code's OSError (a missing data file) is one too
+            if isinstance(_original(exc), BrokenPipeError) and _stdout_reader_gone():
+                raise BrokenPipeError from None  # the program's print met `| head`'s exit
             console.error(_render_error(exc))
             return FAILED
         except OSError as exc:

@@ -1,0 +1,78 @@
+"""``python -m pytest_kedi FILE | head``: once the reader of stdout has gone, the run ends
+quietly with status 1 (README "Command line"), whoever was writing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX pipes")
+
+
+def _run_unread(tmp_path: Path, source: str, *argv: str) -> tuple[str, int]:
+    """Run the CLI on ``source`` with a stdout pipe whose reader is gone before it starts."""
+    (tmp_path / "prog.kedi").write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("KEDI_ADAPTER_MODEL", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest_kedi", "prog.kedi", *argv],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # the reader is gone before the first line
+    with process.stderr:
+        err = process.stderr.read().decode()
+    return err, process.wait(timeout=120)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "```\nfor i in range(100000):\n    print('line', i)\n```\n= done\n",
+        "> loop [i]: `range(9000)`:\n  > show: <i>\n",
+    ],
+    ids=["print", "show"],
+)
+def test_a_program_printing_into_a_gone_reader_ends_quietly(tmp_path: Path, source: str) -> None:
+    """The program's own ``print`` (or ``> show:``) meeting the closed pipe was rendered as
+    the program's error: a ``Kedi stack trace`` ending in ``BrokenPipeError``."""
+    assert _run_unread(tmp_path, source) == ("", 1)
+
+
+def test_output_for_a_gone_reader_exits_1(tmp_path: Path) -> None:
+    """The result written into the closed pipe ends the run quietly too."""
+    assert _run_unread(tmp_path, "= done\n") == ("", 1)
+
+
+def test_a_program_own_broken_pipe_is_still_its_error(kedi_file, run_cli) -> None:
+    """A `BrokenPipeError` that is not about stdout (a pipe the program opened) stays the
+    program's located error."""
+    name = kedi_file("""
+        ```
+        import os
+        read, write = os.pipe()
+        os.close(read)
+        ```
+        `os.write(write, b"x")`
+        """)
+    result = run_cli(name)
+    assert result.code == 1
+    assert result.err.splitlines()[-1] == "BrokenPipeError: [Errno 32] Broken pipe"
+    assert 'File "prog.kedi", line 6, in <program>' in result.err
+
+
+@pytest.mark.parametrize("flag", ["--test", "--eval"])
+def test_a_prelude_printing_into_a_gone_reader_ends_quietly(tmp_path: Path, flag: str) -> None:
+    """The same for the prelude of a ``--test``/``--eval`` run."""
+    source = "```\nfor i in range(100000):\n    print('line', i)\n```\n"
+    assert _run_unread(tmp_path, source, flag) == ("", 1)
