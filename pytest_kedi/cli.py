@@ -37,7 +37,7 @@ from pytest_kedi.cliargs import (
 )
 from pytest_kedi.errors import KediError
 from pytest_kedi.evals.safetext import clean_text
-from pytest_kedi.text import is_kedi_program, message_text
+from pytest_kedi.text import is_kedi_program, message_text, printable
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.lang import nodes
@@ -77,13 +77,20 @@ class _Console:
 
     # Everything the CLI itself prints passes `clean_text` (surrogates escaped, credential
     # values redacted); what the program prints with `print()` is the program's own output.
+    # Its own lines and diagnostics, which quote feedback and exception messages, also show
+    # control characters as escapes (`printable`), as pytest's summary does; the program's
+    # result and its `sys.exit("text")` are printed as they are, as Python would.
 
     def print(self, text: str) -> None:
+        self.out.write(printable(clean_text(text)) + "\n")
+
+    def result(self, text: str) -> None:
         self.out.write(clean_text(text) + "\n")
 
-    def error(self, text: str) -> None:
+    def error(self, text: str, *, raw: bool = False) -> None:
         _flush(self.out)
-        self.err.write(clean_text(text.rstrip("\n")) + "\n")
+        text = clean_text(text.rstrip("\n"))
+        self.err.write((text if raw else printable(text)) + "\n")
         self.err.flush()
 
 
@@ -236,7 +243,7 @@ def _exit_status(stop: SystemExit, console: _Console) -> int:
         return OK
     if isinstance(code, int):
         return code
-    console.error(str(code))
+    console.error(str(code), raw=True)
     return FAILED
 
 
@@ -265,7 +272,7 @@ def _run_program(invocation: Invocation, console: _Console) -> int:
                 raise
             console.error(_render_error(python_error(exc)))
             return FAILED
-        console.print(text)
+        console.result(text)
     return OK
 
 
