@@ -408,8 +408,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
                 f"{invocation.file} is a directory, not a .kedi file "
                 f"(`{prog} parse` accepts directories)"
             )
-        if not stat.S_ISREG(mode):
-            raise CliUsageError(f"no such file: {invocation.file}")
+        if not stat.S_ISREG(mode):  # a named pipe, socket or device
+            raise CliUsageError(f"{invocation.file} is not a regular file")
         try:
             return _run(invocation, console)
         except KediError as exc:  # user code's OSError (a missing data file) is one too

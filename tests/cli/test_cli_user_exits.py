@@ -6,6 +6,7 @@ status is what is checked.
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -257,3 +258,13 @@ def test_an_unreadable_file_says_cannot_read(write, capsys, monkeypatch, mode) -
     assert capsys.readouterr() == ("", "cannot read prog.kedi: Permission denied\n")
     assert cli.main(["parse", name]) == 1
     assert capsys.readouterr() == ("", "cannot read prog.kedi: Permission denied\n")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_as_file_is_not_called_missing(write, capsys, tmp_path: Path) -> None:
+    """A FIFO given as FILE (``/dev/stdin`` in a pipeline) was reported as ``no such file``."""
+    os.mkfifo(tmp_path / "pipe.kedi")
+    assert cli.main(["pipe.kedi", "--test"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("python -m pytest_kedi: error: pipe.kedi is not a regular file\n")
