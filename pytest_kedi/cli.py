@@ -368,6 +368,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
     tokens = list(sys.argv[1:] if argv is None else argv)
     prog = prog or program_name()
     parser = build_parser(prog)
+    if sys.stderr is None:  # started with stderr closed (`2>&-`): `print(file=sys.stderr)`
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 -- would write to stdout instead
     console = _Console(sys.stdout, sys.stderr)
     try:
         if tokens[:1] == ["parse"]:

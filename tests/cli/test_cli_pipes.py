@@ -1,5 +1,6 @@
 """``python -m pytest_kedi FILE | head``: once the reader of stdout has gone, the run ends
-quietly with status 1 (README "Command line"), whoever was writing."""
+quietly with status 1 (README "Command line"), whoever was writing. With stderr closed
+(``2>&-``), diagnostics are dropped, never written to stdout."""
 
 from __future__ import annotations
 
@@ -76,3 +77,33 @@ def test_a_prelude_printing_into_a_gone_reader_ends_quietly(tmp_path: Path, flag
     """The same for the prelude of a ``--test``/``--eval`` run."""
     source = "```\nfor i in range(100000):\n    print('line', i)\n```\n"
     assert _run_unread(tmp_path, source, flag) == ("", 1)
+
+
+@pytest.mark.parametrize(
+    ("source", "argv", "expected"),
+    [
+        ("[x] << say hi\n= <x>\n", [], ("success (no tool calls)\n", 0)),
+        ("= done\n", ["--bogus-before-file"], ("", 2)),
+    ],
+    ids=["notice", "misuse"],
+)
+def test_a_closed_stderr_drops_diagnostics(
+    tmp_path: Path, source: str, argv: list[str], expected: tuple[str, int]
+) -> None:
+    """Started with stderr closed (``2>&-``), the offline model's notice went to stdout,
+    and a misuse message failed as ``pytest-kedi internal error: AttributeError: ...`` on
+    stdout with status 1."""
+    (tmp_path / "prog.kedi").write_text(source, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("KEDI_ADAPTER_MODEL", None)
+    command = [sys.executable, "-m", "pytest_kedi", *argv, "prog.kedi"]
+    done = subprocess.run(
+        ["sh", "-c", 'exec "$@" 2>&-', "sh", *command],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.stdout, done.returncode) == expected
