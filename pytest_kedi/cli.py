@@ -77,9 +77,8 @@ class _Console:
 
     # Everything the CLI itself prints passes `clean_text` (surrogates escaped, credential
     # values redacted); what the program prints with `print()` is the program's own output.
-    # Its own lines and diagnostics, which quote feedback and exception messages, also show
-    # control characters as escapes (`printable`), as pytest's summary does; the program's
-    # result and its `sys.exit("text")` are printed as they are, as Python would.
+    # Its own lines and diagnostics also show control characters as escapes (`printable`),
+    # as pytest's summary does; the program's result and `sys.exit("text")` are as they are.
 
     def print(self, text: str) -> None:
         self.out.write(printable(clean_text(text)) + "\n")
@@ -368,8 +367,9 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
     tokens = list(sys.argv[1:] if argv is None else argv)
     prog = prog or program_name()
     parser = build_parser(prog)
-    if sys.stderr is None:  # started with stderr closed (`2>&-`): `print(file=sys.stderr)`
-        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 -- would write to stdout instead
+    for name in ("stdout", "stderr"):  # started with it closed (`>&-`, `2>&-`): as Python's
+        if getattr(sys, name) is None:  # print() does, write nowhere (not to the other stream)
+            setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 -- for the process
     console = _Console(sys.stdout, sys.stderr)
     try:
         if tokens[:1] == ["parse"]:

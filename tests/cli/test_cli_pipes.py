@@ -1,6 +1,7 @@
 """``python -m pytest_kedi FILE | head``: once the reader of stdout has gone, the run ends
 quietly with status 1 (README "Command line"), whoever was writing. With stderr closed
-(``2>&-``), diagnostics are dropped, never written to stdout."""
+(``2>&-``), diagnostics are dropped, never written to stdout; with stdout closed (``>&-``),
+output is dropped as Python's ``print`` drops it."""
 
 from __future__ import annotations
 
@@ -107,3 +108,29 @@ def test_a_closed_stderr_drops_diagnostics(
         check=False,
     )
     assert (done.stdout, done.returncode) == expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [([], 0), (["--test"], 0), (["parse"], 0), (["--eval", "--name", "x"], 0)],
+    ids=["run", "test", "parse", "eval"],
+)
+def test_a_closed_stdout_drops_output(tmp_path: Path, argv: list[str], code: int) -> None:
+    """Started with stdout closed (``>&-``), every run ended in ``pytest-kedi internal error:
+    AttributeError: 'NoneType' object has no attribute 'write'`` (``parse``: a Python
+    traceback), status 1."""
+    source = "`print('hi')`\n= done\n@test: s:\n  > case: c:\n    `print('x')`\n"
+    (tmp_path / "prog.kedi").write_text(source, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("KEDI_ADAPTER_MODEL", None)
+    command = [sys.executable, "-m", "pytest_kedi", *argv[:1], "prog.kedi", *argv[1:]]
+    done = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", *command],
+        cwd=tmp_path,
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.stderr, done.returncode) == ("", code)
