@@ -149,9 +149,21 @@ class ModelRun:
         elif report.failed and report.when == "setup":
             self.partial.append(f"{report.nodeid} errored in setup")
 
+    def _note_budget_spent(self) -> None:
+        """A request the budget refused was never made: the entry it would have used is
+        kept, so the run is not complete (an xdist worker's own share, reported to the
+        controller with its other reasons)."""
+        budget = self._policy.budget if self._policy is not None else None
+        if budget is not None and budget.refused:
+            limit = self.settings.max_requests
+            reason = f"the request budget (--kedi-max-requests {limit}) was spent"
+            if reason not in self.partial:
+                self.partial.append(reason)
+
     def incomplete_reason(self, session: pytest.Session, exitstatus: int) -> str | None:
         """Why this run is not complete (None when it is): only a complete run, one that
         ran every collected Kedi item to its end, may prune cassettes."""
+        self._note_budget_spent()
         if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             return f"the run ended with exit status {int(exitstatus)}"
         if session.shouldstop or session.shouldfail:
@@ -209,6 +221,7 @@ class ModelRun:
 
     # ------------------------------------------------------------------ end of run
     def worker_finish(self, workeroutput: MutableMapping[str, object]) -> None:
+        self._note_budget_spent()
         if self.book is not None:
             workeroutput[CASSETTES_KEY] = self.book.take()
         if self.partial:

@@ -342,3 +342,20 @@ def test_prune_is_refused_after_a_rerun_that_carried_rows_over(kedi: Kedi) -> No
     replayed = kedi.run("--kedi-eval", "--kedi-record-mode", "strict", "--kedi-report", "r.json")
     replayed.assert_outcomes(passed=1)
     assert not kedi.json("r.json")["suites"][0]["errors_by_class"]
+
+
+def test_prune_is_refused_after_a_run_whose_request_budget_was_spent(kedi: Kedi) -> None:
+    """Calls refused by ``--kedi-max-requests`` were never made: pruning after such a run
+    removed the recorded answers of the rows past the budget."""
+    kedi.write("classify.kedi", CLASSIFY)
+    kedi.run("--kedi-eval", "--kedi-record-mode", "record").assert_outcomes(passed=1)
+    cassette = kedi.pytester.path / "classify.kedi.cassette.json"
+    assert len(_entries(cassette)) == 3
+    capped = kedi.run(
+        "--kedi-eval", "--kedi-record-mode", "record", "--kedi-prune-cassettes",
+        "--kedi-max-requests", "1",
+    )  # fmt: skip
+    capped.stdout.fnmatch_lines(
+        ["kedi: cassettes not pruned: the request budget (--kedi-max-requests 1) was spent"]
+    )
+    assert len(_entries(cassette)) == 3

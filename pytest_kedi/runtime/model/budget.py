@@ -27,12 +27,14 @@ class RequestBudget:
         self.limit = limit
         self.scope = scope
         self.spent = 0
+        self.refused = 0  # requests not issued because it was spent
         self._lock = threading.Lock()
 
     def take(self) -> None:
         """Spend one request, or raise `BudgetExhausted` when none is left."""
         with self._lock:
             if self.spent >= self.limit:
+                self.refused += 1
                 raise BudgetExhausted(
                     f"model request budget spent: {self.limit} request(s) for {self.scope}; "
                     "no request was issued"
