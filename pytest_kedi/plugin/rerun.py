@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -99,9 +100,22 @@ def previous_rows(config: pytest.Config, nodeid: str) -> dict[int, RowResult] | 
         from pytest_kedi.evals.results import RowResult
 
         rows = [RowResult.from_json(row) for row in data]  # type: ignore[union-attr]
-    except (KeyError, TypeError, ValueError):  # damaged, or of another version: run every row
+    # damaged, or of another version (a text field that is no text: AttributeError; an
+    # infinite index: OverflowError): run every row
+    except (AttributeError, KeyError, OverflowError, TypeError, ValueError):
+        return None
+    if not all(_usable(row) for row in rows):
         return None
     return {row.index: row for row in rows}
+
+
+def _usable(row: RowResult) -> bool:
+    """A stored row that a run could have made: finite scores (a metric's NaN or infinite
+    score is a row error) and an error class that is text or None."""
+    scores = (row.score, *row.scores)
+    return all(math.isfinite(score) for score in scores) and (
+        row.error_class is None or isinstance(row.error_class, str)
+    )
 
 
 def carry_over(previous: Mapping[int, RowResult], mode: str, row_min_score: float) -> CarryOver:

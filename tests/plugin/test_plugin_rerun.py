@@ -157,6 +157,38 @@ def test_rerun_ignores_a_damaged_entry_and_runs_every_row(kedi: Kedi, damage: st
     assert ran(kedi) == []
 
 
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"feedback": 7},
+        {"output": {"a": 1}},
+        {"usage": "x"},
+        {"score": "NaN"},
+        {"scores": [1e999]},
+        {"index": 1e999},
+    ],
+)
+def test_rerun_ignores_a_stored_row_no_run_could_make(
+    kedi: Kedi, damage: dict[str, object]
+) -> None:
+    """A stored row with a field of the wrong type errored the suite (AttributeError), and
+    one with a NaN or infinite score was carried over into the suite's score."""
+    setup(kedi, "")
+    run(kedi).assert_outcomes(passed=1)
+    entry = _rows_entry(kedi)
+    stored = json.loads(entry.read_text(encoding="utf-8"))
+    for nodeid, text in stored["suites"].items():
+        rows = json.loads(text)
+        rows[0].update(damage)
+        stored["suites"][nodeid] = json.dumps(rows)
+    entry.write_text(json.dumps(stored), encoding="utf-8")
+    result = run(kedi, "--kedi-rerun", "errors")
+    result.assert_outcomes(passed=1)
+    assert ran(kedi) == [0, 1, 2, 3]
+    result.stdout.fnmatch_lines(["kedi rerun: no previous run of 1 suite: all their rows ran"])
+    assert kedi.json("r.json")["suites"][0]["score"] == 1.0
+
+
 @pytest.mark.parametrize("form", ["rows", "rows_json"])
 def test_rerun_reads_an_entry_written_by_an_earlier_version(kedi: Kedi, form: str) -> None:
     """Earlier versions stored an entry per suite, its rows as a JSON list (``rows``) or
