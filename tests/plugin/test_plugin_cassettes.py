@@ -359,3 +359,43 @@ def test_prune_is_refused_after_a_run_whose_request_budget_was_spent(kedi: Kedi)
         ["kedi: cassettes not pruned: the request budget (--kedi-max-requests 1) was spent"]
     )
     assert len(_entries(cassette)) == 3
+
+
+FLAKY_PROVIDER = """\
+import os
+
+import pytest
+from pydantic_ai.messages import ModelResponse, ToolCallPart
+from pydantic_ai.models.function import FunctionModel
+
+
+def respond(messages, info):
+    if os.path.exists("down.txt") and "awful" in str(messages[-1].parts[-1].content):
+        raise RuntimeError("provider down")
+    return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"label": "negative"})])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_kedi_model(config):
+    return FunctionModel(respond, model_name="flaky")
+"""
+
+
+def test_prune_keeps_the_recorded_answer_of_a_call_that_failed(kedi: Kedi) -> None:
+    """Re-recording while the provider failed one request pruned the answer recorded for
+    that request, so the next strict replay missed it."""
+    kedi.write("classify.kedi", CLASSIFY)
+    kedi.write("conftest.py", FLAKY_PROVIDER)
+    kedi.run("--kedi-eval", "--kedi-record-mode", "record").assert_outcomes(passed=1)
+    cassette = kedi.pytester.path / "classify.kedi.cassette.json"
+    assert len(_entries(cassette)) == 3
+    kedi.write("down.txt", "")
+    mode = ("--kedi-eval", "--kedi-record-mode", "record", "--kedi-prune-cassettes")
+    failing = kedi.run(*mode, "--kedi-report", "r.json")
+    assert [row["error_class"] for row in _rows(kedi)] == [None, "model", None]
+    assert "cassettes not pruned" not in failing.stdout.str()  # a complete run: it pruned
+    assert len(_entries(cassette)) == 3
+    (kedi.pytester.path / "down.txt").unlink()
+    replayed = kedi.run("--kedi-eval", "--kedi-record-mode", "strict", "--kedi-report", "r.json")
+    replayed.assert_outcomes(passed=1)
+    assert not kedi.json("r.json")["suites"][0]["errors_by_class"]

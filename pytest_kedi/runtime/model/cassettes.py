@@ -177,6 +177,15 @@ class CassetteBook:
                 shelf.used.add(key)
                 shelf.fresh_used.add(key)
 
+    def keep(self, path: Path, key: str) -> None:
+        """A request of this run whose live call failed used ``key``: an answer recorded
+        for it earlier is kept by pruning, as if the call had been answered."""
+        with self._lock:
+            shelf = self._shelf(path)
+            if key not in shelf.used:
+                shelf.used.add(key)
+                shelf.fresh_used.add(key)
+
     def _read(self, path: Path, shelf: _Shelf) -> dict[str, Entry | str]:
         version, entries = index_cassette(path)
         if version != CASSETTE_VERSION:
@@ -292,7 +301,13 @@ class CassetteModel(WrapperModel):
                     f"{display_path(str(self.path))} for {name} prompt "
                     f"{prompt_excerpt(messages)!r}{self.book.miss_note(self.path)}"
                 )
-        response = await self.wrapped.request(messages, model_settings, model_request_parameters)
+        try:
+            response = await self.wrapped.request(
+                messages, model_settings, model_request_parameters
+            )
+        except BaseException:  # a provider failure, or a refusal: the recorded answer stays
+            self.book.keep(self.path, key)
+            raise
         self.book.store(self.path, key, _entry(name, messages, repeat, response))
         return response
 
