@@ -62,6 +62,8 @@ def _suite_record(
 ) -> SuiteRecord | None:
     if when == "call":
         if isinstance(published, SuiteRecord):
+            if report.failed and published.outcome != "failed":  # XPASS(strict)
+                return dataclasses.replace(published, outcome="failed")
             return published
         if report.skipped:  # pytest.skip() while loading the file or the suite's data
             return SuiteRecord.placeholder(
@@ -89,6 +91,9 @@ def _case_record(
 ) -> CaseRecord | None:
     if when == "call":
         if isinstance(published, CaseRecord):
+            if report.failed and published.outcome != "failed":  # XPASS(strict)
+                failure = _crash_message(report) or "failed"
+                return dataclasses.replace(published, outcome="failed", message=failure)
             return published
         message = _crash_message(report) if report.failed else None
         return CaseRecord.of(

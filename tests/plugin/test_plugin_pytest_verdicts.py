@@ -1,0 +1,57 @@
+"""The reports tell pytest's truth: a Kedi item pytest failed is ``failed`` in the JSON
+report, the views and ``pytest-kedi merge``, whatever the item's own verdict was."""
+
+from __future__ import annotations
+
+import pytest
+from kedi_plugin_helpers import Kedi
+
+PASSING = """\
+@eval: classify:
+  > data: xs:
+    = `[2, 4]`
+  > metric: m(xs):
+    = `xs % 2 == 0`
+
+@test: t:
+  > case: ok:
+    `assert 1 == 1`
+"""
+
+STRICT_XFAIL_CONFTEST = """
+import pytest
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        item.add_marker(pytest.mark.xfail(strict=True, reason="known weak"))
+"""
+
+
+def test_a_strict_xfail_that_passes_is_failed_in_every_report(
+    kedi: Kedi, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """XPASS(strict) fails the run, but the suite and the case were recorded ``passed``:
+    the JSON report, the job summary (``0 failed``) and ``merge`` (no failure listed)
+    disagreed with pytest's ``2 failed``."""
+    from pytest_kedi import cli
+
+    kedi.pytester.makeconftest(STRICT_XFAIL_CONFTEST)
+    kedi.write("classifier.kedi", PASSING)
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json", "--kedi-markdown", "r.md")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["- t::ok: FAIL | [[]XPASS(strict)[]] known weak", "Evals:"])
+    result.stdout.fnmatch_lines(["- classify::m: 1.0000  [[]FAILED[]]"])
+    report = kedi.json("r.json")
+    assert report["exitstatus"] == 1
+    assert [suite["outcome"] for suite in report["suites"]] == ["failed"]
+    assert [(t["outcome"], t["message"]) for t in report["tests"]] == [
+        ("failed", "[XPASS(strict)] known weak")
+    ]
+    markdown = (kedi.pytester.path / "r.md").read_text(encoding="utf-8")
+    assert "1 suite (1 failed)" in markdown and "1 test cases (1 failed)" in markdown
+    capsys.readouterr()
+    assert cli.main(["merge", str(kedi.pytester.path / "r.json")], prog="pytest-kedi") == 1
+    out = capsys.readouterr().out
+    assert "FAILED classifier.kedi::eval:classify" in out
+    assert "FAILED classifier.kedi::test:t::ok: [XPASS(strict)] known weak" in out
