@@ -24,7 +24,7 @@ import pytest
 from pytest_kedi.constants import REPORT_CASE, REPORT_MODEL, REPORT_SUITE
 from pytest_kedi.evals.safetext import clean_data, clean_text, texts_clean
 from pytest_kedi.plugin.items import KediCaseItem, KediEvalItem
-from pytest_kedi.plugin.outcomes import case_outcome
+from pytest_kedi.plugin.outcomes import case_outcome, expected_failure
 from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
 
 __all__ = [
@@ -53,6 +53,14 @@ def _crash_message(report: pytest.TestReport) -> str | None:
     return text.splitlines()[-1] if text else None
 
 
+def _marker_xfail(report: pytest.TestReport) -> bool:
+    """An error pytest reported as expected because of an ``xfail`` marker (not a
+    ``pytest.xfail()`` call, which stops the item as a skip does)."""
+    if not expected_failure(report):
+        return False
+    return not (_crash_message(report) or "").split(":", 1)[0].endswith("XFailed")
+
+
 def _suite_record(
     item: KediEvalItem,
     when: str,
@@ -74,9 +82,10 @@ def _suite_record(
         return SuiteRecord.placeholder(
             item.nodeid, item.suite, threshold=threshold, outcome="failed", error=error
         )
-    if when == "setup" and not report.passed:
-        outcome = "skipped" if report.skipped else "failed"
-        setup_error = None if report.skipped else _crash_message(report) or "setup failed"
+    if when == "setup" and not report.passed:  # an xfail marker's setup error: failed
+        skipped = report.skipped and not _marker_xfail(report)
+        outcome = "skipped" if skipped else "failed"
+        setup_error = None if skipped else _crash_message(report) or "setup failed"
         return SuiteRecord.placeholder(
             item.nodeid, item.suite, threshold=threshold, outcome=outcome, error=setup_error
         )
@@ -99,9 +108,9 @@ def _case_record(
         return CaseRecord.of(
             item.nodeid, item.suite, item.case, outcome=case_outcome(report), message=message
         )
-    if when == "setup" and not report.passed:
-        outcome = "skipped" if report.skipped else "failed"
-        message = None if report.skipped else _crash_message(report) or "setup failed"
+    if when == "setup" and not report.passed:  # an xfail marker's setup error: xfailed
+        outcome = case_outcome(report)
+        message = _crash_message(report) or "setup failed" if report.failed else None
         return CaseRecord.of(item.nodeid, item.suite, item.case, outcome=outcome, message=message)
     return None
 

@@ -55,3 +55,45 @@ def test_a_strict_xfail_that_passes_is_failed_in_every_report(
     out = capsys.readouterr().out
     assert "FAILED classifier.kedi::eval:classify" in out
     assert "FAILED classifier.kedi::test:t::ok: [XPASS(strict)] known weak" in out
+
+
+XFAIL_SETUP_ERROR_CONFTEST = """
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def broken():
+    raise RuntimeError("setup broke")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        item.add_marker(pytest.mark.xfail(reason="known broken"))
+"""
+
+
+def test_a_setup_error_under_an_xfail_marker_is_an_expected_failure(
+    kedi: Kedi, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pytest reports a setup error under an ``xfail`` marker as xfailed: the case read
+    ``SKIPPED`` and the suite ``not run [skipped] (xfail)``, as if a skip marker applied,
+    and the suite's error was lost."""
+    from pytest_kedi import cli
+
+    kedi.pytester.makeconftest(XFAIL_SETUP_ERROR_CONFTEST)
+    kedi.write("classifier.kedi", PASSING)
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json")
+    result.assert_outcomes(xfailed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "- t::ok: XFAIL",
+            "- classify::m: ERROR | RuntimeError: setup broke  [[]FAILED[]] (xfail)",
+        ]
+    )
+    report = kedi.json("r.json")
+    assert [(t["outcome"], t["message"]) for t in report["tests"]] == [("xfailed", None)]
+    assert [(s["outcome"], s["error"]) for s in report["suites"]] == [
+        ("failed", "RuntimeError: setup broke")
+    ]
+    capsys.readouterr()
+    assert cli.main(["merge", str(kedi.pytester.path / "r.json")], prog="pytest-kedi") == 0
