@@ -89,6 +89,10 @@ def _suite_record(
         return SuiteRecord.placeholder(
             item.nodeid, item.suite, threshold=threshold, outcome=outcome, error=setup_error
         )
+    failed_teardown = when == "teardown" and report.failed
+    if failed_teardown and isinstance(published, SuiteRecord) and published.outcome != "failed":
+        # pytest counts the teardown's error
+        return dataclasses.replace(published, outcome="failed")
     return None
 
 
@@ -112,6 +116,10 @@ def _case_record(
         outcome = case_outcome(report)
         message = _crash_message(report) or "setup failed" if report.failed else None
         return CaseRecord.of(item.nodeid, item.suite, item.case, outcome=outcome, message=message)
+    failed_teardown = when == "teardown" and report.failed
+    if failed_teardown and isinstance(published, CaseRecord) and published.outcome != "failed":
+        failure = _crash_message(report) or "teardown failed"  # pytest counts the error
+        return dataclasses.replace(published, outcome="failed", message=failure)
     return None
 
 

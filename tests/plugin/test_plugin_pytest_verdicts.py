@@ -97,3 +97,47 @@ def test_a_setup_error_under_an_xfail_marker_is_an_expected_failure(
     ]
     capsys.readouterr()
     assert cli.main(["merge", str(kedi.pytester.path / "r.json")], prog="pytest-kedi") == 0
+
+
+TEARDOWN_ERROR_CONFTEST = """
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def broken():
+    yield
+    raise RuntimeError("teardown broke")
+"""
+
+
+def test_a_teardown_error_fails_the_suite_and_the_case_in_every_report(
+    kedi: Kedi, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pytest ends ``2 passed, 2 errors`` (exit 1), but the suite and the case stayed
+    ``passed``: the job summary counted ``0 failed`` and ``merge`` exited 1 naming no
+    failure."""
+    from pytest_kedi import cli
+
+    kedi.pytester.makeconftest(TEARDOWN_ERROR_CONFTEST)
+    kedi.write("classifier.kedi", PASSING)
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json", "--kedi-markdown", "r.md")
+    result.assert_outcomes(passed=2, errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "- t::ok: FAIL | RuntimeError: teardown broke",
+            "Evals:",
+            "- classify::m: 1.0000  [[]FAILED[]]",
+        ]
+    )
+    report = kedi.json("r.json")
+    assert [s["outcome"] for s in report["suites"]] == ["failed"]
+    assert [(t["outcome"], t["message"]) for t in report["tests"]] == [
+        ("failed", "RuntimeError: teardown broke")
+    ]
+    markdown = (kedi.pytester.path / "r.md").read_text(encoding="utf-8")
+    assert "1 suite (1 failed)" in markdown and "1 test cases (1 failed)" in markdown
+    capsys.readouterr()
+    assert cli.main(["merge", str(kedi.pytester.path / "r.json")], prog="pytest-kedi") == 1
+    out = capsys.readouterr().out
+    assert "FAILED classifier.kedi::eval:classify: failed in its shard" in out
+    assert "FAILED classifier.kedi::test:t::ok: RuntimeError: teardown broke" in out
