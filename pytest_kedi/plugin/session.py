@@ -359,11 +359,11 @@ class KediSession:
             from pytest_kedi.plugin.rerun import store_rows
 
             store_rows(self.config, self.suites.values())
-        self.models.finish(session, exitstatus)
-        self._write(session, exitstatus)
+        self.models.finish(session, exitstatus)  # (an unwritable cassette fails the run)
         ended = session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
         if ended and (own_errors or self.remote_usage_errors):
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        self._write(session, int(session.exitstatus))  # the reports say how the run ends
 
     def _write(self, session: pytest.Session, exitstatus: int) -> None:
         """Reports are written only when at least one Kedi item reported (ran, failed,

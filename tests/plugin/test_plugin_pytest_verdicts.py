@@ -141,3 +141,25 @@ def test_a_teardown_error_fails_the_suite_and_the_case_in_every_report(
     out = capsys.readouterr().out
     assert "FAILED classifier.kedi::eval:classify: failed in its shard" in out
     assert "FAILED classifier.kedi::test:t::ok: RuntimeError: teardown broke" in out
+
+
+BAD_MODEL_CONFTEST = """
+import pytest
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_kedi_model(config):
+    return 42
+"""
+
+
+def test_the_reports_carry_the_exit_status_the_run_ends_with(kedi: Kedi) -> None:
+    """A hook returning no model ends the run with exit 4 (a usage error), decided after
+    the reports were written: the JSON report said ``"exitstatus": 1``."""
+    kedi.pytester.makeconftest(BAD_MODEL_CONFTEST)
+    kedi.write("classifier.kedi", PASSING)
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json", "--kedi-html", "r.html")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert kedi.json("r.json")["exitstatus"] == 4
+    page = (kedi.pytester.path / "r.html").read_text(encoding="utf-8")
+    assert "Exit status</dt><dd>4</dd>" in page
