@@ -141,13 +141,12 @@ def _status(shards: Sequence[Shard], failed: bool) -> tuple[int, tuple[str, ...]
             statuses.append(run.exitstatus)
     if any(status == _INTERRUPTED for status in statuses):
         return _INTERRUPTED, tuple(notes)
-    if failed:
-        return 1, tuple(notes)
-    for shard in shards:
+    for shard in shards:  # (a failure the merge lists explains a shard's status 1)
         status = shard.run.exitstatus
-        if status not in (0, _NO_TESTS):
+        if status not in (0, _NO_TESTS) and not (failed and status == 1):
             notes.append(f"{shard.path}: the shard's pytest run ended with exit status {status}")
-    return max(statuses, default=0), tuple(notes)
+    # an internal (3) or usage (4) error ends the run so, failures or not, as in pytest
+    return max(statuses, default=1 if failed else 0), tuple(notes)
 
 
 def _counted(shards: Sequence[Shard]) -> list[Shard]:

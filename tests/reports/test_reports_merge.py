@@ -243,3 +243,17 @@ def test_a_shard_inside_another_adds_no_model_calls(tmp_path: Path) -> None:
     assert dict(_merge(tmp_path, outer, outer).run.model_calls) == {"m": 12}
     disjoint = run([suite(B, 0.9)], model_calls={"m": 4})
     assert dict(_merge(tmp_path, inner, disjoint).run.model_calls) == {"m": 12}
+
+
+def test_a_shards_usage_or_internal_error_outranks_the_failures_it_lists(tmp_path: Path) -> None:
+    """pytest ends a run with a usage error (4) or an internal error (3) in that status
+    whatever failed; ``merge`` said 1 as soon as a suite failed (and 4 when none did)."""
+    failed = suite(A, 0.5, threshold=0.9)
+    usage = _merge(tmp_path, run([failed], exitstatus=4), run([suite(B, 1.0)]))
+    assert usage.exitstatus == 4
+    assert usage.notes == (
+        f"{tmp_path / 'shard0.json'}: the shard's pytest run ended with exit status 4",
+    )
+    assert [nodeid for nodeid, _ in usage.failures] == [A]
+    plain = _merge(tmp_path, run([failed], exitstatus=1), run([suite(B, 1.0)]))
+    assert (plain.exitstatus, plain.notes) == (1, ())
