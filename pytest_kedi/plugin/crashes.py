@@ -8,13 +8,16 @@ JSON report with every schema key, outcome ``failed`` and the crash as its error
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
 
-__all__ = ["crash_record"]
+__all__ = ["after_crash", "crash_record"]
+
+R = TypeVar("R", SuiteRecord, CaseRecord)
 
 
 def _module(path: Path) -> Any:
@@ -71,3 +74,16 @@ def crash_record(
             message=error,
         )
     return None
+
+
+def after_crash(recorded: R | None, crashed: R) -> R:
+    """What the reports keep for an item whose worker crashed: its crash record, or when
+    the item had already reported (the worker died in its teardown), that record failed
+    (pytest reports the crash as the item's failure); a case's message is the crash."""
+    if recorded is None:
+        return crashed
+    if recorded.outcome == "failed":
+        return recorded
+    if isinstance(recorded, CaseRecord) and isinstance(crashed, CaseRecord):
+        return dataclasses.replace(recorded, outcome="failed", message=crashed.message)
+    return dataclasses.replace(recorded, outcome="failed")

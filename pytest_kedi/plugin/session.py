@@ -295,7 +295,7 @@ class KediSession:
 
     def _crashed(self, report: pytest.TestReport) -> None:
         from pytest_kedi.evals.safetext import clean_text
-        from pytest_kedi.plugin.crashes import crash_record
+        from pytest_kedi.plugin.crashes import after_crash, crash_record
         from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
 
         message = clean_text(" ".join(str(report.longrepr).split()))
@@ -305,9 +305,9 @@ class KediSession:
         )
         if isinstance(record, SuiteRecord):
             record = dataclasses.replace(record, gate=self.settings.gate)
-            self.suites.setdefault(report.nodeid, record)
+            self.suites[report.nodeid] = after_crash(self.suites.get(report.nodeid), record)
         elif isinstance(record, CaseRecord):
-            self.tests.setdefault(report.nodeid, record)
+            self.tests[report.nodeid] = after_crash(self.tests.get(report.nodeid), record)
 
     def node_down(self, node: Any) -> None:
         """xdist: a finished worker's model call counts and usage errors."""

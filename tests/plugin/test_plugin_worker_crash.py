@@ -112,3 +112,43 @@ def test_a_worker_replacing_a_crashed_one_gets_no_new_share_of_the_budget(
     suites = {suite["path"]: suite for suite in kedi.json("r.json")["suites"]}
     assert suites["a_model.kedi"]["score"] == 1.0
     assert suites["c_model.kedi"]["errors_by_class"] == {"budget": 1}
+
+
+DIES_IN_TEARDOWN = """
+import os
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def dies_after(request):
+    yield
+    os._exit(3)
+"""
+
+
+def test_a_worker_dying_in_an_items_teardown_fails_its_record(
+    kedi: Kedi, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pytest reports the crash as the item's failure, but the record its call had sent
+    stayed ``passed``: the summary, the JSON report and ``merge`` named no failure."""
+    from pytest_kedi import cli
+
+    kedi.pytester.makeconftest(DIES_IN_TEARDOWN)
+    kedi.write(
+        "a.kedi", "@eval: good:\n  > data: xs:\n    = `[2]`\n  > metric: m(xs):\n    = `1.0`\n"
+    )
+    kedi.write("b.kedi", "@test: t:\n  > case: ok:\n    `assert 1 == 1`\n")
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json", "a.kedi", "b.kedi")
+    assert result.parseoutcomes()["failed"] == 2  # (and their calls' 2 passed)
+    result.stdout.fnmatch_lines_random(
+        ["- t::ok: FAIL | *crashed*", "- good::m: 1.0000  [[]FAILED[]]"]
+    )
+    report = kedi.json("r.json")
+    assert [s["outcome"] for s in report["suites"]] == ["failed"]
+    assert [t["outcome"] for t in report["tests"]] == ["failed"]
+    assert "crashed" in report["tests"][0]["message"]
+    capsys.readouterr()
+    assert cli.main(["merge", str(kedi.pytester.path / "r.json")], prog="pytest-kedi") == 1
+    out = capsys.readouterr().out
+    assert "FAILED a.kedi::eval:good" in out and "FAILED b.kedi::test:t::ok" in out
