@@ -60,3 +60,63 @@ def test_a_timed_out_row_keeps_the_usage_of_its_answered_calls(
     answers = [call["answer"] for call in row["calls"] if call["answer"]]
     assert answers == ['{"word":"ok"}', '{"word":"ok"}']
     result.stdout.fnmatch_lines(["usage: 2 requests, * input tokens, * output tokens"])
+
+
+#: the first request fails with a 503 at once; the retry's ``Retry-After`` wait outlasts
+#: the row's time limit, so that retry is never sent
+BACKOFF_CONFTEST = """\
+import pytest
+from pydantic_ai.exceptions import ModelHTTPError
+from pydantic_ai.models.function import FunctionModel
+
+SENT = []
+
+
+def respond(messages, info):
+    SENT.append(1)
+    after = "0" if len(SENT) == 1 else "30"
+    raise ModelHTTPError(503, "busy", headers={"Retry-After": after})
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_kedi_model(config):
+    return FunctionModel(respond, model_name="busy")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_kedi_row_result(item, row):
+    with open("sent.txt", "w", encoding="utf-8") as stream:
+        stream.write(str(len(SENT)))
+"""
+
+BACKOFF_PROGRAM = """\
+@label(text: str) -> str:
+  >> Label <text> [word: str]
+  = <word>
+
+@eval: label:
+  > data: rows:
+    = `[("one", "ok")]`
+  > metric: exact(rows):
+    = `label(rows) == expected`
+"""
+
+
+@pytest.mark.parametrize("concurrency", ["1", "2"])
+def test_a_retry_cancelled_during_its_wait_is_not_counted(kedi: Kedi, concurrency: str) -> None:
+    """A row that timed out while waiting to retry reported that retry as made: ``retries``
+    counted the wait, not the request, so the report claimed 2 retries for 1 sent."""
+    kedi.write("label.kedi", BACKOFF_PROGRAM)
+    kedi.write("conftest.py", BACKOFF_CONFTEST)
+    result = kedi.run(
+        "--kedi-eval", "--kedi-timeout", "1", "--kedi-retries", "5",
+        "--kedi-concurrency", concurrency, "--kedi-report", "r.json",
+    )  # fmt: skip
+    report = kedi.json("r.json")
+    (suite,) = report["suites"]
+    (row,) = suite["rows"]
+    assert row["error_class"] == "timeout"
+    sent = (kedi.pytester.path / "sent.txt").read_text(encoding="utf-8")
+    assert sent == "2"  # the first request and one retry
+    assert (row["retries"], suite["retries"], report["retries"]) == (1, 1, 1)
+    result.stdout.fnmatch_lines(["usage: 1 retry"])

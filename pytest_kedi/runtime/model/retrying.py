@@ -7,7 +7,7 @@ exhausted quota is not, it does not recover by waiting), connection failures and
 timeouts (`ModelConnectionError`, `ModelTimeoutError`, `ModelRequestTimeout`, or any
 `ModelAPIError` caused by the HTTP transport). The policy is tenacity's: up to ``retries``
 more attempts, waiting what the provider asked for (``Retry-After``, capped) or an
-exponential backoff with jitter. Each retry adds one to the current row's
+exponential backoff with jitter. Each retry issued adds one to the current row's
 `RowScope.retries`.
 """
 
@@ -109,6 +109,10 @@ class _WaitRetryAfter(wait_base):
 
 
 def _count_retry(retry_state: RetryCallState) -> None:
+    """Before each attempt: a retry counts when it is issued, not when its wait begins (a
+    row cancelled during the wait, by ``--kedi-timeout``, never sent that request)."""
+    if retry_state.attempt_number < 2:
+        return
     scope = rowscope.current()
     if scope is not None:
         scope.retries += 1
@@ -137,7 +141,7 @@ class RetryingModel(WrapperModel):
             ),
             retry=retry_if_exception(is_transient),
             sleep=policy.sleep,
-            before_sleep=_count_retry,
+            before=_count_retry,
             reraise=True,
         )
         response: ModelResponse = await retrying(
