@@ -69,3 +69,38 @@ def test_a_bad_budget_is_a_usage_error(kedi: Kedi) -> None:
     result = kedi.run("--kedi-eval", "--kedi-max-requests", "0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--kedi-max-requests (command line): expected a positive*"])
+
+
+BUSY_CONFTEST = """\
+import pytest
+from pydantic_ai.exceptions import ModelHTTPError
+from pydantic_ai.models.function import FunctionModel
+
+
+def respond(messages, info):
+    with open("calls.txt", "a", encoding="utf-8") as stream:
+        stream.write("call\\n")
+    raise ModelHTTPError(503, "busy", headers={"Retry-After": "0"})
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_kedi_model(config):
+    return FunctionModel(respond, model_name="busy")
+"""
+
+
+@pytest.mark.single_process("the budget is split across xdist workers")
+def test_a_retry_the_budget_refuses_is_not_counted(kedi: Kedi) -> None:
+    """A retry refused by the spent budget (never sent) was counted in ``retries``: the
+    report said 1 retry for a run that sent one request."""
+    kedi.write("label.kedi", PROGRAM + SUITE.format(name="a"))
+    kedi.write("conftest.py", BUSY_CONFTEST)
+    args = ("--kedi-eval", "--kedi-retries", "3", "--kedi-max-requests", "2")
+    result = kedi.run(*args, "--kedi-report", "r.json")
+    report = kedi.json("r.json")
+    rows = report["suites"][0]["rows"]
+    assert _calls(kedi) == 2  # row 1: the request and one retry; then the budget is spent
+    assert [row["error_class"] for row in rows] == ["budget"] * 3
+    assert [row["retries"] for row in rows] == [1, 0, 0]
+    assert report["retries"] == 1
+    result.stdout.fnmatch_lines(["usage: 1 retry"])

@@ -37,6 +37,7 @@ from tenacity import (
 )
 from tenacity.wait import wait_base
 
+from pytest_kedi.errors import BudgetExhausted
 from pytest_kedi.runtime import rowscope
 
 __all__ = ["RetryPolicy", "RetryingModel", "is_transient"]
@@ -108,11 +109,7 @@ class _WaitRetryAfter(wait_base):
         return float(self.fallback(retry_state))
 
 
-def _count_retry(retry_state: RetryCallState) -> None:
-    """Before each attempt: a retry counts when it is issued, not when its wait begins (a
-    row cancelled during the wait, by ``--kedi-timeout``, never sent that request)."""
-    if retry_state.attempt_number < 2:
-        return
+def _count_retry() -> None:
     scope = rowscope.current()
     if scope is not None:
         scope.retries += 1
@@ -141,10 +138,30 @@ class RetryingModel(WrapperModel):
             ),
             retry=retry_if_exception(is_transient),
             sleep=policy.sleep,
-            before=_count_retry,
             reraise=True,
         )
-        response: ModelResponse = await retrying(
-            self.wrapped.request, messages, model_settings, model_request_parameters
-        )
+        attempts = 0
+
+        async def attempt() -> ModelResponse:
+            # A retry counts once its request is sent: not when its wait begins (a row
+            # cancelled by ``--kedi-timeout`` during the wait never sends it), nor when the
+            # ``--kedi-max-requests`` budget refuses it.
+            nonlocal attempts
+            attempts += 1
+            retry = attempts > 1
+            try:
+                response = await self.wrapped.request(
+                    messages, model_settings, model_request_parameters
+                )
+            except BudgetExhausted:
+                raise  # refused: no request was sent
+            except BaseException:  # sent, then failed or cancelled
+                if retry:
+                    _count_retry()
+                raise
+            if retry:
+                _count_retry()
+            return response
+
+        response: ModelResponse = await retrying(attempt)
         return response
