@@ -3,7 +3,9 @@
 `RetryingModel` wraps whatever pydantic-ai `Model` a program calls, so a `FunctionModel`
 raising ``ModelHTTPError(503)`` is retried exactly like an HTTP provider. Transient are:
 an HTTP status 408, 429 or 5xx (`ModelHTTPError`; a 429 that pydantic-ai classifies as an
-exhausted quota is not, it does not recover by waiting), connection failures and provider
+exhausted quota is not, it does not recover by waiting), pydantic-ai's rate-limit,
+unavailable and server-error categories with or without a status (`ModelRateLimitError`,
+`ModelUnavailableError`, `ModelServerError`), connection failures and provider
 timeouts (`ModelConnectionError`, `ModelTimeoutError`, `ModelRequestTimeout`, or any
 `ModelAPIError` caused by the HTTP transport). The policy is tenacity's: up to ``retries``
 more attempts, waiting what the provider asked for (``Retry-After``, capped) or an
@@ -22,7 +24,10 @@ from pydantic_ai.exceptions import (
     ModelConnectionError,
     ModelHTTPError,
     ModelQuotaExceededError,
+    ModelRateLimitError,
     ModelRequestTimeout,
+    ModelServerError,
+    ModelUnavailableError,
 )
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models import Model, ModelRequestParameters
@@ -74,6 +79,11 @@ def is_transient(error: BaseException) -> bool:
         return False
     if isinstance(error, ModelHTTPError):
         return error.status_code in (408, 429) or 500 <= error.status_code <= 599
+    # pydantic-ai's categories of a failure that waiting cures, also when no HTTP status
+    # came with it (a rate limit or an unavailable provider reported inside a stream, or
+    # raised by a `FunctionModel`)
+    if isinstance(error, ModelRateLimitError | ModelUnavailableError | ModelServerError):
+        return True
     if isinstance(error, ModelConnectionError | ModelRequestTimeout):
         return True
     if isinstance(error, ModelAPIError):

@@ -9,7 +9,10 @@ from pydantic_ai.exceptions import (
     ModelAPIError,
     ModelHTTPError,
     ModelQuotaExceededError,
+    ModelRateLimitError,
+    ModelServerError,
     ModelTimeoutError,
+    ModelUnavailableError,
 )
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -118,6 +121,10 @@ def test_a_permanent_failure_is_not_retried(tmp_path: Path) -> None:
         (ModelHTTPError(404, "m"), False),
         (ModelTimeoutError("m", "read timed out"), True),
         (ModelQuotaExceededError("m", "insufficient quota"), False),
+        # the categories without an HTTP status (a stream's error event, a FunctionModel)
+        (ModelRateLimitError("m", "RESOURCE_EXHAUSTED"), True),
+        (ModelUnavailableError("m", "UNAVAILABLE"), True),
+        (ModelServerError("m", "DEADLINE_EXCEEDED"), True),
         (ModelAPIError("m", "bad request shape"), False),
         (ConnectionRefusedError("refused"), True),
         (ValueError("not a model failure"), False),
@@ -125,6 +132,19 @@ def test_a_permanent_failure_is_not_retried(tmp_path: Path) -> None:
 )
 def test_transient_failures(error: BaseException, transient: bool) -> None:
     assert is_transient(error) is transient
+
+
+def test_a_rate_limit_without_a_status_is_retried(tmp_path: Path) -> None:
+    """A `ModelRateLimitError` carrying no HTTP status (a gRPC ``RESOURCE_EXHAUSTED``, or
+    raised by a `FunctionModel`) was a model error at once, whatever ``--kedi-retries``."""
+    waits = Waits()
+    failures: list[BaseException] = [
+        ModelRateLimitError("fn", "throttled"),
+        ModelUnavailableError("fn", "unavailable"),
+    ]
+    model, calls = _flaky(failures)
+    assert _run(tmp_path, model, RetryPolicy(2, jitter=0.0, sleep=waits)) == (1.0, {}, [2, 0])
+    assert len(calls) == 4
 
 
 class TransportError(Exception):
