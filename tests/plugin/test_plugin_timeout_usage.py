@@ -120,3 +120,41 @@ def test_a_retry_cancelled_during_its_wait_is_not_counted(kedi: Kedi, concurrenc
     assert sent == "2"  # the first request and one retry
     assert (row["retries"], suite["retries"], report["retries"]) == (1, 1, 1)
     result.stdout.fnmatch_lines(["usage: 1 retry"])
+
+
+#: the first request fails with a 503 at once; the retry is sent and hangs past the limit
+IN_FLIGHT_CONFTEST = """\
+import asyncio
+
+import pytest
+from pydantic_ai.exceptions import ModelHTTPError
+from pydantic_ai.models.function import FunctionModel
+
+SENT = []
+
+
+async def respond(messages, info):
+    SENT.append(1)
+    if len(SENT) == 1:
+        raise ModelHTTPError(503, "busy", headers={"Retry-After": "0"})
+    await asyncio.sleep(30)  # cancelled when the row passes its time limit
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_kedi_model(config):
+    return FunctionModel(respond, model_name="busy")
+"""
+
+
+@pytest.mark.parametrize("concurrency", ["1", "2"])
+def test_a_retry_in_flight_at_the_time_limit_is_counted(kedi: Kedi, concurrency: str) -> None:
+    kedi.write("label.kedi", BACKOFF_PROGRAM)
+    kedi.write("conftest.py", IN_FLIGHT_CONFTEST)
+    kedi.run(
+        "--kedi-eval", "--kedi-timeout", "1", "--kedi-retries", "5",
+        "--kedi-concurrency", concurrency, "--kedi-report", "r.json",
+    )  # fmt: skip
+    report = kedi.json("r.json")
+    (row,) = report["suites"][0]["rows"]
+    assert row["error_class"] == "timeout"
+    assert (row["retries"], report["retries"]) == (1, 1)

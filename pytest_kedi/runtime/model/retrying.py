@@ -119,10 +119,10 @@ class _WaitRetryAfter(wait_base):
         return float(self.fallback(retry_state))
 
 
-def _count_retry() -> None:
+def _count_retry(step: int) -> None:
     scope = rowscope.current()
     if scope is not None:
-        scope.retries += 1
+        scope.retries += step
 
 
 class RetryingModel(WrapperModel):
@@ -153,25 +153,24 @@ class RetryingModel(WrapperModel):
         attempts = 0
 
         async def attempt() -> ModelResponse:
-            # A retry counts once its request is sent: not when its wait begins (a row
+            # A retry counts as its request is sent: not when its wait begins (a row
             # cancelled by ``--kedi-timeout`` during the wait never sends it), nor when the
-            # ``--kedi-max-requests`` budget refuses it.
+            # ``--kedi-max-requests`` budget refuses it (synchronously, before sending). It
+            # counts before the request is awaited, so a row timed out while its retry is
+            # in flight has that retry counted already.
             nonlocal attempts
             attempts += 1
             retry = attempts > 1
+            if retry:
+                _count_retry(1)
             try:
-                response = await self.wrapped.request(
+                return await self.wrapped.request(
                     messages, model_settings, model_request_parameters
                 )
             except BudgetExhausted:
-                raise  # refused: no request was sent
-            except BaseException:  # sent, then failed or cancelled
                 if retry:
-                    _count_retry()
+                    _count_retry(-1)  # refused: no request was sent
                 raise
-            if retry:
-                _count_retry()
-            return response
 
         response: ModelResponse = await retrying(attempt)
         return response
