@@ -22,7 +22,7 @@ from pytest_kedi.runtime.interpreter import exec_body
 from pytest_kedi.runtime.model.calls import ask_claim
 from pytest_kedi.runtime.procedures import KediProcedure
 from pytest_kedi.runtime.pyerrors import checked, python_error
-from pytest_kedi.runtime.scope import LazyBinding
+from pytest_kedi.runtime.scope import MISSING, LazyBinding
 from pytest_kedi.runtime.types import describe_value, is_kedi_type, validator_for
 from pytest_kedi.runtime.usererrors import user_error
 
@@ -168,7 +168,7 @@ def run_show(stmt: nodes.Show, ctx: Frame) -> None:
 def run_reassign(stmt: nodes.Reassign, ctx: Frame) -> None:
     name = stmt.target
     owner = ctx.scope.find_owner(name)
-    if owner is None or owner.kind == "prelude":
+    if owner is None or owner.kind == "prelude" or owner.vars[name] is MISSING:
         raise KediNameError(f"{where(ctx, stmt)}: no Kedi binding {name!r} to update with :=")
     if name in owner.params:
         raise KediValueExecutionError(f"{where(ctx, stmt)}: parameter {name!r} is read-only")

@@ -22,11 +22,12 @@ from pytest_kedi.runtime.lazy import declare_all
 from pytest_kedi.runtime.modules import checked_arguments, load_unit
 from pytest_kedi.runtime.procedures import KediProcedure
 from pytest_kedi.runtime.pyerrors import PYTHON_UNITS
-from pytest_kedi.runtime.pyglobals import LazyGlobals, module_globals, reading_globals
+from pytest_kedi.runtime.pyglobals import module_globals, reading_globals
 from pytest_kedi.runtime.pyinterop import CodeStore, Transform
 from pytest_kedi.runtime.pyrun import run_block
 from pytest_kedi.runtime.quickbody import QuickBody, quick_body
-from pytest_kedi.runtime.scope import KediArgs, Scope
+from pytest_kedi.runtime.release import take_apart
+from pytest_kedi.runtime.scope import MISSING, KediArgs, Scope
 from pytest_kedi.runtime.sourcefile import SourceFile
 from pytest_kedi.runtime.usererrors import user_error
 from pytest_kedi.runtime.warmup import prepare_models
@@ -172,31 +173,8 @@ class Program:
 
     def _take_apart(self) -> list[SourceFile]:
         """`release` but for the record of compiled code; the files whose code it was."""
-        runtime = self._unit.runtime
-        units = [self._unit, *runtime.modules.values()]
-        units += [unit.auto_cache for unit in units if unit.auto_cache is not None]
-        for unit in units:
-            unit.prelude_scope.heir = None  # the module scope's parent: a cycle
-            for scope in (unit.scope, unit.prelude_scope):
-                cached, scope._gcache = scope._gcache, None
-                if cached is not None:
-                    table = cached[1]
-                    if isinstance(table, LazyGlobals):
-                        table.empty()
-                    else:
-                        table.clear()
-                for value in scope.vars.values():
-                    if isinstance(value, KediProcedure):
-                        value.release()
-                scope.vars.clear()
-            if unit.exports is not None:
-                unit.exports.clear()
-        runtime.modules.clear()
-        runtime.compiled.clear()
-        runtime.type_cache.clear()
-        runtime.type_units.clear()
         self._parts.clear()
-        return [unit.source_file for unit in units]
+        return take_apart(self._unit)
 
     def get(self, name: str) -> Any:
         """Read a top-level name (forcing a lazy binding, docs/language.md#lazy-bindings)."""
@@ -223,10 +201,17 @@ class Program:
         return None if result is None else result.value
 
     def _frame_ctx(
-        self, label: str, directives_: tuple[nodes.Directive, ...], bindings: Mapping[str, Any]
+        self,
+        label: str,
+        directives_: tuple[nodes.Directive, ...],
+        bindings: Mapping[str, Any],
+        hide: bool = False,
     ) -> Frame:
+        """A fresh frame binding ``bindings``; ``hide``: and no ``expected`` (`_hides`)."""
         module_scope = self._unit.scope
         scope = Scope(dict(bindings), module_scope, "frame", module_scope.state)
+        if hide and "expected" not in bindings:
+            scope.vars["expected"], scope.hides = MISSING, True
         ctx = Frame(scope, self._unit, label)
         for directive in directives_:
             exec_stmt(directive, ctx)
@@ -275,8 +260,8 @@ class Program:
         function running the metric with a row's ``bindings``."""
         part = self._metric_part(suite, metric)
         quick = part.quick
-        if quick is None:
-            return partial(self._run_suite_body, part)
+        if quick is None or self._hides(part):
+            return partial(self._run_suite_body, part, hide=self._hides(part))
         code, scope, reads = quick.code, self._unit.scope, quick.unit.global_reads()
         # The module's table and the globals rows read it through (`reading_globals`): its
         # plain twin, once the names the metric reads are forced, stays right for every
@@ -316,8 +301,10 @@ class Program:
             return None
         part = self._metric_part(suite, metric)
         quick = part.quick
-        code = None if quick is None else quick.function_code(params)
-        if quick is None or code is None:
+        if quick is None or ("expected" not in params and self._hides(part)):
+            return None
+        code = quick.function_code(params)
+        if code is None:
             return None
         scope, reads = self._unit.scope, quick.unit.global_reads()
         # The module's table, the globals rows read it through, the function made with them.
@@ -387,9 +374,22 @@ class Program:
         known = self._parts[id(part)] = _SuitePart(suite, part, kind, label, quick)
         return known
 
-    def _run_suite_body(self, part: _SuitePart, bindings: dict[str, Any]) -> Any:
+    def _hides(self, part: _SuitePart) -> bool:
+        """Whether a row without ``expected`` must hide a top-level or prelude ``expected``
+        from the metric (docs/language.md#scoring): one is bound and the metric may read
+        it. Worked out once per suite (`metric_runner`); rows of other suites pay nothing."""
+        if "expected" not in module_globals(self._unit.scope):
+            return False
+        reads = None if part.quick is None else part.quick.unit.global_reads()
+        return reads is None or "expected" in reads
+
+    def _run_suite_body(
+        self, part: _SuitePart, bindings: dict[str, Any], hide: bool = False
+    ) -> Any:
+        """Run a dataset or metric body in a fresh frame binding ``bindings`` (``hide``:
+        and hiding an outer ``expected`` when they have none, `_hides`); its raw value."""
         quick = part.quick
-        if quick is not None:  # a one-return body: no interpreter (`quickbody`)
+        if quick is not None and not (hide and "expected" not in bindings):  # no interpreter
             if CANCEL.pending:  # a timed-out row stops at its next statement
                 check_current()
             try:
@@ -400,7 +400,7 @@ class Program:
                 if error is exc:
                     raise
                 raise error from exc
-        ctx = self._frame_ctx(part.label, part.suite.directives, bindings)
+        ctx = self._frame_ctx(part.label, part.suite.directives, bindings, hide)
         try:
             result = exec_body(part.part.body, ctx)
         except KediExecutionError as err:

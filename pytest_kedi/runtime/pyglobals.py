@@ -288,4 +288,18 @@ def build_globals(scope: Scope, reads: frozenset[str] | None = None) -> dict[str
     g = table.child() if isinstance(table, LazyGlobals) else dict(table)
     for s in reversed(inner):
         g.update(s.vars)
+        if s.hides:
+            g = _hidden(g, [name for name, value in s.vars.items() if value is MISSING])
     return g
+
+
+def _hidden(g: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """``g`` without ``names`` (bound to MISSING by a scope that `hides` them): reading
+    one is Python's own `NameError`, whatever an outer scope binds."""
+    if type(g) is not LazyGlobals:
+        for name in names:
+            del g[name]
+        return g
+    table = {k: v for k, v in dict.items(g) if k not in names and k != "__builtins__"}
+    pending = {k: v for k, v in g._pending.items() if k not in names}
+    return LazyGlobals(table, pending, g._forcer)

@@ -37,19 +37,20 @@ def run_expr(unit: CompiledUnit, scope: Scope) -> Any:
             inner, outer = split_scope(scope)
             base = module_globals(outer) if outer is not None else {}
             base = reading_globals(base, unit.global_reads())
-            if len(inner) == 1:
+            if len(inner) == 1 and not inner[0].hides:
                 return eval(unit.code, base, inner[0].vars)
             if not inner:
                 return eval(unit.code, base)
-            local: dict[str, Any] = {}
-            for s in reversed(inner):
-                local.update(s.vars)
-            running = RUNNING.units  # a procedure it calls may rebind what it reads next
-            running.append((local, scope, None, None))
-            try:
-                return eval(unit.code, base, local)
-            finally:
-                running.pop()
+            if not any(s.hides for s in inner):  # (else: a name hidden from `base`)
+                local: dict[str, Any] = {}
+                for s in reversed(inner):
+                    local.update(s.vars)
+                running = RUNNING.units  # a procedure it calls may rebind what it reads next
+                running.append((local, scope, None, None))
+                try:
+                    return eval(unit.code, base, local)
+                finally:
+                    running.pop()
         reads = unit.global_reads()
         g = build_globals(scope, reads)
         candidates = unit.candidates if reads is not None else _every_name(g, unit)
@@ -163,7 +164,7 @@ def _write_back(
         if new is MISSING or same_binding(old, new):
             continue
         owner = scope.find_owner(name)
-        if owner is None:
+        if owner is None or owner.vars[name] is MISSING:  # (MISSING: a hidden name)
             continue  # a new name: it vanishes (docs/language.md#python-interop)
         where = f"{unit.info.source_file.path}:{unit.info.code.line}"
         if name in owner.params:

@@ -100,6 +100,9 @@ class Scope:
     observer: dict[str, Any] | None = None
     #: a prelude's module scope, whose Python globals hold the prelude's names too
     heir: Scope | None = None
+    #: some name is bound to MISSING here: absent, hiding any outer binding (an eval row
+    #: without ``expected``, docs/language.md#scoring); reads find no binding
+    hides: bool = False
 
     def __init__(
         self,
