@@ -10,7 +10,14 @@ from dataclasses import dataclass
 from pytest_kedi.errors import KediError
 from pytest_kedi.text import printable
 
-__all__ = ["DEBUG_ENV", "Diagnostic", "KediParseError", "debug_from_env", "unseen_note"]
+__all__ = [
+    "DEBUG_ENV",
+    "Diagnostic",
+    "ImportSite",
+    "KediParseError",
+    "debug_from_env",
+    "unseen_note",
+]
 
 #: Set to a true value (1, true, yes, on) to show the traceback of an internal parser error.
 DEBUG_ENV = "KEDI_DEBUG"
@@ -86,19 +93,45 @@ class Diagnostic:
         return "\n".join(out)
 
 
+@dataclass(frozen=True, slots=True)
+class ImportSite:
+    """An ``> import:`` line that loaded a file failing to parse (docs/language.md#modules)."""
+
+    path: str
+    line: int  # 1-based
+    source_line: str = ""
+
+    def render(self) -> str:
+        text = printable(self.source_line.rstrip("\r\n"))
+        return f'  File "{self.path}", line {self.line}\n  {text}'
+
+
 class KediParseError(KediError):
-    """Raised for malformed Kedi source; carries one or more diagnostics."""
+    """Raised for malformed Kedi source; carries one or more diagnostics and, for a module
+    that failed to parse as it was imported, the import lines that loaded it (innermost
+    first)."""
 
     def __init__(
         self,
         diagnostics: list[Diagnostic] | tuple[Diagnostic, ...],
         *,
         internal: BaseException | None = None,
+        imported_from: tuple[ImportSite, ...] = (),
     ) -> None:
         self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
         #: The parser bug behind an "internal error in the Kedi parser" (also `__cause__`).
         self.internal = internal
+        self.imported_from = imported_from
         super().__init__(self.render())
+
+    def imported_at(self, site: ImportSite) -> KediParseError:
+        """This error, raised by loading the file that ``site`` imports."""
+        error = KediParseError(
+            self.diagnostics, internal=self.internal, imported_from=(*self.imported_from, site)
+        )
+        error.__cause__ = self.__cause__
+        error.__suppress_context__ = True
+        return error
 
     @property
     def path(self) -> str:
@@ -119,6 +152,9 @@ class KediParseError(KediError):
     def render(self, *, debug: bool = False) -> str:
         """The located diagnostics; with ``debug``, an internal error's traceback follows."""
         blocks = ["Kedi parse error:\n\n" + d.render() for d in self.diagnostics]
+        if self.imported_from:
+            sites = "\n".join(site.render() for site in self.imported_from)
+            blocks.append("Imported from:\n" + sites)
         cause = self.internal
         if debug and cause is not None:
             trace = "".join(traceback.format_exception(cause)).rstrip("\n")

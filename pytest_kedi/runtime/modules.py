@@ -11,6 +11,7 @@ from typing import Any
 from pytest_kedi.constants import ENV_HOME
 from pytest_kedi.fileread import is_file
 from pytest_kedi.lang import check_python, nodes, parse_file
+from pytest_kedi.lang.diagnostics import ImportSite, KediParseError
 from pytest_kedi.lang.files import path_text, source_text
 from pytest_kedi.lang.syntax import is_identifier
 from pytest_kedi.runtime.casecode import WarnedTrees
@@ -217,6 +218,10 @@ def _load_module(runtime: Runtime, path: Path, ctx: Frame, stmt: nodes.Directive
         unit.exports = {}
         exec_body(unit.module.body, Frame(unit.scope, unit, "<module>"))
         unit.exports = _collect_exports(unit, ctx, stmt)
+    except KediParseError as exc:  # this file's, or one it imports: shown with this import
+        line = stmt.span.start_line
+        site = ImportSite(ctx.unit.path, line, ctx.unit.source_file.line_text(line))
+        raise exc.imported_at(site) from None
     finally:
         runtime.loading.pop()
     runtime.modules[key] = unit
