@@ -143,7 +143,7 @@ class FastBody:
             assert isinstance(op.node, nodes.CallSubst)
             callee = tb.tb_frame.f_locals.get(op.name)
             err = not_callable(op.node, ctx, callee)
-        elif isinstance(exc, RecursionError):
+        elif isinstance(exc, RecursionError) and not isinstance(exc, KediExecutionError):
             err = KediExecutionError("maximum recursion depth exceeded", original=exc)
             cause = exc
         else:
