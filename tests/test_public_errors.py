@@ -109,8 +109,9 @@ def _subclasses(base: type) -> set[type]:
     return found
 
 
-#: raised and caught inside the CLI only (its exit status is the usage error's)
-INTERNAL_ERRORS = {"CliUsageError"}
+#: raised and caught inside the CLI only (its exit status is the usage error's); raised
+#: inside the model boundary only (a program sees its base `ModelError` in a `KediModelError`)
+INTERNAL_ERRORS = {"CliUsageError", "OutputSchemaError"}
 
 
 def test_every_kedi_error_class_is_served_and_listed() -> None:

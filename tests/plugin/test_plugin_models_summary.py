@@ -194,3 +194,34 @@ def test_calls_to_a_model_that_cannot_be_built_are_not_counted_as_calls(
     suite = report["suites"][0]
     assert suite["errors_by_class"] == {"model": 2}
     assert "model 'openai:gpt-4o-mini' is not available: UserError:" in suite["feedback"]
+
+
+UNBUILDABLE = """\
+```
+class Opaque:
+    pass
+```
+@classify(ticket: str) -> str:
+  >> Classify <ticket> as [category: `Opaque`]
+  = ok
+
+@eval: classify:
+  > data: tickets:
+    = `[("refund please", "billing"), ("it crashes", "bug")]`
+  > metric: exact(tickets):
+    = `classify(tickets) == expected`
+"""
+
+
+def test_a_template_whose_output_schema_cannot_be_built_counts_no_call(kedi: Kedi) -> None:
+    """The schema fails before any request, yet the summary said ``models: test (2 calls;
+    offline default: synthetic output, not a real model)``."""
+    kedi.write("tickets.kedi", UNBUILDABLE)
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json")
+    result.assert_outcomes(passed=1)
+    assert _models_line(result) == "models: no model calls (default: test)"
+    report = kedi.json("r.json")
+    assert report["model_calls"] == {}
+    suite = report["suites"][0]
+    assert suite["errors_by_class"] == {"model": 2}
+    assert "cannot build the output schema: PydanticSchemaGenerationError:" in suite["feedback"]

@@ -27,6 +27,7 @@ from pytest_kedi.runtime.model.direct import CallStats
 from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.names import TEST_MODEL, describe_model, normalize_model_name
 from pytest_kedi.runtime.model.policy import ModelPolicy
+from pytest_kedi.runtime.model.schema import OutputSchemaError
 from pytest_kedi.runtime.model.settings import validate_settings
 from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.rowscope import ModelCallTrace, RowScope
@@ -220,9 +221,9 @@ class ModelBoundary:
         return plan, instructions
 
     def _not_called(self, plan: _StatePlan) -> None:
-        """A strict replay's miss, or a model that could not be built: no model was called
-        (nor answered), so the call `_prepare` counted is taken back (the ``models:`` line
-        counts the calls models received)."""
+        """A strict replay's miss, or a model or output schema that could not be built: no
+        model was called (nor answered), so the call `_prepare` counted is taken back (the
+        ``models:`` line counts the calls models received)."""
         label = plan.label
         with self._count_lock:
             left = self._calls.get(label, 0) - 1
@@ -233,9 +234,9 @@ class ModelBoundary:
             self.synthetic_calls -= plan.synthetic
 
     def _unanswered(self, plan: _StatePlan, exc: BaseException, stats: CallStats) -> None:
-        """A call ended in ``exc`` (a strict replay's miss, a model that could not be built,
-        a spent request budget): unless a model answered one of its requests first (a
-        budget spent by an output-validation retry), no model was called."""
+        """A call ended in ``exc`` (a strict replay's miss, a model or output schema that
+        could not be built, a spent request budget): unless a model answered one of its
+        requests first (a budget spent by an output-validation retry), no model was called."""
         if not stats.requests:
             self._not_called(plan)
 
@@ -331,7 +332,7 @@ class ModelBoundary:
                         stats=stats,
                     ),
                 )
-        except (CassetteMiss, ModelUnavailable, BudgetExhausted) as exc:
+        except (CassetteMiss, ModelUnavailable, BudgetExhausted, OutputSchemaError) as exc:
             self._unanswered(plan, exc, stats)
             raise
         if plan.synthetic:  # the offline model answered (said once, when it first does)

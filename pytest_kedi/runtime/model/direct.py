@@ -43,6 +43,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import GenerateToolJsonSchema, ToolDefinition
 
 from pytest_kedi.runtime.model.cassettefiles import Entry
+from pytest_kedi.runtime.model.schema import schema_error
 from pytest_kedi.runtime.model.stored import stored_answer, stored_tool_call
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -121,7 +122,10 @@ class OutputPlan:
 
     @classmethod
     def build(cls, output: type[BaseModel]) -> OutputPlan:
-        schema = output.model_json_schema(schema_generator=GenerateToolJsonSchema)
+        try:
+            schema = output.model_json_schema(schema_generator=GenerateToolJsonSchema)
+        except Exception as error:  # a field type without a JSON schema (`Callable`)
+            raise schema_error(error) from error
         name = schema.get("title") or output.__name__
         description = schema.pop("description", None)
         tool = ToolDefinition(

@@ -13,6 +13,7 @@ from pytest_kedi.runtime.caches import ProcessCache
 from pytest_kedi.text import one_line
 
 __all__ = [
+    "OutputSchemaError",
     "OutputSpec",
     "build_output_model",
     "field_names",
@@ -30,6 +31,17 @@ _BASE_ATTRS = frozenset(dir(BaseModel))
 OUTPUT_MODELS: ProcessCache[SchemaKey, type[BaseModel]] = ProcessCache(
     "output models", "pytest_kedi.runtime.model.schema"
 )
+
+
+class OutputSchemaError(ModelError):
+    """A template's output schema cannot be built (a field type pydantic has no schema or
+    no JSON schema for): no request was sent."""
+
+
+def schema_error(error: BaseException) -> OutputSchemaError:
+    return OutputSchemaError(
+        f"cannot build the output schema: {type(error).__name__}: {one_line(error)}"
+    )
 
 
 def _description_of(tp: Any) -> str | None:
@@ -75,9 +87,7 @@ def _create(key: SchemaKey) -> type[BaseModel]:
     try:
         return create_model("KediOutput", __config__=_CONFIG, **fields)
     except Exception as error:
-        raise ModelError(
-            f"cannot build the output schema: {type(error).__name__}: {one_line(error)}"
-        ) from error
+        raise schema_error(error) from error
 
 
 def build_output_model(key: SchemaKey) -> type[BaseModel]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import warnings
+from collections.abc import Callable
 from typing import Annotated, Literal
 
 import pytest
@@ -192,6 +193,34 @@ def test_unbuildable_output_type_is_a_model_error() -> None:
 
     with pytest.raises(ModelError, match="cannot build the output schema"):
         ModelBoundary(TestModel()).produce(AgentState(), "a", {"x": (Opaque, None)})
+
+
+class _Opaque:
+    pass
+
+
+@pytest.mark.parametrize(
+    "field_type",
+    [_Opaque, Callable[[], int]],  # no pydantic schema; no JSON schema
+    ids=["no-core-schema", "no-json-schema"],
+)
+@pytest.mark.parametrize("injected", [True, False], ids=["function-model", "offline-test"])
+def test_an_unbuildable_output_schema_calls_no_model(field_type: object, injected: bool) -> None:
+    """The schema fails before any request: the model is not called, and no call is
+    counted for it (the ``models:`` line, the offline model's synthetic-output flag)."""
+    calls: list[object] = []
+
+    def answer(messages, info):
+        calls.append(info)
+        return ModelResponse(parts=[TextPart("x")])
+
+    boundary = ModelBoundary(FunctionModel(answer) if injected else None)
+    with pytest.raises(ModelError) as caught:
+        boundary.produce(AgentState(), "a", {"x": (field_type, None)})
+    assert str(caught.value).startswith("cannot build the output schema: ")
+    assert calls == []
+    assert boundary.call_counts() == {}
+    assert boundary.synthetic_calls == 0
 
 
 def test_call_from_inside_a_running_event_loop() -> None:
