@@ -62,6 +62,51 @@ def test_a_503_from_any_model_is_retried_and_counted(kedi: Kedi) -> None:
     assert sorted(filter(None, hooked)) == ["0 1", "1 1", "2 1"]
 
 
+#: a model calling the OpenAI SDK itself: every prompt first gets the SDK's own 429
+SDK_CONFTEST = """\
+import openai
+import pytest
+from pydantic_ai.messages import ModelResponse, ToolCallPart
+from pydantic_ai.models.function import FunctionModel
+
+try:
+    import httpx
+except ImportError:  # the SDK's successor package
+    import httpx2 as httpx
+
+FAILED = set()
+
+
+def respond(messages, info):
+    prompt = str(messages[-1].parts[-1].content)
+    if prompt not in FAILED:
+        FAILED.add(prompt)
+        request = httpx.Request("POST", "https://api.example.test/v1/chat/completions")
+        response = httpx.Response(429, request=request, headers={"retry-after": "0"})
+        raise openai.RateLimitError("Rate limit reached", response=response, body=None)
+    return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"word": "ok"})])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_kedi_model(config):
+    return FunctionModel(respond, model_name="sdk")
+"""
+
+
+def test_an_sdk_429_raised_by_the_hook_model_is_retried_and_counted(kedi: Kedi) -> None:
+    """A hook model calling a provider SDK itself lets the SDK's `RateLimitError` escape:
+    it was a row error at once, whatever ``--kedi-retries``."""
+    pytest.importorskip("openai")
+    kedi.write("label.kedi", PROGRAM)
+    kedi.write("conftest.py", SDK_CONFTEST)
+    result = kedi.run("--kedi-eval", "--kedi-retries", "1", "--kedi-report", "r.json")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["usage: *3 retries", "- label::exact: 1.0000  [passed]"])
+    suite = kedi.json("r.json")["suites"][0]
+    assert [row["retries"] for row in suite["rows"]] == [1, 1, 1]
+    assert suite["errors_by_class"] == {}
+
+
 def test_without_retries_the_failure_is_a_model_error(kedi: Kedi) -> None:
     kedi.write("label.kedi", PROGRAM)
     kedi.write("conftest.py", CONFTEST)

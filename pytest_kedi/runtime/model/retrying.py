@@ -7,7 +7,10 @@ exhausted quota is not, it does not recover by waiting), pydantic-ai's rate-limi
 unavailable and server-error categories with or without a status (`ModelRateLimitError`,
 `ModelUnavailableError`, `ModelServerError`), connection failures and provider
 timeouts (`ModelConnectionError`, `ModelTimeoutError`, `ModelRequestTimeout`, or any
-`ModelAPIError` caused by the HTTP transport). The policy is tenacity's: up to ``retries``
+`ModelAPIError` caused by the HTTP transport), and the same statuses and transport
+failures raised untranslated by a model calling an SDK or HTTP client itself (an
+``openai.RateLimitError``, an ``httpx.HTTPStatusError`` for a 503; not a 429 whose error
+code names an exhausted quota). The policy is tenacity's: up to ``retries``
 more attempts, waiting what the provider asked for (``Retry-After``, capped) or an
 exponential backoff with jitter. Each retry issued adds one to the current row's
 `RowScope.retries`.
@@ -16,7 +19,7 @@ exponential backoff with jitter. Each retry issued adds one to the current row's
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from pydantic_ai.exceptions import (
@@ -88,7 +91,80 @@ def is_transient(error: BaseException) -> bool:
         return True
     if isinstance(error, ModelAPIError):
         return _transport_failure(error.__cause__)
+    status = http_status(error)
+    if status is not None:
+        # a provider SDK's or an HTTP library's own error, raised by a model that does not
+        # translate it (a `FunctionModel` calling a client): judged by its status, as above
+        return _transient_status(status) and not _says_quota(error)
     return _transport_failure(error)
+
+
+def _transient_status(status: int) -> bool:
+    return status in (408, 429) or 500 <= status <= 599
+
+
+def http_status(error: BaseException) -> int | None:
+    """The HTTP status a failure that is not pydantic-ai's carries, if any: its
+    ``status_code`` (the OpenAI, Anthropic and Groq SDKs' status errors) or its response's
+    (``httpx.HTTPStatusError``, ``requests.HTTPError``)."""
+    for holder in (error, getattr(error, "response", None)):
+        status = getattr(holder, "status_code", None)
+        if isinstance(status, int) and not isinstance(status, bool) and 100 <= status <= 599:
+            return status
+    return None
+
+
+#: the error codes with which OpenAI-compatible APIs report an exhausted quota or spend
+#: limit in a 429 (pydantic-ai's `ModelQuotaExceededError`): waiting does not cure them
+_QUOTA_CODES = frozenset(
+    {
+        "insufficient_quota",
+        "billing_hard_limit_reached",
+        "credit_balance_exhausted",
+        "organization_spend_limit_exceeded",
+        "project_spend_limit_exceeded",
+        "organization_usage_limit_exceeded",
+    }
+)
+
+
+def _says_quota(error: BaseException) -> bool:
+    """Whether an SDK's status error names an exhausted quota (its ``code`` or ``type``, or
+    those of the ``error`` object of its body, or of its response's JSON body)."""
+    body = getattr(error, "body", None)
+    if body is None:
+        try:
+            body = error.response.json()  # type: ignore[attr-defined]
+        except Exception:  # no response, or a body that is not JSON
+            body = None
+    inner = body.get("error") if isinstance(body, dict) else None
+    holders = (error, body, inner)
+    for holder in holders:
+        for name in ("code", "type"):
+            value = holder.get(name) if isinstance(holder, dict) else getattr(holder, name, None)
+            if isinstance(value, str) and value in _QUOTA_CODES:
+                return True
+    return False
+
+
+def _retry_after(error: BaseException | None) -> float | None:
+    """The seconds ``error`` asks to wait: pydantic-ai's ``retry_after``, else the
+    ``retry-after-ms`` or ``Retry-After`` header of the response an SDK's or HTTP library's
+    status error carries (read as pydantic-ai reads a provider's)."""
+    if error is None:
+        return None
+    after = getattr(error, "retry_after", None)
+    if isinstance(after, int | float) and not isinstance(after, bool):
+        return float(after) if after >= 0 else None
+    status = http_status(error)
+    headers = getattr(getattr(error, "response", None), "headers", None)
+    if status is None or not isinstance(headers, Mapping):
+        return None
+    try:
+        parsed = ModelHTTPError(status, "", headers={str(k): str(v) for k, v in headers.items()})
+    except Exception:  # headers that cannot be read
+        return None
+    return parsed.retry_after
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,10 +188,9 @@ class _WaitRetryAfter(wait_base):
 
     def __call__(self, retry_state: RetryCallState) -> float:
         outcome = retry_state.outcome
-        error = outcome.exception() if outcome is not None else None
-        after = getattr(error, "retry_after", None)
-        if isinstance(after, int | float) and after >= 0:
-            return min(float(after), MAX_RETRY_AFTER)
+        after = _retry_after(outcome.exception() if outcome is not None else None)
+        if after is not None:
+            return min(after, MAX_RETRY_AFTER)
         return float(self.fallback(retry_state))
 
 

@@ -160,3 +160,74 @@ def test_a_transport_caused_api_error_is_transient(cause: BaseException) -> None
     error = ModelAPIError("m", "connection failed")
     error.__cause__ = cause
     assert is_transient(error)
+
+
+def _sdk_errors() -> dict[str, BaseException]:
+    """Provider SDK and HTTP library status errors, built offline, as a model that calls a
+    client itself (a `FunctionModel`) lets them escape."""
+    openai = pytest.importorskip("openai")
+    try:
+        import httpx
+    except ImportError:  # the SDK's successor package
+        httpx = pytest.importorskip("httpx2")
+    request = httpx.Request("POST", "https://api.example.test/v1/chat/completions")
+
+    def response(status: int, headers: dict[str, str] | None = None, body: object = None):
+        return httpx.Response(status, request=request, headers=headers or {}, json=body or {})
+
+    quota = {"error": {"code": "insufficient_quota", "type": "insufficient_quota"}}
+    return {
+        "openai 429": openai.RateLimitError(
+            "rate limited",
+            response=response(429, {"retry-after-ms": "1500"}),
+            body={"code": "rate_limit_exceeded"},
+        ),
+        "openai 503": openai.InternalServerError("down", response=response(503), body=None),
+        "openai 400": openai.BadRequestError("bad", response=response(400), body=None),
+        "openai quota": openai.RateLimitError("quota", response=response(429), body=quota["error"]),
+        "httpx 429": httpx.HTTPStatusError(
+            "429", request=request, response=response(429, {"Retry-After": "4"})
+        ),
+        "httpx 502": httpx.HTTPStatusError("502", request=request, response=response(502)),
+        "httpx 404": httpx.HTTPStatusError("404", request=request, response=response(404)),
+        "httpx quota": httpx.HTTPStatusError(
+            "429", request=request, response=response(429, body=quota)
+        ),
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "transient"),
+    [
+        ("openai 429", True),
+        ("openai 503", True),
+        ("openai 400", False),
+        ("openai quota", False),
+        ("httpx 429", True),
+        ("httpx 502", True),
+        ("httpx 404", False),
+        ("httpx quota", False),
+    ],
+)
+def test_an_sdk_status_error_is_judged_by_its_status(name: str, transient: bool) -> None:
+    """A model that calls an SDK or HTTP client itself raises its errors untranslated: a
+    429 or 5xx was never retried (only pydantic-ai's own `ModelHTTPError` was)."""
+    assert is_transient(_sdk_errors()[name]) is transient
+
+
+def test_sdk_status_errors_raised_by_a_function_model_are_retried(tmp_path: Path) -> None:
+    errors = _sdk_errors()
+    waits = Waits()
+    model, calls = _flaky([errors["openai 429"], errors["httpx 429"], errors["openai 503"]])
+    policy = RetryPolicy(3, initial=0.25, jitter=0.0, sleep=waits)
+    assert _run(tmp_path, model, policy) == (1.0, {}, [3, 0])
+    assert len(calls) == 5
+    # each status error's own `retry-after-ms` / `Retry-After`, else the backoff
+    assert waits.seconds == [1.5, 4.0, 1.0]
+
+
+def test_an_sdk_quota_error_is_not_retried(tmp_path: Path) -> None:
+    waits = Waits()
+    model, calls = _flaky([_sdk_errors()["openai quota"]])
+    assert _run(tmp_path, model, RetryPolicy(3, sleep=waits)) == (0.5, {"model": 1}, [0, 0])
+    assert waits.seconds == [] and len(calls) == 2
