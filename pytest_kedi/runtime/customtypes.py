@@ -118,17 +118,17 @@ def make_custom_type(
         except KediTypeExecutionError as exc:
             raise _call_error(f"field {field_name!r} of {name}: {exc.message}") from exc
         description = field_description(annotation)
+        # without one, a `Field(description=...)` inside the type stays (an explicit
+        # ``description=None`` would override it)
+        described: dict[str, Any] = {} if description is None else {"description": description}
         types_[field_name] = base
         if default is MISSING:
             required.add(field_name)
-            info = Field(description=description)
+            info = Field(**described)
         elif _is_immutable(default):
-            info = Field(default=default, description=description)
+            info = Field(default=default, **described)
         else:
-            info = Field(
-                default_factory=functools.partial(copy.deepcopy, default),
-                description=description,
-            )
+            info = Field(default_factory=functools.partial(copy.deepcopy, default), **described)
         definitions[field_name] = (base, info)
     # pydantic warns (naming its own source) of a field named after an attribute of the
     # base (``json``); the field works, and `shadowing` warns at its `.kedi` line instead.

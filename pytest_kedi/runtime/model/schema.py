@@ -83,7 +83,10 @@ def _create(key: SchemaKey) -> type[BaseModel]:
     for index, (name, tp, description) in enumerate(key):
         # Every field gets a safe attribute name and the Kedi name as alias, so names
         # pydantic cannot take directly (``_x``, ``model_config``) still work.
-        fields[_attribute(index)] = (tp, Field(alias=name, description=description))
+        # (no description: one that pydantic's own `Field(description=...)` in the type
+        # gives is kept, which an explicit ``description=None`` would override)
+        described: dict[str, Any] = {} if description is None else {"description": description}
+        fields[_attribute(index)] = (tp, Field(alias=name, **described))
     try:
         return create_model("KediOutput", __config__=_CONFIG, **fields)
     except Exception as error:

@@ -54,6 +54,44 @@ def test_structured_call_builds_schema_with_descriptions(recorder) -> None:
     assert rec.prompt() == "Classify [label] [score] [tags]"
 
 
+def test_a_pydantic_field_description_reaches_the_model(recorder, tmp_path) -> None:
+    """``Annotated[int, Field(description=..., gt=0)]`` kept its constraint in the output
+    schema but lost its description (the model never saw it)."""
+    from pytest_kedi.runtime import load
+
+    rec = recorder(lambda info: {"n": 2, "d": 1})
+    source = (
+        "```\nfrom pydantic import Field\n```\n"
+        '>> Count [n: `Annotated[int, Field(description="how many", gt=0)]`] '
+        '[d: `Annotated[int, Field(description="inner"), "outer"]`]\n'
+        "= `n + d`\n"
+    )
+    program = load(tmp_path / "count.kedi", source=source, model=rec.model)
+    assert program.run() == 3
+    props = rec.infos[0].output_tools[0].parameters_json_schema["properties"]
+    assert props["n"] == {"description": "how many", "exclusiveMinimum": 0, "type": "integer"}
+    assert props["d"]["description"] == "outer"  # a Kedi description string wins
+
+
+def test_a_custom_type_field_keeps_its_pydantic_description(recorder, tmp_path) -> None:
+    """The same in a custom type's field: the output schema's definition of the type
+    lost the description."""
+    from pytest_kedi.runtime import load
+
+    rec = recorder(lambda info: {"t": {"n": 2}})
+    source = (
+        "```\nfrom pydantic import Field\n```\n"
+        '~Ticket(n: `Annotated[int, Field(description="how many", gt=0)]`)\n'
+        ">> Give [t: Ticket]\n"
+        "= `t.n`\n"
+    )
+    program = load(tmp_path / "ticket.kedi", source=source, model=rec.model)
+    assert program.run() == 2
+    schema = rec.infos[0].output_tools[0].parameters_json_schema
+    (ticket,) = schema["$defs"].values()
+    assert ticket["properties"]["n"]["description"] == "how many"
+
+
 def test_result_keeps_native_values_and_custom_types(recorder) -> None:
     rec = recorder(lambda info: {"who": {"name": "Ada", "age": 36}})
     result = ModelBoundary(rec.model).produce(AgentState(), "x", {"who": (Person, None)})
