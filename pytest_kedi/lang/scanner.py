@@ -304,9 +304,10 @@ class _Scanner:
             item.end = self.starts[i] + len(body)
             i += 1
         if _ends_with_continuation(parts[-1]):
+            follows = "the next line is blank" if i < total else "no line follows"
             raise KediSyntaxError(
                 item.end - 1,
-                "a trailing '\\' continues the return on the next line, but no line follows "
+                f"a trailing '\\' continues the return on the next line, but {follows} "
                 "(write '\\\\' for a literal backslash)",
             )
         item.text = "".join(parts)

@@ -381,6 +381,24 @@ def test_static_error(source: str, line: int, column: int, message: str) -> None
     assert diag.source_line == source.splitlines()[line - 1]
 
 
+@pytest.mark.parametrize(
+    ("source", "says"),
+    [
+        ("= A \\\n\n  B\n", "but the next line is blank"),
+        ("= A \\\n   \n", "but the next line is blank"),
+        ("@f():\n  = A \\\n\n  = B\n", "but the next line is blank"),
+        ("= A \\\n", "but no line follows"),
+        ("= A \\", "but no line follows"),
+    ],
+)
+def test_a_continued_return_names_what_follows_it(source: str, says: str) -> None:
+    # A blank line after a trailing '\\' is not "no line follows" (the file goes on).
+    diag = error_of(source)
+    assert diag.message.startswith("a trailing '\\' continues the return"), diag.message
+    assert says in diag.message, diag.message
+    assert diag.line == source.count("\n", 0, source.index("\\")) + 1
+
+
 def test_messages_are_distinct() -> None:
     messages = {error_of(str(c.values[0])).message for c in CASES}
     assert len(messages) >= len(CASES) - 8

@@ -133,3 +133,25 @@ def test_parse_time_is_linear() -> None:
     ratio = _best_time(large, 5) / _best_time(small, 15)
     print(f"linearity: 5000/500-line parse time ratio {ratio:.1f}")
     assert ratio < 20, f"5000/500-line parse time ratio {ratio:.1f} (linear would be ~10)"
+
+
+@given(
+    text=st.text(alphabet="ab <x>", min_size=1, max_size=12).filter(str.strip),
+    indent=st.sampled_from(["", "  ", "\t"]),
+    blank=st.sampled_from(["", "  ", "\t", " \t "]),
+    after=st.sampled_from(["", "= B\n", "  B\n", "[y] = z\n", "# c\n"]),
+    crlf=st.booleans(),
+)
+@settings(max_examples=200, deadline=None)
+def test_a_continued_return_before_a_blank_line_says_so(
+    text: str, indent: str, blank: str, after: str, crlf: bool
+) -> None:
+    head = "@f():\n" if indent else ""
+    source = f"{head}{indent}= {text} \\\n{blank}\n{after}"
+    if crlf:
+        source = source.replace("\n", "\r\n")
+    with pytest.raises(KediParseError) as info:
+        parse(source, "m.kedi")
+    d = info.value.diagnostics[0]
+    assert "but the next line is blank" in d.message, (source, d.message)
+    assert (d.line, d.source_line) == (1 + bool(head), f"{indent}= {text} \\")
