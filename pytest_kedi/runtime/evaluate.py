@@ -21,9 +21,11 @@ from pytest_kedi.runtime.types import (
     TYPE_BUILTINS,
     describe_value,
     expectation,
+    resolve_strings,
     resolve_type_source,
 )
 from pytest_kedi.runtime.usererrors import user_error
+from pytest_kedi.text import exception_text
 
 __all__ = [
     "NotCallable",
@@ -251,8 +253,25 @@ def _backtick_type(ref: nodes.TypeRef, ctx: Frame) -> Any:
         if name not in namespace:
             dict.__setitem__(namespace, name, value)
     try:
-        return eval(unit.code, namespace)
+        value = eval(unit.code, namespace)
     except BaseException as exc:
         if not user_error(exc):
             raise
         raise python_error(exc, unit) from exc
+    if isinstance(value, type):
+        return value
+
+    def forward(text: str) -> Any:  # a string in the type: Python's forward reference
+        try:
+            return eval(compile(text, "<annotation>", "eval"), namespace)
+        except NameError as exc:
+            message = f"unknown type {exc.name!r} in annotation {ref.source.strip()!r}"
+        except KediExecutionError:
+            raise  # a lazy binding it read failed: its own located error
+        except SyntaxError as exc:
+            message = f"invalid type annotation {text!r}: {exc.msg}"
+        except Exception as exc:
+            message = f"invalid type annotation {text!r}: {exception_text(exc)}"
+        raise KediTypeExecutionError(message)
+
+    return resolve_strings(value, forward)

@@ -36,6 +36,7 @@ __all__ = [
     "expectation",
     "field_description",
     "is_kedi_type",
+    "resolve_strings",
     "resolve_type_source",
     "strip_annotated",
     "without_descriptions",
@@ -104,6 +105,31 @@ def _type_like(source: str, result: Any) -> Any:
     if not _is_type_like(result):
         raise KediTypeExecutionError(f"{source!r} is not a type (it is {describe_value(result)})")
     return result
+
+
+def resolve_strings(tp: Any, evaluate: Callable[[str], Any], depth: int = 0) -> Any:
+    """``tp``, a backtick type's value, with its string forward references (``"Node"``,
+    ``list["int"]``, ``Optional["T"]``) replaced by ``evaluate(text)``, the string evaluated
+    in the annotation's own namespace (as `typing.get_type_hints` does), never in
+    pytest-kedi's. `Literal` values and `Annotated` metadata are values, not types."""
+    if isinstance(tp, str | typing.ForwardRef):
+        if depth > 8:
+            raise KediTypeExecutionError(f"invalid type annotation {tp!r}: too many strings")
+        text = tp if isinstance(tp, str) else tp.__forward_arg__
+        return resolve_strings(evaluate(text.strip()), evaluate, depth + 1)
+    origin = get_origin(tp)
+    if origin is None or origin is Literal:
+        return tp
+    args = get_args(tp)
+    if origin is _Annotated:
+        base = resolve_strings(args[0], evaluate, depth)
+        return tp if base is args[0] else _Annotated[(base, *tp.__metadata__)]
+    new = tuple(resolve_strings(a, evaluate, depth) for a in args)
+    if all(a is b for a, b in zip(new, args, strict=True)):
+        return tp
+    if origin in (Union, types.UnionType):
+        return Union[new]  # noqa: UP007 (built from a tuple)
+    return origin[new] if isinstance(tp, types.GenericAlias) else tp.copy_with(new)
 
 
 # ----------------------------------------------------------------------------- descriptions

@@ -1,0 +1,97 @@
+"""A string in a backtick type is Python's forward reference (docs/language.md#types): it is
+evaluated in the annotation's own namespace, and an unknown name in it is the located
+"unknown type" error of a direct annotation, never pydantic's `class-not-fully-defined`
+advice nor a name from pytest-kedi's own modules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_kedi.runtime.errors import KediTypeExecutionError
+
+BOUNDARIES = {
+    "assignment": ("[x: `{t}`] = `1`\n", 1),
+    "parameter": ("[a] = x\n@f(x: `{t}`) -> str:\n  = ok\n= <f(`1`)>\n", 2),
+    "return": ("@f() -> `{t}`:\n  = `1`\n= <f()>\n", 1),
+    "output_field": ("[a] = x\n>> hi [x: `{t}`]\n", 2),
+    "type_field": ("~V(a: int, b: `{t}`)\n= `V(1, 2)`\n", 1),
+    "case_type": ("~V(a: `{t}` = `1`)\n", 1),
+}
+
+
+@pytest.mark.parametrize("where", BOUNDARIES)
+@pytest.mark.parametrize(
+    ("annotation", "unknown"),
+    [
+        ('"Nope"', "Nope"),
+        ('list["Nope"]', "Nope"),
+        ('Optional["Nope"]', "Nope"),
+        ('dict[str, "Nope"]', "Nope"),
+        ('Annotated["Nope", "d"]', "Nope"),
+        ('"list[Nope]"', "Nope"),
+        # names of pytest-kedi's own modules were found: "Checker" was a type
+        ('"Checker"', "Checker"),
+        ('"adapter"', "adapter"),
+    ],
+)
+def test_an_unknown_name_in_a_string_is_an_unknown_type_at_the_annotation(
+    run: Any, where: str, annotation: str, unknown: str
+) -> None:
+    """It was pydantic's `PydanticUserError: TypeAdapter[...] is not fully defined; you should
+    define ... then call .rebuild()`, raised at the first value checked against the type."""
+    template, line = BOUNDARIES[where]
+    with pytest.raises(KediTypeExecutionError) as info:
+        run(template.format(t=annotation))
+    assert info.value.message.endswith(
+        f"prog.kedi:{line}: unknown type {unknown!r} in annotation {annotation!r}"
+    ) or info.value.message.endswith(
+        f"prog.kedi:{line}: field 'b' of V: unknown type {unknown!r} in annotation {annotation!r}"
+    ), info.value.message
+    rendered = info.value.render()
+    assert "rebuild" not in rendered and "Pydantic" not in rendered
+
+
+def test_a_self_reference_by_string_fails_at_the_declaration(run: Any) -> None:
+    """As `list[Node]` does: a type must be declared before it is named (it failed with
+    pydantic's advice at the first construction, line 2)."""
+    src = """
+    ~Node(name: str, children: `list["Node"]` = `[]`)
+    [n: Node] = `Node("a", [Node("b")])`
+    """
+    with pytest.raises(KediTypeExecutionError) as info:
+        run(src)
+    assert info.value.message.endswith(
+        "prog.kedi:1: unknown type 'Node' in annotation 'list[\"Node\"]'"
+    ), info.value.message
+
+
+def test_strings_resolve_in_the_program_namespace(run: Any) -> None:
+    src = """
+    ```
+    Checker = int
+    ```
+    ~P(a: int)
+    [a: `"Checker"`] = `1`
+    [b: `list["P"]`] = `[P(1)]`
+    [c: `Optional["P"]`] = `None`
+    [d: `dict[str, "list[int]"]`] = `{"k": [1]}`
+    [e: `Literal["P"]`] = `"P"`
+    = `(a, b, c, d, e)`
+    """
+    assert repr(run(src)) == "(1, [P(a=1)], None, {'k': [1]}, 'P')"
+
+
+@pytest.mark.parametrize(
+    ("annotation", "value"),
+    [('"int"', '"1"'), ('list["int"]', '["1"]'), ('Optional["int"]', "1.5")],
+)
+def test_a_resolved_string_is_checked_strictly(run: Any, annotation: str, value: str) -> None:
+    with pytest.raises(KediTypeExecutionError, match="assignment to 'x' expects"):
+        run(f"[x: `{annotation}`] = `{value}`\n")
+
+
+def test_a_string_output_field_type_reaches_the_schema(kedi: Any) -> None:
+    program = kedi('~P(a: int)\n>> give [x: `list["P"]`] [y: `"int"`]\n= `(x, y)`\n')
+    assert repr(program.run()) == "([P(a=0)], 0)"
