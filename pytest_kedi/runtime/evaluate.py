@@ -226,6 +226,8 @@ def resolve_type(ref: nodes.TypeRef | None, ctx: Frame) -> Any:
 
         at = (ctx.unit.source_file.path, ref.span.start_line)
         tp = resolve_type_source(ref.source, lookup_name, at)
+        if not isinstance(tp, type):  # a prelude alias may hold strings: `list["P"]`
+            tp = resolve_strings(tp, lambda text: resolve_type_source(text, lookup_name, at))
     except KediExecutionError as err:
         if not err.message.startswith(ref.span.path):
             err.message = f"{where(ctx, ref)}: {err.message}"

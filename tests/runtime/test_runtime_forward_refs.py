@@ -95,3 +95,26 @@ def test_a_resolved_string_is_checked_strictly(run: Any, annotation: str, value:
 def test_a_string_output_field_type_reaches_the_schema(kedi: Any) -> None:
     program = kedi('~P(a: int)\n>> give [x: `list["P"]`] [y: `"int"`]\n= `(x, y)`\n')
     assert repr(program.run()) == "([P(a=0)], 0)"
+
+
+def test_a_prelude_alias_holding_strings_resolves_them_as_a_direct_annotation(run: Any) -> None:
+    """`Alias = list["Nope"]` named directly gave pydantic's `.rebuild()` advice, and
+    `Optional["Checker"]` expected `ForwardRef('Checker') | None`."""
+    src = """
+    ```
+    from typing import Optional
+    Good = list["P"]
+    Bad = Optional["Checker"]
+    ```
+    ~P(a: int)
+    [x: Good] = `[P(1)]`
+    [y: Bad] = `None`
+    """
+    with pytest.raises(KediTypeExecutionError) as info:
+        run(src)
+    assert info.value.message.endswith(
+        "prog.kedi:8: unknown type 'Checker' in annotation 'Checker'"
+    )
+    assert repr(run(src.replace("[y: Bad] = `None`", "= `x`"))) == "[P(a=1)]"
+    with pytest.raises(KediTypeExecutionError, match="expects list\\[P\\], got \\[1\\]"):
+        run(src.replace("[y: Bad] = `None`", "[z: Good] = `[1]`"))
