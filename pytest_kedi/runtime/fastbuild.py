@@ -39,7 +39,7 @@ _SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp
 #: gives it a snapshot of the globals, a one-expression return (as before) the live ones.
 _DEFERRED = (ast.Lambda, ast.GeneratorExp)
 #: Names whose result depends on the evaluating namespace itself.
-_NAMESPACE = INTROSPECTION | {"dir"}
+_NAMESPACE = INTROSPECTION
 _NATIVE_ARG = (nodes.InlinePython, nodes.Subst, nodes.CallSubst, nodes.ExprSubst)
 
 

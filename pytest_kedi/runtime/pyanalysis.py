@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 #: Calls that read a block's namespace by name: a block using one keeps every name global.
-INTROSPECTION = frozenset({"locals", "globals", "vars", "eval", "exec"})
+INTROSPECTION = frozenset({"locals", "globals", "vars", "dir", "eval", "exec"})
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 

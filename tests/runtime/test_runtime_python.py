@@ -17,6 +17,32 @@ def test_kedi_values_are_python_globals(run):
     assert run(src) == ("ada", "ada", False)
 
 
+def test_kedi_values_are_not_in_dir_either(kedi, monkeypatch):
+    """``dir()`` lists the local scope: it listed a procedure's parameters and locals (read
+    as locals by a one-expression return, or by a one-fence body's generated function)."""
+    from pytest_kedi.runtime import procedures
+
+    monkeypatch.setattr(procedures, "BUILD_AFTER", 1)  # the generated body too
+    src = """
+    [top] = t
+    @expr(x: int) -> list:
+      [y] = why
+      = `dir()`
+    @fence(x: int) -> list:
+      = ```
+      return dir()
+      ```
+    @line(x: int) -> list:
+      [y] = why
+      = `[n for n in dir() if not n.startswith(".")] + sorted(locals())`
+    """
+    program = kedi(src, mode="validate")
+    for name in ("expr", "fence", "line"):
+        for _ in range(3):
+            assert program.procedures[name](1) == [], name
+    assert kedi("[v] = x\n= `dir()`\n").run() == []
+
+
 def test_rebinding_existing_name_syncs_back(run):
     src = """
     [n: int] = `1`
