@@ -114,9 +114,12 @@ def resolve_strings(tp: Any, evaluate: Callable[[str], Any], depth: int = 0) -> 
     pytest-kedi's. `Literal` values and `Annotated` metadata are values, not types."""
     if isinstance(tp, str | typing.ForwardRef):
         if depth > 8:
-            raise KediTypeExecutionError(f"invalid type annotation {tp!r}: too many strings")
+            raise KediTypeExecutionError(f"invalid type annotation {tp!r}: it names itself")
         text = tp if isinstance(tp, str) else tp.__forward_arg__
-        return resolve_strings(evaluate(text.strip()), evaluate, depth + 1)
+        found = evaluate(text.strip())
+        if isinstance(found, str):  # a name for a string is no type
+            raise KediTypeExecutionError(f"{text!r} is not a type (it is {describe_value(found)})")
+        return resolve_strings(found, evaluate, depth + 1)
     origin = get_origin(tp)
     if origin is None or origin is Literal:
         return tp

@@ -118,3 +118,20 @@ def test_a_prelude_alias_holding_strings_resolves_them_as_a_direct_annotation(ru
     assert repr(run(src.replace("[y: Bad] = `None`", "= `x`"))) == "[P(a=1)]"
     with pytest.raises(KediTypeExecutionError, match="expects list\\[P\\], got \\[1\\]"):
         run(src.replace("[y: Bad] = `None`", "[z: Good] = `[1]`"))
+
+
+@pytest.mark.parametrize(
+    ("prelude", "annotation", "message"),
+    [
+        ("s = 'docs'", '`"s"`', "'s' is not a type (it is 'docs' (str))"),
+        ("s = 's'", '`"s"`', "'s' is not a type (it is 's' (str))"),
+        ("A = list['A']", "A", "invalid type annotation 'A': it names itself"),
+        ("A = list['A']", "`A`", "invalid type annotation 'A': it names itself"),
+    ],
+)
+def test_a_string_naming_no_type_is_a_located_error(
+    run: Any, prelude: str, annotation: str, message: str
+) -> None:
+    with pytest.raises(KediTypeExecutionError) as info:
+        run(f"```\n{prelude}\n```\n[x: {annotation}] = `[]`\n")
+    assert info.value.message.endswith(f"prog.kedi:4: {message}"), info.value.message
