@@ -113,9 +113,9 @@ def resolve_strings(tp: Any, evaluate: Callable[[str], Any], depth: int = 0) -> 
     in the annotation's own namespace (as `typing.get_type_hints` does), never in
     pytest-kedi's. `Literal` values and `Annotated` metadata are values, not types."""
     if isinstance(tp, str | typing.ForwardRef):
-        if depth > 8:
-            raise KediTypeExecutionError(f"invalid type annotation {tp!r}: it names itself")
         text = tp if isinstance(tp, str) else tp.__forward_arg__
+        if depth > 8:
+            raise KediTypeExecutionError(f"invalid type annotation {text!r}: it names itself")
         found = evaluate(text.strip())
         if isinstance(found, str):  # a name for a string is no type
             raise KediTypeExecutionError(f"{text!r} is not a type (it is {describe_value(found)})")

@@ -135,3 +135,10 @@ def test_a_string_naming_no_type_is_a_located_error(
     with pytest.raises(KediTypeExecutionError) as info:
         run(f"```\n{prelude}\n```\n[x: {annotation}] = `[]`\n")
     assert info.value.message.endswith(f"prog.kedi:4: {message}"), info.value.message
+
+
+def test_a_typing_alias_naming_itself_names_its_text(run: Any) -> None:
+    src = "```\nfrom typing import List\nA = List['A']\n```\n[x: A] = `[]`\n"
+    with pytest.raises(KediTypeExecutionError) as info:
+        run(src)
+    assert info.value.message.endswith("prog.kedi:5: invalid type annotation 'A': it names itself")
