@@ -9,7 +9,7 @@ from functools import partial
 from types import FunctionType
 from typing import Any, Literal
 
-from pytest_kedi.errors import KediExecutionError
+from pytest_kedi.errors import KediExecutionError, KediNameError
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.cancel import STATE as CANCEL
 from pytest_kedi.runtime.cancel import check_current
@@ -27,6 +27,7 @@ from pytest_kedi.runtime.pyinterop import CodeStore, Transform
 from pytest_kedi.runtime.pyrun import run_block
 from pytest_kedi.runtime.quickbody import QuickBody, quick_body
 from pytest_kedi.runtime.release import take_apart
+from pytest_kedi.runtime.rowscope import counting
 from pytest_kedi.runtime.scope import MISSING, KediArgs, Scope
 from pytest_kedi.runtime.sourcefile import SourceFile
 from pytest_kedi.runtime.usererrors import user_error
@@ -178,9 +179,6 @@ class Program:
 
     def get(self, name: str) -> Any:
         """Read a top-level name (forcing a lazy binding, docs/language.md#lazy-bindings)."""
-        from pytest_kedi.errors import KediNameError
-        from pytest_kedi.runtime.scope import MISSING
-
         value = self._unit.scope.get(name)
         if value is MISSING:
             raise KediNameError(f"unknown name {name!r}")
@@ -195,7 +193,7 @@ class Program:
         explicitly returns ``None`` can be told from one with no return).
         """
         ctx = Frame(self._unit.scope, self._unit, "<program>")
-        with older_objects_frozen():
+        with older_objects_frozen(), counting("program run"):
             result = exec_body(self.module.body, ctx)
         self.returned = result is not None
         return None if result is None else result.value
@@ -244,7 +242,8 @@ class Program:
 
     def load_dataset(self, suite: nodes.EvalSuite, dataset: nodes.Dataset) -> Any:
         """Run a ``> data:``/``> test_data:`` body in a fresh frame; its raw value."""
-        return self._run_suite_body(self._part(suite, dataset), {})
+        with counting("dataset load"):  # a request it sends again has its own cassette entry
+            return self._run_suite_body(self._part(suite, dataset), {})
 
     def run_metric(
         self, suite: nodes.EvalSuite, metric: nodes.Metric, bindings: dict[str, Any]
@@ -440,7 +439,8 @@ class Program:
         source_file = self._case_source(case)
         try:
             unit = runtime.unit_for(code, source_file, label, transform=transform, store=store)
-            run_block(unit, ctx.scope)
+            with counting("@test: case"):
+                run_block(unit, ctx.scope)
         except KediExecutionError as err:
             span = source_file.line_span(case.span.start_line)
             frame = ctx.frame("case", span)

@@ -16,6 +16,10 @@ What lives here, and who writes it:
 * ``calls``: with tracing on, one `ModelCallTrace` per model call the row made.
 * ``retries``: transient model failures retried at the model boundary.
 * ``requests``/``input_tokens``/``output_tokens``: model usage summed over the row.
+* ``seen``: how many times the row sent each cassette request so far, by its first
+  occurrence's key (`pytest_kedi.runtime.model.cassettes`): the n-th identical request
+  has its own cassette entry. A test case, a program run and a dataset's load count their
+  requests alike outside any row (`counting`); `request_counts` gives the counter in use.
 """
 
 from __future__ import annotations
@@ -32,10 +36,14 @@ __all__ = [
     "REPR_LIMIT",
     "ModelCallTrace",
     "RowScope",
+    "counting",
     "current",
     "enter",
+    "enter_outside",
     "entered",
     "leave",
+    "outside",
+    "request_counts",
     "short_repr",
 ]
 
@@ -79,6 +87,7 @@ class RowScope:
     input_tokens: int
     output_tokens: int
     output_depth: int  # 1 while a recorded call of the suite procedure runs, else 0
+    seen: dict[str, int]  # requests sent so far, by the key of their first occurrence
 
     def __init__(self, repeat: int = 0, trace: bool = False) -> None:
         # Written out: one scope is made per row, and this is half the generated one's cost.
@@ -88,6 +97,7 @@ class RowScope:
         self.calls = []
         self.retries = self.requests = self.input_tokens = self.output_tokens = 0
         self.output_depth = 0
+        self.seen = {}
 
 
 _CURRENT: ContextVar[RowScope | None] = ContextVar("kedi_row_scope", default=None)
@@ -113,3 +123,35 @@ def entered(scope: RowScope) -> Iterator[RowScope]:
 #: runner's per-row hot path; the context variable's own methods).
 enter: Callable[[RowScope], Token[RowScope | None]] = _CURRENT.set
 leave: Callable[[Token[RowScope | None]], None] = _CURRENT.reset
+
+
+#: Outside a row: the request counter of the test case, program run or dataset load in
+#: progress, and what it is (``"@test: case"`` ...), or ``None``.
+_OTHER: ContextVar[tuple[dict[str, int], str] | None] = ContextVar(
+    "kedi_request_counts", default=None
+)
+#: ``outside()``: `_OTHER`'s value (what a request made on the model loop carries along)
+outside: Callable[[], tuple[dict[str, int], str] | None] = _OTHER.get
+#: ``enter_outside(counter)``: make ``counter`` (as `outside` gives it) current
+enter_outside: Callable[
+    [tuple[dict[str, int], str] | None], Token[tuple[dict[str, int], str] | None]
+] = _OTHER.set
+
+
+def request_counts() -> tuple[dict[str, int], str] | None:
+    """The counter of the requests sent so far in the current row (``RowScope.seen``), else
+    in the current test case, program run or dataset load, with what it counts (``"row"``,
+    ``"@test: case"`` ...); ``None`` outside all of them (every request is then a first one)."""
+    scope = _CURRENT.get()
+    return (scope.seen, "row") if scope is not None else _OTHER.get()
+
+
+@contextmanager
+def counting(what: str) -> Iterator[None]:
+    """Count the requests sent in the block on their own (``what``: a test case, a program
+    run, a dataset load); a row inside it counts its own."""
+    token = _OTHER.set(({}, what))
+    try:
+        yield
+    finally:
+        _OTHER.reset(token)

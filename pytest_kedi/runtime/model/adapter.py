@@ -17,7 +17,7 @@ from pydantic_core import from_json
 
 from pytest_kedi.errors import ModelError
 from pytest_kedi.runtime.model.cassettefiles import ENTRY_VALUE, entry_from_text
-from pytest_kedi.runtime.model.cassettekeys import KeyTemplate
+from pytest_kedi.runtime.model.cassettekeys import KeyTemplate, occurrence_key
 from pytest_kedi.runtime.model.cassettes import CassetteModel
 from pytest_kedi.runtime.model.direct import (
     OUTPUT_TOOL_NAME,
@@ -394,10 +394,10 @@ class ReplayRoute:
         self.validate = plan.validator.validate_python
 
     def answer(
-        self, prompt: str, instructions: str | None, repeat: int
+        self, prompt: str, instructions: str | None, repeat: int, seen: dict[str, int]
     ) -> tuple[dict[str, Any], int, int] | None:
         """The output values (in schema order) and stored input and output token counts of a
-        call the cassette answers (one request), or ``None``."""
+        call the cassette answers (one request, counted in ``seen``), or ``None``."""
         if self.loop.thread_id == get_ident():  # `ModelLoop.in_loop_thread`
             return None
         try:
@@ -407,9 +407,10 @@ class ReplayRoute:
                 if template is None:
                     return None
                 self.template, self.instructions = template, instructions
-            key = template.key(prompt, repeat)
-            stored = self.stored(key)
-            if stored is None:
+            first = template.key(prompt, repeat)
+            occurrence = seen.get(first, 0)  # (`rowscope.request_counts`)
+            key = occurrence_key(first, occurrence) if occurrence else first
+            if (stored := self.stored(key)) is None:
                 return None
             if type(stored) is str:  # an entry of the file, parsed now (`CassetteBook.lookup`)
                 try:
@@ -433,6 +434,7 @@ class ReplayRoute:
                 tokens_in, tokens_out = stats.input_tokens, stats.output_tokens
         except Exception:
             return None  # the usual path makes the call again and reports what failed
+        seen[first] = occurrence + 1
         values = output.__dict__  # the output model's field values, by attribute name
         fields = self.fields
         if len(fields) == 1:

@@ -290,7 +290,11 @@ class ModelBoundary:
             )
             if route is not None:
                 start = time.perf_counter() if scope is not None and scope.trace else 0.0
-                found = route.answer(template, instructions, 0 if scope is None else scope.repeat)
+                if scope is not None:
+                    found = route.answer(template, instructions, scope.repeat, scope.seen)
+                else:
+                    counts = rowscope.outside()
+                    found = route.answer(template, instructions, 0, counts[0] if counts else {})
                 if found is not None:
                     output, tokens_in, tokens_out = found
                     if scope is not None:

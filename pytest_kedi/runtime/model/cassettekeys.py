@@ -7,7 +7,11 @@ A request's key is the SHA-256 of the canonical JSON (sorted keys, no whitespace
 * ``messages``: the rendered message list, instructions included;
 * ``repeat``: the repeat index of the row (0 outside a row).
 
-Changing any of them misses exactly the requests it shapes. Messages and parameters enter
+Changing any of them misses exactly the requests it shapes. Requests alike in all of them,
+sent more than once in one row (or test case, program run, dataset load), are told apart by
+their occurrence (`occurrence_key`): the first keeps the key above, so cassettes recorded
+before occurrences were counted replay unchanged; the n-th (n > 0) has the SHA-256 of the
+canonical JSON of that key and n. Messages and parameters enter
 the key through `key_view`, which keeps what the model is sent and leaves out what is not:
 metadata about an answer's origin (timestamps, run ids, usage, provider details, the
 answering model's name) and every field that holds its default value. A pydantic-ai release
@@ -43,7 +47,15 @@ from pydantic_core import to_jsonable_python
 
 from pytest_kedi.runtime.model.direct import first_request
 
-__all__ = ["KeyTemplate", "canonical", "key_template", "key_view", "request_key"]
+__all__ = [
+    "KeyTemplate",
+    "canonical",
+    "key_template",
+    "key_view",
+    "occurrence_key",
+    "occurrence_note",
+    "request_key",
+]
 
 #: fields about where an answer came from, not what the model is sent (left out of keys)
 _ORIGIN = frozenset(
@@ -184,6 +196,27 @@ def request_key(
 ) -> str:
     """The cassette key of one request (see the module docstring)."""
     return _digest(_key_text(model, messages, settings, parameters, repeat))
+
+
+def occurrence_key(key: str, occurrence: int) -> str:
+    """The key of the ``occurrence``-th (0-based) request whose first occurrence's key is
+    ``key``: ``key`` itself for the first, else the hash of ``key`` and ``occurrence``."""
+    if not occurrence:
+        return key
+    return _digest(canonical({"key": key, "occurrence": occurrence}))
+
+
+def occurrence_note(
+    counts: tuple[dict[str, int], str] | None, occurrence: int, first: object
+) -> str:
+    """What a miss message adds about a request sent before in its row (case, run):
+    ``counts`` is `rowscope.request_counts`, ``first`` the first occurrence's entry."""
+    if not occurrence or counts is None:
+        return ""
+    n = occurrence + 1
+    nth = f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+    hint = "; the cassette has an entry for the first only: record it again" if first else ""
+    return f", sent for the {nth} time in this {counts[1]} (each time has its own entry{hint})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,8 @@
 
 `CassetteModel` wraps the pydantic-ai `Model` every request of a program goes through. Each
 request has a key (`pytest_kedi.runtime.model.cassettekeys`): a hash of the resolved model,
-the settings, the messages and instructions, the output schema and the row's repeat index.
+the settings, the messages and instructions, the output schema and the row's repeat index,
+and which time the row (case, run) sends it (`rowscope.request_counts`; the first: none).
 
 Modes (``--kedi-record-mode``): ``record`` calls the model and stores every answer;
 ``replay`` answers from the cassette and calls (and stores) only on a miss; ``strict``
@@ -58,6 +59,8 @@ from pytest_kedi.runtime.model.cassettekeys import (
     canonical,
     key_template,
     key_view,
+    occurrence_key,
+    occurrence_note,
     request_key,
 )
 from pytest_kedi.runtime.model.names import describe_model
@@ -290,7 +293,17 @@ class CassetteModel(WrapperModel):
         scope = rowscope.current()
         repeat = scope.repeat if scope is not None else 0
         model, name = self.names()
-        key = request_key(model, messages, model_settings, model_request_parameters, repeat)
+        key = first = request_key(model, messages, model_settings, model_request_parameters, repeat)
+        # the n-th request alike in all of the key's parts in its row (case, run) has its
+        # own entry; each request counts once, answered or not
+        counts = rowscope.request_counts()
+        occurrence = 0
+        if counts is not None:
+            seen = counts[0]
+            occurrence = seen.get(first, 0)
+            seen[first] = occurrence + 1
+            if occurrence:
+                key = occurrence_key(first, occurrence)
         if self.book.mode != "record":
             entry = self.book.lookup(self.path, key)
             if entry is not None:
@@ -299,7 +312,9 @@ class CassetteModel(WrapperModel):
                 raise CassetteMiss(
                     f"cassette miss (--kedi-record-mode strict): no recorded answer in "
                     f"{display_path(str(self.path))} for {name} prompt "
-                    f"{prompt_excerpt(messages)!r}{self.book.miss_note(self.path)}"
+                    f"{prompt_excerpt(messages)!r}"
+                    f"{occurrence_note(counts, occurrence, self.book.stored(self.path, first))}"
+                    f"{self.book.miss_note(self.path)}"
                 )
         try:
             response = await self.wrapped.request(
@@ -308,7 +323,7 @@ class CassetteModel(WrapperModel):
         except BaseException:  # a provider failure, or a refusal: the recorded answer stays
             self.book.keep(self.path, key)
             raise
-        self.book.store(self.path, key, _entry(name, messages, repeat, response))
+        self.book.store(self.path, key, _entry(name, messages, repeat, occurrence, response))
         return response
 
     # ------------------------------------------------------------------ in the calling thread
@@ -319,21 +334,33 @@ class CassetteModel(WrapperModel):
         settings: ModelSettings | None,
         parameters: ModelRequestParameters,
         repeat: int | None = None,
-    ) -> Entry | None:
-        """The entry holding the answer to the first request of a call
-        (`direct.first_request`), found without a request: ``None`` in record mode and on a
-        miss (the call then goes through `request`, which handles it as always); read it with
-        `stored_tool_call` or `stored_answer`.
+        read: Callable[[Entry], Any] = lambda entry: entry,
+    ) -> Any:
+        """``read`` of the entry holding the answer to the first request of a call
+        (`direct.first_request`), found without a request (``read``, by default the entry
+        itself, reads it with `stored_tool_call` or `stored_answer`): ``None`` in record
+        mode, on a miss and when ``read`` gives ``None`` (the call then goes through
+        `request`, which handles it as always). Only a request answered here is counted in
+        its row's (case's, run's) `rowscope.request_counts`, as `request` counts it.
         ``repeat``: the row's repeat index (``None``: read from the current row scope)."""
         if self.book.mode == "record":
             return None
         template = self.replay_template(instructions, settings, parameters)
         if template is None:
             return None
+        scope = rowscope.current()
         if repeat is None:
-            scope = rowscope.current()
             repeat = scope.repeat if scope is not None else 0
-        return self.book.lookup(self.path, template.key(prompt, repeat))
+        key = template.key(prompt, repeat)
+        seen = scope.seen if scope is not None else (rowscope.outside() or ({}, ""))[0]
+        occurrence = seen.get(key, 0)
+        entry = self.book.lookup(self.path, occurrence_key(key, occurrence) if occurrence else key)
+        if entry is None:
+            return None
+        output = read(entry)
+        if output is not None:
+            seen[key] = occurrence + 1
+        return output
 
     def replay_template(
         self,
@@ -401,9 +428,11 @@ def _stored_response(response: ModelResponse) -> dict[str, Any]:
     return view
 
 
-def _entry(name: str, messages: list[ModelMessage], repeat: int, response: ModelResponse) -> Entry:
+def _entry(
+    name: str, messages: list[ModelMessage], repeat: int, occurrence: int, response: ModelResponse
+) -> Entry:
     usage = response.usage
-    return {
+    entry: Entry = {
         "model": name,
         "prompt": prompt_excerpt(messages),
         "repeat": repeat,
@@ -415,3 +444,6 @@ def _entry(name: str, messages: list[ModelMessage], repeat: int, response: Model
         },
         "pytest_kedi": __version__,
     }
+    if occurrence:  # (for review: a first occurrence's entry is as it always was)
+        entry["occurrence"] = occurrence
+    return entry

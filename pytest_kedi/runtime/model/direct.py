@@ -202,8 +202,15 @@ def replayed_output(
     """
     params = plan.params if plan is not None else _TEXT_PARAMS
     model_settings = cast("ModelSettings | None", settings or None)  # read, never changed
-    entry = model.replay(prompt, instructions, model_settings, params, repeat)
-    return None if entry is None else stored_output(entry, plan, model, stats)
+    output: BaseModel | str | None = model.replay(
+        prompt,
+        instructions,
+        model_settings,
+        params,
+        repeat,
+        lambda entry: stored_output(entry, plan, model, stats),
+    )
+    return output
 
 
 def stored_output(

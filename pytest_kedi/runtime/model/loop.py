@@ -15,7 +15,8 @@ stops the thread and closes the loop; the next `run()` starts a fresh loop (so `
 doubles as a reset). Calling from a thread that already runs an event loop (a Kedi
 procedure called from an ``async def`` test) is fine: the call blocks that thread while
 the request runs on this loop. The calling row's `RowScope` is carried onto the loop with
-its request, so wrappers of the model (cassettes, retries) read the row they serve.
+its request (outside a row, the request counter of the calling test case or program run,
+`rowscope.counting`), so wrappers of the model (cassettes, retries) read the row they serve.
 """
 
 from __future__ import annotations
@@ -132,7 +133,8 @@ class ModelLoop:
         # The row's scope follows its request onto the loop (the task's own context, not a
         # wrapper coroutine: a wrapper closed before it started would leave ``coro``
         # never awaited).
-        call: _Call[T] = _Call(coro, rowscope.current())
+        scope = rowscope.current()
+        call: _Call[T] = _Call(coro, scope, rowscope.outside() if scope is None else None)
         with self._lock:
             self._calls.add(call)
         try:
@@ -174,11 +176,28 @@ class _Call(Generic[T]):
     run on the loop; `abandon` runs after the loop thread stopped.
     """
 
-    __slots__ = ("cancelled", "coro", "done", "error", "finished", "result", "scope", "task")
+    __slots__ = (
+        "cancelled",
+        "coro",
+        "counts",
+        "done",
+        "error",
+        "finished",
+        "result",
+        "scope",
+        "task",
+    )
 
-    def __init__(self, coro: Coroutine[Any, Any, T], scope: rowscope.RowScope | None) -> None:
+    def __init__(
+        self,
+        coro: Coroutine[Any, Any, T],
+        scope: rowscope.RowScope | None,
+        counts: tuple[dict[str, int], str] | None = None,
+    ) -> None:
         self.coro = coro
         self.scope = scope
+        #: outside a row: the request counter of the caller's case or run
+        self.counts = counts
         self.done = threading.Lock()
         self.done.acquire()
         self.task: asyncio.Task[T] | None = None
@@ -194,12 +213,16 @@ class _Call(Generic[T]):
             self.coro.close()
             self._finish()
             return
-        if self.scope is None:
-            task = loop.create_task(_contained(self.coro))
-        else:
+        if self.scope is not None:
             context = contextvars.copy_context()
             context.run(rowscope.enter, self.scope)
             task = loop.create_task(_contained(self.coro), context=context)
+        elif self.counts is not None:
+            context = contextvars.copy_context()
+            context.run(rowscope.enter_outside, self.counts)
+            task = loop.create_task(_contained(self.coro), context=context)
+        else:
+            task = loop.create_task(_contained(self.coro))
         self.task = task
         task.add_done_callback(self._done)
 
