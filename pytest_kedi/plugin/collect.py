@@ -47,6 +47,7 @@ __all__ = [
     "is_kedi_program",
     "received_collect_error",
     "passed_over",
+    "refuse_uncollected_kedi_args",
     "eval_item_names",
     "unique_names",
 ]
@@ -363,3 +364,16 @@ class KediTestSuite(pytest.Collector):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.outline.line - 1, self.name
+
+
+def refuse_uncollected_kedi_args(args: list[str]) -> None:
+    """A ``.kedi`` path (a program, or a ``prog.cache.kedi`` holding tests of its ``> auto:``
+    procedures) given explicitly while collection is off: say how to enable it (pytest
+    alone would only report "not found: ... (no match in any of ...)")."""
+    for arg in args:
+        path = Path(arg.split("::", 1)[0])
+        if (is_kedi_program(path) or cache_program(path) is not None) and is_file(path):
+            raise pytest.UsageError(
+                f"{arg}: .kedi files are collected only with --kedi-eval "
+                "(or KEDI_EVAL=1), or with ini kedi_collect = true"
+            )

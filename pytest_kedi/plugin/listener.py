@@ -37,6 +37,10 @@ class ReportListener:
         if not isinstance(report, SUB_RESULTS):  # a row's sub-result carries no record
             self.session.log_report(report)
 
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.session.collect_failed(report)
+
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         self.session.terminal_summary(terminalreporter)
 

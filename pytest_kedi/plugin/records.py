@@ -3,6 +3,8 @@
 * `SuiteRecord`: one ``@eval:`` suite -- the evals `SuiteResult` (its rows are the evals
   `RowResult` records) plus the item's node id, ``.kedi`` line, threshold and outcome;
 * `CaseRecord`: one ``> case:`` of a ``@test:`` suite;
+* `CollectErrorRecord`: a file pytest could not collect (a ``.kedi`` parse error, a test
+  module that failed to import);
 * `RunRecord`: the whole run (the JSON report document).
 
 Each has one ``to_json``/``from_json`` pair, used for the JSON report (schema version 3),
@@ -31,7 +33,9 @@ __all__ = [
     "ROW_KEYS",
     "SUITE_KEYS",
     "TEST_KEYS",
+    "ERROR_KEYS",
     "CaseRecord",
+    "CollectErrorRecord",
     "Json",
     "Rerun",
     "RunRecord",
@@ -48,7 +52,8 @@ Json = dict[str, Any]
 #: ``baseline_score``, ``delta``, ``retries`` and ``usage``; rows gained ``scores``, ``flaky``,
 #: ``carried_over``, ``output``, ``calls``, ``retries``, ``usage``, ``delta`` and ``regressed``
 #: (the last two set when the run was compared with a baseline); the document gained
-#: ``usage`` and ``retries`` (run totals).
+#: ``usage`` and ``retries`` (run totals). Later version-3 reports added the document's
+#: ``xfailed`` and ``errors`` lists (read as empty when absent).
 REPORT_VERSION = 3
 SUITE_KEYS = (
     "nodeid", "path", "line", "procedure", "metric", "dataset", "split", "score", "rows_total",
@@ -62,6 +67,7 @@ ROW_KEYS = (
     "regressed",
 )  # fmt: skip
 TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message")
+ERROR_KEYS = ("nodeid", "path", "line", "column", "message", "text")
 
 
 def node_path(nodeid: str) -> str:
@@ -312,6 +318,43 @@ class CaseRecord:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class CollectErrorRecord:
+    """A file (or folder) pytest could not collect: ``message`` is one line, ``text`` the
+    error as pytest printed it; ``line`` and ``column`` locate a Kedi parse error."""
+
+    nodeid: str
+    message: str
+    text: str
+    line: int | None = None
+    column: int | None = None
+
+    @property
+    def path(self) -> str:
+        return node_path(self.nodeid)
+
+    def to_json(self) -> Json:
+        return {
+            "nodeid": self.nodeid,
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "message": self.message,
+            "text": self.text,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CollectErrorRecord:
+        line, column = data.get("line"), data.get("column")
+        return cls(
+            nodeid=str(data["nodeid"]),
+            message=str(data["message"]),
+            text=str(data.get("text") or data["message"]),
+            line=None if line is None else int(line),
+            column=None if column is None else int(column),
+        )
+
+
 def _budget(value: object) -> float | None:
     """A recorded error budget: a whole row count stays an int (``3``, not ``3.0``)."""
     if value is None:
@@ -340,6 +383,8 @@ class RunRecord:
     #: node ids of the suites and cases pytest reported as expected failures (an ``xfail``
     #: marker, or ``pytest.xfail()`` in a case): their failures do not fail the run
     xfailed: tuple[str, ...] = ()
+    #: the files pytest could not collect, by node id
+    errors: tuple[CollectErrorRecord, ...] = ()
 
     @property
     def usage(self) -> Usage:
@@ -369,6 +414,7 @@ class RunRecord:
             "usage": self.usage.to_json(),
             "retries": self.retries,
             "xfailed": sorted(self.xfailed),
+            "errors": [e.to_json() for e in sorted(self.errors, key=lambda e: e.nodeid)],
         }
 
     @classmethod
@@ -380,4 +426,5 @@ class RunRecord:
             suites=tuple(SuiteRecord.from_json(suite) for suite in data["suites"]),
             tests=tuple(CaseRecord.from_json(test) for test in data["tests"]),
             xfailed=tuple(str(nodeid) for nodeid in data.get("xfailed", ())),
+            errors=tuple(CollectErrorRecord.from_json(e) for e in data.get("errors", ())),
         )

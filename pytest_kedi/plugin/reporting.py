@@ -89,7 +89,12 @@ class _Printable:
 def write_summary(tr: Any, summary: Summary, *, verbose: bool) -> None:
     """Print the ``kedi`` section (only write errors under pytest's ``--no-summary``)."""
     if not (
-        summary.suites or summary.tests or summary.errors or summary.notes or summary.untouched
+        summary.suites
+        or summary.tests
+        or summary.errors
+        or summary.notes
+        or summary.untouched
+        or summary.written
     ):
         return
     tr = _Printable(tr)

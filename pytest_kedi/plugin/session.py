@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_kedi.constants import REPORT_CASE, REPORT_MODEL, REPORT_SUITE
-from pytest_kedi.fileread import is_file
 from pytest_kedi.plugin import collect, resolution
 from pytest_kedi.plugin.codecache import CodeCache
 from pytest_kedi.plugin.collect import KediCacheFile, KediFile, cache_program, is_kedi_program
@@ -41,7 +40,7 @@ from pytest_kedi.plugin.state import SESSION_KEY, TEST_MODEL, ProgramCache
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.plugin import transport
     from pytest_kedi.plugin.progress import Progress
-    from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
+    from pytest_kedi.plugin.records import CaseRecord, CollectErrorRecord, SuiteRecord
     from pytest_kedi.runtime.casecode import MemoryCodeStore
 
 __all__ = ["MARKERS", "MODEL_CALLS_KEY", "USAGE_ERRORS_KEY", "KediSession", "ReportListener"]
@@ -89,6 +88,7 @@ class KediSession:
         self.suites: dict[str, SuiteRecord] = {}
         self.tests: dict[str, CaseRecord] = {}
         self.xfailed: set[str] = set()
+        self.collect_errors: dict[str, CollectErrorRecord] = {}  # files pytest could not collect
         self.default_models: set[str] = set()
         self.model_calls: Counter[str] = Counter()
         self.output = Output()
@@ -127,7 +127,7 @@ class KediSession:
             session.baseline = baseline.load(session.settings.baseline_path)
         if not session.worker:
             if not session.settings.collect:
-                _refuse_uncollected_kedi_args(config.args)
+                collect.refuse_uncollected_kedi_args(config.args)
             check_report_paths(report_outputs(session.settings), other_reports(config))
             config.pluginmanager.register(ReportListener(session), "kedi-reporter")
         if session.settings.prune_cassettes:  # it watches for what makes a run partial
@@ -293,6 +293,14 @@ class KediSession:
         if model is not None:
             self.default_models.add(model)
 
+    def collect_failed(self, report: pytest.CollectReport) -> None:
+        """A file that failed to collect (xdist: every worker's, one record a node id)."""
+        from pytest_kedi.plugin.collecterrors import error_record
+
+        record = error_record(report)
+        if record is not None:
+            self.collect_errors.setdefault(record.nodeid, record)
+
     def _crashed(self, report: pytest.TestReport) -> None:
         from pytest_kedi.evals.safetext import clean_text
         from pytest_kedi.plugin.crashes import after_crash, crash_record
@@ -367,10 +375,13 @@ class KediSession:
 
     def _write(self, session: pytest.Session, exitstatus: int) -> None:
         """Reports are written only when at least one Kedi item reported (ran, failed,
-        was skipped or crashed): a run that executed nothing (``--collect-only``, every
-        Kedi item deselected) leaves existing report files untouched."""
-        settings = self.settings
-        if not (self.suites or self.tests):  # every report asked for (the job summary aside)
+        was skipped or crashed) or a ``.kedi`` file failed to collect: a run that executed
+        nothing (``--collect-only``, every Kedi item deselected) leaves them untouched."""
+        from pytest_kedi.plugin.collecterrors import kedi_error
+
+        settings, errors = self.settings, tuple(self.collect_errors.values())
+        broken = not self.config.option.collectonly and any(map(kedi_error, errors))
+        if not (self.suites or self.tests or broken):
             paths = [p for _, p in report_outputs(settings)[:3]]
             paths.append(None if settings.markdown_append else settings.markdown_path)
             self.untouched = tuple(path for path in paths if path is not None)
@@ -384,6 +395,7 @@ class KediSession:
             suites=tuple(self.suites.values()),
             tests=tuple(self.tests.values()),
             xfailed=tuple(sorted(self.xfailed)),
+            errors=errors,
         )
         if self.baseline is not None:
             from pytest_kedi.plugin import baseline
@@ -403,7 +415,7 @@ class KediSession:
 
     def terminal_summary(self, tr: pytest.TerminalReporter) -> None:
         """The ``kedi`` section (controller, or the only process)."""
-        if self.suites or self.tests or self.output.errors or self.untouched:
+        if self.suites or self.tests or self.output.errors or self.output.written or self.untouched:
             self._write_summary(tr)
         self.models.terminal_lines(tr)
 
@@ -435,16 +447,3 @@ class KediSession:
         return baseline.summary_lines(
             shown, self.baseline, self.suites.values(), max_drop=self.settings.max_drop
         )
-
-
-def _refuse_uncollected_kedi_args(args: list[str]) -> None:
-    """A ``.kedi`` path (a program, or a ``prog.cache.kedi`` holding tests of its ``> auto:``
-    procedures) given explicitly while collection is off: say how to enable it (pytest
-    alone would only report "not found: ... (no match in any of ...)")."""
-    for arg in args:
-        path = Path(arg.split("::", 1)[0])
-        if (is_kedi_program(path) or cache_program(path) is not None) and is_file(path):
-            raise pytest.UsageError(
-                f"{arg}: .kedi files are collected only with --kedi-eval "
-                "(or KEDI_EVAL=1), or with ini kedi_collect = true"
-            )

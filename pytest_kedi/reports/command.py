@@ -104,6 +104,7 @@ def compare_command(
     comparison = compare_runs(old.suites, new.suites)
     head, *rest = comparison_lines(comparison, max_drop=args.max_drop)
     _write(out, [f"Comparing {args.old} -> {args.new}: {head}", *rest])
+    _write(out, [f"{args.new}: ERROR {e.nodeid}: {e.message}" for e in new.errors])
     if args.max_drop is None:
         return 0
     reasons = [
@@ -140,6 +141,7 @@ def merged_lines(merged: Merged, paths: Sequence[str]) -> list[str]:
             if flaky is not None:
                 lines.append(f"    {flaky}")
     lines += rerun_lines(run.suites)
+    lines += [f"ERROR {error.nodeid}: {error.message}" for error in run.errors]
     lines += [f"FAILED {nodeid}: {reason.splitlines()[0]}" for nodeid, reason in merged.failures]
     lines += [f"kedi: {note}" for note in merged.notes]
     return lines

@@ -5,8 +5,10 @@ same result in each (durations aside); otherwise the merge is refused, naming th
 and the files. The verdict re-applies the gates the reports recorded: a suite fails when
 its shard said so (``outcome``), when its score (or, with ``gate`` ``lower``, its interval's
 lower bound ``ci.low``) is below its ``threshold``, or when more rows errored than its
-``max_errors`` allows; a test case fails when its outcome is ``failed``. The merged exit
-status is what one unsharded pytest run would have ended with.
+``max_errors`` allows; a test case fails when its outcome is ``failed``. Collection errors
+(``errors``: the files a shard could not collect) are merged by node id, once each however
+many shards collected the file, and fail the run. The merged exit status is what one
+unsharded pytest run would have ended with.
 """
 
 from __future__ import annotations
@@ -20,7 +22,13 @@ from typing import Any
 from pytest_kedi.evals.scoring import below
 from pytest_kedi.plugin.gating import score_digits, threshold_text
 from pytest_kedi.plugin.optionvalues import MaxErrors
-from pytest_kedi.plugin.records import CaseRecord, RunRecord, SuiteRecord, source_order
+from pytest_kedi.plugin.records import (
+    CaseRecord,
+    CollectErrorRecord,
+    RunRecord,
+    SuiteRecord,
+    source_order,
+)
 
 __all__ = ["MergeError", "Merged", "Shard", "merge"]
 
@@ -187,10 +195,14 @@ def merge(shards: Sequence[Shard]) -> Merged:
         for case in cases
         if case.outcome == "failed" and case.nodeid not in expected
     ]
+    errors: dict[str, CollectErrorRecord] = {}  # every shard collects the same files
+    for shard in shards:
+        for error in shard.run.errors:
+            errors.setdefault(error.nodeid, error)
     calls: Counter[str] = Counter()
     for shard in _counted(shards):
         calls.update(dict(shard.run.model_calls))
-    status, notes = _status(shards, bool(failures))
+    status, notes = _status(shards, bool(failures or errors))
     run = RunRecord(
         exitstatus=status,
         interrupted=any(shard.run.interrupted for shard in shards),
@@ -198,5 +210,6 @@ def merge(shards: Sequence[Shard]) -> Merged:
         suites=tuple(judged),
         tests=tuple(cases),
         xfailed=tuple(xfailed),
+        errors=tuple(errors[nodeid] for nodeid in sorted(errors)),
     )
     return Merged(run, tuple(failures), notes, status)

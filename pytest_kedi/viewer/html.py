@@ -22,6 +22,7 @@ from pytest_kedi.evals.scoring import SCORE_DIGITS, change, fell, threshold_text
 from pytest_kedi.text import clip
 from pytest_kedi.viewer import svg
 from pytest_kedi.viewer.compare import history_section
+from pytest_kedi.viewer.errors import errors_html
 from pytest_kedi.viewer.model import (
     RowView,
     RunView,
@@ -120,6 +121,8 @@ def _header(run: RunView, runs: int) -> str:
         ("Rows", f"{rows} ({errored} errored)"),
         ("Tests", f"{len(tests)} ({tests_failed} failed)"),
     ]
+    if run.errors:
+        facts.append(("Collection errors", str(len(run.errors))))
     if run.tokens:
         facts.append(("Tokens", escape(run.tokens)))
     if run.exitstatus:
@@ -428,7 +431,8 @@ def render_html(runs: Sequence[RunView]) -> str:
         f"<title>pytest-kedi report: {escape(run.verdict)}</title>"
         f"<style>{_asset('viewer.css')}</style></head><body>"
         '<a class="skip" href="#suites">Skip to the suites</a>'
-        f"{_header(run, len(runs))}<main>{interrupted}{_suites_table(run, runs)}{details}"
+        f"{_header(run, len(runs))}<main>{interrupted}{errors_html(run.errors)}"
+        f"{_suites_table(run, runs)}{details}"
         f"{_tests(run)}{history_section(runs)}</main>"
         f"{data_script({'suites': data})}"
         f"<script>{_asset('viewer.js')}</script></body></html>\n"

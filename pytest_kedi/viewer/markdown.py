@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from pytest_kedi.evals.scoring import threshold_text
 from pytest_kedi.text import truncate
+from pytest_kedi.viewer.errors import errors_markdown
 from pytest_kedi.viewer.model import (
     RowView,
     RunView,
@@ -121,7 +122,10 @@ def render_markdown(runs: Sequence[RunView], *, worst: int = 5) -> str:
                 for m in run.models
             )
         )
+    if run.errors:
+        facts.append(_count(len(run.errors), "collection error"))
     lines = [f"### pytest-kedi: {_RUN[run.verdict]}", "", " · ".join(facts), ""]
+    lines += errors_markdown(run.errors)
     if not run.suites:
         lines.append("No eval suite ran.")
         return "\n".join(lines) + "\n"

@@ -1,9 +1,8 @@
 """Report documents (as ``--kedi-report`` writes them) read into typed view records.
 
-Every field beyond the version-1 schema is optional and read defensively: a report
-without repeats, baselines, traces or model counts renders without those columns, and a
-field of an unexpected type is treated as absent rather than failing the page.
-"""
+Every field beyond the version-1 schema is optional and read defensively: a report without
+repeats, baselines, traces, model counts or collection errors (`errors`) renders without them;
+a field of an unexpected type is treated as absent rather than failing the page."""
 
 from __future__ import annotations
 
@@ -18,6 +17,7 @@ from typing import Any
 from pytest_kedi.constants import TEST_MODEL
 from pytest_kedi.evals.scoring import SCORE_DIGITS, change, fell, score_digits
 from pytest_kedi.jsontext import loads
+from pytest_kedi.viewer.errors import ErrorView, error_views
 
 __all__ = [
     "SUPPORTED_VERSIONS",
@@ -146,6 +146,7 @@ class RunView:
     exitstatus: int | None
     verdict: str  # passed, failed or interrupted
     tokens: str | None = None
+    errors: tuple[ErrorView, ...] = ()  # the files the run could not collect
 
 
 # --------------------------------------------------------------------------- field readers
@@ -295,8 +296,7 @@ def _suite(data: object, position: int, xfailed: frozenset[str]) -> SuiteView | 
     rows_total, rows_errored = _int(data.get("rows_total")), _int(data.get("rows_errored"))
     score = _num(_first(data, "score", "mean"))
     repeats = _int(_first(data, "repeats", "repeat"))
-    # pytest-kedi computes an interval for every run; a plain run (rows run once, the min
-    # score on the mean) is shown as it always was, without it.
+    # a plain run (rows run once, the min score on the mean) is shown without its interval
     plain = repeats == 1 and data.get("gate") != "lower"
     return SuiteView(
         nodeid=nodeid,
@@ -376,17 +376,15 @@ def run_view(
             f"{label}: unsupported report version {document.get('version')!r} "
             f"(this pytest-kedi reads versions {', '.join(map(str, SUPPORTED_VERSIONS))})"
         )
-    recorded = document.get("xfailed")
-    frozen_xfailed = frozenset(xfailed) | frozenset(
-        str(nodeid) for nodeid in (recorded if isinstance(recorded, list) else ())
-    )
+    recorded = _list(document.get("xfailed"))
+    frozen_xfailed = frozenset(xfailed) | frozenset(str(nodeid) for nodeid in recorded)
     suites = tuple(
         s
         for s in (_suite(d, i, frozen_xfailed) for i, d in enumerate(document.get("suites", [])))
         if s is not None
     )
     found = (_test(d, frozen_xfailed) for d in _list(document.get("tests")))
-    tests = tuple(t for t in found if t is not None)
+    tests, errors = tuple(t for t in found if t is not None), error_views(document.get("errors"))
     status = exitstatus if exitstatus is not None else _int(document.get("exitstatus"))
     # A report says whether Ctrl-C or SIGTERM ended the run; status 2 is also pytest-xdist's
     # for a run `-x` stopped, so it counts only for documents that do not say.
@@ -398,7 +396,7 @@ def run_view(
     elif status is not None:
         verdict = "passed" if status in (0, 5) else "failed"
     else:
-        failed = any(s.verdict == "failed" for s in suites)
+        failed = any(s.verdict == "failed" for s in suites) or bool(errors)
         verdict = "failed" if failed or any(t.outcome == "failed" for t in tests) else "passed"
     stamp = _str(_first(document, "created", "when", "started", "timestamp")) or when
     return RunView(
@@ -412,6 +410,7 @@ def run_view(
         exitstatus=status,
         verdict=verdict,
         tokens=_tokens(_first(document, "tokens", "usage")),
+        errors=errors,
     )
 
 

@@ -133,7 +133,7 @@ def test_json_report_schema(kedi: Kedi) -> None:
     report = kedi.json("out/report.json")
     assert tuple(report) == (
         "version", "interrupted", "exitstatus", "model_calls", "usage", "retries", "xfailed",
-        "suites", "tests",
+        "errors", "suites", "tests",
     )  # fmt: skip
     assert (report["version"], report["interrupted"], report["exitstatus"]) == (3, False, 1)
     assert report["model_calls"] == {}

@@ -333,3 +333,35 @@ def test_one_rows_right_to_left_override_does_not_reverse_the_next(
     )
     assert order[0] < order[1] < order[2], order  # left to right
     _clean(opened)
+
+
+def test_collection_errors_are_shown_above_the_suites(tmp_path: Path, open_page: Any) -> None:
+    """A file the run could not collect (the report's ``errors``) was nowhere on the page:
+    only the FAILED verdict, with no suite failed."""
+    document = full_report()
+    document["errors"] = [
+        {"nodeid": "evals/broken.kedi", "path": "evals/broken.kedi", "line": 2, "column": 9,
+         "message": f"evals/broken.kedi:2:9: bad <b>{SCRIPT_INPUT}</b>",
+         "text": f"Kedi parse error:\n  {SCRIPT_INPUT}\n          ^"},
+        {"nodeid": "test_x.py", "path": "test_x.py", "line": None, "column": None,
+         "message": "ModuleNotFoundError: No module named 'nope'", "text": "E   nope"},
+    ]  # fmt: skip
+    opened = open_page(_write(tmp_path, document))
+    page = opened.page
+    section = page.locator("#collection-errors")
+    assert section.is_visible()
+    assert page.locator("#errors-h").inner_text() == "Collection errors (2)"
+    cells = section.locator("tbody tr td:first-child").all_inner_texts()
+    assert [text.splitlines()[0] for text in cells] == ["evals/broken.kedi:2:9", "test_x.py"]
+    first = section.locator("tbody tr").first.locator("details")
+    assert not first.locator("pre").is_visible()
+    first.locator("summary").click()
+    assert first.locator("pre").inner_text().startswith("Kedi parse error:")
+    assert "COLLECTION ERRORS\n2" in page.locator("header.top").inner_text()
+    _clean(opened)
+
+
+def test_a_report_without_errors_has_no_errors_section(tmp_path: Path, open_page: Any) -> None:
+    opened = open_page(_write(tmp_path, v1_report()))
+    assert opened.page.locator("#collection-errors").count() == 0
+    _clean(opened)
