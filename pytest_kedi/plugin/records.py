@@ -53,13 +53,13 @@ Json = dict[str, Any]
 #: ``carried_over``, ``output``, ``calls``, ``retries``, ``usage``, ``delta`` and ``regressed``
 #: (the last two set when the run was compared with a baseline); the document gained
 #: ``usage`` and ``retries`` (run totals). Later version-3 reports added the document's
-#: ``xfailed`` and ``errors`` lists (read as empty when absent).
+#: ``xfailed`` and ``errors`` lists and the suites' ``failure`` (read as empty when absent).
 REPORT_VERSION = 3
 SUITE_KEYS = (
     "nodeid", "path", "line", "procedure", "metric", "dataset", "split", "score", "rows_total",
-    "rows_errored", "errors_by_class", "feedback", "threshold", "outcome", "error", "duration_s",
-    "repeats", "stderr", "ci", "gate", "rerun", "max_errors", "baseline_score", "delta",
-    "retries", "usage", "rows",
+    "rows_errored", "errors_by_class", "feedback", "threshold", "outcome", "error", "failure",
+    "duration_s", "repeats", "stderr", "ci", "gate", "rerun", "max_errors", "baseline_score",
+    "delta", "retries", "usage", "rows",
 )  # fmt: skip
 ROW_KEYS = (
     "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
@@ -111,6 +111,9 @@ class SuiteRecord:
     rerun: Rerun | None = None  # set under --kedi-rerun
     max_errors: float | None = None  # the error budget applied: a row count, or a fraction < 1
     baseline: SuiteDelta | None = None  # the comparison with --kedi-baseline's suite
+    #: why pytest failed a suite its own verdict passed: ``[XPASS(strict)] <reason>``, or
+    #: its fixture teardown's error
+    failure: str | None = None
 
     @property
     def path(self) -> str:
@@ -208,6 +211,7 @@ class SuiteRecord:
             "threshold": self.threshold,
             "outcome": self.outcome,
             "error": result.error,
+            "failure": self.failure,
             "duration_s": result.duration_s,
             **result.stats_json(),
             "gate": self.gate,
@@ -247,6 +251,7 @@ class SuiteRecord:
             rerun=None if data.get("rerun") is None else Rerun.from_json(data["rerun"]),
             max_errors=_budget(max_errors),
             baseline=SuiteDelta.from_json(data),
+            failure=None if data.get("failure") is None else str(data["failure"]),
         )
 
     def row_lines(self) -> Iterator[Json]:

@@ -35,6 +35,8 @@ def _verdict(record: SuiteRecord, digits: int = 4) -> str:
     outcome = record.outcome
     word = "FAILED" if outcome == "failed" else outcome
     parts = [word]
+    if record.failure and outcome == "failed":  # pytest failed it: an XPASS(strict), a teardown
+        parts.append(_failure_text(record.failure))
     if record.threshold is not None and outcome != "skipped":
         bound = " on the lower bound" if record.gate == "lower" else ""
         parts.append(f"min score {threshold_text(record.threshold, digits)}{bound}")
@@ -49,6 +51,16 @@ def _verdict(record: SuiteRecord, digits: int = 4) -> str:
             f"{result.rows_total} rows errored"
         )
     return f"[{', '.join(parts)}]"
+
+
+def _failure_text(failure: str) -> str:
+    """Why pytest failed the suite, one line: ``XPASS(strict): <reason>`` (pytest's
+    ``[XPASS(strict)] <reason>``) or ``teardown: <ExceptionType>: <message>``."""
+    first = failure.strip().splitlines()[0] if failure.strip() else "failed"
+    if first.startswith("[XPASS(strict)]"):
+        reason = first.removeprefix("[XPASS(strict)]").strip()
+        return f"XPASS(strict): {reason}" if reason else "XPASS(strict)"
+    return first
 
 
 def suite_line(record: SuiteRecord, *, feedback_limit: int | None) -> str:

@@ -71,7 +71,8 @@ def _suite_record(
     if when == "call":
         if isinstance(published, SuiteRecord):
             if report.failed and published.outcome != "failed":  # XPASS(strict)
-                return dataclasses.replace(published, outcome="failed")
+                failure = _crash_message(report) or "failed"
+                return dataclasses.replace(published, outcome="failed", failure=failure)
             return published
         if report.skipped:  # pytest.skip() while loading the file or the suite's data
             return SuiteRecord.placeholder(
@@ -92,7 +93,8 @@ def _suite_record(
     failed_teardown = when == "teardown" and report.failed
     if failed_teardown and isinstance(published, SuiteRecord) and published.outcome != "failed":
         # pytest counts the teardown's error
-        return dataclasses.replace(published, outcome="failed")
+        failure = _crash_message(report) or "teardown failed"
+        return dataclasses.replace(published, outcome="failed", failure=f"teardown: {failure}")
     return None
 
 

@@ -131,7 +131,9 @@ def suite_reason(suite: SuiteRecord) -> str | None:
                 f"{budget.describe()} allowed"
             )
     if not reasons and suite.outcome == "failed":
-        reasons.append("failed in its shard")
+        reasons.append(
+            f"failed in its shard: {suite.failure}" if suite.failure else "failed in its shard"
+        )
     return "; ".join(reasons) or None
 
 

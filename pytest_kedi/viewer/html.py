@@ -186,6 +186,8 @@ def _suites_table(run: RunView, runs: Sequence[RunView]) -> str:
             extra.append(f"SE {suite.stderr:.3f}")
         if suite.repeats is not None:
             extra.append(f"{suite.repeats} repeats")
+        # the suite's error, or why pytest failed a suite its gates passed (XPASS(strict))
+        why = suite.error or (suite.failure if suite.verdict == "failed" else None)
         bar = (
             svg.score_bar(
                 suite.score, suite.threshold, suite.ci, failed=suite.verdict in ("failed", "xfail")
@@ -205,11 +207,7 @@ def _suites_table(run: RunView, runs: Sequence[RunView]) -> str:
             f'<td class="n" data-v="{suite.rows_total}">{suite.rows_total}</td>',
             f'<td data-v="{suite.rows_errored}">{_errors(suite)}</td>',
             f'<td data-v="{escape(suite.verdict)}">{_verdict(suite.verdict)}'
-            + (
-                f'<div class="sub err">{escape(_one_line(suite.error))}</div>'
-                if suite.error
-                else ""
-            )
+            + (f'<div class="sub err">{escape(_one_line(why))}</div>' if why else "")
             + "</td>",
         ]
         if deltas:

@@ -58,7 +58,8 @@ def _suite_row(suite: SuiteView, delta: float | None) -> str:
         (threshold_text(suite.threshold, digits) + (" (lower bound)" if suite.lower_gate else ""))
         if suite.threshold is not None
         else "—",
-        _VERDICT.get(suite.verdict, cell(suite.verdict)),
+        _VERDICT.get(suite.verdict, cell(suite.verdict))
+        + (f" ({cell(suite.failure)})" if suite.failure and suite.verdict == "failed" else ""),
         f"{delta:+.4f}" if delta is not None else "—",
         cell(errors) if errors else "0",
     ]

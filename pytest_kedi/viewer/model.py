@@ -97,6 +97,7 @@ class SuiteView:
     tokens: str | None = None
     #: what the min score applied to: ``lower`` (the interval's lower bound) or the mean
     lower_gate: bool = False
+    failure: str | None = None  # why pytest failed it: ``[XPASS(strict)] <reason>``, teardown
 
     @property
     def scored(self) -> bool:
@@ -321,6 +322,7 @@ def _suite(data: object, position: int, xfailed: frozenset[str]) -> SuiteView | 
         delta=_delta(data),
         tokens=_tokens(_first(data, "tokens", "usage")),
         lower_gate=data.get("gate") == "lower",
+        failure=_text(data.get("failure")),
     )
 
 

@@ -49,9 +49,9 @@ KEDI_ENV = (
 #: tests spell them out rather than import them from the plugin.
 SUITE_KEYS = (
     "nodeid", "path", "line", "procedure", "metric", "dataset", "split", "score", "rows_total",
-    "rows_errored", "errors_by_class", "feedback", "threshold", "outcome", "error", "duration_s",
-    "repeats", "stderr", "ci", "gate", "rerun", "max_errors", "baseline_score", "delta",
-    "retries", "usage", "rows",
+    "rows_errored", "errors_by_class", "feedback", "threshold", "outcome", "error", "failure",
+    "duration_s", "repeats", "stderr", "ci", "gate", "rerun", "max_errors", "baseline_score",
+    "delta", "retries", "usage", "rows",
 )  # fmt: skip
 ROW_KEYS = (
     "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",

@@ -41,19 +41,23 @@ def test_a_strict_xfail_that_passes_is_failed_in_every_report(
     result = kedi.run("--kedi-eval", "--kedi-report", "r.json", "--kedi-markdown", "r.md")
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(["- t::ok: FAIL | [[]XPASS(strict)[]] known weak", "Evals:"])
-    result.stdout.fnmatch_lines(["- classify::m: 1.0000  [[]FAILED[]]"])
+    result.stdout.fnmatch_lines(["- classify::m: 1.0000  [[]FAILED, XPASS(strict): known weak[]]"])
     report = kedi.json("r.json")
     assert report["exitstatus"] == 1
-    assert [suite["outcome"] for suite in report["suites"]] == ["failed"]
+    assert [(s["outcome"], s["failure"]) for s in report["suites"]] == [
+        ("failed", "[XPASS(strict)] known weak")
+    ]
     assert [(t["outcome"], t["message"]) for t in report["tests"]] == [
         ("failed", "[XPASS(strict)] known weak")
     ]
     markdown = (kedi.pytester.path / "r.md").read_text(encoding="utf-8")
     assert "1 suite (1 failed)" in markdown and "1 test cases (1 failed)" in markdown
+    assert "❌ FAILED (\\[XPASS(strict)\\] known weak)" in markdown
     capsys.readouterr()
     assert cli.main(["merge", str(kedi.pytester.path / "r.json")], prog="pytest-kedi") == 1
     out = capsys.readouterr().out
-    assert "FAILED classifier.kedi::eval:classify" in out
+    assert "- classify::m: 1.0000  [FAILED, XPASS(strict): known weak]" in out
+    assert "FAILED classifier.kedi::eval:classify: failed in its shard: [XPASS(strict)]" in out
     assert "FAILED classifier.kedi::test:t::ok: [XPASS(strict)] known weak" in out
 
 
@@ -126,11 +130,13 @@ def test_a_teardown_error_fails_the_suite_and_the_case_in_every_report(
         [
             "- t::ok: FAIL | RuntimeError: teardown broke",
             "Evals:",
-            "- classify::m: 1.0000  [[]FAILED[]]",
+            "- classify::m: 1.0000  [[]FAILED, teardown: RuntimeError: teardown broke[]]",
         ]
     )
     report = kedi.json("r.json")
-    assert [s["outcome"] for s in report["suites"]] == ["failed"]
+    assert [(s["outcome"], s["failure"]) for s in report["suites"]] == [
+        ("failed", "teardown: RuntimeError: teardown broke")
+    ]
     assert [(t["outcome"], t["message"]) for t in report["tests"]] == [
         ("failed", "RuntimeError: teardown broke")
     ]
@@ -139,7 +145,7 @@ def test_a_teardown_error_fails_the_suite_and_the_case_in_every_report(
     capsys.readouterr()
     assert cli.main(["merge", str(kedi.pytester.path / "r.json")], prog="pytest-kedi") == 1
     out = capsys.readouterr().out
-    assert "FAILED classifier.kedi::eval:classify: failed in its shard" in out
+    assert "FAILED classifier.kedi::eval:classify: failed in its shard: teardown: Runtime" in out
     assert "FAILED classifier.kedi::test:t::ok: RuntimeError: teardown broke" in out
 
 

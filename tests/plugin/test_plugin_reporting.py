@@ -165,6 +165,7 @@ def test_json_report_schema(kedi: Kedi) -> None:
         "threshold": None,
         "outcome": "failed",
         "error": missing["error"],
+        "failure": None,
         "repeats": 1,
         "stderr": None,
         "ci": None,
