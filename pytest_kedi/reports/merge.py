@@ -149,12 +149,16 @@ def _status(shards: Sequence[Shard], failed: bool) -> tuple[int, tuple[str, ...]
             statuses.append(_INTERRUPTED)
         elif run.exitstatus not in (0, _NO_TESTS):
             statuses.append(run.exitstatus)
+    for shard in shards:  # (a failure the merge lists explains a shard's status 1)
+        status = shard.run.exitstatus  # (2 without an interrupt: -x under pytest-xdist)
+        if (
+            status not in (0, _NO_TESTS)
+            and not (failed and status == 1)
+            and not shard.run.interrupted
+        ):
+            notes.append(f"{shard.path}: the shard's pytest run ended with exit status {status}")
     if any(status == _INTERRUPTED for status in statuses):
         return _INTERRUPTED, tuple(notes)
-    for shard in shards:  # (a failure the merge lists explains a shard's status 1)
-        status = shard.run.exitstatus
-        if status not in (0, _NO_TESTS) and not (failed and status == 1):
-            notes.append(f"{shard.path}: the shard's pytest run ended with exit status {status}")
     # an internal (3) or usage (4) error ends the run so, failures or not, as in pytest
     return max(statuses, default=1 if failed else 0), tuple(notes)
 

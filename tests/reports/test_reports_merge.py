@@ -164,6 +164,18 @@ def test_shard_exit_statuses_count(tmp_path: Path) -> None:
     )
     interrupted = _merge(tmp_path, run([suite(A, 1.0)], interrupted=True, exitstatus=2))
     assert interrupted.exitstatus == 2 and interrupted.run.interrupted
+    assert interrupted.notes == (f"{tmp_path / 'shard0.json'}: the shard's run was interrupted",)
+
+
+def test_a_shard_stopped_by_maxfail_under_xdist_is_named(tmp_path: Path) -> None:
+    """pytest-xdist ends a run ``-x`` stopped with status 2, not interrupted: the merge
+    exited 2 without a word on which shard ended so."""
+    stopped = run([suite(A, 0.0, outcome="failed")], exitstatus=2)
+    merged = _merge(tmp_path, stopped, run([suite(B, 1.0)]))
+    assert merged.exitstatus == 2 and not merged.run.interrupted
+    assert merged.notes == (
+        f"{tmp_path / 'shard0.json'}: the shard's pytest run ended with exit status 2",
+    )
 
 
 def test_unreadable_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
