@@ -127,3 +127,21 @@ def test_reports_without_errors_still_merge_compare_and_render(
     html = str(kedi.pytester.path / "h.html")
     assert cli.main(["html", old_path, new_path, "-o", html], prog="pytest-kedi") == 0
     assert "Collection errors (1)" in (kedi.pytester.path / "h.html").read_text("utf-8")
+
+
+@pytest.mark.single_process("pytest-xdist runs the other tests despite collection errors")
+def test_a_run_collection_errors_interrupted_says_so_and_names_them(kedi: Kedi) -> None:
+    """A test module's import error beside a Kedi parse error stops pytest before any item
+    runs ("Interrupted: 2 errors during collection"): the reports say so, with both files."""
+    kedi.write("demo.kedi", DEMO)
+    kedi.write("broken.kedi", BROKEN)
+    kedi.write("test_imports.py", IMPORT_ERROR)
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json", "--kedi-markdown", "r.md")
+    result.stdout.fnmatch_lines(["*Interrupted: 2 errors during collection*"])
+    report = kedi.json("r.json")
+    assert (report["exitstatus"], report["interrupted"], report["suites"]) == (2, True, [])
+    assert [e["nodeid"] for e in report["errors"]] == ["broken.kedi", "test_imports.py"]
+    markdown = (kedi.pytester.path / "r.md").read_text(encoding="utf-8")
+    assert (
+        markdown.startswith("### pytest-kedi: ⚠️ INTERRUPTED") and "2 collection errors" in markdown
+    )
