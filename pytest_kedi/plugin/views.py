@@ -2,7 +2,8 @@
 
 Both are rendered by `pytest_kedi.viewer` from the same report document as the JSON
 report. The Markdown summary goes to ``--kedi-markdown`` (overwritten) or is appended to
-``$GITHUB_STEP_SUMMARY`` -- the latter only when the run had Kedi items.
+``$GITHUB_STEP_SUMMARY`` -- the latter only when the run had Kedi items (or a ``.kedi``
+file failed to collect).
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ def write_views(
     started: datetime,
 ) -> ViewOutcome:
     outcome = ViewOutcome()
-    ran = bool(run.suites or run.tests)
+    ran = bool(
+        run.suites or run.tests or run.errors
+    )  # (errors: a .kedi file could not be collected)
     want_markdown = settings.markdown_path is not None and (ran or not settings.markdown_append)
     if settings.html_path is None and not want_markdown:
         return outcome

@@ -145,3 +145,18 @@ def test_a_run_collection_errors_interrupted_says_so_and_names_them(kedi: Kedi) 
     assert (
         markdown.startswith("### pytest-kedi: ⚠️ INTERRUPTED") and "2 collection errors" in markdown
     )
+
+
+def test_the_job_summary_names_a_broken_kedi_file_when_no_item_ran(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``$GITHUB_STEP_SUMMARY`` is appended to when Kedi items ran: a run whose only
+    ``.kedi`` file failed to parse wrote its JSON report but left the job summary empty."""
+    summary = kedi.pytester.path / "step_summary.md"
+    summary.write_text("", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    kedi.write("broken.kedi", BROKEN)
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json")
+    result.assert_outcomes(errors=1)
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("### pytest-kedi: ❌ FAILED") and "| broken.kedi:2:9 |" in text
