@@ -113,7 +113,10 @@ def rerun_lines(records: Collection[SuiteRecord]) -> list[str]:
         f"kedi rerun ({mode}): {total - carried} row{'s' if total - carried != 1 else ''} "
         f"rerun, {carried} carried over from the previous run"
     ]
-    fresh = [r for r in reruns if r.rerun is not None and not r.rerun.previous_run]
+    # (a suite that failed before scoring ran no row: nothing to say of it)
+    fresh = [
+        r for r in reruns if r.rerun is not None and not r.rerun.previous_run and r.result.completed
+    ]
     if fresh:
         suites = "suite" if len(fresh) == 1 else "suites"
         lines.append(f"kedi rerun: no previous run of {len(fresh)} {suites}: all their rows ran")

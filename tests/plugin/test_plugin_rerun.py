@@ -98,6 +98,15 @@ def test_rerun_reruns_rows_whose_data_changed(kedi: Kedi) -> None:
     result.stdout.fnmatch_lines(["kedi rerun (errors): 2 rows rerun, 3 carried over*"])
 
 
+BROKEN_DATA = """\
+@eval: broken:
+  > data: xs:
+    = `1/0`
+  > metric: m(xs):
+    = `xs > 0`
+"""
+
+
 def test_rerun_without_a_previous_run_runs_every_row(kedi: Kedi) -> None:
     setup(kedi, "e1")
     result = run(kedi, "--kedi-rerun", "errors")
@@ -248,3 +257,13 @@ def test_a_run_keeps_what_another_session_stored_meanwhile(kedi: Kedi) -> None:
     suites = json.loads(_rows_entry(kedi).read_text(encoding="utf-8"))["suites"]
     (other,) = [nodeid for nodeid in suites if "other" in nodeid]
     assert suites[other] == "[]"
+
+
+def test_a_suite_that_failed_before_scoring_is_not_said_to_have_run_its_rows(kedi: Kedi) -> None:
+    """A suite whose data failed to load (or whose metric names no dataset) ran no row:
+    the rerun summary said ``no previous run of 1 suite: all their rows ran``."""
+    kedi.write("broken.kedi", BROKEN_DATA)
+    result = kedi.run("--kedi-eval", "--kedi-rerun", "errors")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["kedi rerun (errors): 0 rows rerun, 0 carried over*"])
+    assert "no previous run" not in result.stdout.str()
