@@ -91,11 +91,14 @@ def _describe(dataset: Dataset) -> str:
     return f"{dataset.kind} {dataset.name!r}"
 
 
-def materialize_rows(value: Any, dataset: Dataset, max_rows: int | None = None) -> list[Row]:
+def materialize_rows(
+    value: Any, dataset: Dataset, max_rows: int | None = None, *, outcomes: bool = False
+) -> list[Row]:
     """Materialize a dataset value into ``(input, expected | NO_EXPECTED)`` rows.
 
     With ``max_rows``, a dataset yielding more rows is a `KediSuiteError` (iteration stops
-    one row past the limit).
+    one row past the limit). ``outcomes``: a ``pytest.skip()`` or ``pytest.xfail()`` raised
+    while iterating is a loading failure too (see `EvalOptions`).
     """
     if value is None:
         raise KediSuiteError(
@@ -137,7 +140,7 @@ def materialize_rows(value: Any, dataset: Dataset, max_rows: int | None = None) 
     except KediSuiteError:
         raise
     except BaseException as exc:
-        if not user_error(exc) and not failed_outcome(exc):
+        if not user_error(exc, outcomes=outcomes) and not failed_outcome(exc):
             raise
         raise loading_failure(exc, dataset) from exc
 

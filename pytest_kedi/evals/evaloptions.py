@@ -51,6 +51,9 @@ class EvalOptions:
     * ``repeat``: how many times every row runs; each repeat is one unit of work for the
       row pool and the time limit, and the row's score is the mean over its repeats.
     * ``trace``: record every model call a row makes (the row's ``calls``).
+    * ``outcomes``: a ``pytest.skip()`` or ``pytest.xfail()`` while a dataset loads is its
+      loading failure, as a ``pytest.fail()`` is (the CLI's ``--eval``: no pytest item for it
+      to skip); otherwise it propagates, to skip (xfail) the pytest item.
     """
 
     split: Split = "auto"
@@ -59,6 +62,7 @@ class EvalOptions:
     max_rows: int | None = DEFAULT_MAX_ROWS
     repeat: int = 1
     trace: bool = False
+    outcomes: bool = False
 
     def __post_init__(self) -> None:
         if self.split not in SPLITS:

@@ -162,12 +162,13 @@ def _load_rows(
     try:
         value = program.load_dataset(suite, dataset)
     except BaseException as exc:
-        # pytest.skip() and pytest.xfail() propagate: they skip (xfail) the item; a
-        # pytest.fail() is this dataset's failure like any other error (with its trace)
-        if not user_error(exc) and not failed_outcome(exc):
+        # pytest.skip() and pytest.xfail() propagate: they skip (xfail) the item (unless
+        # `options.outcomes`: no item); a pytest.fail() is this dataset's failure like any
+        # other error (with its trace)
+        if not user_error(exc, outcomes=options.outcomes) and not failed_outcome(exc):
             raise
         raise loading_failure(exc, dataset) from exc
-    return materialize_rows(value, dataset, options.max_rows)
+    return materialize_rows(value, dataset, options.max_rows, outcomes=options.outcomes)
 
 
 def _score_rows(

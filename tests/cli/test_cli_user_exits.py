@@ -88,8 +88,12 @@ def test_rows_and_datasets_that_exit_are_their_own_errors(write, capsys) -> None
     assert lines[0].startswith("Kedi eval error: bad_data::m: data-loading failed for data 'd'")
     assert lines[0].endswith(": GeneratorExit: ")
     assert lines[1] == "Kedi stack trace:"  # then the failure's frames
-    skipped = "Kedi eval error: skipped_data: Skipped: no data today"
-    assert lines[-2:] == ["GeneratorExit: ", skipped]
+    skipped = (
+        "Kedi eval error: skipped_data::m: data-loading failed for data 'd' at prog.kedi:27: "
+        "Skipped: no data today"
+    )
+    assert skipped in lines
+    assert lines[-1] == "Skipped: no data today"  # the end of its Kedi stack trace
 
 
 def test_pytest_fail_in_a_dataset_is_a_located_data_loading_failure(write, capsys) -> None:
@@ -121,6 +125,52 @@ def test_pytest_fail_in_a_dataset_is_a_located_data_loading_failure(write, capsy
         '    = `__import__("pytest").fail("bad data")`',
         "Failed: bad data",
     ]
+
+
+@pytest.mark.parametrize(
+    ("body", "outcome"),
+    [
+        ('= `__import__("pytest").skip("no data")`', "Skipped: no data"),
+        ('= `__import__("pytest").xfail("no data")`', "XFailed: no data"),
+        ('= `__import__("pytest").importorskip("no_such_module_q")`', "Skipped: could not"),
+        (  # raised while the rows are iterated (a lazy dataset)
+            '= `(__import__("pytest").skip("no data") for _ in [1])`',
+            "Skipped: no data",
+        ),
+    ],
+)
+def test_pytest_skip_in_a_dataset_is_a_located_data_loading_failure(
+    write, capsys, body: str, outcome: str
+) -> None:
+    """With no pytest item to skip, the CLI printed ``Kedi eval error: s: Skipped: no data``:
+    no metric, no dataset, no line, unlike any other data-loading failure."""
+    name = write(f"""
+        @eval: s:
+          > data: d:
+            {body}
+          > metric: m(d):
+            = `1.0`
+
+        @eval: later:
+          > data: d:
+            = `[1]`
+          > metric: m(d):
+            = `1.0`
+        """)
+    assert cli.main([name, "--eval"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "Evals:\n- later::m: 1.0000\n"
+    lines = err.splitlines()
+    assert lines[0].startswith(
+        f"Kedi eval error: s::m: data-loading failed for data 'd' at prog.kedi:3: {outcome}"
+    )
+    assert lines[1:4] == [
+        "Kedi stack trace:",
+        '  File "prog.kedi", line 2, in data d',
+        "    > data: d:",
+    ]
+    assert '  File "prog.kedi", line 3, in data d (Python)' in lines
+    assert lines[-1].startswith(outcome)
 
 
 @pytest.mark.parametrize("flags", [[], ["--test"], ["--eval"]])
