@@ -5,6 +5,7 @@ how an error is rendered on one of its lines (`render_error`)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import sys
@@ -36,16 +37,45 @@ class Console:
     # as pytest's summary does; the program's result and `sys.exit("text")` are as they are.
 
     def print(self, text: str) -> None:
-        self.out.write(printable(clean_text(text)) + "\n")
+        _write(self.out, printable(clean_text(text)) + "\n")
 
     def result(self, text: str) -> None:
-        self.out.write(clean_text(text) + "\n")
+        _write(self.out, clean_text(text) + "\n")
 
     def error(self, text: str, *, raw: bool = False) -> None:
         flush(self.out)
         text = clean_text(text.rstrip("\n"))
-        self.err.write((text if raw else printable(text)) + "\n")
-        self.err.flush()
+        if _write(self.err, (text if raw else printable(text)) + "\n"):
+            flush(self.err)
+
+
+def _write(stream: TextIO, text: str) -> bool:
+    """Write ``text`` to ``stream``; False when the program closed the stream
+    (``sys.stdout.close()``) or its descriptor (``os.close(1)``): what follows is dropped, as
+    Python drops what a script prints once the stream is gone, never our traceback."""
+    try:
+        stream.write(text)
+    except ValueError:
+        if not getattr(stream, "closed", False):
+            raise
+        return False
+    except OSError as exc:
+        if exc.errno != errno.EBADF:
+            raise  # a gone reader (`BrokenPipeError`) ends the run: see `main`
+        _to_devnull(stream)
+        return False
+    return True
+
+
+def _to_devnull(stream: object) -> None:
+    """Point ``stream``'s closed descriptor at the null device, so that what its buffer
+    still holds is dropped there, not reported by Python's own flush at exit."""
+    with contextlib.suppress(Exception):
+        null = os.open(os.devnull, os.O_WRONLY)
+        fd = stream.fileno()  # type: ignore[attr-defined]
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
 
 
 def flush(stream: object) -> None:
@@ -55,6 +85,9 @@ def flush(stream: object) -> None:
         stream.flush()  # type: ignore[attr-defined]
     except BrokenPipeError:
         drop_stdout()
+    except OSError as exc:
+        if exc.errno == errno.EBADF:  # its descriptor closed (`os.close(1)`): as `_write`
+            _to_devnull(stream)
     except Exception:
         pass
 

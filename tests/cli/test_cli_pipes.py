@@ -134,3 +134,76 @@ def test_a_closed_stdout_drops_output(tmp_path: Path, argv: list[str], code: int
         check=False,
     )
     assert (done.stderr, done.returncode) == ("", code)
+
+
+_CLOSING = """
+    ```
+    import io, os, sys
+    print("before", flush=True)
+    {close}
+    ```
+
+    @test: t:
+      > case: c:
+        `assert {passes}, "no"`
+
+    @eval: s:
+      > data: d:
+        = `[1]`
+      > metric: m(d):
+        = `1.0 if {passes} else 1 / 0`
+
+    = `"result" if {passes} else 1 / 0`
+    """
+
+
+@pytest.mark.parametrize(
+    "close",
+    [
+        "sys.stdout.close()",
+        "os.close(1)",
+        "sys.stdout.close(); sys.stderr.close()",
+        "os.close(1); os.close(2)",
+    ],
+)
+@pytest.mark.parametrize("flags", [[], ["--test"], ["--eval"]], ids=["run", "test", "eval"])
+@pytest.mark.parametrize("passes", [True, False], ids=["passing", "failing"])
+def test_a_prelude_closing_stdout_drops_what_follows(
+    kedi_file, run_cli, close: str, flags: list[str], passes: bool
+) -> None:
+    """A prelude's ``sys.stdout.close()`` ended the run in ``pytest-kedi internal error:
+    ValueError: I/O operation on closed file.`` (``os.close(1)``: ``cannot read prog.kedi:
+    Bad file descriptor``; both streams closed: Python's fatal ``lost sys.stderr``), status 1.
+    As in a Python script, what is written after the close is dropped; the status is the
+    run's own."""
+    name = kedi_file(_CLOSING.format(close=close, passes=passes))
+    result = run_cli(name, *flags)
+    assert result.out == "before\n"
+    if "sys.stderr" in close or "os.close(2)" in close:
+        assert result.err == ""
+    # a failing case (its line dropped), or the program's error (on stderr); --eval
+    # completes with its row errors
+    assert result.code == (0 if passes or flags == ["--eval"] else 1)
+    if not passes and not flags and "stderr" not in close and "(2)" not in close:
+        assert result.err.splitlines()[-1] in (
+            "ZeroDivisionError: division by zero",
+            "AssertionError: no",
+        )
+
+
+@pytest.mark.parametrize("flags", [[], ["--test"], ["--eval"]], ids=["run", "test", "eval"])
+def test_a_prelude_closing_stderr_drops_diagnostics(kedi_file, run_cli, flags: list[str]) -> None:
+    """The run's report still reaches stdout; its diagnostics are dropped, status 1."""
+    name = kedi_file(_CLOSING.format(close="sys.stderr.close()", passes=False))
+    result = run_cli(name, *flags)
+    assert (result.err, result.code) == ("", 0 if flags == ["--eval"] else 1)
+    assert (
+        result.out
+        == {
+            "": "before\n",
+            "--test": "before\nTests:\n- t::c: FAIL | AssertionError: no\n",
+            "--eval": (
+                "before\nEvals:\n- s::m: 0.0000 | error: ZeroDivisionError: division by zero\n"
+            ),
+        }[(flags or [""])[0]]
+    )
