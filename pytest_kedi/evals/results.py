@@ -17,6 +17,7 @@ from pytest_kedi.evals.safetext import clean_with, current_secrets, secrets
 from pytest_kedi.evals.stats import SuiteStats, suite_stats
 from pytest_kedi.evals.usage import NO_USAGE, Usage, call_from_json, call_to_json, clean_call
 from pytest_kedi.runtime.rowscope import REPR_LIMIT, ModelCallTrace, short_repr
+from pytest_kedi.text import one_line
 
 __all__ = [
     "REPR_LIMIT",
@@ -388,14 +389,19 @@ class SuiteResult:
 def format_suite_line(result: SuiteResult, *, digits: int = 4) -> str:
     """Kedi's CLI line ``- <suite>::<metric>: 0.7500 | <feedback>`` (score with ``digits``).
 
-    `` | feedback`` is omitted when there is none. A suite error (which Kedi's CLI
+    `` | feedback`` is omitted when there is none; feedback of several lines is put on one
+    (`one_line`, as a failed case's message on its ``--test`` line), so that each suite keeps
+    its one line (the reports keep it as written). A suite error (which Kedi's CLI
     reports as a command failure instead of a score) reads ``- <suite>::<metric>: ERROR | <error>``.
     """
     head = f"- {result.suite}::{result.metric}" if result.metric else f"- {result.suite}"
     if result.error is not None:
         return f"{head}: ERROR | {result.error}"
     line = f"{head}: {result.score:.{digits}f}"
-    return f"{line} | {result.feedback}" if result.feedback else line
+    feedback = result.feedback
+    if feedback and ("\n" in feedback or "\r" in feedback):
+        feedback = one_line(feedback)
+    return f"{line} | {feedback}" if feedback else line
 
 
 def write_jsonl(

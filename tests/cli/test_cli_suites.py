@@ -122,6 +122,31 @@ def test_row_errors_score_zero_with_feedback(kedi_file, cli) -> None:
     ), result.out
 
 
+def test_feedback_of_several_lines_keeps_one_evals_line_per_suite(kedi_file, cli) -> None:
+    """``- s::m: 0.5000 | line1`` then ``line2`` on a line of its own: the feedback's
+    newlines broke the one-line-per-suite format (language.md §5.6); it is put on one line
+    as a ``FAIL |`` message is (`--test`)."""
+    name = kedi_file("""
+        @eval: s:
+          > data: rows:
+            = `[1, 2]`
+          > metric: m(rows):
+            = `(0.5, "line1\\n  line2\\r\\nline3") if rows == 1 else (0.5, "x\\x1b")`
+
+        @test: t:
+          > case: c:
+            `assert False, "first\\n  second"`
+        """)
+    result = cli(name, "--eval")
+    assert (result.out, result.err, result.code) == (
+        "Evals:\n- s::m: 0.5000 | line1 line2 line3; x\\x1b\n",
+        "",
+        0,
+    )
+    result = cli(name, "--test")
+    assert result.out == "Tests:\n- t::c: FAIL | AssertionError: first second\n"
+
+
 def test_a_failed_case_keeps_its_message_as_written_like_a_row_error(kedi_file, cli) -> None:
     # `FAIL | <ExcType>: <msg>` reads the message as a row error's `error: <ExcType>: <msg>`
     # does: its spaces kept, several lines put on one; they were collapsed to single spaces.

@@ -75,6 +75,15 @@ def test_suite_line_matches_kedi_cli_format() -> None:
     )
 
 
+def test_suite_line_puts_feedback_of_several_lines_on_one() -> None:
+    """``(0.5, "a\\nb")`` feedback broke the line (Kedi's one line per suite); its lines are
+    stripped and joined by a space, as a failed case's message on its ``--test`` line."""
+    result = suite_result(feedback="error: X: a; line1\n  line2\r\n\nline3 ", score=0.5)
+    assert format_suite_line(result) == "- initials::exact: 0.5000 | error: X: a; line1 line2 line3"
+    spaced = suite_result(feedback="  kept  as  written ", score=0.5)  # one line: untouched
+    assert format_suite_line(spaced) == "- initials::exact: 0.5000 |   kept  as  written "
+
+
 def test_suite_line_for_a_suite_error() -> None:
     line = format_suite_line(suite_result(error="missing dataset reference at a.kedi:3: ..."))
     assert line == "- initials::exact: ERROR | missing dataset reference at a.kedi:3: ..."

@@ -394,3 +394,24 @@ def test_junit_omits_empty_feedback(kedi: Kedi) -> None:
     (case,) = [case for case in root.iter("testcase") if case.get("name") == "eval:e"]
     names = [p.get("name") for p in case.iter("property")]
     assert "kedi_feedback" not in names and "kedi_score" in names
+
+
+MULTILINE_FEEDBACK = """
+@eval: notes:
+  > data: rows:
+    = `[1, 2]`
+  > metric: m(rows):
+    = `(0.5, "first\\n  second\\r\\nthird") if rows == 1 else 1.0`
+"""
+
+
+@pytest.mark.parametrize("verbosity", ["-q", "-v"])
+def test_multi_line_feedback_keeps_one_summary_line_per_suite(kedi: Kedi, verbosity: str) -> None:
+    """With ``-v`` (feedback not clipped) the suite's line broke at the feedback's newlines,
+    as the CLI's ``Evals:`` line did; the report keeps the feedback as written."""
+    kedi.write("notes.kedi", MULTILINE_FEEDBACK)
+    result = kedi.run("--kedi-eval", verbosity, "--kedi-report", "r.json")
+    lines = result.outlines
+    assert lines[lines.index("Evals:") + 1] == "- notes::m: 0.7500 | first second third  [passed]"
+    (suite,) = kedi.json("r.json")["suites"]
+    assert suite["feedback"] == "first\n  second\r\nthird"
