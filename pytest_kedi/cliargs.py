@@ -184,7 +184,7 @@ def _check_kedi_environment() -> None:
     if (
         parallel
         and parallel.lower() not in _PARALLEL_WORDS
-        and not (parallel.isdigit() and int(parallel) > 0)
+        and not (parallel.isdecimal() and int(parallel) > 0)  # ("²" is a digit, no int)
     ):
         raise CliUsageError(
             f"environment variable {PARALLEL_ENV}: expected a boolean word (1/0, true/false, "

@@ -150,6 +150,19 @@ def test_kedi_agent_with_kedi_adapter_and_an_invalid_kedi_parallel_are_misuse(mo
             parse_invocation(["p.kedi"])
 
 
+@pytest.mark.parametrize("bad", ["\u00b2", "\u2460", "3\u00b2"])
+def test_a_kedi_parallel_of_digits_int_refuses_is_misuse(cli, kedi_file, bad: str) -> None:
+    """``KEDI_PARALLEL=\u00b2`` (a digit to `str.isdigit`, not to `int`) ended in a Python
+    traceback (``ValueError: invalid literal for int()``)."""
+    result = cli(kedi_file("= done\n"), env={"KEDI_PARALLEL": bad})
+    assert result.code == 2
+    assert (
+        f"KEDI_PARALLEL: expected a boolean word (1/0, true/false, yes/no, on/off) or a worker "
+        f"count, not {bad!r}" in result.err
+    )
+    assert result.out == ""
+
+
 def test_version_is_owned() -> None:
     assert parse_invocation(["--version"]).version
     assert parse_invocation(["p.kedi", "--version"]).args == {}
