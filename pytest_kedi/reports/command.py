@@ -49,6 +49,14 @@ def _drop(text: str) -> float:
     return number
 
 
+def _output(text: str) -> str:
+    """``-o``'s path: a blank one is misuse (``merge`` wrote no report without a word), as
+    pytest's ``--kedi-report ''`` is."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a file path, got {text!r}")
+    return text
+
+
 def _compare_parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=f"{prog} compare",
@@ -74,7 +82,9 @@ def _merge_parser(prog: str) -> argparse.ArgumentParser:
         "run of every shard would have (0 passed, 1 failed).",
     )
     parser.add_argument("reports", nargs="+", metavar="REPORT.json")
-    parser.add_argument("-o", "--output", metavar="ALL.json", help="write the merged report")
+    parser.add_argument(
+        "-o", "--output", type=_output, metavar="ALL.json", help="write the merged report"
+    )
     return parser
 
 
@@ -161,7 +171,7 @@ def merge_command(
         if any(same_file(path, earlier) for earlier in args.reports[:index]):
             err.write(clean_text(f"{prog} merge: error: {path} is given twice") + "\n")
             return USAGE_ERROR
-    refused = None if not args.output else unsafe_output(args.output, args.reports)
+    refused = None if args.output is None else unsafe_output(args.output, args.reports)
     if refused is not None:
         err.write(clean_text(f"{prog} merge: error: -o {args.output}: {refused}") + "\n")
         return USAGE_ERROR
@@ -171,7 +181,7 @@ def merge_command(
         err.write(clean_text(f"{prog} merge: error: {exc}") + "\n")
         return USAGE_ERROR
     lines = merged_lines(merged, args.reports)
-    if args.output:
+    if args.output is not None:
         try:
             write_text_atomic(args.output, _dumps(merged.run))
         except OSError as exc:

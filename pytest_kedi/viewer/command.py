@@ -18,6 +18,13 @@ __all__ = ["html_command"]
 USAGE_ERROR = 2
 
 
+def _output(text: str) -> str:
+    """``-o``'s path: a blank one is misuse, as pytest's ``--kedi-report ''`` is."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a file path, got {text!r}")
+    return text
+
+
 def _parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=f"{prog} html",
@@ -25,7 +32,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         "(--kedi-report files). Give several reports oldest first to compare runs.",
     )
     parser.add_argument("reports", nargs="+", metavar="REPORT.json")
-    parser.add_argument("-o", "--output", required=True, metavar="OUT.html")
+    parser.add_argument("-o", "--output", type=_output, required=True, metavar="OUT.html")
     return parser
 
 

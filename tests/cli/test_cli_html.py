@@ -121,6 +121,24 @@ def test_an_output_over_a_source_or_an_input_is_refused(
 
 
 @pytest.mark.parametrize("command", ["html", "merge"])
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_a_blank_output_path_is_misuse(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, blank: str
+) -> None:
+    """`merge r.json -o ''` (an unset `$OUT`) wrote no merged report, without a word, and
+    exited 0; `html r.json -o ''` said `cannot write : is a directory`. As pytest's
+    `--kedi-report ''`, it is a usage error naming the option."""
+    document = {**REPORT, "version": 3, "exitstatus": 0, "interrupted": False, "model_calls": {}}
+    report = _save(tmp_path / "r.json", document)
+    assert cli.main([command, report, "-o", blank], prog="pytest-kedi") == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines()[-1] == (
+        f"pytest-kedi {command}: error: argument -o/--output: expected a file path, got {blank!r}"
+    )
+
+
+@pytest.mark.parametrize("command", ["html", "merge"])
 def test_a_report_with_lone_surrogate_escapes_is_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
