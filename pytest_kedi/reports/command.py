@@ -100,6 +100,11 @@ def _write(out: TextIO, lines: Sequence[str]) -> None:
         out.write(printable(clean_text(line)) + "\n")
 
 
+def _error(err: TextIO, text: str) -> None:
+    """A diagnostic, its control characters (a path's ESC) shown as escapes, as the CLI's."""
+    err.write(printable(clean_text(text)) + "\n")
+
+
 def compare_command(
     argv: Sequence[str], *, prog: str, out: TextIO = sys.stdout, err: TextIO = sys.stderr
 ) -> int:
@@ -109,7 +114,7 @@ def compare_command(
     try:
         old, new = read_run(args.old), read_run(args.new)
     except ReportReadError as exc:
-        err.write(clean_text(f"{prog} compare: error: {exc}") + "\n")
+        _error(err, f"{prog} compare: error: {exc}")
         return USAGE_ERROR
     comparison = compare_runs(old.suites, new.suites)
     head, *rest = comparison_lines(comparison, max_drop=args.max_drop)
@@ -169,16 +174,16 @@ def merge_command(
         return args
     for index, path in enumerate(args.reports):  # its model calls would count twice
         if any(same_file(path, earlier) for earlier in args.reports[:index]):
-            err.write(clean_text(f"{prog} merge: error: {path} is given twice") + "\n")
+            _error(err, f"{prog} merge: error: {path} is given twice")
             return USAGE_ERROR
     refused = None if args.output is None else unsafe_output(args.output, args.reports)
     if refused is not None:
-        err.write(clean_text(f"{prog} merge: error: -o {args.output}: {refused}") + "\n")
+        _error(err, f"{prog} merge: error: -o {args.output}: {refused}")
         return USAGE_ERROR
     try:
         merged = merge([Shard(path, read_run(path)) for path in args.reports])
     except (ReportReadError, MergeError) as exc:
-        err.write(clean_text(f"{prog} merge: error: {exc}") + "\n")
+        _error(err, f"{prog} merge: error: {exc}")
         return USAGE_ERROR
     lines = merged_lines(merged, args.reports)
     if args.output is not None:
@@ -187,7 +192,7 @@ def merge_command(
         except OSError as exc:
             _write(out, lines)
             message = f"{prog} merge: error: cannot write {args.output}: {reason(exc)}"
-            err.write(clean_text(message) + "\n")
+            _error(err, message)
             return USAGE_ERROR
         lines.append(f"kedi report written: {args.output}")
     _write(out, lines)

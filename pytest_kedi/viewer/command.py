@@ -10,6 +10,8 @@ from typing import TextIO
 
 from pytest_kedi.atomicwrite import unsafe_output
 from pytest_kedi.evals.results import write_text_atomic
+from pytest_kedi.evals.safetext import clean_text
+from pytest_kedi.text import printable
 from pytest_kedi.viewer.html import render_html
 from pytest_kedi.viewer.model import ReportError, read_report
 
@@ -36,6 +38,12 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
+def _line(stream: TextIO, text: str) -> None:
+    """One line of ours, its control characters (a path's ESC) shown as escapes and
+    credentials redacted, as the CLI's other lines."""
+    stream.write(printable(clean_text(text)) + "\n")
+
+
 def html_command(
     argv: Sequence[str], *, prog: str, out: TextIO = sys.stdout, err: TextIO = sys.stderr
 ) -> int:
@@ -47,16 +55,16 @@ def html_command(
         return exc.code if isinstance(exc.code, int) else 2
     refused = unsafe_output(args.output, args.reports)
     if refused is not None:
-        err.write(f"{prog} html: error: -o {args.output}: {refused}\n")
+        _line(err, f"{prog} html: error: -o {args.output}: {refused}")
         return USAGE_ERROR
     try:
         runs = [read_report(path) for path in args.reports]
         write_text_atomic(args.output, render_html(runs))
     except ReportError as exc:
-        err.write(f"{prog} html: error: {exc}\n")
+        _line(err, f"{prog} html: error: {exc}")
         return USAGE_ERROR
     except OSError as exc:
-        err.write(f"{prog} html: error: cannot write {args.output}: {exc.strerror or exc}\n")
+        _line(err, f"{prog} html: error: cannot write {args.output}: {exc.strerror or exc}")
         return USAGE_ERROR
-    out.write(f"HTML report written: {args.output}\n")
+    _line(out, f"HTML report written: {args.output}")
     return 0

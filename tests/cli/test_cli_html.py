@@ -120,6 +120,36 @@ def test_an_output_over_a_source_or_an_input_is_refused(
     assert out.read_bytes() == before
 
 
+@pytest.mark.parametrize(
+    "argv", [["html", "-o", "out.html"], ["merge"], ["compare", "old.json"]], ids=lambda a: a[0]
+)
+def test_control_characters_in_a_report_path_are_escaped_in_diagnostics(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv
+) -> None:
+    """A report name holding an ESC (``x\\x1b[31m.json``) reached the terminal raw in the
+    ``html``/``compare``/``merge`` error line (restyling it), where the CLI's other
+    diagnostics show control characters as escapes (README "Command line")."""
+    monkeypatch.chdir(tmp_path)
+    document = {**REPORT, "version": 3, "exitstatus": 0, "interrupted": False, "model_calls": {}}
+    _save(tmp_path / "old.json", document)
+    command, *rest = argv
+    assert cli.main([command, *rest, "x\x1b[31m.json"], prog="pytest-kedi") == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "\x1b" not in err
+    assert err.startswith(f"pytest-kedi {command}: error: x\\x1b[31m.json: ")
+
+
+def test_the_html_written_line_escapes_control_characters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    document = {**REPORT, "version": 3, "exitstatus": 0, "interrupted": False, "model_calls": {}}
+    _save(tmp_path / "r.json", document)
+    assert cli.main(["html", "r.json", "-o", "x\x1b[31m.html"], prog="pytest-kedi") == 0
+    assert capsys.readouterr().out == "HTML report written: x\\x1b[31m.html\n"
+
+
 @pytest.mark.parametrize("command", ["html", "merge"])
 @pytest.mark.parametrize("blank", ["", "  "])
 def test_a_blank_output_path_is_misuse(
