@@ -130,7 +130,7 @@ def test_evals_block_and_suite_errors(program_file, capsys, monkeypatch) -> None
     assert code == 1
     assert [name for name, _ in seen] == ["alpha", "beta"]
     # no row limit: `--kedi-max-rows` (and its message) belong to pytest runs
-    assert seen[0][1] == evals.EvalOptions(max_rows=None)
+    assert seen[0][1] == evals.EvalOptions(max_rows=None, outcomes=True)
 
 
 def test_completed_evals_exit_0_and_omit_empty_feedback(program_file, capsys, monkeypatch):
