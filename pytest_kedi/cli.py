@@ -16,6 +16,7 @@ compile, execution, test or data-loading failure, 2 command-line misuse.
 
 from __future__ import annotations
 
+import argparse
 import errno
 import os
 import stat
@@ -38,7 +39,9 @@ from pytest_kedi.cliout import (
     OK,
     USAGE_ERROR,
     Console,
+    OutputError,
     drop_stdout,
+    finish,
     flush,
     render_error,
     stdout_reader_gone,
@@ -132,71 +135,12 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
             setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 -- for the process
     console = Console(sys.stdout, sys.stderr)
     try:
-        if tokens[:1] == ["parse"]:
-            files_parser = build_parse_parser(prog)
-            command = files_parser.parse_args(tokens[1:])
-            if command.help:
-                console.print(files_parser.format_help().rstrip("\n"))
-                return OK
-            return _parse_command(command.files, console)
-        if tokens[:1] == ["html"]:
-            from pytest_kedi.viewer.command import html_command
-
-            return html_command(tokens[1:], prog=prog, out=console.out, err=console.err)
-        if tokens[:1] == ["compare"]:
-            from pytest_kedi.reports.command import compare_command
-
-            return compare_command(tokens[1:], prog=prog, out=console.out, err=console.err)
-        if tokens[:1] == ["merge"]:
-            from pytest_kedi.reports.command import merge_command
-
-            return merge_command(tokens[1:], prog=prog, out=console.out, err=console.err)
-        invocation = parse_invocation(tokens, parser)
-        if invocation.help:
-            console.print(parser.format_help().rstrip("\n"))
-            return OK
-        if invocation.version:
-            console.print(f"pytest-kedi {__version__}")
-            return OK
-        try:
-            mode = os.stat(invocation.file).st_mode
-        except OSError as exc:  # missing; or unreadable, a name too long, a link loop
-            if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-                raise CliUsageError(f"no such file: {invocation.file}") from None
-            console.error(f"cannot read {invocation.file}: {exc.strerror or exc}")
-            return FAILED
-        if stat.S_ISDIR(mode):
-            raise CliUsageError(
-                f"{invocation.file} is a directory, not a .kedi file "
-                f"(`{prog} parse` accepts directories)"
-            )
-        if not stat.S_ISREG(mode):  # a named pipe, socket or device
-            raise CliUsageError(f"{invocation.file} is not a regular file")
-        try:
-            return run(invocation, console)
-        except KediError as exc:  # user code's OSError (a missing data file) is one too
-            if isinstance(original_error(exc), BrokenPipeError) and stdout_reader_gone():
-                raise BrokenPipeError from None  # the program's print met `| head`'s exit
-            console.error(render_error(exc))
-            return FAILED
-        except OSError as exc:
-            if isinstance(exc, BrokenPipeError):  # our output's reader left: not the file
-                raise
-            console.error(f"cannot read {exc.filename or invocation.file}: {exc.strerror or exc}")
-            return FAILED
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:
-            # A bug of ours is still one line on stderr, never a traceback; a pytest outcome
-            # (pytest.skip, ...) raised by the program means nothing here: it is the
-            # program's error, shown with its Kedi stack trace as any other.
-            ours = isinstance(exc, Exception) and not isinstance(exc, KediError)
-            if not ours and not isinstance(exc, KediError):
-                from pytest_kedi.runtime.pyerrors import python_error
-
-                exc = python_error(exc)
-            console.error(("pytest-kedi internal error: " if ours else "") + render_error(exc))
-            return FAILED
+        status = _dispatch(tokens, prog, parser, console)
+        finish(console.out)  # what is still buffered: a full disk is met here too
+        return status
+    except OutputError as exc:  # `> full-disk/out.txt`: the output is incomplete
+        console.error(f"{prog}: error: cannot write to standard output: {exc}")
+        return FAILED
     except CliUsageError as exc:
         console.error(f"{prog}: error: {exc}\n{parser.format_usage().splitlines()[0]}")
         return USAGE_ERROR
@@ -208,3 +152,86 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
         return FAILED
     finally:
         flush(sys.stdout)
+
+
+def _dispatch(
+    tokens: list[str], prog: str, parser: argparse.ArgumentParser, console: Console
+) -> int:
+    """Run the command ``tokens`` name; `OutputError`, `CliUsageError`, `BrokenPipeError`
+    and `KeyboardInterrupt` are `main`'s."""
+    if tokens[:1] == ["parse"]:
+        files_parser = build_parse_parser(prog)
+        command = files_parser.parse_args(tokens[1:])
+        if command.help:
+            console.print(files_parser.format_help().rstrip("\n"))
+            return OK
+        return _parse_command(command.files, console)
+    if tokens[:1] in (["html"], ["compare"], ["merge"]):
+        return _report_command(tokens, prog, console)
+    invocation = parse_invocation(tokens, parser)
+    if invocation.help:
+        console.print(parser.format_help().rstrip("\n"))
+        return OK
+    if invocation.version:
+        console.print(f"pytest-kedi {__version__}")
+        return OK
+    try:
+        mode = os.stat(invocation.file).st_mode
+    except OSError as exc:  # missing; or unreadable, a name too long, a link loop
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise CliUsageError(f"no such file: {invocation.file}") from None
+        console.error(f"cannot read {invocation.file}: {exc.strerror or exc}")
+        return FAILED
+    if stat.S_ISDIR(mode):
+        raise CliUsageError(
+            f"{invocation.file} is a directory, not a .kedi file "
+            f"(`{prog} parse` accepts directories)"
+        )
+    if not stat.S_ISREG(mode):  # a named pipe, socket or device
+        raise CliUsageError(f"{invocation.file} is not a regular file")
+    return _run_file(invocation, console)
+
+
+def _report_command(tokens: list[str], prog: str, console: Console) -> int:
+    """``html``, ``compare`` or ``merge``: they read and write their files themselves, so an
+    `OSError` they let out is their standard output's (or error's) write."""
+    if tokens[0] == "html":
+        from pytest_kedi.viewer.command import html_command as command
+    elif tokens[0] == "compare":
+        from pytest_kedi.reports.command import compare_command as command
+    else:
+        from pytest_kedi.reports.command import merge_command as command
+    try:
+        return command(tokens[1:], prog=prog, out=console.out, err=console.err)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(exc) from exc
+
+
+def _run_file(invocation: Invocation, console: Console) -> int:
+    try:
+        return run(invocation, console)
+    except KediError as exc:  # user code's OSError (a missing data file) is one too
+        if isinstance(original_error(exc), BrokenPipeError) and stdout_reader_gone():
+            raise BrokenPipeError from None  # the program's print met `| head`'s exit
+        console.error(render_error(exc))
+        return FAILED
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):  # our output's reader left: not the file
+            raise
+        console.error(f"cannot read {exc.filename or invocation.file}: {exc.strerror or exc}")
+        return FAILED
+    except (KeyboardInterrupt, OutputError):
+        raise
+    except BaseException as exc:
+        # A bug of ours is still one line on stderr, never a traceback; a pytest outcome
+        # (pytest.skip, ...) raised by the program means nothing here: it is the
+        # program's error, shown with its Kedi stack trace as any other.
+        ours = isinstance(exc, Exception) and not isinstance(exc, KediError)
+        if not ours and not isinstance(exc, KediError):
+            from pytest_kedi.runtime.pyerrors import python_error
+
+            exc = python_error(exc)
+        console.error(("pytest-kedi internal error: " if ours else "") + render_error(exc))
+        return FAILED

@@ -45,8 +45,20 @@ class Console:
     def error(self, text: str, *, raw: bool = False) -> None:
         flush(self.out)
         text = clean_text(text.rstrip("\n"))
-        if _write(self.err, (text if raw else printable(text)) + "\n"):
-            flush(self.err)
+        try:
+            if _write(self.err, (text if raw else printable(text)) + "\n"):
+                flush(self.err)
+        except OutputError:  # stderr refused it too: nowhere left to say so
+            pass
+
+
+class OutputError(Exception):
+    """Standard output refused our write (a full disk, an I/O error): the run fails with a
+    one-line diagnostic naming the output, not the file read or a traceback."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error.strerror or str(error))
+        self.error = error
 
 
 def _write(stream: TextIO, text: str) -> bool:
@@ -59,12 +71,29 @@ def _write(stream: TextIO, text: str) -> bool:
         if not getattr(stream, "closed", False):
             raise
         return False
+    except BrokenPipeError:  # a gone reader ends the run: see `main`
+        raise
     except OSError as exc:
         if exc.errno != errno.EBADF:
-            raise  # a gone reader (`BrokenPipeError`) ends the run: see `main`
+            raise OutputError(exc) from exc
         _to_devnull(stream)
         return False
     return True
+
+
+def finish(stream: TextIO) -> None:
+    """Flush our output at the end of a command: a write error it meets (a full disk) is an
+    `OutputError`, a gone reader a `BrokenPipeError`; a stream the program closed is done."""
+    try:
+        stream.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        if exc.errno != errno.EBADF:
+            raise OutputError(exc) from exc
+        _to_devnull(stream)
+    except Exception:  # closed (`ValueError`) or not a stream: as `flush`
+        pass
 
 
 def _to_devnull(stream: object) -> None:

@@ -207,3 +207,63 @@ def test_a_prelude_closing_stderr_drops_diagnostics(kedi_file, run_cli, flags: l
             ),
         }[(flags or [""])[0]]
     )
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A program with a case and a suite, and the JSON report of its pytest run."""
+    folder = tmp_path_factory.mktemp("full")
+    source = "@test: s:\n  > case: c:\n    `assert True`\n"
+    source += "@eval: e:\n  > data: d:\n    = `[1]`\n  > metric: m(d):\n    = `1.0`\n= done\n"
+    (folder / "prog.kedi").write_text(source, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("KEDI_ADAPTER_MODEL", None)
+    pytest_args = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--kedi-eval"]
+    subprocess.run(
+        [sys.executable, "-m", "pytest", *pytest_args, "prog.kedi", "--kedi-report", "r.json"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    assert (folder / "r.json").is_file()
+    return folder
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["prog.kedi"],
+        ["prog.kedi", "--test"],
+        ["prog.kedi", "--eval"],
+        ["parse", "prog.kedi"],
+        ["--version"],
+        ["compare", "r.json", "r.json"],
+        ["merge", "r.json"],
+        ["html", "r.json", "-o", "r.html"],
+    ],
+    ids=lambda argv: "-".join(argv[:2]),
+)
+def test_a_full_disk_under_stdout_is_one_line_and_exit_1(report_dir: Path, argv: list[str]) -> None:
+    """``> /dev/full`` (a full disk) said ``cannot read prog.kedi: No space left on device``
+    for a run, and ended `parse`, `compare` and `merge` in a Python traceback: the output
+    is incomplete, which one line on stderr says."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("KEDI_ADAPTER_MODEL", None)
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest_kedi", *argv],
+            cwd=report_dir,
+            env=env,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.stderr == (
+        "python -m pytest_kedi: error: cannot write to standard output: No space left on device\n"
+    )
+    assert done.returncode == 1
