@@ -89,7 +89,7 @@ def display_path(path: str) -> str:
         return path
     try:
         relative = os.path.relpath(path)
-    except ValueError:  # another drive (Windows)
+    except (ValueError, OSError):  # another drive (Windows); a working directory deleted
         return path
     return path if relative.startswith(os.pardir) else relative
 

@@ -122,8 +122,12 @@ def relative_locations(text: str) -> str:
     project is checked out."""
     if ".kedi" not in text:
         return text
-    inside = os.path.join(os.getcwd(), "")
-    if inside in text:  # below the working directory, spaces and all ("/ci/My Job/x.kedi")
+    try:
+        inside = os.path.join(os.getcwd(), "")
+    except OSError:  # the working directory was deleted: no path is below it
+        inside = None
+    # below the working directory, spaces and all ("/ci/My Job/x.kedi")
+    if inside is not None and inside in text:
         below = re.escape(inside) + _KEDI_PATH_BELOW
         text = re.sub(below, lambda match: match.group(1), text)
     return _ABSOLUTE_KEDI_PATH.sub(lambda match: display_path(match.group(1)), text)

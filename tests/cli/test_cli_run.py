@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -259,3 +260,40 @@ def test_the_console_script_names_itself(kedi_file, tmp_path) -> None:
     assert (done.stdout, done.returncode) == ("", 2)
     assert done.stderr.startswith("pytest-kedi: error: unknown option before FILE: --bogus\n")
     assert "usage: pytest-kedi FILE" in done.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a working directory cannot be deleted")
+@pytest.mark.parametrize("flag", ["--eval", "--test"])
+def test_a_deleted_working_directory_keeps_errors_located(tmp_path: Path, flag: str) -> None:
+    """Run from a directory deleted meanwhile, a dataset's error read ``Kedi eval error: s:
+    FileNotFoundError: [Errno 2] No such file or directory`` (the working directory asked
+    for, to shorten its path): the suite's own error was lost."""
+    program = tmp_path / "prog.kedi"
+    program.write_text(
+        "@test: t:\n  > case: c:\n    `assert 1 == 2, 'no'`\n\n"
+        "@eval: s:\n  > data: rows:\n    = `1/0`\n  > metric: m(rows):\n    = `1.0`\n",
+        encoding="utf-8",
+    )
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env.pop("KEDI_ADAPTER_MODEL", None)
+    done = subprocess.run(
+        [
+            *["sh", "-c", 'cd "$1" && rmdir "$1" && shift && exec "$@"', "sh", str(gone)],
+            *[sys.executable, "-m", "pytest_kedi", str(program), flag],
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    if flag == "--test":
+        assert done.stdout == "Tests:\n- t::c: FAIL | AssertionError: no\n"
+    else:
+        assert done.stderr.splitlines()[0] == (
+            f"Kedi eval error: s::m: data-loading failed for data 'rows' at {program}:7: "
+            "ZeroDivisionError: division by zero"
+        )
