@@ -17,11 +17,13 @@ from typing import Any, NoReturn
 
 from pytest_kedi.constants import ENV_ADAPTER
 from pytest_kedi.errors import KediUsageError
+from pytest_kedi.text import printable
 
 __all__ = [
     "PROG",
     "SCRIPT",
     "CliUsageError",
+    "CommandParser",
     "Invocation",
     "build_parse_parser",
     "build_parser",
@@ -74,6 +76,15 @@ def program_name(argv0: str | None = None) -> str:
     pytest_kedi`` (anything else, including a call of `main` from Python)."""
     name = Path(sys.argv[0] if argv0 is None else argv0).name.lower()
     return SCRIPT if name.removesuffix(".exe") == SCRIPT else PROG
+
+
+class CommandParser(argparse.ArgumentParser):
+    """A subcommand's parser (``html``, ``compare``, ``merge``): its usage errors and help
+    show control characters (an ESC in an unknown argument) as escapes, as the CLI's other
+    lines do."""
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        super()._print_message(printable(message) if message else message, file)
 
 
 class _Parser(argparse.ArgumentParser):

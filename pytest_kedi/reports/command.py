@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from pytest_kedi.atomicwrite import reason, same_file, unsafe_output, write_text_atomic
+from pytest_kedi.cliargs import CommandParser
 from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.plugin.records import RunRecord
 from pytest_kedi.plugin.summary import (
@@ -58,7 +59,7 @@ def _output(text: str) -> str:
 
 
 def _compare_parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog=f"{prog} compare",
         description="Compare two pytest-kedi JSON reports (--kedi-report files): per-suite "
         "score deltas and the rows that regressed or improved (matched by index and input).",
@@ -75,7 +76,7 @@ def _compare_parser(prog: str) -> argparse.ArgumentParser:
 
 
 def _merge_parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog=f"{prog} merge",
         description="Merge the JSON reports of a sharded run (suites and tests by node id), "
         "re-apply the gates they recorded, print the kedi summary and exit like one pytest "

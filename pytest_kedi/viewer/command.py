@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from pytest_kedi.atomicwrite import unsafe_output
+from pytest_kedi.cliargs import CommandParser
 from pytest_kedi.evals.results import write_text_atomic
 from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.text import printable
@@ -28,7 +29,7 @@ def _output(text: str) -> str:
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog=f"{prog} html",
         description="Build one self-contained HTML page from pytest-kedi JSON reports "
         "(--kedi-report files). Give several reports oldest first to compare runs.",

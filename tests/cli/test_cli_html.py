@@ -140,6 +140,19 @@ def test_control_characters_in_a_report_path_are_escaped_in_diagnostics(
     assert err.startswith(f"pytest-kedi {command}: error: x\\x1b[31m.json: ")
 
 
+@pytest.mark.parametrize("command", ["html", "compare", "merge"])
+def test_control_characters_in_an_unknown_argument_are_escaped(
+    capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """argparse's own error line (``unrecognized arguments: <ESC>[31m``) reached the
+    terminal raw."""
+    argv = [command, "a.json", "b.json", "--x\x1b[31m", "-o", "out.html"]
+    assert cli.main(argv[: None if command == "html" else -2], prog="pytest-kedi") == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err
+    assert "--x\\x1b[31m" in err
+
+
 def test_the_html_written_line_escapes_control_characters(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
