@@ -40,13 +40,18 @@ def _user_exit(exc: BaseException) -> SystemExit | None:
 
 def _exit_status(stop: SystemExit, console: Console) -> int:
     """The status a Python script ends with on ``stop``: its int code, 0 for ``None``,
-    else 1 after printing the code to stderr."""
+    else 1 after printing the code to stderr (nothing when its ``__str__`` fails, as
+    Python prints nothing then)."""
     code = stop.code
     if code is None:
         return OK
     if isinstance(code, int):
         return code
-    console.error(str(code), raw=True)
+    try:
+        text = str(code)
+    except Exception:
+        return FAILED
+    console.error(text, raw=True)
     return FAILED
 
 

@@ -219,6 +219,23 @@ def test_a_plain_run_ends_like_a_python_script(
     assert err == stderr
 
 
+def test_an_exit_code_whose_str_fails_ends_the_run_with_1_and_nothing_printed(
+    write, capsys
+) -> None:
+    """``sys.exit(code)`` with a code whose ``__str__`` raises ended in ``pytest-kedi
+    internal error: ValueError: no str``; Python exits 1 printing nothing."""
+    name = write("""
+        ```
+        class Code:
+            def __str__(self):
+                raise ValueError("no str")
+        ```
+        `__import__("sys").exit(Code())`
+        """)
+    assert cli.main([name]) == 1
+    assert capsys.readouterr() == ("", "")
+
+
 def test_a_result_whose_str_exits_ends_the_run_with_its_status(write, capsys) -> None:
     """``print(result)`` in a script whose ``__str__`` calls ``sys.exit(6)`` ends with 6;
     the CLI printed a Kedi stack trace ending ``SystemExit: 6`` and exited 1."""
