@@ -43,6 +43,7 @@ from pytest_kedi.cliout import (
     drop_stdout,
     finish,
     flush,
+    release_detached,
     render_error,
     stdout_reader_gone,
 )
@@ -152,6 +153,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
         return FAILED
     finally:
         flush(sys.stdout)
+        release_detached()
 
 
 def _dispatch(

@@ -68,7 +68,7 @@ def _write(stream: TextIO, text: str) -> bool:
     try:
         stream.write(text)
     except ValueError:
-        if not getattr(stream, "closed", False):
+        if not _gone(stream):
             raise
         return False
     except BrokenPipeError:  # a gone reader ends the run: see `main`
@@ -79,6 +79,26 @@ def _write(stream: TextIO, text: str) -> bool:
         _to_devnull(stream)
         return False
     return True
+
+
+def _gone(stream: object) -> bool:
+    """Whether the program closed ``stream`` (``sys.stdout.close()``) or detached its buffer
+    (``sys.stdout.detach()``, after which even ``closed`` raises)."""
+    try:
+        return bool(getattr(stream, "closed", False))
+    except ValueError:
+        return True
+
+
+def release_detached() -> None:
+    """Forget a standard stream the program detached (``sys.stdout.detach()``): Python's own
+    flush at exit would fail on it, print ``Exception ignored ... detached`` and exit 120
+    whatever the run's status."""
+    for name in ("stdout", "stderr"):
+        try:
+            getattr(getattr(sys, name), "closed", None)
+        except ValueError:
+            setattr(sys, name, None)
 
 
 def finish(stream: TextIO) -> None:

@@ -164,6 +164,8 @@ _CLOSING = """
         "os.close(1)",
         "sys.stdout.close(); sys.stderr.close()",
         "os.close(1); os.close(2)",
+        "sys.stdout.detach()",
+        "sys.stdout.detach(); sys.stderr.detach()",
     ],
 )
 @pytest.mark.parametrize("flags", [[], ["--test"], ["--eval"]], ids=["run", "test", "eval"])
@@ -173,7 +175,9 @@ def test_a_prelude_closing_stdout_drops_what_follows(
 ) -> None:
     """A prelude's ``sys.stdout.close()`` ended the run in ``pytest-kedi internal error:
     ValueError: I/O operation on closed file.`` (``os.close(1)``: ``cannot read prog.kedi:
-    Bad file descriptor``; both streams closed: Python's fatal ``lost sys.stderr``), status 1.
+    Bad file descriptor``; both streams closed: Python's fatal ``lost sys.stderr``;
+    ``sys.stdout.detach()``: an internal error, then Python's ``Exception ignored``), status
+    1 (120).
     As in a Python script, what is written after the close is dropped; the status is the
     run's own."""
     name = kedi_file(_CLOSING.format(close=close, passes=passes))
@@ -181,6 +185,7 @@ def test_a_prelude_closing_stdout_drops_what_follows(
     assert result.out == "before\n"
     if "sys.stderr" in close or "os.close(2)" in close:
         assert result.err == ""
+    assert "Exception ignored" not in result.err and "internal error" not in result.err
     # a failing case (its line dropped), or the program's error (on stderr); --eval
     # completes with its row errors
     assert result.code == (0 if passes or flags == ["--eval"] else 1)
