@@ -94,12 +94,14 @@ def display_path(path: str) -> str:
     return path if relative.startswith(os.pardir) else relative
 
 
-#: Control characters (C0 but tab and newline, DEL, C1) as their ``\xNN`` escapes.
+#: Control characters (C0 but tab and newline, DEL, C1) as their ``\xNN`` escapes, and
+#: the Unicode line and paragraph separators as ``\u2028``/``\u2029`` (`str.splitlines`
+#: and many log viewers break a line there).
 _CONTROLS = {
     code: f"\\x{code:02x}"
     for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))
     if code not in (0x09, 0x0A)
-}
+} | {0x2028: "\\u2028", 0x2029: "\\u2029"}
 
 
 def printable(text: str) -> str:

@@ -51,3 +51,24 @@ def test_the_programs_result_and_exit_text_are_its_own(kedi_file, cli) -> None:
     assert (result.out, result.code) == ("\x1b[1mbold\x1b[0m\n", 0)
     result = cli(kedi_file(r'`import sys; sys.exit("\x1b[1mbye")`' + "\n", "exit.kedi"))
     assert (result.err, result.code) == ("\x1b[1mbye\n", 1)
+
+
+def test_eval_and_test_lines_escape_unicode_line_separators(kedi_file, cli) -> None:
+    """U+2028/U+2029 in feedback or a failure message reached the output raw, so a reader
+    splitting the output into lines (Python's ``str.splitlines``, many log viewers) saw a
+    suite's line broken in two."""
+    name = kedi_file(
+        "@eval: e:\n"
+        "  > data: d:\n"
+        '    = `["a\\u2028b"]`\n'
+        "  > metric: m(d):\n"
+        "    = `(0.5, d)`\n"
+        "\n"
+        "@test: t:\n"
+        "  > case: c:\n"
+        '    `raise ValueError("one\\u2029two")`\n'
+    )
+    result = cli(name, "--eval")
+    assert result.out.splitlines()[:2] == ["Evals:", r"- e::m: 0.5000 | a\u2028b"]
+    result = cli(name, "--test")
+    assert result.out.splitlines() == ["Tests:", r"- t::c: FAIL | ValueError: one\u2029two"]
