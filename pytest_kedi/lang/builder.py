@@ -20,6 +20,8 @@ __all__ = ["Builder"]
 _SOLE_CODE = re.compile(r"`[^`]*`")
 _SUITE = re.compile(r"@[ \t]*(test|eval)[ \t]*(:?)(.*)", re.S)
 _FIELD_IN_RHS = "output fields ([name]) are only allowed in '>>' template rows"
+#: `[x]: int = ...`, a Python-style annotation after a binding's brackets
+_TYPE_AFTER = re.compile(r"\[[ \t]*([A-Za-z_]\w*)[ \t]*\][ \t]*:[ \t]*([^=<\s][^=<]*?)[ \t]*(=|<<)")
 _PROSE = re.compile(r"[@~][^\s(]*\s+[^\s(:][^(]*$")  # '@team, please', '~5 minutes'
 _NOT_A_HEADER = {
     "procedure": "a line starting with '@' is a procedure header '@name(params):'; "
@@ -162,7 +164,14 @@ class Builder:
                     raise KediSyntaxError(item.start, _odd_indent(item.text[0]))
                 if item.text[0] == "[" and item.text.count("[") > item.text.count("]"):
                     raise KediSyntaxError(item.start, "unbalanced '[': missing ']'")
-                raise KediSyntaxError(item.start, "template text must start with '>>'")
+                message = "template text must start with '>>'"
+                typed = _TYPE_AFTER.match(item.text)
+                if typed is not None:  # docs/language.md#assignment
+                    name, tp, op = typed.groups()
+                    message += (
+                        f" (a binding's type goes inside its brackets: '[{name}: {tp}] {op} ...')"
+                    )
+                raise KediSyntaxError(item.start, message)
             if kind == "directive":
                 self.directives.add(item, ctx, out)
             else:

@@ -384,6 +384,23 @@ def test_static_error(source: str, line: int, column: int, message: str) -> None
 @pytest.mark.parametrize(
     ("source", "says"),
     [
+        ("[x]: int = `1`\n", "(a binding's type goes inside its brackets: '[x: int] = ...')"),
+        (
+            "@f():\n  [n]: str << hi\n",
+            "(a binding's type goes inside its brackets: '[n: str] << ...')",
+        ),
+    ],
+)
+def test_a_type_after_the_brackets_says_where_it_goes(source: str, says: str) -> None:
+    """``[x]: int = 1`` (a Python-style annotation) said only "template text must start
+    with '>>'", no hint of the binding it almost is."""
+    diag = error_of(source)
+    assert diag.message == "template text must start with '>>' " + says
+
+
+@pytest.mark.parametrize(
+    ("source", "says"),
+    [
         ("= A \\\n\n  B\n", "but the next line is blank"),
         ("= A \\\n   \n", "but the next line is blank"),
         ("@f():\n  = A \\\n\n  = B\n", "but the next line is blank"),
