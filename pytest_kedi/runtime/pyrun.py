@@ -20,7 +20,7 @@ from pytest_kedi.runtime.pyglobals import (
     split_scope,
 )
 from pytest_kedi.runtime.pyinterop import CompiledUnit
-from pytest_kedi.runtime.scope import MISSING, Scope
+from pytest_kedi.runtime.scope import MISSING, LazyBinding, Scope
 from pytest_kedi.runtime.usererrors import user_error
 
 __all__ = ["NOT_RUN", "run_block", "run_expr", "run_prelude", "run_with_params"]
@@ -161,12 +161,18 @@ def _write_back(
 ) -> None:
     for name, old in before.items():
         new = dict.get(g, name, MISSING)
-        if new is MISSING or same_binding(old, new):
+        if new is MISSING and type(old) is LazyBinding:
+            continue  # still pending (or deleted once forced: not told apart)
+        if same_binding(old, new) or old is MISSING is new:
             continue
         owner = scope.find_owner(name)
         if owner is None or owner.vars[name] is MISSING:  # (MISSING: a hidden name)
             continue  # a new name: it vanishes (docs/language.md#python-interop)
         where = f"{unit.info.source_file.path}:{unit.info.code.line}"
+        if new is MISSING and owner.kind != "prelude":  # `del n` of a Kedi binding
+            raise KediValueExecutionError(
+                f"{where}: Kedi binding {name!r} cannot be deleted from Python"
+            )
         if name in owner.params:
             raise KediValueExecutionError(
                 f"{where}: parameter {name!r} is read-only and cannot be rebound from Python"

@@ -557,3 +557,51 @@ def test_an_annotated_assignment_to_a_name_the_block_shares_with_kedi(run, capsy
     """
     assert run(src) == 6
     assert capsys.readouterr().out == "3 3\n"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "```\ndel n\n```\n",
+        "@top() -> int:\n  ```\n  del n\n  ```\n  = `1`\n[r: int] = `top()`\n",
+        "@local() -> int:\n  [k: int] = `2`\n  `del globals()['k']`\n  = `k`\n"
+        "[r: int] = `local()`\n",
+    ],
+    ids=["top-level", "module-binding", "local-binding"],
+)
+def test_deleting_a_kedi_binding_from_python_is_an_error(run, body):
+    """`del n` (or `del globals()["n"]`) of a Kedi binding in a block was silently ignored:
+    `n` kept its value. A Kedi binding lives as long as its frame."""
+    with pytest.raises(KediExecutionError, match=r"Kedi binding '[nk]' cannot be deleted"):
+        run("[n: int] = `1`\n" + body + "= `n`\n")
+
+
+def test_deleting_a_name_the_block_made_or_a_prelude_global_is_pythons_business(run):
+    src = """
+    ```
+    helper = 1
+    ```
+    @own() -> int:
+      ```
+      tmp = 1
+      del tmp
+      global helper
+      del helper
+      ```
+      = `3`
+    = `own()`
+    """
+    assert run(src) == 3
+
+
+def test_a_case_deleting_a_kedi_binding_fails(kedi):
+    """As in a block, once the lazy binding was read (validation mode; a case deleting a
+    binding nothing read yet leaves it unforced, as before)."""
+    src = (
+        "[n: int] = `1`\n@test: t:\n  > case: c:\n    `assert n == 1`\n  > case: d:\n    `del n`\n"
+    )
+    program = kedi(src, mode="validate")
+    suite = program.module.test_suites[0]
+    program.run_case(suite, suite.cases[0])
+    with pytest.raises(KediExecutionError, match="Kedi binding 'n' cannot be deleted"):
+        program.run_case(suite, suite.cases[1])
