@@ -15,6 +15,7 @@ from pytest_kedi.runtime.context import Frame, ModuleUnit
 from pytest_kedi.runtime.interpreter import exec_stmt
 from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.pyglobals import same_binding
+from pytest_kedi.runtime.rowscope import apart
 from pytest_kedi.runtime.scope import MISSING, LazyBinding, Scope
 
 __all__ = ["declare_all"]
@@ -191,7 +192,10 @@ def _force_locked(lazy: LazyBinding, name: str) -> Any:
         raise KediNameError(f"top-level {name!r} is read during its own initialization")
     lazy.running = True
     try:
-        lazy.values = lazy.runner(lazy)
+        # its model requests are counted on their own, as in no row's repeat: their cassette
+        # keys do not depend on which row, case or run read the name first
+        with apart("lazy top-level binding"):
+            lazy.values = lazy.runner(lazy)
     except KediExecutionError as err:
         lazy.error = copy.copy(err)
         raise

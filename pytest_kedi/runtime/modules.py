@@ -29,6 +29,7 @@ from pytest_kedi.runtime.interpreter import exec_body
 from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.pyinterop import compile_unit
 from pytest_kedi.runtime.pyrun import run_prelude
+from pytest_kedi.runtime.rowscope import apart
 from pytest_kedi.runtime.scope import EPOCHS, MISSING, KediArgs, Scope
 from pytest_kedi.runtime.sourcefile import SourceFile
 from pytest_kedi.runtime.valueerrors import listed_name, value_error
@@ -214,9 +215,10 @@ def _load_module(runtime: Runtime, path: Path, ctx: Frame, stmt: nodes.Directive
         return cached
     runtime.loading.append(key)
     try:
-        unit = load_unit(runtime, str(path))
-        unit.exports = {}
-        exec_body(unit.module.body, Frame(unit.scope, unit, "<module>"))
+        with apart("module load"):  # its own cassette request counts, whoever imports it
+            unit = load_unit(runtime, str(path))
+            unit.exports = {}
+            exec_body(unit.module.body, Frame(unit.scope, unit, "<module>"))
         unit.exports = _collect_exports(unit, ctx, stmt)
     except KediParseError as exc:  # this file's, or one it imports: shown with this import
         line = stmt.span.start_line

@@ -20,6 +20,8 @@ What lives here, and who writes it:
   occurrence's key (`pytest_kedi.runtime.model.cassettes`): the n-th identical request
   has its own cassette entry. A test case, a program run and a dataset's load count their
   requests alike outside any row (`counting`); `request_counts` gives the counter in use.
+  A lazy top-level binding's evaluation and an imported module's load count theirs apart, as
+  in no row's repeat (`apart`), whichever row, case or run makes them.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
+from typing import cast
 
 from pytest_kedi.runtime.usererrors import user_error
 from pytest_kedi.text import truncate
@@ -36,6 +39,7 @@ __all__ = [
     "REPR_LIMIT",
     "ModelCallTrace",
     "RowScope",
+    "apart",
     "counting",
     "current",
     "enter",
@@ -138,12 +142,27 @@ enter_outside: Callable[
 ] = _OTHER.set
 
 
+class _Apart(dict[str, int]):
+    """The request counter of a block counted `apart`, and what the block is."""
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str) -> None:
+        super().__init__()
+        self.what = what
+
+
 def request_counts() -> tuple[dict[str, int], str] | None:
     """The counter of the requests sent so far in the current row (``RowScope.seen``), else
     in the current test case, program run or dataset load, with what it counts (``"row"``,
     ``"@test: case"`` ...); ``None`` outside all of them (every request is then a first one)."""
     scope = _CURRENT.get()
-    return (scope.seen, "row") if scope is not None else _OTHER.get()
+    if scope is None:
+        return _OTHER.get()
+    seen = scope.seen
+    if type(seen) is dict:
+        return seen, "row"
+    return seen, cast("_Apart", seen).what  # a block counted `apart` in the row
 
 
 @contextmanager
@@ -155,3 +174,28 @@ def counting(what: str) -> Iterator[None]:
         yield
     finally:
         _OTHER.reset(token)
+
+
+@contextmanager
+def apart(what: str) -> Iterator[None]:
+    """Count the requests sent in the block on their own, as in no row's repeat (index 0),
+    whoever runs it (``what``: a lazy top-level binding's evaluation,
+    docs/language.md#lazy-bindings, or an imported module's load). Each of them runs once,
+    in whichever row, case or run first needs it, which differs with the tests selected,
+    their order and pytest-xdist's workers: its cassette keys do not. In a row, the row's
+    repeat index and counter are set aside for the block; its usage, retries and traced
+    calls still go to the row."""
+    scope = _CURRENT.get()
+    if scope is None:
+        token = _OTHER.set(({}, what))
+        try:
+            yield
+        finally:
+            _OTHER.reset(token)
+        return
+    repeat, seen = scope.repeat, scope.seen
+    scope.repeat, scope.seen = 0, _Apart(what)
+    try:
+        yield
+    finally:
+        scope.repeat, scope.seen = repeat, seen
