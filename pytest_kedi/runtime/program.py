@@ -27,7 +27,7 @@ from pytest_kedi.runtime.pyinterop import CodeStore, Transform
 from pytest_kedi.runtime.pyrun import run_block
 from pytest_kedi.runtime.quickbody import QuickBody, quick_body
 from pytest_kedi.runtime.release import take_apart
-from pytest_kedi.runtime.rowscope import counting
+from pytest_kedi.runtime.rowscope import apart, counting
 from pytest_kedi.runtime.scope import MISSING, KediArgs, Scope
 from pytest_kedi.runtime.sourcefile import SourceFile
 from pytest_kedi.runtime.usererrors import user_error
@@ -81,8 +81,9 @@ def load(
         model_policy=model_policy,
         code_store=code_store,
     )
-    # Cyclic GC stays on: loading runs user code; compiling leaves no cyclic garbage.
-    with older_objects_frozen():
+    # Cyclic GC stays on: loading runs user code; compiling leaves no cyclic garbage. The
+    # model requests of a load (a procedure's default values ...) count on their own.
+    with older_objects_frozen(), apart("module load"):
         unit = load_unit(runtime, path, source, python_checked=python_checked)
         program = Program(unit, mode)
         if mode == "validate":

@@ -20,8 +20,8 @@ What lives here, and who writes it:
   occurrence's key (`pytest_kedi.runtime.model.cassettes`): the n-th identical request
   has its own cassette entry. A test case, a program run and a dataset's load count their
   requests alike outside any row (`counting`); `request_counts` gives the counter in use.
-  A lazy top-level binding's evaluation and an imported module's load count theirs apart, as
-  in no row's repeat (`apart`), whichever row, case or run makes them.
+  A lazy top-level binding's evaluation and a file's or imported module's load count theirs
+  apart, as in no row's repeat (`apart`), whichever row, case or run makes them.
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ def counting(what: str) -> Iterator[None]:
 def apart(what: str) -> Iterator[None]:
     """Count the requests sent in the block on their own, as in no row's repeat (index 0),
     whoever runs it (``what``: a lazy top-level binding's evaluation,
-    docs/language.md#lazy-bindings, or an imported module's load). Each of them runs once,
+    docs/language.md#lazy-bindings, or a file's or imported module's load). Each runs once,
     in whichever row, case or run first needs it, which differs with the tests selected,
     their order and pytest-xdist's workers: its cassette keys do not. In a row, the row's
     repeat index and counter are set aside for the block; its usage, retries and traced

@@ -10,8 +10,9 @@ import json
 import pytest
 from kedi_plugin_helpers import PLUGIN_ARGS, XDIST_ARGS, Kedi
 
-#: answers a structured prompt "Say <word> ..." with <word> in capitals, a text one with
-#: <word>; refuses every call when REFUSE is set (so a replayed answer is the cassette's)
+#: answers a structured prompt "Say <word> ..." with <word> in capitals, a text one "Tell
+#: <word>" with <word> and how many times this process was told it before; refuses every
+#: call when REFUSE is set (so a replayed answer is the cassette's)
 ECHO_MODEL = """\
 import os
 
@@ -167,13 +168,34 @@ IMPORTING = """\
 """
 
 
-def test_identical_requests_of_a_module_load_replay_each_answer(
-    kedi: Kedi, monkeypatch: pytest.MonkeyPatch
+#: a procedure's default value is computed once, as the file loads
+DEFAULTS = """\
+@tell(text: str) -> str:
+  [note] << Tell <text>
+  = <note>
+
+@p(a: str = `tell("z") + tell("z")`) -> str:
+  = <a>
+
+@test: cases:
+  > case: both:
+    `assert p() == "z0z1", p()`
+"""
+
+
+@pytest.mark.parametrize(
+    "files",
+    [{"m.kedi": MODULE, "main.kedi": IMPORTING}, {"main.kedi": DEFAULTS}],
+    ids=["import", "default"],
+)
+def test_identical_requests_of_a_load_replay_each_answer(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch, files: dict[str, str]
 ) -> None:
-    """Before, requests made while an imported module loaded were not counted: both shared
-    one entry, and a replay answered both with the answer recorded last ('z1z1')."""
-    kedi.write("m.kedi", MODULE)
-    kedi.write("main.kedi", IMPORTING)
+    """Before, requests made while a file or the module it imports loaded were not counted:
+    both shared one entry, and a replay answered both with the answer recorded last
+    (the case failed with 'z1z1')."""
+    for name, text in files.items():
+        kedi.write(name, text)
     kedi.write("conftest.py", ECHO_MODEL)
     kedi.run(*MODE, "record").assert_outcomes(passed=1)
     assert _entries(kedi, "main") == [("Tell z", 0, 0), ("Tell z", 0, 1)]
