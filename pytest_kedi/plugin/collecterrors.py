@@ -15,12 +15,7 @@ from pytest_kedi.evals.safetext import clean_text
 from pytest_kedi.plugin.collect import CollectErrorRepr
 from pytest_kedi.plugin.records import CollectErrorRecord
 
-__all__ = ["error_record", "kedi_error"]
-
-
-def kedi_error(record: CollectErrorRecord) -> bool:
-    """Whether the file that failed is a ``.kedi`` file (its error is a Kedi outcome)."""
-    return record.path.endswith(".kedi")
+__all__ = ["error_record"]
 
 
 def error_record(report: pytest.CollectReport) -> CollectErrorRecord | None:

@@ -377,10 +377,8 @@ class KediSession:
         """Reports are written only when at least one Kedi item reported (ran, failed,
         was skipped or crashed) or a ``.kedi`` file failed to collect: a run that executed
         nothing (``--collect-only``, every Kedi item deselected) leaves them untouched."""
-        from pytest_kedi.plugin.collecterrors import kedi_error
-
         settings, errors = self.settings, tuple(self.collect_errors.values())
-        broken = not self.config.option.collectonly and any(map(kedi_error, errors))
+        broken = not self.config.option.collectonly and any(error.kedi for error in errors)
         if not (self.suites or self.tests or broken):
             paths = [p for _, p in report_outputs(settings)[:3]]
             paths.append(None if settings.markdown_append else settings.markdown_path)
