@@ -293,12 +293,17 @@ class _Scanner:
 
     def join_continuation(self, item: Item, i: int, total: int) -> int:
         parts = [item.text]
+        backslash = item.end - 1  # the last continuation's '\\'
         while _ends_with_continuation(parts[-1]) and i < total:
             raw = self.lines[i]
-            if not raw.strip():
+            if not raw.strip() or raw.strip() == "###":
                 break
             cut = comment_start(raw)
             body = raw[:cut].rstrip()
+            if body.strip():
+                backslash = self.starts[i] + len(body) - 1
+            else:  # a comment-only line: the return goes on past it (docs/language.md#returns)
+                body = "\\"  # (an empty segment, which `TreeBuilder.continued` skips)
             gap = self.starts[i] - item.end
             parts.append(" " * (gap - 1) + "\n" + body)
             item.end = self.starts[i] + len(body)
@@ -306,7 +311,7 @@ class _Scanner:
         if _ends_with_continuation(parts[-1]):
             follows = "the next line is blank" if i < total else "no line follows"
             raise KediSyntaxError(
-                item.end - 1,
+                backslash,
                 f"a trailing '\\' continues the return on the next line, but {follows} "
                 "(write '\\\\' for a literal backslash)",
             )

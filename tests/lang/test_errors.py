@@ -405,6 +405,8 @@ def test_a_type_after_the_brackets_says_where_it_goes(source: str, says: str) ->
         ("= A \\\n   \n", "but the next line is blank"),
         ("@f():\n  = A \\\n\n  = B\n", "but the next line is blank"),
         ("= A \\\n", "but no line follows"),
+        ("= A \\\n  # only a comment\n", "but no line follows"),
+        ("= A \\\n# a comment\n\n  B\n", "but the next line is blank"),
         ("= A \\", "but no line follows"),
     ],
 )

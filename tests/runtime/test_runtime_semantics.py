@@ -79,6 +79,21 @@ def test_return_continuation(run):
     assert run(src) == "A B"
 
 
+@pytest.mark.parametrize(
+    "src",
+    [
+        "= A \\\n  # a note\n  B\n",
+        "@f():\n  = A \\\n  # one\n    # two\n  B\n= <f()>\n",
+        "= A \\ # why\n# a note\n  B\n",
+    ],
+)
+def test_a_comment_line_inside_a_continuation_is_skipped(run, src):
+    """A comment-only line between continued lines ended the return, and the next line was
+    a parse error ("template text must start with '>>'"); tree-sitter-kedi reads past it,
+    as a comment-only line does not end a '>>' block either."""
+    assert run(src) == "A B"
+
+
 def test_escapes_render_literally(run):
     src = r"= \<a\> \[b\] \(c\) \, \= \@ \# \~ ~~ \` \\ x\ty\nz\s" + "\n"
     assert run(src) == "<a> [b] (c) , = @ # ~ ~ ` \\ x\ty\nz "
