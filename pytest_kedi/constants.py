@@ -17,6 +17,7 @@ __all__ = [
     "ENV_HOME",
     "ENV_MODEL",
     "ENV_STEP_SUMMARY",
+    "EVAL_SKIP_REASON",
     "RECORD_MODES",
     "REPORT_CASE",
     "REPORT_MODEL",
@@ -55,6 +56,8 @@ ENV_MODEL: Final = "KEDI_ADAPTER_MODEL"
 ENV_ADAPTER: Final = "KEDI_ADAPTER"
 #: Set to run the eval suites (the plugin's ``--kedi-eval``).
 ENV_EVAL: Final = "KEDI_EVAL"
+#: Why a collected ``@eval:`` suite is skipped without ``--kedi-eval`` (said once a run).
+EVAL_SKIP_REASON: Final = "Kedi @eval: suites run only with --kedi-eval (or KEDI_EVAL=1)"
 #: The Kedi home directory (its ``registry/`` holds installable modules).
 ENV_HOME: Final = "KEDI_HOME"
 #: ``1`` prints why a ``.kedi.optimized.json`` artifact was or was not applied.

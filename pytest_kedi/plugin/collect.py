@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 from _pytest._code.code import ReprEntryNative, ReprExceptionInfo, ReprFileLocation, ReprTraceback
 
+from pytest_kedi.constants import EVAL_SKIP_REASON
 from pytest_kedi.fileread import is_file
 from pytest_kedi.lang.diagnostics import KediParseError
 from pytest_kedi.plugin.items import KediCaseItem, KediEvalItem, rewrite_case_asserts
@@ -52,7 +53,6 @@ __all__ = [
     "unique_names",
 ]
 
-EVAL_SKIP_REASON = "Kedi @eval: suites run only with --kedi-eval (or KEDI_EVAL=1)"
 _UNSAFE = re.compile(r"::|[\[\]\s/\\]")
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_kedi.plugin.collect import EVAL_SKIP_REASON
+from pytest_kedi.constants import EVAL_SKIP_REASON
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.plugin.session import KediSession

@@ -15,13 +15,27 @@ import pytest
 from pytest_kedi.pytraces import is_users
 from pytest_kedi.text import display_path, printable
 
-__all__ = ["case_outcome", "expected_failure", "failed_trace"]
+__all__ = ["case_outcome", "expected_failure", "failed_trace", "skip_reason"]
 
 
 def expected_failure(report: pytest.TestReport) -> bool:
     """Whether pytest reported an expected failure (XFAIL). An unexpected pass (XPASS)
     carries ``wasxfail`` too, but passed (or failed, when the marker is strict)."""
     return report.skipped and hasattr(report, "wasxfail")
+
+
+def skip_reason(report: pytest.TestReport) -> str | None:
+    """Why pytest skipped the item, as its short summary shows it under ``-rs`` (a
+    ``skip``/``skipif`` marker's reason, ``pytest.skip("why")`` in a fixture or in Kedi
+    code): None for no reason, and for an expected failure (its reason is ``wasxfail``)."""
+    if not report.skipped or hasattr(report, "wasxfail"):
+        return None
+    longrepr = report.longrepr
+    if not isinstance(longrepr, tuple) or len(longrepr) != 3:
+        return None
+    reason = str(longrepr[2])
+    reason = reason.removeprefix("Skipped: ") if reason != "Skipped" else ""
+    return reason or None
 
 
 def case_outcome(report: pytest.TestReport) -> str:

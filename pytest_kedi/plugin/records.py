@@ -53,20 +53,21 @@ Json = dict[str, Any]
 #: ``carried_over``, ``output``, ``calls``, ``retries``, ``usage``, ``delta`` and ``regressed``
 #: (the last two set when the run was compared with a baseline); the document gained
 #: ``usage`` and ``retries`` (run totals). Later version-3 reports added the document's
-#: ``xfailed`` and ``errors`` lists and the suites' ``failure`` (read as empty when absent).
+#: ``xfailed`` and ``errors`` lists, the suites' ``failure`` and the suites' and cases'
+#: ``skip_reason`` (read as empty when absent).
 REPORT_VERSION = 3
 SUITE_KEYS = (
     "nodeid", "path", "line", "procedure", "metric", "dataset", "split", "score", "rows_total",
     "rows_errored", "errors_by_class", "feedback", "threshold", "outcome", "error", "failure",
-    "duration_s", "repeats", "stderr", "ci", "gate", "rerun", "max_errors", "baseline_score",
-    "delta", "retries", "usage", "rows",
+    "skip_reason", "duration_s", "repeats", "stderr", "ci", "gate", "rerun", "max_errors",
+    "baseline_score", "delta", "retries", "usage", "rows",
 )  # fmt: skip
 ROW_KEYS = (
     "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
     "scores", "flaky", "carried_over", "output", "calls", "retries", "usage", "delta",
     "regressed",
 )  # fmt: skip
-TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message")
+TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message", "skip_reason")
 ERROR_KEYS = ("nodeid", "path", "line", "column", "message", "text")
 
 
@@ -114,6 +115,7 @@ class SuiteRecord:
     #: why pytest failed a suite its own verdict passed: ``[XPASS(strict)] <reason>``, or
     #: its fixture teardown's error
     failure: str | None = None
+    skip_reason: str | None = None  # why pytest skipped it (a skip marker, pytest.skip())
 
     @property
     def path(self) -> str:
@@ -212,6 +214,7 @@ class SuiteRecord:
             "outcome": self.outcome,
             "error": result.error,
             "failure": self.failure,
+            "skip_reason": self.skip_reason,
             "duration_s": result.duration_s,
             **result.stats_json(),
             "gate": self.gate,
@@ -251,7 +254,8 @@ class SuiteRecord:
             rerun=None if data.get("rerun") is None else Rerun.from_json(data["rerun"]),
             max_errors=_budget(max_errors),
             baseline=SuiteDelta.from_json(data),
-            failure=None if data.get("failure") is None else str(data["failure"]),
+            failure=_text(data.get("failure")),
+            skip_reason=_text(data.get("skip_reason")),
         )
 
     def row_lines(self) -> Iterator[Json]:
@@ -282,6 +286,7 @@ class CaseRecord:
     case: str
     outcome: str  # "passed", "failed", "skipped" or "xfailed"
     message: str | None
+    skip_reason: str | None = None  # why pytest skipped it (a skip marker, pytest.skip())
 
     @property
     def path(self) -> str:
@@ -308,6 +313,7 @@ class CaseRecord:
             "case": self.case,
             "outcome": self.outcome,
             "message": self.message,
+            "skip_reason": self.skip_reason,
         }
 
     @classmethod
@@ -320,6 +326,7 @@ class CaseRecord:
             case=str(data["case"]),
             outcome=str(data["outcome"]),
             message=None if message is None else str(message),
+            skip_reason=_text(data.get("skip_reason")),
         )
 
 
@@ -363,6 +370,11 @@ class CollectErrorRecord:
             line=None if line is None else int(line),
             column=None if column is None else int(column),
         )
+
+
+def _text(value: object) -> str | None:
+    """An optional text field (absent or ``null``: None)."""
+    return None if value is None else str(value)
 
 
 def _budget(value: object) -> float | None:

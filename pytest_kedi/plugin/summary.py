@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection, Mapping
 
-from pytest_kedi.constants import HOOK_NOTE, TEST_MODEL
+from pytest_kedi.constants import EVAL_SKIP_REASON, HOOK_NOTE, TEST_MODEL
 from pytest_kedi.plugin.gating import interval_text, score_digits, shows_interval, threshold_text
 from pytest_kedi.plugin.optionvalues import MaxErrors
 from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
@@ -31,9 +31,13 @@ def _case_status(outcome: str) -> str:
     return "XFAIL" if outcome == "xfailed" else "FAIL"
 
 
-def _verdict(record: SuiteRecord, digits: int = 4) -> str:
+def _verdict(record: SuiteRecord, digits: int = 4, limit: int | None = None) -> str:
     outcome = record.outcome
     word = "FAILED" if outcome == "failed" else outcome
+    reason = record.skip_reason.strip() if record.skip_reason else ""
+    if outcome == "skipped" and reason and reason != EVAL_SKIP_REASON:  # (that one: said once)
+        reason = reason.splitlines()[0]  # pytest's, as `-rs` shows it
+        word += f": {clip(reason, limit) if limit else reason}"
     parts = [word]
     if record.failure and outcome == "failed":  # pytest failed it: an XPASS(strict), a teardown
         parts.append(_failure_text(record.failure))
@@ -68,7 +72,7 @@ def suite_line(record: SuiteRecord, *, feedback_limit: int | None) -> str:
     result = record.result
     if record.outcome == "skipped" and result.error is None:
         head = f"- {result.suite}::{result.metric}" if result.metric else f"- {result.suite}"
-        return f"{head}: not run {_verdict(record)}"
+        return f"{head}: not run {_verdict(record, limit=feedback_limit)}"
     error = result.error
     if error and "\n" in error.strip():  # a rendered stack trace: its last line says what failed
         error = error.strip().splitlines()[-1].strip()
@@ -124,9 +128,12 @@ def rerun_lines(records: Collection[SuiteRecord]) -> list[str]:
 
 
 def case_line(record: CaseRecord, *, feedback_limit: int | None) -> str:
-    """Kedi's ``--test`` line: ``- suite::case: OK`` or ``- suite::case: FAIL | <message>``."""
+    """Kedi's ``--test`` line: ``- suite::case: OK`` or ``- suite::case: FAIL | <message>``
+    (``SKIPPED | <reason>``: pytest's skip reason)."""
     line = f"- {record.procedure}::{record.case}: {_case_status(record.outcome)}"
     message = record.message
+    if record.outcome == "skipped" and not message:
+        message = record.skip_reason  # pytest's reason, as `-rs` shows it
     if message:
         first = message.strip().splitlines()[0]
         line += f" | {clip(first, feedback_limit) if feedback_limit else first}"

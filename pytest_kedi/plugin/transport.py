@@ -24,7 +24,7 @@ import pytest
 from pytest_kedi.constants import REPORT_CASE, REPORT_MODEL, REPORT_SUITE
 from pytest_kedi.evals.safetext import clean_data, clean_text, texts_clean
 from pytest_kedi.plugin.items import KediCaseItem, KediEvalItem
-from pytest_kedi.plugin.outcomes import case_outcome, expected_failure
+from pytest_kedi.plugin.outcomes import case_outcome, expected_failure, skip_reason
 from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
 
 __all__ = [
@@ -75,9 +75,10 @@ def _suite_record(
                 return dataclasses.replace(published, outcome="failed", failure=failure)
             return published
         if report.skipped:  # pytest.skip() while loading the file or the suite's data
-            return SuiteRecord.placeholder(
+            record = SuiteRecord.placeholder(
                 item.nodeid, item.suite, threshold=threshold, outcome="skipped", error=None
             )
+            return dataclasses.replace(record, skip_reason=skip_reason(report))
         # runtest raised before publishing: not a Kedi failure (e.g. a hook raised)
         error = _crash_message(report) or "internal error"
         return SuiteRecord.placeholder(
@@ -87,9 +88,10 @@ def _suite_record(
         skipped = report.skipped and not _marker_xfail(report)
         outcome = "skipped" if skipped else "failed"
         setup_error = None if skipped else _crash_message(report) or "setup failed"
-        return SuiteRecord.placeholder(
+        record = SuiteRecord.placeholder(
             item.nodeid, item.suite, threshold=threshold, outcome=outcome, error=setup_error
-        )
+        )  # a skip marker, or pytest.skip() in a fixture: pytest's reason
+        return dataclasses.replace(record, skip_reason=skip_reason(report) if skipped else None)
     failed_teardown = when == "teardown" and report.failed
     if failed_teardown and isinstance(published, SuiteRecord) and published.outcome != "failed":
         # pytest counts the teardown's error
@@ -111,13 +113,17 @@ def _case_record(
                 return dataclasses.replace(published, outcome="failed", message=failure)
             return published
         message = _crash_message(report) if report.failed else None
-        return CaseRecord.of(
+        record = CaseRecord.of(
             item.nodeid, item.suite, item.case, outcome=case_outcome(report), message=message
         )
+        return dataclasses.replace(record, skip_reason=skip_reason(report))
     if when == "setup" and not report.passed:  # an xfail marker's setup error: xfailed
         outcome = case_outcome(report)
         message = _crash_message(report) or "setup failed" if report.failed else None
-        return CaseRecord.of(item.nodeid, item.suite, item.case, outcome=outcome, message=message)
+        record = CaseRecord.of(
+            item.nodeid, item.suite, item.case, outcome=outcome, message=message
+        )  # a skip marker, or pytest.skip() in a fixture: pytest's reason
+        return dataclasses.replace(record, skip_reason=skip_reason(report))
     failed_teardown = when == "teardown" and report.failed
     if failed_teardown and isinstance(published, CaseRecord) and published.outcome != "failed":
         failure = _crash_message(report) or "teardown failed"  # pytest counts the error

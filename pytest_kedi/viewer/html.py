@@ -186,8 +186,9 @@ def _suites_table(run: RunView, runs: Sequence[RunView]) -> str:
             extra.append(f"SE {suite.stderr:.3f}")
         if suite.repeats is not None:
             extra.append(f"{suite.repeats} repeats")
-        # the suite's error, or why pytest failed a suite its gates passed (XPASS(strict))
-        why = suite.error or (suite.failure if suite.verdict == "failed" else None)
+        # the suite's error, why pytest failed a suite its gates passed (XPASS(strict)), or
+        # why it skipped one
+        why = suite.error or (suite.failure if suite.verdict == "failed" else suite.skip_reason)
         bar = (
             svg.score_bar(
                 suite.score, suite.threshold, suite.ci, failed=suite.verdict in ("failed", "xfail")
@@ -207,7 +208,7 @@ def _suites_table(run: RunView, runs: Sequence[RunView]) -> str:
             f'<td class="n" data-v="{suite.rows_total}">{suite.rows_total}</td>',
             f'<td data-v="{suite.rows_errored}">{_errors(suite)}</td>',
             f'<td data-v="{escape(suite.verdict)}">{_verdict(suite.verdict)}'
-            + (f'<div class="sub err">{escape(_one_line(why))}</div>' if why else "")
+            + (f'<div class="sub{_err(suite)}">{escape(_one_line(why))}</div>' if why else "")
             + "</td>",
         ]
         if deltas:
@@ -224,6 +225,11 @@ def _suites_table(run: RunView, runs: Sequence[RunView]) -> str:
         f'<div class="table-wrap"><table id="suites-table" class="suites"><thead><tr>'
         f"{''.join(head)}</tr></thead><tbody>{''.join(body)}</tbody></table></div></section>"
     )
+
+
+def _err(suite: SuiteView) -> str:
+    """The class of a suite's note: an error's, not a skip reason's."""
+    return "" if suite.verdict == "skipped" and suite.error is None else " err"
 
 
 def _one_line(text: str, limit: int = 160) -> str:

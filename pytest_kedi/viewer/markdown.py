@@ -58,12 +58,17 @@ def _suite_row(suite: SuiteView, delta: float | None) -> str:
         (threshold_text(suite.threshold, digits) + (" (lower bound)" if suite.lower_gate else ""))
         if suite.threshold is not None
         else "—",
-        _VERDICT.get(suite.verdict, cell(suite.verdict))
-        + (f" ({cell(suite.failure)})" if suite.failure and suite.verdict == "failed" else ""),
+        _VERDICT.get(suite.verdict, cell(suite.verdict)) + _why(suite),
         f"{delta:+.4f}" if delta is not None else "—",
         cell(errors) if errors else "0",
     ]
     return "| " + " | ".join(cells) + " |"
+
+
+def _why(suite: SuiteView) -> str:
+    """Why pytest failed a suite its gates passed (XPASS(strict), a teardown), or skipped it."""
+    why = suite.failure if suite.verdict == "failed" else suite.skip_reason
+    return f" ({cell(why)})" if why else ""
 
 
 def _worst(rows: Sequence[RowView], count: int) -> list[RowView]:

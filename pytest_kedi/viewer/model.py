@@ -98,6 +98,7 @@ class SuiteView:
     #: what the min score applied to: ``lower`` (the interval's lower bound) or the mean
     lower_gate: bool = False
     failure: str | None = None  # why pytest failed it: ``[XPASS(strict)] <reason>``, teardown
+    skip_reason: str | None = None  # why pytest skipped it (a skip marker, pytest.skip())
 
     @property
     def scored(self) -> bool:
@@ -125,7 +126,7 @@ class TestView:
     nodeid: str
     label: str
     outcome: str
-    message: str | None
+    message: str | None  # a skipped case's: why pytest skipped it (the report's skip_reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,8 +223,7 @@ def _delta(data: Mapping[str, Any]) -> float | None:
 
 
 def _tokens(value: object) -> str | None:
-    """``15``, or ``requests 1, input 118, output 9`` (a usage mapping; ``input_tokens`` and
-    ``output_tokens`` read as ``input`` and ``output``)."""
+    """``15``, or ``requests 1, input 118, output 9`` (a usage mapping's ``*_tokens``)."""
     if (count := _int(value)) is not None:
         return str(count) if count else None
     counts = {k: v for k, v in _map(value).items() if _int(v) is not None}
@@ -233,8 +233,7 @@ def _tokens(value: object) -> str | None:
 
 
 def _call_tokens(data: Mapping[str, object]) -> str | None:
-    """A call's tokens: a ``tokens``/``usage`` value, or (report schema 3) its
-    ``input_tokens`` and ``output_tokens``."""
+    """A call's tokens: ``tokens``/``usage``, or its ``input_tokens`` and ``output_tokens``."""
     value = _first(data, "tokens", "usage")
     if value is None:
         value = {k: data[k] for k in ("input_tokens", "output_tokens") if k in data}
@@ -323,6 +322,7 @@ def _suite(data: object, position: int, xfailed: frozenset[str]) -> SuiteView | 
         tokens=_tokens(_first(data, "tokens", "usage")),
         lower_gate=data.get("gate") == "lower",
         failure=_text(data.get("failure")),
+        skip_reason=_text(data.get("skip_reason")) if outcome == "skipped" else None,
     )
 
 
@@ -338,7 +338,7 @@ def _test(data: object, xfailed: frozenset[str]) -> TestView | None:
         nodeid=nodeid,
         label=f"{procedure}::{case}" if procedure and case else nodeid,
         outcome=outcome,
-        message=_text(data.get("message")),
+        message=_text(data.get("message") or (outcome == "skipped" and data.get("skip_reason"))),
     )
 
 

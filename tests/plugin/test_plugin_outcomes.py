@@ -79,34 +79,46 @@ def test_pytest_outcomes_and_exits_from_kedi_code(kedi: Kedi) -> None:
         result.stdout.fnmatch_lines([skipped])
     result.stdout.fnmatch_lines(
         [
-            "- t::c: SKIPPED",
+            "- t::c: SKIPPED | could not import 'no_such_module_for_kedi'*",
             "- t::expected_to_fail: XFAIL",
-            "- t::skipped: SKIPPED",
+            "- t::skipped: SKIPPED | not here",
             "- t::exits: FAIL | SystemExit: 0",
             "- t::closes: FAIL | GeneratorExit:*",
         ],
         consecutive=False,
     )
-    result.stdout.fnmatch_lines(["- e::m: not run [[]skipped[]]"], consecutive=False)
-    result.stdout.fnmatch_lines(["- no_data::m: not run [[]skipped[]]"], consecutive=False)
+    result.stdout.fnmatch_lines(
+        ["- e::m: not run [[]skipped: could not import 'no_such_module_for_kedi'*[]]"],
+        consecutive=False,
+    )
+    result.stdout.fnmatch_lines(
+        ["- no_data::m: not run [[]skipped: no data today[]]"], consecutive=False
+    )
     result.stdout.fnmatch_lines(
         ["- rows::m: 0.2500 | error: Skipped: row; error: SystemExit: 3; error: XFailed: x*"],
         consecutive=False,
     )
     report = kedi.json("r.json")
-    suites = {s["procedure"]: (s["outcome"], s["error"]) for s in report["suites"]}
-    assert suites == {
-        "e": ("skipped", None),
-        "no_data": ("skipped", None),
-        "rows": ("passed", None),
+    module = "'no_such_module_for_kedi'"
+    missing = f"could not import {module}: No module named {module}"
+    suites = {
+        s["procedure"]: (s["outcome"], s["error"], s["skip_reason"]) for s in report["suites"]
     }
-    tests = {(t["path"], t["case"]): (t["outcome"], t["message"]) for t in report["tests"]}
+    assert suites == {
+        "e": ("skipped", None, missing),
+        "no_data": ("skipped", None, "no data today"),
+        "rows": ("passed", None, None),
+    }
+    tests = {
+        (t["path"], t["case"]): (t["outcome"], t["message"], t["skip_reason"])
+        for t in report["tests"]
+    }
     assert tests == {
-        ("needs.kedi", "c"): ("skipped", None),
-        ("outcomes.kedi", "expected_to_fail"): ("xfailed", None),
-        ("outcomes.kedi", "skipped"): ("skipped", None),
-        ("outcomes.kedi", "exits"): ("failed", "SystemExit: 0"),
-        ("outcomes.kedi", "closes"): ("failed", "GeneratorExit: "),
+        ("needs.kedi", "c"): ("skipped", None, missing),
+        ("outcomes.kedi", "expected_to_fail"): ("xfailed", None, None),
+        ("outcomes.kedi", "skipped"): ("skipped", None, "not here"),
+        ("outcomes.kedi", "exits"): ("failed", "SystemExit: 0", None),
+        ("outcomes.kedi", "closes"): ("failed", "GeneratorExit: ", None),
     }
     rows = next(s for s in report["suites"] if s["procedure"] == "rows")["rows"]
     assert [(r["score"], r["error"]) for r in rows] == [

@@ -169,3 +169,116 @@ def test_the_reports_carry_the_exit_status_the_run_ends_with(kedi: Kedi) -> None
     assert kedi.json("r.json")["exitstatus"] == 4
     page = (kedi.pytester.path / "r.html").read_text(encoding="utf-8")
     assert "Exit status</dt><dd>4</dd>" in page
+
+
+SKIPS = """\
+@eval: by_fixture:
+  > data: xs:
+    = `[2, 4]`
+  > metric: m(xs):
+    = `xs % 2 == 0`
+
+@eval: by_marker:
+  > data: xs:
+    = `[2, 4]`
+  > metric: m(xs):
+    = `xs % 2 == 0`
+
+@eval: in_data:
+  > data: xs:
+    ```
+    import pytest
+    pytest.skip("no data today")
+    ```
+  > metric: m(xs):
+    = `xs % 2 == 0`
+
+@test: t:
+  > case: by_fixture:
+    `assert 1 == 1`
+  > case: by_skipif:
+    `assert 1 == 1`
+  > case: inside:
+    ```
+    import pytest
+    pytest.skip("not here")
+    ```
+"""
+
+SKIP_CONFTEST = """
+import os
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def skipper(request):
+    if request.node.nodeid.endswith(("eval:by_fixture", "::by_fixture")):
+        pytest.skip("needs " + os.environ["KEDI_TEST_API_KEY"] + " \\x1b[31mred")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.nodeid.endswith("eval:by_marker"):
+            item.add_marker(pytest.mark.skip(reason="slow suite"))
+        if item.nodeid.endswith("::by_skipif"):
+            item.add_marker(pytest.mark.skipif(True, reason="not on this OS"))
+"""
+
+
+def test_skip_reasons_are_in_every_report(
+    kedi: Kedi, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A suite or case skipped by a fixture's ``pytest.skip("why")`` or a marker added in
+    conftest.py read ``not run [skipped]`` / ``SKIPPED`` with no reason anywhere (``-rs``
+    printed it): the reason is now in the summary, the JSON report (``skip_reason``), the
+    Markdown and HTML reports and merge, cleaned like every other text."""
+    from pytest_kedi import cli
+
+    monkeypatch.setenv("KEDI_TEST_API_KEY", "sk-test-0123456789abcdef")
+    kedi.pytester.makeconftest(SKIP_CONFTEST)
+    kedi.write("skips.kedi", SKIPS)
+    result = kedi.run(
+        "--kedi-eval", "-rs", "--kedi-report", "r.json", "--kedi-markdown", "r.md",
+        "--kedi-html", "r.html",
+    )  # fmt: skip
+    result.assert_outcomes(skipped=6)
+    needs = "needs [[]REDACTED:KEDI_TEST_API_KEY[]] \\x1b[[]31mred"  # fnmatch: [[] is [
+    result.stdout.fnmatch_lines(
+        [
+            "Tests:",
+            f"- t::by_fixture: SKIPPED | {needs}",
+            "- t::by_skipif: SKIPPED | not on this OS",
+            "- t::inside: SKIPPED | not here",
+            "Evals:",
+            f"- by_fixture::m: not run [[]skipped: {needs}[]]",
+            "- by_marker::m: not run [[]skipped: slow suite[]]",
+            "- in_data::m: not run [[]skipped: no data today[]]",
+        ]
+    )
+    assert "sk-test-0123456789abcdef" not in result.stdout.str()
+    report = kedi.json("r.json")
+    needs_text = "needs [REDACTED:KEDI_TEST_API_KEY] \x1b[31mred"
+    assert [(s["outcome"], s["skip_reason"], s["error"]) for s in report["suites"]] == [
+        ("skipped", needs_text, None),
+        ("skipped", "slow suite", None),
+        ("skipped", "no data today", None),
+    ]
+    assert [(t["outcome"], t["skip_reason"], t["message"]) for t in report["tests"]] == [
+        ("skipped", needs_text, None),
+        ("skipped", "not on this OS", None),
+        ("skipped", "not here", None),
+    ]
+    markdown = (kedi.pytester.path / "r.md").read_text(encoding="utf-8")
+    assert "| ⏭️ skipped (slow suite) |" in markdown
+    assert "| ⏭️ skipped (no data today) |" in markdown
+    page = (kedi.pytester.path / "r.html").read_text(encoding="utf-8")
+    assert '<div class="sub">slow suite</div>' in page
+    assert "<td class='msg'>not on this OS</td>" in page
+    capsys.readouterr()
+    assert cli.main(["merge", str(kedi.pytester.path / "r.json")], prog="pytest-kedi") == 0
+    out = capsys.readouterr().out
+    assert "- by_marker::m: not run [skipped: slow suite]" in out
+    assert "- t::by_skipif: SKIPPED | not on this OS" in out
+    shown = "needs [REDACTED:KEDI_TEST_API_KEY] \\x1b[31mred"  # an ESC as its escape
+    assert f"- by_fixture::m: not run [skipped: {shown}]" in out

@@ -166,6 +166,7 @@ def test_json_report_schema(kedi: Kedi) -> None:
         "outcome": "failed",
         "error": missing["error"],
         "failure": None,
+        "skip_reason": None,
         "repeats": 1,
         "stderr": None,
         "ci": None,
@@ -220,6 +221,7 @@ def test_json_report_schema(kedi: Kedi) -> None:
             "case": "two_words",
             "outcome": "passed",
             "message": None,
+            "skip_reason": None,
         },
         {
             "nodeid": "demo.kedi::test:initials::padded",
@@ -229,6 +231,7 @@ def test_json_report_schema(kedi: Kedi) -> None:
             "case": "padded",
             "outcome": "failed",
             "message": "AssertionError: assert 'GH' == 'XX'\n  \n  - XX\n  + GH",
+            "skip_reason": None,
         },
     ]
 

@@ -365,3 +365,23 @@ def test_a_report_without_errors_has_no_errors_section(tmp_path: Path, open_page
     opened = open_page(_write(tmp_path, v1_report()))
     assert opened.page.locator("#collection-errors").count() == 0
     _clean(opened)
+
+
+def test_skip_reasons_read_as_pytest_printed_them(tmp_path: Path, open_page: Any) -> None:
+    """A skipped suite or case said ``skipped`` with no reason (pytest's ``-rs`` gave it):
+    the suite's reason is under its verdict, the case's in its message cell."""
+    document = v1_report()
+    document["suites"][0].update(
+        outcome="skipped", rows=[], rows_total=0, skip_reason=f"slow {SCRIPT_INPUT}"
+    )
+    document["tests"] = [
+        {"nodeid": "t.kedi::test:t::s", "procedure": "t", "case": "s", "outcome": "skipped",
+         "message": None, "skip_reason": "not on this OS"},
+    ]  # fmt: skip
+    opened = open_page(_write(tmp_path, document))
+    page = opened.page
+    verdict = page.locator("#suites-table tbody tr").first.locator("td").nth(4)
+    assert verdict.inner_text().splitlines() == ["skipped", f"slow {SCRIPT_INPUT}"]
+    assert verdict.locator(".sub.err").count() == 0  # a reason, not an error
+    assert page.locator("#tests td.msg").first.inner_text() == "not on this OS"
+    _clean(opened)
