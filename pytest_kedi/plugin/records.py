@@ -11,9 +11,8 @@ Each has one ``to_json``/``from_json`` pair, used for the JSON report (schema ve
 the rows JSONL (`SuiteRecord.row_lines`), the xdist transport (records cross to the
 controller as ``to_json`` builtins on the report) and the views. Everything that formats
 or judges a result (the verdict, failure text, row sub-results, JUnit properties, the
-terminal summary) takes these records, never their JSON form.
-
-Every JSON form carries every key of its schema, even when a suite errored before scoring.
+terminal summary) takes these records, never their JSON form. Every JSON form carries
+every key of its schema, even when a suite errored before scoring.
 """
 
 from __future__ import annotations
@@ -53,8 +52,8 @@ Json = dict[str, Any]
 #: ``carried_over``, ``output``, ``calls``, ``retries``, ``usage``, ``delta`` and ``regressed``
 #: (the last two set when the run was compared with a baseline); the document gained
 #: ``usage`` and ``retries`` (run totals). Later version-3 reports added the document's
-#: ``xfailed`` and ``errors`` lists, the suites' ``failure`` and the suites' and cases'
-#: ``skip_reason`` (read as empty when absent).
+#: ``xfailed`` and ``errors`` lists and ``stopped``, the suites' ``failure`` and the suites'
+#: and cases' ``skip_reason`` (read as empty when absent).
 REPORT_VERSION = 3
 SUITE_KEYS = (
     "nodeid", "path", "line", "procedure", "metric", "dataset", "split", "score", "rows_total",
@@ -373,8 +372,7 @@ class CollectErrorRecord:
 
 
 def _text(value: object) -> str | None:
-    """An optional text field (absent or ``null``: None)."""
-    return None if value is None else str(value)
+    return None if value is None else str(value)  # an optional text field
 
 
 def _budget(value: object) -> float | None:
@@ -399,6 +397,7 @@ class RunRecord:
 
     exitstatus: int
     interrupted: bool  # ended by Ctrl-C or SIGTERM
+    stopped: str | None = None  # why pytest stopped before every item ran (-x, --maxfail)
     model_calls: tuple[tuple[str, int], ...] = ()  # (resolved model name, calls), by name
     suites: tuple[SuiteRecord, ...] = field(default=())
     tests: tuple[CaseRecord, ...] = field(default=())
@@ -431,6 +430,7 @@ class RunRecord:
         return {
             "version": REPORT_VERSION,
             "interrupted": self.interrupted,
+            "stopped": self.stopped,
             "exitstatus": self.exitstatus,
             "model_calls": dict(self.model_calls),
             "usage": self.usage.to_json(),
@@ -444,6 +444,7 @@ class RunRecord:
         return cls(
             exitstatus=int(data["exitstatus"]),
             interrupted=bool(data["interrupted"]),
+            stopped=_text(data.get("stopped")),
             model_calls=tuple(sorted((str(k), int(v)) for k, v in data["model_calls"].items())),
             suites=tuple(SuiteRecord.from_json(suite) for suite in data["suites"]),
             tests=tuple(CaseRecord.from_json(test) for test in data["tests"]),

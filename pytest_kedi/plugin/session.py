@@ -34,7 +34,7 @@ from pytest_kedi.plugin.outputs import Output, check_report_paths, other_reports
 from pytest_kedi.plugin.parsecache import ParseCache, caches_for
 from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE, add_html_rows
 from pytest_kedi.plugin.settings import KediSettings
-from pytest_kedi.plugin.signals import interrupted, stop_on_sigterm
+from pytest_kedi.plugin.signals import interrupted, stop_on_sigterm, stopped
 from pytest_kedi.plugin.state import SESSION_KEY, TEST_MODEL, ProgramCache
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -389,6 +389,7 @@ class KediSession:
         run = RunRecord(
             exitstatus=int(exitstatus),
             interrupted=interrupted(session, exitstatus),
+            stopped=stopped(session, exitstatus),
             model_calls=tuple(sorted(self.model_calls.items())),
             suites=tuple(self.suites.values()),
             tests=tuple(self.tests.values()),

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-__all__ = ["interrupted", "stop_on_sigterm"]
+__all__ = ["interrupted", "stop_on_sigterm", "stopped"]
 
 
 def _terminate(signum: int, frame: object) -> None:
@@ -34,8 +34,29 @@ def stop_on_sigterm(config: pytest.Config) -> None:
 def interrupted(session: pytest.Session, exitstatus: int) -> bool:
     """Whether Ctrl-C or SIGTERM ended the run: pytest's ``INTERRUPTED`` status, but not
     the one pytest-xdist also gives a run that ``-x``/``--maxfail`` stopped (its controller
-    then says "stopping after N failures", not "... received keyboard-interrupt")."""
+    then says "stopping after N failures", not "... received keyboard-interrupt"), nor the
+    one of a run a plugin stopped (``--stepwise``: see `stopped`)."""
     if exitstatus != pytest.ExitCode.INTERRUPTED:
+        return False
+    if isinstance(session.shouldstop, str) and session.shouldstop:  # e.g. --stepwise's stop
         return False
     stop = getattr(session.config.pluginmanager.get_plugin("dsession"), "shouldstop", False)
     return not (isinstance(stop, str) and "keyboard-interrupt" not in stop)
+
+
+def stopped(session: pytest.Session, exitstatus: int) -> str | None:
+    """Why pytest stopped the run before every collected item ran, as it printed it
+    (``stopping after 2 failures`` under ``-x``/``--maxfail``, ``--stepwise``'s message):
+    the session's reason, or under pytest-xdist the controller's. None when the run went
+    to its end, and when Ctrl-C or SIGTERM ended it (`interrupted`)."""
+    if interrupted(session, exitstatus):
+        return None
+    dsession = session.config.pluginmanager.get_plugin("dsession")
+    for holder in (dsession, session) if dsession is not None else (session,):
+        for name in ("shouldfail", "shouldstop"):
+            reason = getattr(holder, name, False)
+            if isinstance(reason, str) and reason:
+                from pytest_kedi.evals.safetext import clean_text
+
+                return clean_text(reason)  # a plugin's text, cleaned like every other
+    return None

@@ -5,7 +5,9 @@ same result in each (durations aside); otherwise the merge is refused, naming th
 and the files. The verdict re-applies the gates the reports recorded: a suite fails when
 its shard said so (``outcome``), when its score (or, with ``gate`` ``lower``, its interval's
 lower bound ``ci.low``) is below its ``threshold``, or when more rows errored than its
-``max_errors`` allows; a test case fails when its outcome is ``failed``. Collection errors
+``max_errors`` allows; a test case fails when its outcome is ``failed``. A shard that
+``-x``/``--maxfail`` stopped (``stopped``) is named, and the merged report's ``stopped``
+names the first such shard. Collection errors
 (``errors``: the files a shard could not collect) are merged by node id, once each however
 many shards collected the file, and fail the run. The merged exit status is what one
 unsharded pytest run would have ended with.
@@ -151,7 +153,12 @@ def _status(shards: Sequence[Shard], failed: bool) -> tuple[int, tuple[str, ...]
             statuses.append(run.exitstatus)
     for shard in shards:  # (a failure the merge lists explains a shard's status 1)
         status = shard.run.exitstatus  # (2 without an interrupt: -x under pytest-xdist)
-        if (
+        if shard.run.stopped:  # -x, --maxfail: the shard's items after the stop did not run
+            notes.append(
+                f"{shard.path}: the shard's pytest run stopped early ({shard.run.stopped}), "
+                f"with exit status {status}: not every item ran"
+            )
+        elif (
             status not in (0, _NO_TESTS)
             and not (failed and status == 1)
             and not shard.run.interrupted
@@ -212,6 +219,7 @@ def merge(shards: Sequence[Shard]) -> Merged:
     run = RunRecord(
         exitstatus=status,
         interrupted=any(shard.run.interrupted for shard in shards),
+        stopped=next((f"{s.path}: {s.run.stopped}" for s in shards if s.run.stopped), None),
         model_calls=tuple(sorted(calls.items())),
         suites=tuple(judged),
         tests=tuple(cases),

@@ -428,6 +428,11 @@ def render_html(runs: Sequence[RunView]) -> str:
         if run.interrupted
         else ""
     )
+    if run.stopped:  # -x, --maxfail: the items after the stop did not run
+        interrupted = (
+            f'<p class="note err" role="alert" id="stopped">The run stopped early '
+            f"({escape(run.stopped)}): not every item ran.</p>"
+        )
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'

@@ -131,6 +131,8 @@ def render_markdown(runs: Sequence[RunView], *, worst: int = 5) -> str:
     if run.errors:
         facts.append(_count(len(run.errors), "collection error"))
     lines = [f"### pytest-kedi: {_RUN[run.verdict]}", "", " · ".join(facts), ""]
+    if run.stopped:  # -x, --maxfail: the items after the stop did not run
+        lines += [f"⚠️ The run stopped early ({cell(run.stopped)}): not every item ran.", ""]
     lines += errors_markdown(run.errors)
     if not run.suites:
         lines.append("No eval suite ran.")

@@ -102,14 +102,12 @@ class SuiteView:
 
     @property
     def scored(self) -> bool:
-        """Whether the suite was scored: its ``score`` is then a score, else a placeholder
-        (a skip, or a suite error before scoring)."""
+        """Whether ``score`` is one, not a placeholder (a skip, an error before scoring)."""
         return self.verdict != "skipped" and self.error is None
 
 
 def shown_digits(suite: SuiteView) -> int:
-    """Decimals of the suite's scores as the terminal shows them (`score_digits`): the gated
-    score (the lower bound under a ``lower`` gate) told apart from the threshold."""
+    """Decimals of the suite's scores as the terminal shows them (`score_digits`)."""
     gated = suite.ci[0] if suite.lower_gate and suite.ci is not None else suite.score
     return score_digits(gated, suite.threshold) if suite.scored else SCORE_DIGITS
 
@@ -149,6 +147,7 @@ class RunView:
     verdict: str  # passed, failed or interrupted
     tokens: str | None = None
     errors: tuple[ErrorView, ...] = ()  # the files the run could not collect
+    stopped: str | None = None  # why pytest stopped before every item ran (-x, --maxfail)
 
 
 # --------------------------------------------------------------------------- field readers
@@ -413,6 +412,7 @@ def run_view(
         verdict=verdict,
         tokens=_tokens(_first(document, "tokens", "usage")),
         errors=errors,
+        stopped=_str(document.get("stopped")) if not interrupted else None,
     )
 
 

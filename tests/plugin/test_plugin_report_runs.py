@@ -204,6 +204,72 @@ def test_a_run_that_x_stopped_is_not_marked_interrupted(kedi: Kedi) -> None:
     assert kedi.json("r.json")["interrupted"] is False
 
 
+THREE_SUITES = """\
+@eval: first:
+  > data: xs:
+    = `[2, 3]`
+  > metric: m(xs):
+    = `xs % 2 == 0`
+
+@eval: second:
+  > data: xs:
+    = `[2, 4]`
+  > metric: m(xs):
+    = `xs % 2 == 0`
+
+@eval: third:
+  > data: xs:
+    = `[2, 4]`
+  > metric: m(xs):
+    = `xs % 2 == 0`
+"""
+
+
+def test_a_run_that_x_stopped_says_so_in_every_report(
+    kedi: Kedi, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-x`` left the reports with ``exitstatus`` 1 (2 under xdist), ``interrupted`` false
+    and the suites that never ran missing: nothing told a reader, or ``merge``, that the
+    run was cut short. The report's ``stopped`` now says what pytest printed."""
+    from pytest_kedi import cli
+
+    kedi.write("three.kedi", THREE_SUITES)
+    args = ("--kedi-eval", "-x", "--kedi-min-score", "0.9", "--kedi-report", "r.json")
+    result = kedi.run(*args, "--kedi-markdown", "r.md", "--kedi-html", "r.html")
+    result.stdout.fnmatch_lines(["*stopping after 1 failures*"])
+    report = kedi.json("r.json")
+    assert (report["interrupted"], report["stopped"]) == (False, "stopping after 1 failures")
+    ran = [s["nodeid"] for s in report["suites"]]
+    assert ran[0] == "three.kedi::eval:first" and len(ran) < 3
+    markdown = (kedi.pytester.path / "r.md").read_text(encoding="utf-8")
+    assert "⚠️ The run stopped early (stopping after 1 failures): not every item ran." in markdown
+    page = (kedi.pytester.path / "r.html").read_text(encoding="utf-8")
+    assert "The run stopped early (stopping after 1 failures): not every item ran." in page
+    capsys.readouterr()
+    path = kedi.pytester.path / "r.json"
+    assert cli.main(["merge", str(path)], prog="pytest-kedi") == report["exitstatus"]
+    assert f"kedi: {path}: the shard's pytest run stopped early (stopping after 1 failures)" in (
+        capsys.readouterr().out
+    )
+
+
+def test_a_run_that_runs_to_its_end_was_not_stopped(kedi: Kedi) -> None:
+    kedi.write("three.kedi", THREE_SUITES)
+    kedi.run("--kedi-eval", "--maxfail=2", "--kedi-min-score", "0.9", "--kedi-report", "r.json")
+    report = kedi.json("r.json")
+    assert (report["interrupted"], report["stopped"], len(report["suites"])) == (False, None, 3)
+
+
+def test_a_run_stepwise_stopped_is_stopped_not_interrupted(kedi: Kedi) -> None:
+    """``--stepwise`` stops a run with pytest's status 2: without xdist the report said
+    ``"interrupted": true`` (Ctrl-C or SIGTERM), under xdist false."""
+    kedi.write("three.kedi", THREE_SUITES)
+    kedi.run("--kedi-eval", "--sw", "--kedi-min-score", "0.9", "--kedi-report", "r.json")
+    report = kedi.json("r.json")
+    assert (report["interrupted"], report["exitstatus"]) == (False, 2)
+    assert report["stopped"] == "Test failed, continuing from this test next run."
+
+
 def _properties(path: object) -> dict[str, list[tuple[str, str]]]:
     root = ET.parse(str(path)).getroot()
     return {

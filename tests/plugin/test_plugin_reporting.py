@@ -132,8 +132,8 @@ def test_json_report_schema(kedi: Kedi) -> None:
     result.stdout.fnmatch_lines(["kedi report written: *out/report.json"])
     report = kedi.json("out/report.json")
     assert tuple(report) == (
-        "version", "interrupted", "exitstatus", "model_calls", "usage", "retries", "xfailed",
-        "errors", "suites", "tests",
+        "version", "interrupted", "stopped", "exitstatus", "model_calls", "usage", "retries",
+        "xfailed", "errors", "suites", "tests",
     )  # fmt: skip
     assert (report["version"], report["interrupted"], report["exitstatus"]) == (3, False, 1)
     assert report["model_calls"] == {}

@@ -178,6 +178,23 @@ def test_a_shard_stopped_by_maxfail_under_xdist_is_named(tmp_path: Path) -> None
     )
 
 
+def test_a_shard_that_x_stopped_says_so_though_it_exited_1(tmp_path: Path) -> None:
+    """Without xdist, ``-x`` ends a run with status 1, as a failure does: the merge did not
+    say that the shard's later items never ran, and the merged report could not tell."""
+    stopped = run(
+        [suite(A, 0.0, outcome="failed")], exitstatus=1, stopped="stopping after 1 failures"
+    )
+    merged = _merge(tmp_path, stopped, run([suite(B, 1.0)]))
+    assert merged.exitstatus == 1 and not merged.run.interrupted
+    shard = tmp_path / "shard0.json"
+    assert merged.notes == (
+        f"{shard}: the shard's pytest run stopped early (stopping after 1 failures), with "
+        "exit status 1: not every item ran",
+    )
+    assert merged.run.to_json()["stopped"] == f"{shard}: stopping after 1 failures"
+    assert _merge(tmp_path, run([suite(B, 1.0)])).run.to_json()["stopped"] is None
+
+
 def test_unreadable_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"version": 3}', encoding="utf-8")

@@ -385,3 +385,15 @@ def test_skip_reasons_read_as_pytest_printed_them(tmp_path: Path, open_page: Any
     assert verdict.locator(".sub.err").count() == 0  # a reason, not an error
     assert page.locator("#tests td.msg").first.inner_text() == "not on this OS"
     _clean(opened)
+
+
+def test_a_run_x_stopped_says_so_above_the_suites(tmp_path: Path, open_page: Any) -> None:
+    """A run ``-x`` stopped read as any failed run: nothing said suites had not run."""
+    document = {**full_report(), "exitstatus": 1, "stopped": f"stopping {SCRIPT_INPUT}"}
+    opened = open_page(_write(tmp_path, document))
+    note = opened.page.locator("#stopped")
+    assert note.is_visible()
+    assert note.inner_text() == (
+        f"The run stopped early (stopping {SCRIPT_INPUT}): not every item ran."
+    )
+    _clean(opened)
