@@ -15,7 +15,7 @@ import pytest
 from pytest_kedi.pytraces import is_users
 from pytest_kedi.text import display_path, printable
 
-__all__ = ["case_outcome", "expected_failure", "failed_trace", "skip_reason"]
+__all__ = ["case_outcome", "expected_failure", "failed_trace", "skip_reason", "xfail_reason"]
 
 
 def expected_failure(report: pytest.TestReport) -> bool:
@@ -36,6 +36,14 @@ def skip_reason(report: pytest.TestReport) -> str | None:
     reason = str(longrepr[2])
     reason = reason.removeprefix("Skipped: ") if reason != "Skipped" else ""
     return reason or None
+
+
+def xfail_reason(report: pytest.TestReport) -> str | None:
+    """Why pytest expected the failure it reported (XFAIL), as ``-rx`` shows it: an
+    ``xfail`` marker's reason or ``pytest.xfail("why")``'s; None without one."""
+    if not expected_failure(report):
+        return None
+    return str(report.wasxfail).removeprefix("reason: ") or None
 
 
 def case_outcome(report: pytest.TestReport) -> str:

@@ -53,20 +53,21 @@ Json = dict[str, Any]
 #: (the last two set when the run was compared with a baseline); the document gained
 #: ``usage`` and ``retries`` (run totals). Later version-3 reports added the document's
 #: ``xfailed`` and ``errors`` lists and ``stopped``, the suites' ``failure`` and the suites'
-#: and cases' ``skip_reason`` (read as empty when absent).
+#: and cases' ``skip_reason`` and ``xfail_reason`` (read as empty when absent).
 REPORT_VERSION = 3
 SUITE_KEYS = (
     "nodeid", "path", "line", "procedure", "metric", "dataset", "split", "score", "rows_total",
     "rows_errored", "errors_by_class", "feedback", "threshold", "outcome", "error", "failure",
-    "skip_reason", "duration_s", "repeats", "stderr", "ci", "gate", "rerun", "max_errors",
-    "baseline_score", "delta", "retries", "usage", "rows",
+    "skip_reason", "xfail_reason", "duration_s", "repeats", "stderr", "ci", "gate", "rerun",
+    "max_errors", "baseline_score", "delta", "retries", "usage", "rows",
 )  # fmt: skip
 ROW_KEYS = (
     "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
     "scores", "flaky", "carried_over", "output", "calls", "retries", "usage", "delta",
     "regressed",
 )  # fmt: skip
-TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message", "skip_reason")
+TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message",
+             "skip_reason", "xfail_reason")  # fmt: skip
 ERROR_KEYS = ("nodeid", "path", "line", "column", "message", "text")
 
 
@@ -77,8 +78,7 @@ def node_path(nodeid: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Rerun:
-    """How a suite ran under ``--kedi-rerun``: the mode, and whether a previous run of the
-    suite was found (without one, every row ran)."""
+    """``--kedi-rerun``'s mode, and whether a previous run of the suite was found."""
 
     mode: str  # "errors" or "failures"
     previous_run: bool
@@ -99,8 +99,7 @@ class Rerun:
 
 @dataclass(frozen=True, slots=True)
 class SuiteRecord:
-    """One ``@eval:`` suite as reported: ``result`` is what `run_suite` returned (or an
-    unscored stand-in when the suite was skipped or failed before scoring)."""
+    """One ``@eval:`` suite as reported (``result``: `run_suite`'s, or an unscored stand-in)."""
 
     nodeid: str
     line: int  # the suite's ``.kedi`` header line
@@ -111,10 +110,9 @@ class SuiteRecord:
     rerun: Rerun | None = None  # set under --kedi-rerun
     max_errors: float | None = None  # the error budget applied: a row count, or a fraction < 1
     baseline: SuiteDelta | None = None  # the comparison with --kedi-baseline's suite
-    #: why pytest failed a suite its own verdict passed: ``[XPASS(strict)] <reason>``, or
-    #: its fixture teardown's error
-    failure: str | None = None
+    failure: str | None = None  # why pytest failed it: ``[XPASS(strict)] <reason>``, teardown
     skip_reason: str | None = None  # why pytest skipped it (a skip marker, pytest.skip())
+    xfail_reason: str | None = None  # why pytest expected it to fail (an expected failure)
 
     @property
     def path(self) -> str:
@@ -214,6 +212,7 @@ class SuiteRecord:
             "error": result.error,
             "failure": self.failure,
             "skip_reason": self.skip_reason,
+            "xfail_reason": self.xfail_reason,
             "duration_s": result.duration_s,
             **result.stats_json(),
             "gate": self.gate,
@@ -255,11 +254,11 @@ class SuiteRecord:
             baseline=SuiteDelta.from_json(data),
             failure=_text(data.get("failure")),
             skip_reason=_text(data.get("skip_reason")),
+            xfail_reason=_text(data.get("xfail_reason")),
         )
 
     def row_lines(self) -> Iterator[Json]:
-        """The rows JSONL's objects: each row with its suite's node id, procedure, metric
-        and split."""
+        """The rows JSONL's objects: each row with its suite's `row_context`."""
         context = self.row_context()
         for row in self.row_json():
             yield {**context, **row}
@@ -286,6 +285,7 @@ class CaseRecord:
     outcome: str  # "passed", "failed", "skipped" or "xfailed"
     message: str | None
     skip_reason: str | None = None  # why pytest skipped it (a skip marker, pytest.skip())
+    xfail_reason: str | None = None  # why pytest expected it to fail (an expected failure)
 
     @property
     def path(self) -> str:
@@ -313,6 +313,7 @@ class CaseRecord:
             "outcome": self.outcome,
             "message": self.message,
             "skip_reason": self.skip_reason,
+            "xfail_reason": self.xfail_reason,
         }
 
     @classmethod
@@ -326,6 +327,7 @@ class CaseRecord:
             outcome=str(data["outcome"]),
             message=None if message is None else str(message),
             skip_reason=_text(data.get("skip_reason")),
+            xfail_reason=_text(data.get("xfail_reason")),
         )
 
 

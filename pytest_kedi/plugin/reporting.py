@@ -27,6 +27,7 @@ from pytest_kedi.plugin.summary import (
     rerun_lines,
     suite_line,
     usage_line,
+    xfail_note,
 )
 from pytest_kedi.plugin.views import write_views
 from pytest_kedi.text import printable
@@ -114,12 +115,14 @@ def write_summary(tr: Any, summary: Summary, *, verbose: bool) -> None:
         for case in source_order(summary.tests):
             line = case_line(case, feedback_limit=limit)  # a marker's xfail, as for suites
             expected = case.outcome == "failed" and case.nodeid in summary.xfailed
-            tr.write_line(f"{line} (xfail)" if expected else line)
+            tr.write_line(line + xfail_note(case, limit) if expected else line)
     if summary.suites:
         tr.write_line("Evals:")
         for suite in source_order(summary.suites):
             line = suite_line(suite, feedback_limit=limit)
-            tr.write_line(f"{line} (xfail)" if suite.nodeid in summary.xfailed else line)
+            tr.write_line(
+                line + xfail_note(suite, limit) if suite.nodeid in summary.xfailed else line
+            )
             flaky = flaky_line(suite)
             if flaky is not None:
                 tr.write_line(f"    {flaky}")

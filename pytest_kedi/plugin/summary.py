@@ -15,7 +15,15 @@ from pytest_kedi.plugin.optionvalues import MaxErrors
 from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
 from pytest_kedi.text import clip
 
-__all__ = ["case_line", "flaky_line", "models_line", "rerun_lines", "suite_line", "usage_line"]
+__all__ = [
+    "case_line",
+    "flaky_line",
+    "models_line",
+    "rerun_lines",
+    "suite_line",
+    "usage_line",
+    "xfail_note",
+]
 
 #: flaky rows named per suite in the summary (the reports list them all)
 FLAKY_SHOWN = 10
@@ -90,6 +98,13 @@ def suite_line(record: SuiteRecord, *, feedback_limit: int | None) -> str:
     return f"{line}  {_verdict(record, digits)}"
 
 
+def xfail_note(record: SuiteRecord | CaseRecord, limit: int | None) -> str:
+    """What follows the line of a suite or case pytest reported as an expected failure:
+    `` (xfail)``, or `` (xfail: <reason>)`` with the reason ``-rx`` shows."""
+    reason = record.xfail_reason.strip().splitlines()[0] if record.xfail_reason else ""
+    return f" (xfail: {clip(reason, limit) if limit else reason})" if reason else " (xfail)"
+
+
 def _scores(scores: list[float]) -> str:
     return ", ".join(f"{score:g}" for score in scores)
 
@@ -132,8 +147,8 @@ def case_line(record: CaseRecord, *, feedback_limit: int | None) -> str:
     (``SKIPPED | <reason>``: pytest's skip reason)."""
     line = f"- {record.procedure}::{record.case}: {_case_status(record.outcome)}"
     message = record.message
-    if record.outcome == "skipped" and not message:
-        message = record.skip_reason  # pytest's reason, as `-rs` shows it
+    if record.outcome in ("skipped", "xfailed") and not message:
+        message = record.skip_reason or record.xfail_reason  # pytest's, as `-rs`/`-rx` show it
     if message:
         first = message.strip().splitlines()[0]
         line += f" | {clip(first, feedback_limit) if feedback_limit else first}"

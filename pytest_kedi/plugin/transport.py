@@ -24,7 +24,7 @@ import pytest
 from pytest_kedi.constants import REPORT_CASE, REPORT_MODEL, REPORT_SUITE
 from pytest_kedi.evals.safetext import clean_data, clean_text, texts_clean
 from pytest_kedi.plugin.items import KediCaseItem, KediEvalItem
-from pytest_kedi.plugin.outcomes import case_outcome, expected_failure, skip_reason
+from pytest_kedi.plugin.outcomes import case_outcome, expected_failure, skip_reason, xfail_reason
 from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
 
 __all__ = [
@@ -179,6 +179,11 @@ def attach(
         case = _case_record(item, when, report, published)
     else:
         return None
+    expected = xfail_reason(report)  # an expected failure's reason, as `-rx` shows it
+    if expected is not None and suite is not None:
+        suite = dataclasses.replace(suite, xfail_reason=expected)
+    if expected is not None and case is not None:
+        case = dataclasses.replace(case, xfail_reason=expected)
     if when != "call":
         model = None
     _clean_report(report)

@@ -26,6 +26,7 @@ from pytest_kedi.plugin.summary import (
     rerun_lines,
     suite_line,
     usage_line,
+    xfail_note,
 )
 from pytest_kedi.reports.compare import compare_runs, comparison_lines, drop_reason
 from pytest_kedi.reports.load import ReportReadError, read_run
@@ -147,12 +148,13 @@ def merged_lines(merged: Merged, paths: Sequence[str]) -> list[str]:
         for case in run.tests:
             line = case_line(case, feedback_limit=_FEEDBACK_LIMIT)
             expected = case.outcome == "failed" and case.nodeid in run.xfailed
-            lines.append(f"{line} (xfail)" if expected else line)
+            lines.append(line + xfail_note(case, _FEEDBACK_LIMIT) if expected else line)
     if run.suites:
         lines.append("Evals:")
         for suite in run.suites:
             line = suite_line(suite, feedback_limit=_FEEDBACK_LIMIT)
-            lines.append(f"{line} (xfail)" if suite.nodeid in run.xfailed else line)
+            expected = suite.nodeid in run.xfailed
+            lines.append(line + xfail_note(suite, _FEEDBACK_LIMIT) if expected else line)
             flaky = flaky_line(suite)
             if flaky is not None:
                 lines.append(f"    {flaky}")

@@ -187,8 +187,8 @@ def _suites_table(run: RunView, runs: Sequence[RunView]) -> str:
         if suite.repeats is not None:
             extra.append(f"{suite.repeats} repeats")
         # the suite's error, why pytest failed a suite its gates passed (XPASS(strict)), or
-        # why it skipped one
-        why = suite.error or (suite.failure if suite.verdict == "failed" else suite.skip_reason)
+        # why it skipped one or expected it to fail
+        why = suite.error or (suite.failure if suite.verdict == "failed" else suite.reason)
         bar = (
             svg.score_bar(
                 suite.score, suite.threshold, suite.ci, failed=suite.verdict in ("failed", "xfail")
@@ -228,8 +228,8 @@ def _suites_table(run: RunView, runs: Sequence[RunView]) -> str:
 
 
 def _err(suite: SuiteView) -> str:
-    """The class of a suite's note: an error's, not a skip reason's."""
-    return "" if suite.verdict == "skipped" and suite.error is None else " err"
+    """The class of a suite's note: an error's, not a skip or xfail reason's."""
+    return "" if suite.verdict in ("skipped", "xfail") and suite.error is None else " err"
 
 
 def _one_line(text: str, limit: int = 160) -> str:

@@ -66,8 +66,9 @@ def _suite_row(suite: SuiteView, delta: float | None) -> str:
 
 
 def _why(suite: SuiteView) -> str:
-    """Why pytest failed a suite its gates passed (XPASS(strict), a teardown), or skipped it."""
-    why = suite.failure if suite.verdict == "failed" else suite.skip_reason
+    """Why pytest failed a suite its gates passed (XPASS(strict), a teardown), skipped it or
+    expected it to fail."""
+    why = suite.failure if suite.verdict == "failed" else suite.reason
     return f" ({cell(why)})" if why else ""
 
 

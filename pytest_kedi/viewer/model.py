@@ -98,7 +98,7 @@ class SuiteView:
     #: what the min score applied to: ``lower`` (the interval's lower bound) or the mean
     lower_gate: bool = False
     failure: str | None = None  # why pytest failed it: ``[XPASS(strict)] <reason>``, teardown
-    skip_reason: str | None = None  # why pytest skipped it (a skip marker, pytest.skip())
+    reason: str | None = None  # why pytest skipped it, or expected it to fail (an xfail)
 
     @property
     def scored(self) -> bool:
@@ -124,7 +124,7 @@ class TestView:
     nodeid: str
     label: str
     outcome: str
-    message: str | None  # a skipped case's: why pytest skipped it (the report's skip_reason)
+    message: str | None  # else why pytest skipped it or expected it to fail (the reasons)
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,7 +321,7 @@ def _suite(data: object, position: int, xfailed: frozenset[str]) -> SuiteView | 
         tokens=_tokens(_first(data, "tokens", "usage")),
         lower_gate=data.get("gate") == "lower",
         failure=_text(data.get("failure")),
-        skip_reason=_text(data.get("skip_reason")) if outcome == "skipped" else None,
+        reason=_text(data.get("skip_reason" if outcome == "skipped" else "xfail_reason")),
     )
 
 
@@ -337,7 +337,7 @@ def _test(data: object, xfailed: frozenset[str]) -> TestView | None:
         nodeid=nodeid,
         label=f"{procedure}::{case}" if procedure and case else nodeid,
         outcome=outcome,
-        message=_text(data.get("message") or (outcome == "skipped" and data.get("skip_reason"))),
+        message=_text(data.get("message") or _first(data, "skip_reason", "xfail_reason")),
     )
 
 

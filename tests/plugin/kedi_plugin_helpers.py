@@ -50,15 +50,18 @@ KEDI_ENV = (
 SUITE_KEYS = (
     "nodeid", "path", "line", "procedure", "metric", "dataset", "split", "score", "rows_total",
     "rows_errored", "errors_by_class", "feedback", "threshold", "outcome", "error", "failure",
-    "skip_reason", "duration_s", "repeats", "stderr", "ci", "gate", "rerun", "max_errors",
-    "baseline_score", "delta", "retries", "usage", "rows",
+    "skip_reason", "xfail_reason", "duration_s", "repeats", "stderr", "ci", "gate", "rerun",
+    "max_errors", "baseline_score", "delta", "retries", "usage", "rows",
 )  # fmt: skip
 ROW_KEYS = (
     "index", "input", "expected", "score", "feedback", "error", "error_class", "duration_s",
     "scores", "flaky", "carried_over", "output", "calls", "retries", "usage", "delta",
     "regressed",
 )  # fmt: skip
-TEST_KEYS = ("nodeid", "path", "line", "procedure", "case", "outcome", "message", "skip_reason")
+TEST_KEYS = (
+    "nodeid", "path", "line", "procedure", "case", "outcome", "message", "skip_reason",
+    "xfail_reason",
+)  # fmt: skip
 
 #: A small program: a deterministic procedure, one @test: suite and one @eval: suite.
 #: Lines: @test: 4, case two_words 5, case padded 7, @eval: 12.

@@ -30,7 +30,8 @@ def test_examples_run_offline_and_exit_zero(examples: Kedi) -> None:
             "- classify::refund_is_billing: OK",
             "- slugify::title: OK",
             "Evals:",
-            "- classify::accuracy: 0.7500  [[]FAILED, min score 0.9000[]] (xfail)",
+            "- classify::accuracy: 0.7500  [[]FAILED, min score 0.9000[]]"
+            " (xfail: demo: the keyword rules miss the 0.90 gate)",
             "- parse_contact::fields: 0.8333 | name: got 'Dr. Katherine Johnson'*  [[]passed[]]",
             "- extract_invoice::fields: 0.6667 | wrong vendor; error: *  [[]passed[]]",
             "- normalize::exact: 1.0000  [[]passed[]]",

@@ -228,7 +228,7 @@ def test_merge_exits_as_pytest_did_for_xfail_marked_items(
     path = str(kedi.pytester.path / "r.json")
     assert cli.main(["merge", path], prog="pytest-kedi") == 0
     out = capsys.readouterr().out
-    assert "- classify::m: 0.5000  [FAILED, min score 0.9000] (xfail)" in out
+    assert "- classify::m: 0.5000  [FAILED, min score 0.9000] (xfail: known weak)" in out
     assert "FAILED classifier" not in out
 
 

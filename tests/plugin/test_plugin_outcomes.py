@@ -80,7 +80,7 @@ def test_pytest_outcomes_and_exits_from_kedi_code(kedi: Kedi) -> None:
     result.stdout.fnmatch_lines(
         [
             "- t::c: SKIPPED | could not import 'no_such_module_for_kedi'*",
-            "- t::expected_to_fail: XFAIL",
+            "- t::expected_to_fail: XFAIL | known bug",
             "- t::skipped: SKIPPED | not here",
             "- t::exits: FAIL | SystemExit: 0",
             "- t::closes: FAIL | GeneratorExit:*",
@@ -240,7 +240,9 @@ def test_a_case_under_an_xfail_marker_reads_as_expected(kedi: Kedi) -> None:
     kedi.write("x.kedi", "@test: t:\n  > case: broken:\n    `assert 4 == 5`\n")
     result = kedi.run("--kedi-eval", "--kedi-markdown", "m.md", "--kedi-report", "r.json")
     result.assert_outcomes(xfailed=1)
-    result.stdout.fnmatch_lines(["- t::broken: FAIL | AssertionError: assert 4 == 5 (xfail)"])
+    result.stdout.fnmatch_lines(
+        ["- t::broken: FAIL | AssertionError: assert 4 == 5 (xfail: known bug)"]
+    )
     assert "1 test cases (0 failed)" in (kedi.pytester.path / "m.md").read_text("utf-8")
     assert kedi.json("r.json")["xfailed"] == ["x.kedi::test:t::broken"]
 

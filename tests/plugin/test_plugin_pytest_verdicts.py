@@ -90,8 +90,8 @@ def test_a_setup_error_under_an_xfail_marker_is_an_expected_failure(
     result.assert_outcomes(xfailed=2)
     result.stdout.fnmatch_lines(
         [
-            "- t::ok: XFAIL",
-            "- classify::m: ERROR | RuntimeError: setup broke  [[]FAILED[]] (xfail)",
+            "- t::ok: XFAIL | known broken",
+            "- classify::m: ERROR | RuntimeError: setup broke  [[]FAILED[]] (xfail: known broken)",
         ]
     )
     report = kedi.json("r.json")
@@ -282,3 +282,68 @@ def test_skip_reasons_are_in_every_report(
     assert "- t::by_skipif: SKIPPED | not on this OS" in out
     shown = "needs [REDACTED:KEDI_TEST_API_KEY] \\x1b[31mred"  # an ESC as its escape
     assert f"- by_fixture::m: not run [skipped: {shown}]" in out
+
+
+XFAILS = """\
+@eval: weak:
+  > data: xs:
+    = `[2, 3]`
+  > metric: m(xs):
+    = `xs % 2 == 0`
+
+@test: t:
+  > case: later:
+    `import pytest; pytest.xfail("not built yet")`
+  > case: broken:
+    `assert 4 == 5`
+"""
+
+XFAIL_CONFTEST = """
+import pytest
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.nodeid.endswith(("eval:weak", "::broken")):
+            item.add_marker(pytest.mark.xfail(reason="known weak"))
+"""
+
+
+def test_xfail_reasons_are_in_every_report(kedi: Kedi, capsys: pytest.CaptureFixture[str]) -> None:
+    """``-rx`` printed why each expected failure was expected; the reports said only
+    ``(xfail)`` / ``XFAIL``: the reason is now in the summary, the JSON report
+    (``xfail_reason``), the Markdown and HTML reports and merge."""
+    from pytest_kedi import cli
+
+    kedi.pytester.makeconftest(XFAIL_CONFTEST)
+    kedi.write("x.kedi", XFAILS)
+    result = kedi.run(
+        "--kedi-eval", "--kedi-min-score", "0.9", "--kedi-report", "r.json",
+        "--kedi-markdown", "r.md", "--kedi-html", "r.html",
+    )  # fmt: skip
+    result.assert_outcomes(xfailed=3)
+    lines = [
+        "- t::later: XFAIL | not built yet",
+        "- t::broken: FAIL | AssertionError: assert 4 == 5 (xfail: known weak)",
+        "Evals:",
+        "- weak::m: 0.5000  [[]FAILED, min score 0.9000[]] (xfail: known weak)",
+    ]
+    result.stdout.fnmatch_lines(lines)
+    report = kedi.json("r.json")
+    assert [(s["outcome"], s["xfail_reason"]) for s in report["suites"]] == [
+        ("failed", "known weak")
+    ]
+    assert [(t["outcome"], t["xfail_reason"]) for t in report["tests"]] == [
+        ("xfailed", "not built yet"),
+        ("failed", "known weak"),
+    ]
+    markdown = (kedi.pytester.path / "r.md").read_text(encoding="utf-8")
+    assert "| ⚠️ xfail (expected failure) (known weak) |" in markdown
+    page = (kedi.pytester.path / "r.html").read_text(encoding="utf-8")
+    assert '<div class="sub">known weak</div>' in page
+    assert "<td class='msg'>not built yet</td>" in page
+    capsys.readouterr()
+    assert cli.main(["merge", str(kedi.pytester.path / "r.json")], prog="pytest-kedi") == 0
+    out = capsys.readouterr().out
+    assert "- weak::m: 0.5000  [FAILED, min score 0.9000] (xfail: known weak)" in out
+    assert "- t::later: XFAIL | not built yet" in out

@@ -167,6 +167,7 @@ def test_json_report_schema(kedi: Kedi) -> None:
         "error": missing["error"],
         "failure": None,
         "skip_reason": None,
+        "xfail_reason": None,
         "repeats": 1,
         "stderr": None,
         "ci": None,
@@ -222,6 +223,7 @@ def test_json_report_schema(kedi: Kedi) -> None:
             "outcome": "passed",
             "message": None,
             "skip_reason": None,
+            "xfail_reason": None,
         },
         {
             "nodeid": "demo.kedi::test:initials::padded",
@@ -232,6 +234,7 @@ def test_json_report_schema(kedi: Kedi) -> None:
             "outcome": "failed",
             "message": "AssertionError: assert 'GH' == 'XX'\n  \n  - XX\n  + GH",
             "skip_reason": None,
+            "xfail_reason": None,
         },
     ]
 

@@ -397,3 +397,20 @@ def test_a_run_x_stopped_says_so_above_the_suites(tmp_path: Path, open_page: Any
         f"The run stopped early (stopping {SCRIPT_INPUT}): not every item ran."
     )
     _clean(opened)
+
+
+def test_xfail_reasons_read_as_pytest_printed_them(tmp_path: Path, open_page: Any) -> None:
+    """An expected failure said ``xfail`` with no word on what was expected (``-rx``)."""
+    document = v1_report()
+    document["suites"][0].update(outcome="failed", xfail_reason="known weak")
+    document["xfailed"] = [document["suites"][0]["nodeid"]]
+    document["tests"] = [
+        {"nodeid": "t.kedi::test:t::x", "procedure": "t", "case": "x", "outcome": "xfailed",
+         "message": None, "xfail_reason": "not built yet"},
+    ]  # fmt: skip
+    opened = open_page(_write(tmp_path, document))
+    page = opened.page
+    verdict = page.locator("#suites-table tbody tr").first.locator("td").nth(4)
+    assert verdict.inner_text().splitlines() == ["xfail", "known weak"]
+    assert page.locator("#tests td.msg").first.inner_text() == "not built yet"
+    _clean(opened)
