@@ -346,11 +346,6 @@ class CollectErrorRecord:
     def path(self) -> str:
         return node_path(self.nodeid)
 
-    @property
-    def kedi(self) -> bool:
-        """Whether the file that failed is a ``.kedi`` file (its error is a Kedi outcome)."""
-        return self.path.endswith(".kedi")
-
     def to_json(self) -> Json:
         return {
             "nodeid": self.nodeid,

@@ -378,7 +378,8 @@ class KediSession:
         was skipped or crashed) or a ``.kedi`` file failed to collect: a run that executed
         nothing (``--collect-only``, every Kedi item deselected) leaves them untouched."""
         settings, errors = self.settings, tuple(self.collect_errors.values())
-        broken = not self.config.option.collectonly and any(error.kedi for error in errors)
+        kedi = any(error.path.endswith(".kedi") for error in errors)  # a .kedi file broke
+        broken = kedi and not self.config.option.collectonly
         if not (self.suites or self.tests or broken):
             paths = [p for _, p in report_outputs(settings)[:3]]
             paths.append(None if settings.markdown_append else settings.markdown_path)
