@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 
 from pytest_kedi.evals.scoring import threshold_text
-from pytest_kedi.text import truncate
+from pytest_kedi.text import printable, truncate
 from pytest_kedi.viewer.errors import errors_markdown
 from pytest_kedi.viewer.model import (
     RowView,
@@ -32,13 +32,17 @@ _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 
 def cell(text: str | None, limit: int = _CELL_LIMIT) -> str:
-    """One table cell: HTML and Markdown specials escaped, ``|`` escaped, newlines as ``<br>``."""
+    """One table cell: HTML and Markdown specials escaped, ``|`` escaped, newlines as
+    ``<br>``, control characters as their escapes (`printable`: an ESC in feedback would
+    restyle a terminal showing the file)."""
     if text is None or text == "":
         return "—"
     text = truncate(text, limit, "…")
+    lines = text.splitlines() if "\n" in text or "\r" in text else [text]
+    text = "\n".join(printable(line) for line in lines)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _SPECIAL.sub(r"\\\1", text)
-    return "<br>".join(text.splitlines()) if "\n" in text or "\r" in text else text
+    return text.replace("\n", "<br>")
 
 
 def _suite_row(suite: SuiteView, delta: float | None) -> str:

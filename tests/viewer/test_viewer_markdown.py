@@ -53,10 +53,19 @@ def test_cells_escape_pipes_newlines_and_markup() -> None:
     assert cell("<script>alert(1)</script>") == "&lt;script&gt;alert(1)&lt;/script&gt;"
     assert cell("*bold* _x_ `code` [link](u)") == "\\*bold\\* \\_x\\_ \\`code\\` \\[link\\](u)"
     assert cell(None) == "—" and cell("x" * 300).endswith("…")
+
     text = render_markdown([run_view(full_report(), label="r")])
     error_row = next(r for r in _table_rows(text) if r[0] == "3")
     assert error_row[-1] == "model: KediModelError: model call failed \\| boom<br>second line"
     assert all(line.count("<script") == 0 for line in text.splitlines())
+
+
+def test_cells_show_control_characters_as_escapes() -> None:
+    """An ESC in feedback or a skip reason was written raw into the Markdown report (and so
+    into ``$GITHUB_STEP_SUMMARY``): `cat` of the file restyled the terminal."""
+    assert cell("x \x1b[31mred") == "x \\\\x1b\\[31mred"
+    assert cell("a\r\nb\x00") == "a<br>b\\\\x00"
+    assert "\x1b" not in cell("\x1b\n\x1b")
 
 
 def test_delta_against_previous_run_and_passing_run() -> None:
