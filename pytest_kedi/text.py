@@ -35,7 +35,7 @@ def exception_text(exc: BaseException) -> str:
 
 
 def line_list(text: str) -> list[str]:
-    """``text``'s lines as Kedi counts them (docs/language.md#lexical): ended by ``\n`` or
+    """``text``'s lines as Kedi counts them (docs/language.md#lines): ended by ``\n`` or
     ``\r\n`` only. `str.splitlines` also ends a line at a form feed, a vertical tab,
     U+0085, U+2028, U+2029 and ``\x1c``-``\x1e``, so a file holding one would show the
     wrong line under a line number."""

@@ -1,4 +1,4 @@
-"""A ``> case:`` body as one Python unit (docs/language.md#test-cases), and a file's
+"""A ``> case:`` body as one Python unit (docs/language.md#test-suites), and a file's
 embedded Python compiled ahead of its run into a `CodeStore`.
 
 `precompile_module` is what pytest collection calls on a file it has just parsed, as

@@ -72,7 +72,7 @@ def load_unit(
                 raise KediImportError(f"cannot read {text_path}: {_reason(exc)}") from exc
         trees = None
         if not python_checked:  # a Python syntax error is a located parse error, at once
-            trees = WarnedTrees(module)  # (docs/language.md#lexical), not at its first run
+            trees = WarnedTrees(module)  # (docs/language.md#line-kinds), not at its first run
             check_python(module, trees if trees.wanted else None)
     source_file = SourceFile(text_path, module.source)
     if trees:  # what Python warned of as it parsed, compiled from those trees (once)

@@ -1,4 +1,4 @@
-"""One test per statement form (docs/language.md#lexical-structure-§2): the AST the parser
+"""One test per statement form (docs/language.md#statements): the AST the parser
 builds."""
 
 from __future__ import annotations

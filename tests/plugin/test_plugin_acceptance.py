@@ -18,7 +18,7 @@ from kedi_plugin_helpers import DEMO, Kedi, without_durations
 
 from pytest_kedi.lang import KediParseError, parse_file
 
-#: One suite per rule of docs/language.md#datasets-§5.6. Metrics report which bindings they saw.
+#: One suite per rule of docs/language.md#datasets. Metrics report which bindings they saw.
 SEMANTICS = """\
 ```
 from decimal import Decimal

@@ -473,7 +473,7 @@ def test_a_block_rebinds_a_name_that_becomes_visible_later(run):
 
 
 def test_load_checks_all_embedded_python_up_front(kedi):
-    """docs/language.md#lexical: a Python syntax error is a Kedi parse error located at the
+    """docs/language.md#line-kinds: a Python syntax error is a Kedi parse error located at the
     `.kedi` line and column. `load` only found one when the code first ran, so a procedure
     never called loaded fine, and a run gave a `SyntaxError` without a column."""
     with pytest.raises(KediParseError) as info:

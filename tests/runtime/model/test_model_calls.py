@@ -1,4 +1,4 @@
-"""Structured and text calls through pydantic-ai (docs/language.md#model-calls-6.4)."""
+"""Structured and text calls through pydantic-ai (docs/language.md#model-calls)."""
 
 from __future__ import annotations
 
