@@ -3,6 +3,7 @@ option and ini entry of the plugin is declared there."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -112,3 +113,29 @@ def test_generator_prints_and_rewrites_the_marked_table(
     assert "no <!-- options-table:start --> ... <!-- options-table:end --> markers" in (
         capsys.readouterr().err
     )
+
+
+def _mentioned(pattern: str) -> set[str]:
+    docs = [README, README.parent / "docs" / "language.md"]
+    return {name for doc in docs for name in re.findall(pattern, doc.read_text(encoding="utf-8"))}
+
+
+def _literal_in(folder: str, name: str) -> bool:
+    quoted = (f'"{name}"', f"'{name}'", f'"{name}=', f"pytest.mark.{name}")
+    return any(
+        any(q in path.read_text(encoding="utf-8") for q in quoted)
+        for path in (README.parent / folder).rglob("*.py")
+    )
+
+
+def test_every_option_env_var_and_ini_name_the_docs_mention_exists() -> None:
+    """Each `--kedi-*` option, `KEDI_*` variable and `kedi_*` name the README and the language
+    reference mention is one of the plugin's options, or (the CLI's variables, markers, JUnit
+    properties, the test suite's browser variable) a literal of the code that reads it."""
+    assert _mentioned(r"--kedi-[a-z-]+") - {o.flag for o in OPTIONS if o.help} == set()
+    others = _mentioned(r"\bKEDI_[A-Z_]+\b") - {o.env for o in OPTIONS if o.env}
+    others |= _mentioned(r"\bkedi_[a-z_]+\b") - {o.name for o in OPTIONS if o.ini_type}
+    assert {"KEDI_ADAPTER", "kedi_score", "kedi_eval"} <= others
+    missing = {name for name in others if not _literal_in("pytest_kedi", name)}
+    assert missing - {"KEDI_CHROMIUM"} == set()
+    assert _literal_in("tests", "KEDI_CHROMIUM")
