@@ -113,3 +113,79 @@ def test_readme_counts_the_modules_loading_the_plugin_imports() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert int(out) == int(claimed[1])
+
+
+_CONFTEST = """
+import pytest
+from pydantic_ai.messages import ModelResponse, ToolCallPart
+from pydantic_ai.models.function import FunctionModel
+
+
+def rules(messages, info):
+    return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"answer": "4"})])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_kedi_model(config):
+    return FunctionModel(rules, model_name="rules")
+"""
+
+_QA = """\
+@answer(q: str) -> str:
+  >> <q> [answer]
+  = <answer>
+
+@eval: answer:
+  > data: questions:
+    = `[("What is 2 + 2?", "4"), ("2 + 3?", "5")]`
+  > metric: exact_match(questions):
+    = `answer(questions) == expected`
+
+@test: answer:
+  > case: two_words:
+    `assert answer("x") == "4"`
+"""
+
+
+def _readme_json(after: str) -> object:
+    import json
+
+    block = next(b for b in _blocks() if b.lang == "json" and after in b.label)
+    return json.loads("\n".join(block.lines))
+
+
+def _paths(value: object, prefix: str = "") -> list[str]:
+    """Every key's path, in order, recursively (a list by its first item); the keys of
+    `model_calls` and `errors_by_class` are data (model names, error classes), not format."""
+    if isinstance(value, dict) and not prefix.endswith(("model_calls.", "errors_by_class.")):
+        return [
+            p
+            for key, item in value.items()
+            for p in [prefix + key, *_paths(item, prefix + key + ".")]
+        ]
+    if isinstance(value, list) and value:
+        return _paths(value[0], prefix.rstrip(".") + "[]." if prefix else "[].")
+    return []
+
+
+@pytest.mark.single_process("a report's shape, not how it was made")
+def test_readme_json_report_example_has_the_real_keys(kedi: Kedi) -> None:
+    """The README's JSON report example has every key of a real `--kedi-report`, in the same
+    order and nesting (the `errors` list, a suite's `failure`, a row's `calls` ...)."""
+    import json
+
+    kedi.write("conftest.py", _CONFTEST)
+    kedi.write("evals/qa.kedi", _QA)
+    kedi.write("evals/broken.kedi", "@f(x) -> int:\n  = `(x`\n")
+    kedi.run("--kedi-eval", "--kedi-trace", "--kedi-report=r.json", "--kedi-rows-jsonl=r.jsonl",
+             "evals")  # fmt: skip
+    real = json.loads((kedi.pytester.path / "r.json").read_text(encoding="utf-8"))
+    readme = _readme_json("refuse a version-1 report in one line")
+    assert isinstance(readme, dict)
+    assert _paths(readme) == _paths(real), (
+        "README.md's JSON report example drifted from a real report:\n" + json.dumps(real, indent=2)
+    )
+    # "Each rows-JSONL object has the row keys above plus nodeid, procedure, metric and split."
+    line = (kedi.pytester.path / "r.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    row_keys = list(readme["suites"][0]["rows"][0])
+    assert list(json.loads(line)) == ["nodeid", "procedure", "metric", "split", *row_keys]
