@@ -134,6 +134,30 @@ def test_a_miss_without_the_providers_key_names_the_missing_key_or_the_miss(
     assert "Traceback" not in result.stdout.str()
 
 
+@pytest.mark.parametrize("mode", ["off", "replay"])
+def test_a_replay_miss_without_the_key_calls_no_model_and_spends_no_budget(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """A replay miss without the provider's key fails as it would without a cassette (README):
+    every row a `model` error naming the key, and no model called. It counted as a model call
+    (`models: openai:gpt-4o-mini (1 call)`) and spent `--kedi-max-requests`, so the next row
+    was a `budget` error although no request ever left the process."""
+    pytest.importorskip("openai")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    kedi.write("classify.kedi", CLASSIFY)
+    result = kedi.run(
+        "--kedi-eval", "--kedi-model", "openai:gpt-4o-mini", "--kedi-record-mode", mode,
+        "--kedi-max-requests", "2", "--kedi-report", "r.json",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)
+    report = kedi.json("r.json")
+    assert report["suites"][0]["errors_by_class"] == {"model": 3}
+    assert report["model_calls"] == {}
+    result.stdout.fnmatch_lines(["models: no model calls (default: openai:gpt-4o-mini)"])
+    assert not (kedi.pytester.path / "classify.kedi.cassette.json").exists()
+
+
 def test_strict_miss_is_a_row_error_and_never_a_live_call(
     kedi: Kedi, monkeypatch: pytest.MonkeyPatch, openai_stub: OpenAIStub
 ) -> None:

@@ -3,7 +3,10 @@
 Replayed answers need no key (`pytest_kedi.runtime.model.providers.resolve_model`): the
 model is built with a placeholder key so that its cassette keys, its profile and its
 output modes are those of the model the answers were recorded with; any request that
-would reach the provider raises the error building it with the environment gave.
+would reach the provider raises the error building it with the environment gave, as the
+`ModelUnavailable` it would be without a cassette: no request leaves the process, so none is
+counted as a model call or spends the ``--kedi-max-requests`` budget (`ModelPolicy` puts no
+budget in front of this model).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
-from pytest_kedi.errors import ModelError
+from pytest_kedi.errors import ModelError, ModelUnavailable
 
 __all__ = ["KeylessModel"]
 
@@ -48,7 +51,7 @@ class KeylessModel(WrapperModel):
         raise self._error()
         yield  # pragma: no cover
 
-    def _error(self) -> ModelError:
-        error = ModelError(str(self.unavailable))
+    def _error(self) -> ModelUnavailable:
+        error = ModelUnavailable(str(self.unavailable))
         error.__cause__ = self.unavailable.__cause__
         return error

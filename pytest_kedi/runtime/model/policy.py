@@ -56,7 +56,11 @@ class ModelPolicy:
             return wrapped
 
     def _build(self, model: Model) -> Model:
-        if self.budget is not None:
+        from pytest_kedi.runtime.model.keyless import KeylessModel
+
+        # A keyless model's requests never leave the process (each is the error building the
+        # model gave): they spend no budget, as without a cassette no request is made.
+        if self.budget is not None and not isinstance(model, KeylessModel):
             from pytest_kedi.runtime.model.budget import BudgetModel
 
             model = BudgetModel(model, self.budget)
