@@ -20,7 +20,7 @@ from pytest_kedi.runtime.heap import older_objects_frozen
 from pytest_kedi.runtime.interpreter import exec_body, exec_stmt
 from pytest_kedi.runtime.lazy import declare_all
 from pytest_kedi.runtime.modules import checked_arguments, load_unit
-from pytest_kedi.runtime.procedures import KediProcedure
+from pytest_kedi.runtime.procedures import KediProcedure, record_outputs
 from pytest_kedi.runtime.pyerrors import PYTHON_UNITS
 from pytest_kedi.runtime.pyglobals import module_globals, reading_globals
 from pytest_kedi.runtime.pyinterop import CodeStore, Transform
@@ -355,10 +355,9 @@ class Program:
 
     def _metric_part(self, suite: nodes.EvalSuite, metric: nodes.Metric) -> _SuitePart:
         """`_part` for a metric about to score rows: the procedure the suite is named after
-        records its return values in the current row scope from now on."""
+        (and no other) records its return values in the current row scope from now on."""
         procedure = self._unit.scope.vars.get(suite.name)
-        if isinstance(procedure, KediProcedure) and not procedure.records_output:
-            procedure.records_output = True
+        record_outputs(procedure if isinstance(procedure, KediProcedure) else None)
         return self._part(suite, metric)
 
     def _part(self, suite: nodes.EvalSuite, part: nodes.Dataset | nodes.Metric) -> _SuitePart:

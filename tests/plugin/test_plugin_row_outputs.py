@@ -140,3 +140,41 @@ def test_the_rows_section_has_one_row_line_per_row() -> None:
     assert rows_section(rows).splitlines()[0] == (
         "row 0: score 1.0000 | input 'w w' | expected 2 | output 2"
     )
+
+
+#: `other` is named after no procedure and `shout` after another one than `label`: their
+#: rows' outputs are not `label`'s, whether or not `label`'s suite ran before in the process
+AFTER_LABEL = (
+    LABEL
+    + """
+@shout(text: str) -> str:
+  = `text.upper()`
+
+@eval: other:
+  > data: xs:
+    = `["delete it"]`
+  > metric: m(xs):
+    = `label(xs) == "billing"`
+
+@eval: shout:
+  > data: xs:
+    = `["delete it"]`
+  > metric: m(xs):
+    = `label(xs) == "billing" and shout(xs) == "DELETE IT"`
+"""
+)
+
+
+def test_a_suite_records_only_its_own_procedures_output(kedi: Kedi) -> None:
+    """Once `label`'s suite had run in a process, every later row of any suite there that
+    called `label` showed its return values as its output (`null` expected, as under xdist
+    when the suites ran in other workers)."""
+    kedi.write("label.kedi", AFTER_LABEL)
+    kedi.run("--kedi-eval", "-p", "no:randomly", "--kedi-report", "r.json")
+    suites = kedi.json("r.json")["suites"]
+    outputs = {suite["procedure"]: [row["output"] for row in suite["rows"]] for suite in suites}
+    assert outputs == {
+        "label": ["'account'", "'billing'"],
+        "other": [None],
+        "shout": ["'DELETE IT'"],
+    }
