@@ -158,9 +158,12 @@ class KediProcedure(PositionalCallee):
 
     def release(self) -> None:
         """Drop the generated body (`Program.release`): its function's defaults hold this
-        procedure, a cycle. The procedure is interpreted if called again."""
+        procedure, a cycle. The procedure is interpreted if called again. A released
+        procedure no longer records outputs (nor keeps its program alive through that)."""
         self._fn = None
         self._generated = None
+        if self.records_output:
+            record_outputs(None)
 
     def _failed(
         self, exc: BaseException, values: tuple[Any, ...]
