@@ -4,6 +4,7 @@ type declarations (docs/language.md#custom-types)."""
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -43,17 +44,19 @@ __all__ = ["BUILD_AFTER", "KediProcedure", "define_procedure", "define_type"]
 #: are locals there), a saving that grows with the work the block does.
 BUILD_AFTER = 64
 
-#: the procedure whose return values rows record (`KediProcedure.records_output`), if any
-_RECORDING: list[KediProcedure] = []
+#: the procedure whose return values rows record (`records_output`), held weakly (not its program)
+_RECORDING: list[weakref.ref[KediProcedure]] = []
 
 
 def record_outputs(procedure: KediProcedure | None) -> None:
     """Make ``procedure`` (the one an ``@eval:`` suite about to score rows is named after,
     or None) the only one whose return values the rows record: a suite run earlier in the
     process no longer records its own procedure's in a later suite's rows."""
-    for earlier in _RECORDING:
-        earlier.records_output = False
-    _RECORDING[:] = [] if procedure is None else [procedure]
+    for ref in _RECORDING:
+        earlier = ref()
+        if earlier is not None:
+            earlier.records_output = False
+    _RECORDING[:] = [] if procedure is None else [weakref.ref(procedure)]
     if procedure is not None:
         procedure.records_output = True
 

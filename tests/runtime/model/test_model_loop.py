@@ -249,3 +249,30 @@ def test_a_model_exit_fails_the_call_like_any_exception(
                 program.procedures["ask"]()
             last = str(caught.value).splitlines()[-1]
             assert last.endswith(f"model call failed (function:exits): {exit_class.__name__}")
+
+
+def test_a_scored_suite_does_not_keep_its_program_and_loop_alive(tmp_path: Path) -> None:
+    """The procedure a suite is named after records its rows' outputs; the record of which
+    procedure records held it strongly, so a program whose suite had run was never freed
+    and its private model loop thread ran on after the program was dropped."""
+    import weakref
+
+    from pytest_kedi.evals import run_suite
+
+    source = (
+        "@ask(q: str) -> str:\n  >> hi <q>\n  Answer: [a: str]\n  = `a`\n\n"
+        "@eval: ask:\n  > data: rows:\n    = `['x']`\n  > metric: m(rows):\n"
+        "    = `isinstance(ask(rows), str)`\n"
+    )
+    program = load(tmp_path / "p.kedi", source=source, mode="validate", model=TestModel())
+    (suite,) = program.module.eval_suites
+    assert run_suite(program, suite).score == 1.0
+    procedure = weakref.ref(program.procedures["ask"])
+    loops = [t for t in threading.enumerate() if t.name == "kedi-model-loop"]
+    assert loops
+    del program, suite
+    gc.collect()
+    assert procedure() is None
+    for thread in loops:
+        thread.join(30)
+    assert not any(t.is_alive() for t in loops)
