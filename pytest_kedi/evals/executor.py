@@ -14,7 +14,7 @@
   process from exiting. Inline, a row that never returns to the interpreter (one long C
   call) cannot be interrupted: use pytest-timeout for a hard stop.
 * Results are delivered to ``on_row`` strictly in row order, as soon as every earlier
-  row is done, in the calling thread.
+  row is done, in the calling thread; ``on_progress`` sees them in strides (`run_rows`).
 
 ``run_row`` must catch ordinary exceptions itself; a ``BaseException`` escaping it in a
 worker (``KeyboardInterrupt``, ``SystemExit``) is re-raised in the calling thread.
@@ -31,7 +31,14 @@ from typing import Any, Generic, TypeVar
 
 from pytest_kedi.runtime.cancel import Cancelled, CancelToken, bound
 
-__all__ = ["WORKERS", "DeadlineExceeded", "WorkerThreads", "call_with_deadline", "run_rows"]
+__all__ = [
+    "WORKERS",
+    "DeadlineExceeded",
+    "WorkerThreads",
+    "call_with_deadline",
+    "each_row",
+    "run_rows",
+]
 
 R = TypeVar("R")
 
@@ -101,23 +108,72 @@ def run_rows(
     timeout: float | None = None,
     on_timeout: Callable[[int, float], R],
     on_row: Callable[[R], object] | None = None,
+    on_progress: Callable[[list[R]], int] | None = None,
 ) -> list[R]:
-    """Run rows ``0..count-1`` and return their results in row order."""
+    """Run rows ``0..count-1`` and return their results in row order.
+
+    ``on_progress`` is given the results so far (in row order) before the first row, every
+    few rows and after the last: as many rows as its previous call returned (inline,
+    without a time limit), or every row."""
     if count == 0:
         return []
-    if concurrency <= 1:
-        if timeout is None:
-            if on_row is None:
-                return [run_row(index) for index in range(count)]
-            results: list[R] = []
-            for index in range(count):
-                result = run_row(index)
+    if concurrency <= 1 and timeout is None:
+        if on_progress is not None:
+            return _run_strides(count, run_row, on_row, on_progress)
+        if on_row is None:
+            return [run_row(index) for index in range(count)]
+        results: list[R] = []
+        for index in range(count):
+            result = run_row(index)
+            results.append(result)
+            on_row(result)
+        return results
+    on_row = each_row(on_row, on_progress)
+    if concurrency > 1:
+        return _Pool(count, run_row, timeout, on_timeout, on_row).run(min(concurrency, count))
+    assert timeout is not None  # (inline without a time limit: above)
+    return _run_watched(count, run_row, timeout, on_timeout, on_row)
+
+
+def each_row(
+    on_row: Callable[[R], object] | None, on_progress: Callable[[list[R]], int] | None
+) -> Callable[[R], object] | None:
+    """``on_row``, then ``on_progress`` with the rows so far, as one callback for each row."""
+    if on_progress is None:
+        return on_row
+    done: list[R] = []
+    on_progress(done)
+
+    def each(result: R) -> None:
+        if on_row is not None:
+            on_row(result)
+        done.append(result)
+        on_progress(done)
+
+    return each
+
+
+def _run_strides(
+    count: int,
+    run_row: Callable[[int], R],
+    on_row: Callable[[R], object] | None,
+    on_progress: Callable[[list[R]], int],
+) -> list[R]:
+    """Rows inline, ``on_progress`` between strides of the length it asks for."""
+    results: list[R] = []
+    index = 0
+    while index < count:
+        end = min(count, index + max(1, on_progress(results)))
+        if on_row is None:
+            results.extend(map(run_row, range(index, end)))
+        else:
+            for at in range(index, end):
+                result = run_row(at)
                 results.append(result)
-                if on_row is not None:
-                    on_row(result)
-            return results
-        return _run_watched(count, run_row, timeout, on_timeout, on_row)
-    return _Pool(count, run_row, timeout, on_timeout, on_row).run(min(concurrency, count))
+                on_row(result)
+        index = end
+    on_progress(results)
+    return results
 
 
 def _reason(timeout: float) -> str:

@@ -24,7 +24,7 @@ from pytest_kedi.evals.datasets import (
     select_dataset,
 )
 from pytest_kedi.evals.evaloptions import EvalOptions
-from pytest_kedi.evals.executor import DeadlineExceeded, call_with_deadline, run_rows
+from pytest_kedi.evals.executor import DeadlineExceeded, call_with_deadline, each_row, run_rows
 from pytest_kedi.evals.repeats import CarryOver, run_repeated
 from pytest_kedi.evals.results import (
     REPR_LIMIT,
@@ -44,10 +44,18 @@ from pytest_kedi.runtime.rowscope import RowScope, enter, leave
 from pytest_kedi.runtime.usererrors import failed_outcome, user_error
 from pytest_kedi.text import truncate
 
-__all__ = ["CarryOver", "EvalProgram", "RowCallback", "RowsCallback", "run_suite"]
+__all__ = [
+    "CarryOver",
+    "EvalProgram",
+    "ProgressCallback",
+    "RowCallback",
+    "RowsCallback",
+    "run_suite",
+]
 
 RowCallback = Callable[[RowResult], object]
 RowsCallback = Callable[[int], object]
+ProgressCallback = Callable[[list[RowResult]], int]
 _DEFAULT_OPTIONS = EvalOptions()
 
 
@@ -86,6 +94,7 @@ def run_suite(
     on_row: RowCallback | None = None,
     carry: CarryOver | None = None,
     on_rows: RowsCallback | None = None,
+    on_progress: ProgressCallback | None = None,
 ) -> SuiteResult:
     """Score one ``@eval:`` suite of a program loaded in validate mode.
 
@@ -93,12 +102,13 @@ def run_suite(
     for which ``carry`` returns a result are not run: that result (marked
     ``carried_over``) stands in for them. ``on_rows`` is called with the number of rows
     once they are known, before the first is scored; ``on_row`` with each scored row
-    (see `run_rows`).
+    (see `run_rows`); ``on_progress`` with the rows scored so far, every few rows: as
+    many as its previous call returned (`run_rows`).
     """
     # A full garbage collection triggered by the suite's objects (its dataset's rows
     # included) walks only what the suite made, not the whole process.
     with older_objects_frozen():
-        return _run_suite(program, suite, options, on_row, carry, on_rows)
+        return _run_suite(program, suite, options, on_row, carry, on_rows, on_progress)
 
 
 def _run_suite(
@@ -108,6 +118,7 @@ def _run_suite(
     on_row: RowCallback | None,
     carry: CarryOver | None,
     on_rows: RowsCallback | None,
+    on_progress: ProgressCallback | None,
 ) -> SuiteResult:
     started = time.perf_counter()
     metric = suite.metric
@@ -123,7 +134,9 @@ def _run_suite(
         rows: list[Row] = [(None, NO_EXPECTED)]
         if on_rows is not None:
             on_rows(len(rows))
-        rows_result = _score_rows(program, suite, metric, None, rows, options, on_row, carry)
+        rows_result = _score_rows(
+            program, suite, metric, None, rows, options, on_row, carry, on_progress
+        )
         return _scored(suite, metric, None, None, rows_result, started, options.repeat)
     try:
         dataset = select_dataset(suite, metric, options.split)
@@ -146,7 +159,9 @@ def _run_suite(
         return _failed(suite, metric.name, dataset.name, dataset.kind, message, started)
     if on_rows is not None:
         on_rows(len(rows))
-    rows_result = _score_rows(program, suite, metric, dataset.name, rows, options, on_row, carry)
+    rows_result = _score_rows(
+        program, suite, metric, dataset.name, rows, options, on_row, carry, on_progress
+    )
     return _scored(suite, metric, dataset.name, dataset.kind, rows_result, started, options.repeat)
 
 
@@ -180,11 +195,14 @@ def _score_rows(
     options: EvalOptions,
     on_row: RowCallback | None,
     carry: CarryOver | None = None,
+    on_progress: ProgressCallback | None = None,
 ) -> list[RowResult]:
     """Score every row; each row's text is cleaned of the credentials set when the rows
     began, and every row again if the credentials changed while they ran."""
     with SecretsHeld() as held:
-        scored = _run_scored(program, suite, metric, name, rows, options, on_row, carry)
+        scored = _run_scored(
+            program, suite, metric, name, rows, options, on_row, carry, on_progress
+        )
     if held.changed:
         reclean_rows(scored)
     return scored
@@ -199,6 +217,7 @@ def _run_scored(
     options: EvalOptions,
     on_row: RowCallback | None,
     carry: CarryOver | None,
+    on_progress: ProgressCallback | None,
 ) -> list[RowResult]:
     run_metric = program.metric_runner(suite, metric)
     perf_counter = time.perf_counter
@@ -327,10 +346,11 @@ def _run_scored(
             timeout=options.timeout,
             on_timeout=on_timeout,
             on_row=on_row,
+            on_progress=on_progress,
         )
     return run_repeated(
         rows, name, carry, repeats, run_row, on_timeout, options.concurrency, options.timeout,
-        on_row,
+        each_row(on_row, on_progress),
     )  # fmt: skip
 
 

@@ -13,7 +13,6 @@ import dataclasses
 import linecache
 import re
 import time
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -32,7 +31,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.evals.runner import CarryOver
     from pytest_kedi.lang import nodes
     from pytest_kedi.plugin.outline import CaseOutline, SuiteOutline
-    from pytest_kedi.plugin.progress import Progress
     from pytest_kedi.plugin.records import Rerun, SuiteRecord
     from pytest_kedi.plugin.settings import KediSettings
     from pytest_kedi.runtime.errors import KediExecutionError
@@ -70,7 +68,7 @@ class KediEvalItem(KediItem):
         from pytest_kedi.evals.classify import relative_locations
         from pytest_kedi.plugin.gating import KediGateFailed, Verdict, failure_text, judge
         from pytest_kedi.plugin.records import SuiteRecord
-        from pytest_kedi.plugin.rows import emit_row_reports, rows_section
+        from pytest_kedi.plugin.rows import emit_row_reports
 
         __tracebackhide__ = True
         settings = kedi_session(self.config).settings
@@ -109,11 +107,7 @@ class KediEvalItem(KediItem):
         # Looked up once per suite, not once per row; a hook nobody implements is not
         # called at all, and without progress either, rows are not handed out one by one.
         row_hook = self.ihook.pytest_kedi_row_result
-        on_row: Callable[[RowResult], None] | None
-        if row_hook.get_hookimpls():
-            on_row = partial(_report_row, row_hook, self, progress)
-        else:
-            on_row = None if progress is None else progress.row
+        on_row = partial(_report_row, row_hook, self) if row_hook.get_hookimpls() else None
 
         try:
             result = run_suite(
@@ -123,6 +117,7 @@ class KediEvalItem(KediItem):
                 on_row=on_row,
                 carry=carry,
                 on_rows=None if progress is None else partial(progress.start, self.suite.name),
+                on_progress=None if progress is None else progress.seen,
             )
         finally:
             if progress is not None:
@@ -146,10 +141,8 @@ class KediEvalItem(KediItem):
             verdict = Verdict(False, (*verdict.reasons, dropped))
             record = dataclasses.replace(record, outcome="failed")
         self._publish(record)
-        if settings.rows_mode == "subtests":
+        if settings.rows_mode == "subtests":  # (summary mode: `rows.add_summary_rows`)
             emit_row_reports(self, result.rows)
-        elif result.rows:
-            self.add_report_section("call", "kedi rows", rows_section(result.rows))
         if not verdict.passed:
             detail = None
             exception = result.exception
@@ -363,8 +356,6 @@ class KediCaseItem(KediItem):
         )
 
 
-def _report_row(hook: Any, item: pytest.Item, progress: Progress | None, row: RowResult) -> None:
-    """One scored row to the ``pytest_kedi_row_result`` hook, then to the progress line."""
+def _report_row(hook: Any, item: pytest.Item, row: RowResult) -> None:
+    """One scored row to the ``pytest_kedi_row_result`` hook."""
     hook(item=item, row=row)
-    if progress is not None:
-        progress.row(row)

@@ -1,6 +1,7 @@
 """Live progress of a running ``@eval:`` suite (``--kedi-progress``).
 
-While an eval item runs, its rows drive a `Progress` through the runner's per-row callback:
+While an eval item runs, its rows drive a `Progress` through the runner's ``on_progress``
+callback (`Progress.seen`: every few rows, as many as score in about 10 ms):
 
 * **live** (a terminal): one status line, redrawn in place at most `LIVE_EVERY` seconds
   apart, ``kedi label: 120/500 rows | 2 errored | mean 0.8123 | 12.0s elapsed | ETA 38.0s``.
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -31,7 +32,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.evals import RowResult
 
 __all__ = [
+    "CHECK_EVERY",
     "LIVE_EVERY",
+    "MAX_STRIDE",
     "Progress",
     "Screen",
     "choose_style",
@@ -41,6 +44,12 @@ __all__ = [
 
 #: the live line is redrawn at most this often (seconds): ~10 updates a second
 LIVE_EVERY = 0.1
+#: how often (seconds) the runner hands a suite's rows to `Progress.seen`, about
+CHECK_EVERY = 0.01
+#: the most rows scored between two calls of `Progress.seen`: enough to make its cost per
+#: deterministic row negligible, few enough that when rows turn slow (replayed model calls
+#: then live ones) the status is at most this many rows late
+MAX_STRIDE = 16
 Style = Literal["live", "lines"]
 
 
@@ -99,6 +108,9 @@ class Progress:
         self._score_sum = 0.0
         self._started = 0.0
         self._last = 0.0  # when the status was last drawn (or the suite started)
+        self._checked = 0.0  # when the rows were last seen
+        self._seen = 0  # how many rows were scored then
+        self._stride = 1  # rows to score before they are seen again
         self._running = False
         self._drawn: int | None = None  # live: pytest's column under the drawn status line
 
@@ -106,25 +118,48 @@ class Progress:
         """A suite of ``total`` rows starts scoring."""
         self.stop()
         self._label, self._total = label, total
-        self._done = self._errored = 0
+        self._done = self._errored = self._seen = 0
         self._score_sum = 0.0
-        self._started = self._last = self.clock()
+        self._started = self._last = self._checked = self.clock()
+        self._stride = 1
         self._running = True
 
-    def row(self, row: RowResult) -> None:
-        """One more row was scored."""
+    def seen(self, done: Sequence[RowResult]) -> int:
+        """The suite's rows scored so far (``done``, in row order: the runner's
+        ``on_progress``); returns how many more rows to score before the next call.
+
+        The runner calls this every few rows, not every row: as many rows as score in
+        about `CHECK_EVERY` seconds (one row, for rows that call a model, up to
+        `MAX_STRIDE` deterministic ones), so a fast suite does not pay a call per row."""
         if not self._running:
-            return
-        self._done += 1
-        self._errored += row.errored
-        self._score_sum += row.score
+            return MAX_STRIDE
+        rows = len(done) - self._seen
+        if not rows:  # no row scored since the last call (the first call)
+            return self._stride
+        self._seen += rows
         now = self.clock()
+        elapsed, self._checked = now - self._checked, now
+        # (or as often as the status is written, if that is sooner: with plain lines
+        # every `0` seconds, after every row); twice as many rows at most, as few at once
+        every = min(CHECK_EVERY, LIVE_EVERY if self.style == "live" else self.interval)
+        fit = int(every * rows / elapsed) if elapsed > 0 else MAX_STRIDE
+        self._stride = max(1, min(fit, 2 * self._stride, MAX_STRIDE))
         if self.style == "live":
             if now - self._last >= LIVE_EVERY:
+                self._count(done)
                 self._draw(now)
-        elif now - self._last >= self.interval and self._done < self._total:
+        elif now - self._last >= self.interval and len(done) < self._total:
             self._last = now
+            self._count(done)
             self.screen.write_line(self._status(now))
+        return self._stride
+
+    def _count(self, done: Sequence[RowResult]) -> None:
+        """Add the rows scored since the last count to the status's figures."""
+        new = done[self._done :]
+        self._done += len(new)
+        self._errored += sum(row.errored for row in new)
+        self._score_sum += sum(row.score for row in new)
 
     def stop(self) -> None:
         """The suite ended: erase the live line (nothing is left on the screen)."""

@@ -37,12 +37,14 @@ except ImportError:  # pragma: no cover - pytest without built-in subtests
 __all__ = [
     "SUBTESTS_AVAILABLE",
     "add_html_rows",
+    "add_summary_rows",
     "emit_row_reports",
     "located_feedback",
     "row_label",
     "row_line",
     "rows_html",
     "rows_section",
+    "shown_passes",
     "summary_reason",
 ]
 
@@ -160,6 +162,41 @@ def rows_section(rows: Sequence[RowResult]) -> str:
         else:
             append(row_line(row, limit=400))
     return "\n".join(lines)
+
+
+def add_summary_rows(config: pytest.Config, rows: Sequence[RowResult], report: Any) -> None:
+    """Summary mode: the rows on the item's call report. The ``kedi rows`` section goes
+    where pytest shows it (README: a failed item's report; a passed one's with ``-rP`` or
+    ``-rA``, an xpassed one's with ``-rX``), made only then: on a passed suite's report it
+    would cost a line per row that nobody reads. pytest-html gets its rows table."""
+    if report.failed or (
+        report.passed and shown_passes(config, "X" if hasattr(report, "wasxfail") else "P")
+    ):
+        sections = report.sections
+        title = "Captured kedi rows call"
+        at = next(  # where pytest put it: after the setup's sections, before the call's
+            (i for i, (name, _) in enumerate(sections) if not name.endswith(" setup")),
+            len(sections),
+        )
+        sections.insert(at, (title, rows_section(rows)))
+    add_html_rows(config, rows, report)
+
+
+def shown_passes(config: pytest.Config, char: str) -> bool:
+    """Whether pytest's short summary shows the sections of passed (``P``) or xpassed
+    (``X``) tests: ``-r`` read as pytest reads it (``a`` is ``sxXEf``, ``A`` is
+    ``PpsxXEf``, ``N`` none, each resetting what came before)."""
+    chosen = ""
+    for given in getattr(config.option, "reportchars", None) or "":
+        if given == "a":
+            chosen = "sxXEf"
+        elif given == "A":
+            chosen = "PpsxXEf"
+        elif given == "N":
+            chosen = ""
+        else:
+            chosen += given
+    return char in chosen
 
 
 def add_html_rows(config: pytest.Config, rows: Sequence[RowResult], report: Any) -> None:

@@ -32,7 +32,7 @@ from pytest_kedi.plugin.outcomes import expected_failure
 from pytest_kedi.plugin.outline import LazyModule
 from pytest_kedi.plugin.outputs import Output, check_report_paths, other_reports, report_outputs
 from pytest_kedi.plugin.parsecache import ParseCache, caches_for
-from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE, add_html_rows
+from pytest_kedi.plugin.rows import SUBTESTS_AVAILABLE, add_summary_rows
 from pytest_kedi.plugin.settings import KediSettings
 from pytest_kedi.plugin.signals import interrupted, stop_on_sigterm, stopped
 from pytest_kedi.plugin.state import SESSION_KEY, TEST_MODEL, ProgramCache
@@ -249,9 +249,9 @@ class KediSession:
         # read by `log_report`, next (a phase that carries nothing is not kept)
         if carried is not None and not carried.nothing:
             self._carried[id(report)] = (report, carried)
-        summary = self.settings.rows_mode == "summary"  # pytest-html's extras: the rows table
+        summary = self.settings.rows_mode == "summary"  # the rows section, pytest-html's table
         if when == "call" and summary and isinstance(published, SuiteRecord) and published.rows:
-            add_html_rows(self.config, published.rows, report)
+            add_summary_rows(self.config, published.rows, report)
         if when == "teardown":  # a rerun (pytest-rerunfailures) starts afresh
             self._published.pop(nodeid, None)
             self._models.pop(nodeid, None)

@@ -227,3 +227,50 @@ def test_a_hung_row_never_keeps_the_process_alive(tmp_path: Path) -> None:
     assert proc.stdout.strip() == (
         "- word_count::exact: 0.6667 | error: timeout: row exceeded 0.2s"
     )
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        EvalOptions(),
+        EvalOptions(timeout=30),
+        EvalOptions(concurrency=3),
+        EvalOptions(repeat=2),
+        EvalOptions(repeat=2, concurrency=2),
+    ],
+)
+@pytest.mark.parametrize("strides", [[1], [2, 3], [5, 1, 100], [0]])
+def test_on_progress_sees_the_rows_so_far_in_strides(
+    options: EvalOptions, strides: list[int]
+) -> None:
+    """`on_progress` gets the rows scored so far, in row order: before the first row, after
+    the last, and in between after as many rows as it last asked for (inline, no time
+    limit; at least one) or after every row (every other way of running rows)."""
+    count = 11
+    calls: list[list[int]] = []
+    each: list[int] = []
+
+    def on_progress(done: list[RowResult]) -> int:
+        calls.append([row.index for row in done])
+        return strides[min(len(calls) - 1, len(strides) - 1)]
+
+    program = FakeProgram({("data", "samples"): list(range(count))}, lambda b: b["samples"] % 2)
+    result = run_suite(
+        program,
+        make_suite(),
+        options,
+        on_row=lambda row: each.append(row.index),
+        on_progress=on_progress,
+    )
+    assert result.score == 5 / 11 and each == list(range(count))
+    assert calls[0] == [] and calls[-1] == list(range(count))
+    assert all(seen == list(range(len(seen))) for seen in calls)  # a prefix, in order
+    sizes = [len(seen) for seen in calls]
+    if options == EvalOptions():
+        expected, done = [0], 0
+        while done < count:
+            done = min(count, done + max(1, strides[min(len(expected) - 1, len(strides) - 1)]))
+            expected.append(done)
+        assert sizes == expected
+    else:
+        assert sizes == list(range(count + 1))

@@ -117,12 +117,71 @@ def test_subtest_rows_never_fail_the_run(kedi: Kedi) -> None:
 
 
 @recorded_hooks
-def test_summary_rows_mode_adds_a_report_section_instead(kedi: Kedi) -> None:
+@pytest.mark.parametrize(
+    ("args", "shown"),
+    [
+        (("--kedi-min-score", "0.9"), True),  # a failed suite
+        ((), False),  # a passed one: pytest shows no section of it
+        (("-rP",), True),
+        (("-rA",), True),
+        (("-rAN",), False),  # N resets
+        (("-rfE",), False),
+    ],
+)
+def test_summary_rows_mode_adds_a_report_section_instead(
+    kedi: Kedi, args: tuple[str, ...], shown: bool
+) -> None:
     kedi.write("scores.kedi", SCORES)
-    reprec = kedi.inline("--kedi-eval", "--kedi-rows", "summary")
+    reprec = kedi.inline("--kedi-eval", "--kedi-rows", "summary", *args)
     assert _subtests(reprec) == []
     sections = dict(_call(reprec, "scores.kedi::eval:wc").sections)
-    assert "row 1: score 0.0000 | input 'one' | expected 3" in sections["Captured kedi rows call"]
+    if shown:
+        assert "row 1: score 0.0000 | input 'one' | expected 3" in sections[ROWS_TITLE]
+    else:
+        assert ROWS_TITLE not in sections
+
+
+ROWS_TITLE = "Captured kedi rows call"
+
+
+@pytest.mark.parametrize("args", [(), ("--kedi-min-score", "0.9"), ("-rP",)])
+def test_summary_rows_section_shown_where_pytest_shows_sections(
+    kedi: Kedi, args: tuple[str, ...]
+) -> None:
+    """What a user sees, also under xdist: the rows under a failed suite's report, and
+    under a passed suite's with -rP, between the setup's and the call's captured output."""
+    kedi.write(
+        "scores.kedi",
+        "```\nprint('from the prelude')\n```\n"
+        + SCORES.replace(
+            "= `wc(samples) == expected`", "= `print('metric') or wc(samples) == expected`"
+        ),
+    )
+    result = kedi.run("--kedi-eval", "--kedi-rows", "summary", *args)
+    titles = [line.strip("- ") for line in result.outlines if line.startswith("---")]
+    if not args:
+        assert ROWS_TITLE not in titles
+        assert not any(line.startswith("row 1: score") for line in result.outlines)
+        return
+    assert "row 1: score 0.0000 | input 'one' | expected 3 | output 1" in result.outlines
+    assert ROWS_TITLE in titles
+    stdout_title = "Captured stdout call"
+    assert titles.index(ROWS_TITLE) < titles.index(stdout_title)
+
+
+def test_summary_rows_section_on_a_strict_xpass(kedi: Kedi) -> None:
+    """A suite that passes but is marked xfail(strict) fails: its rows are shown."""
+    kedi.write("scores.kedi", SCORES)
+    kedi.write(
+        "conftest.py",
+        "import pytest\n\n"
+        "def pytest_collection_modifyitems(items):\n"
+        "    for item in items:\n"
+        "        item.add_marker(pytest.mark.xfail(reason='not yet', strict=True))\n",
+    )
+    result = kedi.run("--kedi-eval", "--kedi-rows", "summary")
+    assert "row 1: score 0.0000 | input 'one' | expected 3 | output 1" in result.outlines
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
 @recorded_hooks

@@ -9,12 +9,13 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from kedi_plugin_helpers import Kedi
 
 from pytest_kedi.evals import RowResult
-from pytest_kedi.plugin.progress import Progress, Screen, choose_style, status_text
+from pytest_kedi.plugin.progress import MAX_STRIDE, Progress, Screen, choose_style, status_text
 
 
 @dataclass
@@ -49,6 +50,16 @@ def row(index: int, score: float, error: bool = False) -> RowResult:
     )
 
 
+def feed(progress: Progress, row: RowResult) -> int:
+    """One more row scored: the runner hands `Progress.seen` the rows so far."""
+    done = SEEN.setdefault(progress, [])
+    done.append(row)
+    return progress.seen(done)
+
+
+SEEN: dict[Progress, list[RowResult]] = {}  # each progress's rows so far
+
+
 def test_status_text() -> None:
     assert (
         status_text("label", 0, 500, 0, 0.0, 0.0)
@@ -69,7 +80,7 @@ def test_live_line_is_throttled_to_ten_updates_a_second() -> None:
     progress.start("label", 10)
     for index, at in enumerate([100.05, 100.09, 100.12, 100.15, 100.21, 100.30, 100.31]):
         clock.now = at
-        progress.row(row(index, 1.0 if index % 2 else 0.0, error=index == 0))
+        feed(progress, row(index, 1.0 if index % 2 else 0.0, error=index == 0))
     # drawn at 100.12 (3 rows), 100.30 (6 rows); 100.21 is less than 0.1 s after 100.12
     assert fake.written == [
         "\rkedi label: 3/10 rows | 1 errored | mean 0.3333 | 0.1s elapsed | ETA 0.3s\x1b[K",
@@ -87,12 +98,12 @@ def test_live_line_below_pytests_current_line_puts_the_cursor_back() -> None:
     progress = Progress(fake.screen(), "live", interval=10.0, clock=clock)
     progress.start("label", 2)
     clock.now = 100.5
-    progress.row(row(0, 1.0))
+    feed(progress, row(0, 1.0))
     assert fake.written == [
         "\nkedi label: 1/2 rows | 0 errored | mean 1.0000 | 0.5s elapsed | ETA 0.5s\x1b[K"
     ]
     clock.now = 101.0
-    progress.row(row(1, 1.0))
+    feed(progress, row(1, 1.0))
     assert fake.written[-1].startswith("\rkedi label: 2/2 rows")  # redrawn in place
     progress.stop()
     # erase the status line, go up to pytest's line, and back to its column 12
@@ -104,7 +115,7 @@ def test_live_line_fits_the_terminal_width() -> None:
     progress = Progress(fake.screen(), "live", interval=10.0, clock=clock)
     progress.start("a_suite_with_a_long_name", 5)
     clock.now = 101.0
-    progress.row(row(0, 1.0))
+    feed(progress, row(0, 1.0))
     (drawn,) = fake.written
     text = drawn.removeprefix("\r").removesuffix("\x1b[K")
     assert text == "kedi a_suite_with_a_long_n..." and len(text) == 29
@@ -116,7 +127,7 @@ def test_a_fast_suite_draws_nothing() -> None:
     progress.start("label", 3)
     for index in range(3):
         clock.now += 0.01
-        progress.row(row(index, 1.0))
+        feed(progress, row(index, 1.0))
     progress.stop()
     assert (fake.written, fake.lines) == ([], [])
 
@@ -126,11 +137,11 @@ def test_erase_before_the_debugger_then_redraw() -> None:
     progress = Progress(fake.screen(), "live", interval=10.0, clock=clock)
     progress.start("label", 3)
     clock.now = 100.2
-    progress.row(row(0, 1.0))
+    feed(progress, row(0, 1.0))
     progress.erase()
     assert fake.written[-1] == "\r\x1b[K"
     clock.now = 100.4
-    progress.row(row(1, 1.0))
+    feed(progress, row(1, 1.0))
     assert fake.written[-1].startswith("\rkedi label: 2/3 rows")
 
 
@@ -140,21 +151,67 @@ def test_plain_lines_every_interval_only_for_long_suites() -> None:
     progress.start("label", 6)
     for index, at in enumerate([105.0, 110.5, 115.0, 119.0, 121.0]):
         clock.now = at
-        progress.row(row(index, 1.0))
+        feed(progress, row(index, 1.0))
     assert fake.lines == [
         "kedi label: 2/6 rows | 0 errored | mean 1.0000 | 10.5s elapsed | ETA 21.0s",
         "kedi label: 5/6 rows | 0 errored | mean 1.0000 | 21.0s elapsed | ETA 4.2s",
     ]
     clock.now = 140.0
-    progress.row(row(5, 1.0))  # the last row: the suite's own result follows
+    feed(progress, row(5, 1.0))  # the last row: the suite's own result follows
     progress.stop()
     assert len(fake.lines) == 2 and fake.written == []
     short = FakeScreen()
     quick = Progress(short.screen(), "lines", interval=10.0, clock=FakeClock())
     quick.start("label", 3)
     for index in range(3):
-        quick.row(row(index, 1.0))
+        feed(quick, row(index, 1.0))
     assert short.lines == []
+
+
+@pytest.mark.parametrize(
+    ("style", "interval", "per_row", "strides"),
+    [
+        # deterministic rows: the runner hands them over every 2, 4 ... MAX_STRIDE rows
+        ("live", 10.0, 0.0001, [1, 2, 4, 8, 16, 16, 16]),
+        ("lines", 10.0, 0.0001, [1, 2, 4, 8, 16, 16, 16]),
+        # rows calling a model: after every row
+        ("live", 10.0, 0.5, [1, 1, 1, 1]),
+        # plain lines after every row (interval 0): every row, however fast
+        ("lines", 0.0, 0.0001, [1, 1, 1, 1]),
+    ],
+)
+def test_rows_are_seen_in_strides_as_long_as_about_ten_milliseconds(
+    style: Literal["live", "lines"], interval: float, per_row: float, strides: list[int]
+) -> None:
+    fake, clock = FakeScreen(), FakeClock()
+    progress = Progress(fake.screen(), style, interval=interval, clock=clock)
+    progress.start("label", 1000)
+    done: list[RowResult] = []
+    assert progress.seen(done) == 1  # before the first row: one row, then look again
+    asked = [1]
+    for _ in range(len(strides) - 1):
+        stride = asked[-1]
+        for _ in range(stride):
+            done.append(row(len(done), 1.0))
+        clock.now += per_row * stride
+        asked.append(progress.seen(done))
+    assert asked == strides
+    assert MAX_STRIDE == 16
+
+
+def test_rows_turning_slow_are_seen_every_row_again() -> None:
+    fake, clock = FakeScreen(), FakeClock()
+    progress = Progress(fake.screen(), "live", interval=10.0, clock=clock)
+    progress.start("label", 1000)
+    done: list[RowResult] = []
+    for stride in (1, 2, 4, 8, 16):
+        done += [row(len(done) + index, 1.0) for index in range(stride)]
+        clock.now += 0.0001 * stride
+        progress.seen(done)
+    done += [row(len(done) + index, 0.0, error=index == 0) for index in range(16)]
+    clock.now += 16 * 1.0  # slow rows: drawn, every row counted, and one row at a time
+    assert progress.seen(done) == 1
+    assert fake.written[-1].startswith("\rkedi label: 47/1000 rows | 1 errored | mean 0.6596")
 
 
 @pytest.mark.parametrize(
