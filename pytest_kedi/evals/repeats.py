@@ -9,14 +9,15 @@ from collections.abc import Callable
 
 from pytest_kedi.evals.datasets import NO_EXPECTED, Row
 from pytest_kedi.evals.executor import run_rows
-from pytest_kedi.evals.results import RowResult, Usage, short_repr
+from pytest_kedi.evals.results import REPR_LIMIT, RowResult, Usage, short_repr
 from pytest_kedi.evals.scoring import mean
 
 __all__ = ["CarryOver", "carried", "combine", "run_repeated"]
 
 #: ``carry(index, input, expected)``: a row's result from an earlier run to keep instead of
 #: running the row again (``None``: run it). ``input``/``expected`` are the row's short
-#: reprs as `RowResult` has them, so a changed dataset can be told apart.
+#: reprs as `RowResult` has them, so a changed dataset can be told apart; a row whose short
+#: repr cannot tell (cut, or its ``repr()`` failed) always runs, without asking ``carry``.
 CarryOver = Callable[[int, str | None, str | None], RowResult | None]
 
 
@@ -28,11 +29,21 @@ def carried(rows: list[Row], name: str | None, carry: CarryOver | None) -> list[
     for index, (value, expected) in enumerate(rows):
         shown = None if name is None else short_repr(value)
         wanted = None if expected is NO_EXPECTED else short_repr(expected)
+        if _unsure(shown) or _unsure(wanted):  # a change may hide past what was kept: run it
+            kept.append(None)
+            continue
         previous = carry(index, shown, wanted)
         if previous is not None:
             previous = dataclasses.replace(previous, index=index, carried_over=True)
         kept.append(previous)
     return kept
+
+
+def _unsure(text: str | None) -> bool:
+    """A row's short repr that cannot tell whether its value changed since the earlier
+    run: it was cut to `REPR_LIMIT` characters (the values may differ past the cut), or
+    the value's ``repr()`` failed (``<unrepresentable ...>``)."""
+    return text is not None and (len(text) >= REPR_LIMIT or text.startswith("<unrepresentable "))
 
 
 def combine(parts: list[RowResult]) -> RowResult:

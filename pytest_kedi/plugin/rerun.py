@@ -15,7 +15,8 @@ stored meanwhile are kept. Earlier versions kept an entry per suite
 (``kedi/rows/<hash>``): such an entry is still read for a suite the shared entry does
 not hold. A row is carried over only when the previous run had a
 row at the same index with the same input and expected reprs (a changed dataset reruns
-the changed rows), and that row did not break:
+the changed rows; a row whose reprs were cut to 200 characters, or failed, always runs, as
+they cannot tell), and that row did not break:
 
 * ``errors``: it did not error;
 * ``failures``: it did not error and scored at least ``--kedi-row-min-score``.

@@ -200,3 +200,27 @@ def test_carried_rows_are_not_run_and_keep_their_results() -> None:
     )  # fmt: skip
     assert [row.carried_over for row in result.rows] == [False, True, False]
     assert result.score == pytest.approx(2.25 / 3)
+
+
+class _NoRepr:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+def test_rows_whose_reprs_cannot_tell_a_change_always_run() -> None:
+    """A row is carried over only when its short reprs match the earlier run's: a repr cut
+    to the 200 characters kept (input or expected value), or one that failed, could hide a
+    change, so that row runs without asking ``carry``."""
+    long = "x" * 300
+    rows = [(long, "a"), (0, long), (_NoRepr(), "a"), (1, "a"), ("y" * 190, "a")]
+    program = FakeProgram({("data", "samples"): rows}, lambda b: True)
+    asked: list[int] = []
+
+    def carry(index: int, shown: str | None, expected: str | None) -> RowResult | None:
+        asked.append(index)
+        return RowResult(index, shown, expected, 0.5, None, None, None, 0.0)
+
+    result = run_suite(program, make_suite(), EvalOptions(), carry=carry)
+    assert asked == [3, 4]
+    assert [row.carried_over for row in result.rows] == [False, False, False, True, True]
+    assert [row.score for row in result.rows] == [1.0, 1.0, 1.0, 0.5, 0.5]

@@ -98,6 +98,47 @@ def test_rerun_reruns_rows_whose_data_changed(kedi: Kedi) -> None:
     result.stdout.fnmatch_lines(["kedi rerun (errors): 2 rows rerun, 3 carried over*"])
 
 
+# Inputs and expected values longer than the reports' 200-character reprs: the tails
+# (data.txt) differ only past the part a report keeps.
+LONG_PROGRAM = """\
+```
+import pathlib
+
+
+def tails():
+    with open("ran.txt", "a") as log:
+        log.write("0\\n")
+    return pathlib.Path("data.txt").read_text().split()
+```
+
+@eval: long:
+  > data: xs:
+    = `[("x" * 300 + tails()[0], "y" * 300 + tails()[1])]`
+  > metric: m(xs):
+    = `xs.endswith("a") and expected.endswith("a")`
+"""
+
+
+def test_rerun_reruns_a_long_row_whose_data_changed_past_its_report_repr(kedi: Kedi) -> None:
+    """A row is carried over only when its data is unchanged: a change past the 200
+    characters of the reprs the report keeps is a change too (the row runs again), not a
+    stale score carried over."""
+    kedi.write("rerun.kedi", LONG_PROGRAM)
+    kedi.write("data.txt", "a a")
+    kedi.write("ran.txt", "")
+    run(kedi).assert_outcomes(passed=1)
+    assert kedi.json("r.json")["suites"][0]["score"] == 1.0
+    for data in ("b a", "a b"):  # the input changed, then the expected value
+        kedi.write("data.txt", data)
+        result = run(kedi, "--kedi-rerun", "errors")
+        result.stdout.fnmatch_lines(
+            ["- long::m: 0.0000  [passed]", "kedi rerun (errors): 1 row rerun, 0 carried over*"]
+        )
+        suite = kedi.json("r.json")["suites"][0]
+        assert [row["carried_over"] for row in suite["rows"]] == [False]
+        assert suite["score"] == 0.0
+
+
 BROKEN_DATA = """\
 @eval: broken:
   > data: xs:
