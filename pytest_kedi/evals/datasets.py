@@ -103,8 +103,8 @@ def materialize_rows(
     if value is None:
         raise KediSuiteError(
             f"data-loading failed for {_describe(dataset)}{_at(dataset.span)}: the dataset is "
-            "None; its body must return a non-string iterable (does a fenced block `return` "
-            "the rows?)"
+            "None; its body must return a non-string iterable, with `=` before its expression "
+            "or before a fence that ends in `return rows` (a fence without `=` returns nothing)"
         )
     if isinstance(value, str | bytes):
         raise KediSuiteError(

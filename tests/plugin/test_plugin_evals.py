@@ -243,6 +243,36 @@ def test_data_loading_failure_shows_the_kedi_stack_trace(kedi: Kedi) -> None:
     assert "pytest_kedi/" not in result.stdout.str()
 
 
+# A dataset written as a standalone fence: its `return` value is ignored (only `=` before
+# the fence returns it), so the dataset is None.
+FENCE_WITHOUT_RETURN = """\
+@eval: fenced:
+  > data: xs:
+    ```
+    return [1, 2]
+    ```
+  > metric: m(xs):
+    = `xs > 0`
+"""
+
+
+def test_a_dataset_fence_without_equals_is_told_to_return_with_equals(kedi: Kedi) -> None:
+    """The failure of a dataset that returned nothing says how to return the rows: `=`
+    before the fence (the fence's own `return` is ignored), not to add a `return` it has."""
+    kedi.write("fenced.kedi", FENCE_WITHOUT_RETURN)
+    result = kedi.run("--kedi-eval")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "fenced.kedi:1: @eval: fenced failed before scoring: data-loading failed for data "
+            "'xs' at fenced.kedi:2: the dataset is None; its body must return a non-string "
+            "iterable, with `=` before its expression or before a fence that ends in "
+            "`return rows` (a fence without `=` returns nothing)"
+        ]
+    )
+    assert "does a fenced block" not in result.stdout.str()
+
+
 def test_min_score_failure_text(kedi: Kedi) -> None:
     kedi.write("scores.kedi", SCORES)
     result = kedi.run("--kedi-eval", "--kedi-min-score", "0.6")
