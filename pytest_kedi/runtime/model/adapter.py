@@ -6,40 +6,31 @@ from asyncio import CancelledError
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
-from functools import partial
-from threading import get_ident
 from typing import Any, Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel
 from pydantic_ai.models import Model
-from pydantic_ai.settings import ModelSettings
-from pydantic_core import from_json
 
 from pytest_kedi.errors import ModelError
-from pytest_kedi.runtime.model.cassettefiles import ENTRY_VALUE, entry_from_text
-from pytest_kedi.runtime.model.cassettekeys import KeyTemplate, occurrence_key
 from pytest_kedi.runtime.model.cassettes import CassetteModel
 from pytest_kedi.runtime.model.direct import (
-    OUTPUT_TOOL_NAME,
     CallStats,
     OutputPlan,
     replayed_output,
     request_output,
-    stored_output,
 )
 from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.names import describe_model
 from pytest_kedi.runtime.model.policy import ModelPolicy
 from pytest_kedi.runtime.model.providers import resolve_model
+from pytest_kedi.runtime.model.replaying import ReplayRoute
 from pytest_kedi.runtime.model.schema import (
     SchemaKey,
     build_output_model,
     describe_output_error,
     normalize_schema,
-    output_fields,
     read_output,
 )
-from pytest_kedi.runtime.model.stored import stored_tool_call
 from pytest_kedi.runtime.usererrors import user_error
 from pytest_kedi.text import one_line
 
@@ -348,99 +339,6 @@ class PydanticAIAdapter:
         done, call = self._call(model, None, prompt, instructions, settings, stats)
         text: str = call if done else await call
         return text
-
-
-class ReplayRoute:
-    """A structured call answered from the cassette in the calling thread, prepared once
-    per model, output schema and settings (`PydanticAIAdapter.replay_route`): `answer`
-    reads the stored answer as the adapter's usual path does (`stored_output`,
-    `read_output`) and gives ``None`` whenever that path must make the call instead (a
-    miss, an answer needing a validation retry, an unreadable entry, the loop's own thread);
-    that path then behaves exactly as without the route, errors included."""
-
-    __slots__ = (
-        "fields",
-        "instructions",
-        "loop",
-        "model",
-        "plan",
-        "settings",
-        "stored",
-        "template",
-        "validate",
-    )
-
-    def __init__(
-        self,
-        model: CassetteModel,
-        plan: OutputPlan,
-        key: SchemaKey,
-        settings: Mapping[str, Any],
-        loop: ModelLoop,
-    ) -> None:
-        self.model = model
-        self.plan = plan
-        #: each output field's name and attribute on the output model (`read_output`)
-        self.fields = output_fields(key)
-        #: the settings as the usual path passes them (read, never changed)
-        self.settings = cast(ModelSettings | None, settings or None)
-        self.loop = loop
-        #: the last call's instructions and key template (`CassetteModel.replay_template`)
-        self.instructions: str | None = None
-        self.template: KeyTemplate | None = None
-        #: the entry stored under a key in the model's cassette (`CassetteBook.stored`)
-        self.stored = partial(model.book.stored, model.path)
-        #: the output model's validation of a Python value
-        self.validate = plan.validator.validate_python
-
-    def answer(
-        self, prompt: str, instructions: str | None, repeat: int, seen: dict[str, int]
-    ) -> tuple[dict[str, Any], int, int] | None:
-        """The output values (in schema order) and stored input and output token counts of a
-        call the cassette answers (one request, counted in ``seen``), or ``None``."""
-        if self.loop.thread_id == get_ident():  # `ModelLoop.in_loop_thread`
-            return None
-        try:
-            template = self.template
-            if template is None or instructions != self.instructions:
-                template = self.model.replay_template(instructions, self.settings, self.plan.params)
-                if template is None:
-                    return None
-                self.template, self.instructions = template, instructions
-            first = template.key(prompt, repeat)
-            occurrence = seen.get(first, 0)  # (`rowscope.request_counts`)
-            key = occurrence_key(first, occurrence) if occurrence else first
-            if (stored := self.stored(key)) is None:
-                return None
-            if type(stored) is str:  # an entry of the file, parsed now (`CassetteBook.lookup`)
-                try:
-                    entry = from_json(stored[ENTRY_VALUE])
-                except ValueError:
-                    entry = None
-                if type(entry) is not dict:
-                    entry = entry_from_text(self.model.path, key, stored)  # raises
-            else:
-                entry = stored
-            call = stored_tool_call(entry, OUTPUT_TOOL_NAME)
-            if call is not None:
-                # the usual answer, read as `direct.stored_output` reads it
-                args, tokens_in, tokens_out = call
-                output = self.validate(args)
-            else:
-                stats = CallStats()
-                output = stored_output(entry, self.plan, self.model, stats)
-                if output is None:
-                    return None
-                tokens_in, tokens_out = stats.input_tokens, stats.output_tokens
-        except Exception:
-            return None  # the usual path makes the call again and reports what failed
-        seen[first] = occurrence + 1
-        values = output.__dict__  # the output model's field values, by attribute name
-        fields = self.fields
-        if len(fields) == 1:
-            ((name, attribute),) = fields
-            return {name: values[attribute]}, tokens_in, tokens_out
-        return {name: values[attribute] for name, attribute in fields}, tokens_in, tokens_out
 
 
 def _exit_closer(model: Model) -> Callable[[], Awaitable[object]]:

@@ -10,8 +10,6 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from pydantic_core import to_json
-
 from pytest_kedi.constants import ENV_MODEL
 from pytest_kedi.errors import (
     BudgetExhausted,
@@ -26,11 +24,12 @@ from pytest_kedi.runtime.model.adapter import Adapter, PydanticAIAdapter
 from pytest_kedi.runtime.model.direct import CallStats
 from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.names import TEST_MODEL, describe_model, normalize_model_name
+from pytest_kedi.runtime.model.plans import StatePlan, account
 from pytest_kedi.runtime.model.policy import ModelPolicy
 from pytest_kedi.runtime.model.schema import OutputSchemaError
 from pytest_kedi.runtime.model.settings import validate_settings
 from pytest_kedi.runtime.model.state import AgentState
-from pytest_kedi.runtime.rowscope import ModelCallTrace, RowScope
+from pytest_kedi.runtime.rowscope import RowScope
 
 if TYPE_CHECKING:  # pragma: no cover
     from pydantic_ai.models import Model
@@ -96,7 +95,7 @@ class ModelBoundary:
         #: validated settings per merged-settings mapping of a state (never mutated)
         self._settings: dict[int, tuple[Mapping[str, Any], dict[str, Any]]] = {}
         #: what a call in a state needs that does not change between calls (`_plan`)
-        self._plans: dict[int, _StatePlan] = {}
+        self._plans: dict[int, StatePlan] = {}
         #: the adapter's replay route factory (``None``: the adapter has none)
         self._route: Callable[..., Any] | None = getattr(self.adapter, "replay_route", None)
 
@@ -180,7 +179,7 @@ class ModelBoundary:
             at = dict(state.requires_at).get(missing[0])
             raise UnsupportedFeature(f"> requires: {missing[0]}", at)
 
-    def _plan(self, state: AgentState) -> _StatePlan:
+    def _plan(self, state: AgentState) -> StatePlan:
         """The checks, model, settings and label of calls in ``state``, worked out once per
         state (a state never changes; a plan whose model came from the environment is
         worked out again when the environment variable changes)."""
@@ -195,7 +194,7 @@ class ModelBoundary:
         model, source = self.select(state)
         from_env = self.injected is None and not state.model and not self.default
         settings = self._validated(state.settings) if state.settings else {}
-        plan = _StatePlan(
+        plan = StatePlan(
             state,
             os.environ.get(MODEL_ENV, "") if from_env else None,
             model,
@@ -208,7 +207,7 @@ class ModelBoundary:
         self._plans[id(state)] = plan
         return plan
 
-    def _prepare(self, state: AgentState) -> tuple[_StatePlan, str | None]:
+    def _prepare(self, state: AgentState) -> tuple[StatePlan, str | None]:
         """A call in ``state`` starts: its plan and rendered instructions; it is counted."""
         plan = self._plans.get(id(state))
         if plan is None or plan.state is not state or plan.env is not None:
@@ -220,7 +219,7 @@ class ModelBoundary:
             self.synthetic_calls += plan.synthetic
         return plan, instructions
 
-    def _not_called(self, plan: _StatePlan) -> None:
+    def _not_called(self, plan: StatePlan) -> None:
         """A strict replay's miss, or a model or output schema that could not be built: no
         model was called (nor answered), so the call `_prepare` counted is taken back (the
         ``models:`` line counts the calls models received)."""
@@ -233,18 +232,21 @@ class ModelBoundary:
                 self._calls.pop(label, None)
             self.synthetic_calls -= plan.synthetic
 
-    def _unanswered(self, plan: _StatePlan, exc: BaseException, stats: CallStats) -> None:
+    def _unanswered(self, plan: StatePlan, exc: BaseException, stats: CallStats) -> None:
         """A call ended in ``exc`` (a strict replay's miss, a model or output schema that
         could not be built, a spent request budget): unless a model answered one of its
         requests first (a budget spent by an output-validation retry), no model was called."""
         if not stats.requests:
             self._not_called(plan)
 
-    def _route_for(self, plan: _StatePlan, schema: Mapping[str, Any]) -> Any:
+    def _route_for(self, plan: StatePlan, schema: Mapping[str, Any]) -> Any:
         """The adapter's replay route for calls in ``plan``'s state with ``schema``, kept
         in the plan (``None``: such calls take the adapter's usual path)."""
         assert self._route is not None
         routes = plan.routes
+        hit = routes.get(id(schema))
+        if hit is not None and hit[0] is schema:
+            return hit[1]
         if len(routes) >= 64:
             routes.clear()
         route = self._route(plan.model, schema, plan.settings)
@@ -266,7 +268,7 @@ class ModelBoundary:
         try:
             return call()
         finally:
-            _account(scope, stats, label, prompt, instructions, start)
+            account(scope, stats, label, prompt, instructions, start)
 
     # ------------------------------------------------------------------ calls
     def produce(
@@ -279,36 +281,82 @@ class ModelBoundary:
                 "output fields need it"
             )
         plan, instructions = self._prepare(state)
+        route = None if self._route is None else self._route_for(plan, schema)
+        return self._produce(plan, instructions, template, schema, rowscope.current(), route)
+
+    def producer(
+        self, state: AgentState, schema: Mapping[str, Any]
+    ) -> Callable[[str], dict[str, Any]]:
+        """`produce` in ``state`` with ``schema`` as a function of the template (what a
+        ``>>`` of a built procedure body calls): the same calls, counts and errors. When the
+        state's model replays from a cassette, its plan and replay route are worked out
+        here, once, and a call in an eval row is answered by the route with no more work."""
+        route = None
+        try:
+            if self.adapter.capabilities.supports_structured_output and self._route is not None:
+                plan = self._plan(state)
+                if plan.env is None:  # (a model chosen by the environment: `produce` checks)
+                    route = self._route_for(plan, schema)
+        except Exception:
+            route = None  # `produce` raises it, call by call
+        if route is None:
+            return lambda template: self.produce(state, template, schema)
+        count_lock, calls, label, synthetic = (
+            self._count_lock,
+            self._calls,
+            plan.label,
+            plan.synthetic,
+        )
+        render = None if state.instructions is None else state.render_instructions
+        answer, rest, current = route.answer, self._produce, rowscope.current
+
+        def produce(template: str) -> dict[str, Any]:
+            instructions = None if render is None else render()
+            with count_lock:  # (`_prepare`)
+                calls[label] = calls.get(label, 0) + 1
+                self.synthetic_calls += synthetic
+            scope = current()
+            if scope is None or scope.trace:
+                return rest(plan, instructions, template, schema, scope, route)
+            output = answer(template, instructions, scope.repeat, scope.seen, scope)
+            if output is None:  # the usual path, the route tried
+                return rest(plan, instructions, template, schema, scope, None)
+            if synthetic:  # an answer the offline model gave when recorded
+                _print_synthetic_notice()
+            return output
+
+        return produce
+
+    def _produce(
+        self,
+        plan: StatePlan,
+        instructions: str | None,
+        template: str,
+        schema: Mapping[str, Any],
+        scope: RowScope | None,
+        route: Any,
+    ) -> dict[str, Any]:
+        """`produce` once the call is counted: answered by the cassette in this thread
+        (``route``, the adapter's replay route; ``None``: none, or tried), or the usual path
+        below, which behaves as without the route."""
         model, settings, label = plan.model, plan.settings, plan.label
-        scope = rowscope.current()
-        if self._route is not None:
-            # answered by the cassette in this thread (the adapter's replay route), or the
-            # usual path below, which behaves as without the route
-            hit = plan.routes.get(id(schema))
-            route = (
-                hit[1] if hit is not None and hit[0] is schema else self._route_for(plan, schema)
-            )
-            if route is not None:
-                start = time.perf_counter() if scope is not None and scope.trace else 0.0
+        if route is not None:
+            start = time.perf_counter() if scope is not None and scope.trace else 0.0
+            stats = CallStats()
+            if scope is not None:
+                output = route.answer(template, instructions, scope.repeat, scope.seen, stats)
+            else:
+                counts = rowscope.outside()
+                seen = counts[0] if counts else {}
+                output = route.answer(template, instructions, 0, seen, stats)
+            if output is not None:
                 if scope is not None:
-                    found = route.answer(template, instructions, scope.repeat, scope.seen)
-                else:
-                    counts = rowscope.outside()
-                    found = route.answer(template, instructions, 0, counts[0] if counts else {})
-                if found is not None:
-                    output, tokens_in, tokens_out = found
-                    if scope is not None:
-                        if scope.trace:
-                            stats = CallStats(1, tokens_in, tokens_out, output)
-                            _account(scope, stats, label, template, instructions, start)
-                        else:  # what `_account` adds
-                            scope.requests += 1
-                            scope.input_tokens += tokens_in
-                            scope.output_tokens += tokens_out
-                    if plan.synthetic:  # an answer the offline model gave when recorded
-                        _print_synthetic_notice()
-                    replayed: dict[str, Any] = output
-                    return replayed
+                    stats.output = output
+                    account(scope, stats, label, template, instructions, start)
+                if plan.synthetic:  # an answer the offline model gave when recorded
+                    _print_synthetic_notice()
+                replayed: dict[str, Any] = output
+                return replayed
         stats = CallStats()
         try:
             if scope is None:
@@ -384,64 +432,3 @@ class ModelBoundary:
         if not isinstance(text, str):
             raise ModelError(f"model returned {type(text).__name__}, expected text")
         return text
-
-
-class _StatePlan:
-    """What calls in one agent state share (`ModelBoundary._plan`): the state, the value
-    of the model environment variable the model was chosen by (``None``: not chosen by
-    it), the model, validated settings, label, whether its output is synthetic, and the
-    adapter's replay route per output schema."""
-
-    __slots__ = ("env", "label", "model", "routes", "settings", "state", "synthetic")
-
-    def __init__(
-        self,
-        state: AgentState,
-        env: str | None,
-        model: Model | str,
-        settings: dict[str, Any],
-        label: str,
-        synthetic: bool,
-    ) -> None:
-        self.state = state
-        self.env = env
-        self.model = model
-        self.settings = settings
-        self.label = label
-        self.synthetic = synthetic
-        self.routes: dict[int, tuple[Mapping[str, Any], Any]] = {}
-
-
-def _account(
-    scope: RowScope,
-    stats: CallStats,
-    label: str,
-    prompt: str,
-    instructions: str | None,
-    start: float,
-) -> None:
-    """Add what a call cost to its row's ``scope`` and, tracing, what it said (``start``:
-    when it started, by `time.perf_counter`)."""
-    scope.requests += stats.requests
-    scope.input_tokens += stats.input_tokens
-    scope.output_tokens += stats.output_tokens
-    if scope.trace:
-        output = stats.output
-        answer = (
-            output
-            if isinstance(output, str)
-            else ""
-            if output is None
-            else to_json(output, fallback=repr).decode()
-        )
-        scope.calls.append(
-            ModelCallTrace(
-                model=label,
-                prompt=prompt,
-                instructions=instructions,
-                answer=answer,
-                input_tokens=stats.input_tokens,
-                output_tokens=stats.output_tokens,
-                duration_s=time.perf_counter() - start,
-            )
-        )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pytest_kedi.errors import (
     CassetteMiss,
@@ -33,6 +33,9 @@ from pytest_kedi.runtime.types import (
 )
 
 __all__ = ["TemplateCall", "ask_claim", "run_template"]
+
+#: built-in types every exact instance of which passes their strict check
+_EXACT = (str, int, float, bool, bytes)
 
 
 def _call(ctx: Frame, node: nodes.Node, method: str, *args: Any) -> Any:
@@ -167,7 +170,17 @@ class TemplateCall:
     values in field order (none for a template without outputs). ``ctx`` stands for the
     procedure's frame: its state, file and name; nothing is bound in it."""
 
-    __slots__ = ("boundary", "checks", "ctx", "fields", "outputs", "schema", "template", "types")
+    __slots__ = (
+        "boundary",
+        "checks",
+        "ctx",
+        "fields",
+        "outputs",
+        "produce",
+        "schema",
+        "template",
+        "types",
+    )
 
     def __init__(self, template: nodes.Template, types_: tuple[Any, ...], ctx: Frame) -> None:
         self.template = template
@@ -177,15 +190,18 @@ class TemplateCall:
         self.schema = {
             f.name: _schema_entry(tp) for f, tp in zip(self.outputs, types_, strict=True)
         }
-        #: each output field's name, node, type and checker
+        #: each output field's name, node, type, checker and the type whose exact instances
+        #: the checker accepts without being asked (``None``: none)
         self.fields = tuple(
-            (f.name, f, tp, check)
+            (f.name, f, tp, check, tp if any(tp is t for t in _EXACT) else None)
             for f, tp, check in zip(self.outputs, types_, self.checks, strict=True)
         )
         self.ctx = ctx
         #: the program's model boundary, from the first call on (a unit's runtime makes it
-        #: when first asked and keeps it)
+        #: when first asked and keeps it), and its `produce` in this frame's state with
+        #: this schema, as a function of the prompt (`ModelBoundary.producer`)
         self.boundary: Any = None
+        self.produce: Callable[[str], dict[str, Any]] | None = None
 
     def __call__(self, prompt: str) -> list[Any]:
         ctx = self.ctx
@@ -195,21 +211,31 @@ class TemplateCall:
         # `_answer`, written out: one frame per model call instead of three
         if CANCEL.pending:  # `checkpoint`: a timed-out row stops before its next model call
             check_current()
-        boundary = self.boundary
-        if boundary is None:
+        produce = self.produce
+        if produce is None:
             boundary = self.boundary = ctx.unit.runtime.boundary
             _shape(self.template, ctx)  # its fields' warnings, unless the interpreter gave them
+            produce = self.produce = _producer(boundary, ctx.scope.state, self.schema)
         try:
-            raw = boundary.produce(ctx.scope.state, prompt, self.schema)
+            raw = produce(prompt)
         except (UnsupportedFeature, ModelError) as exc:
             raise _failure(ctx, self.template, exc) from exc
         values: list[Any] = []
-        for name, field, tp, check in self.fields:
+        for name, field, tp, check, exact in self.fields:
             value = raw.get(name)
-            if not check(value):
+            if type(value) is not exact and not check(value):
                 raise type_violation(ctx, field, f"model output [{name}]", tp, value)
             values.append(value)
         return values
+
+
+def _producer(boundary: Any, state: Any, schema: dict[str, Any]) -> Callable[[str], dict[str, Any]]:
+    """``boundary.produce`` in ``state`` with ``schema`` as a function of the prompt (a
+    test's stand-in boundary may have no `ModelBoundary.producer`)."""
+    make = getattr(boundary, "producer", None)
+    if make is not None:
+        return cast("Callable[[str], dict[str, Any]]", make(state, schema))
+    return lambda prompt: boundary.produce(state, prompt, schema)
 
 
 def run_raw_capture(stmt: nodes.RawCapture, ctx: Frame) -> None:

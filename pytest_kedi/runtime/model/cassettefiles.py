@@ -29,7 +29,9 @@ from pytest_kedi.text import display_path, one_line
 
 __all__ = [
     "CASSETTE_VERSION",
+    "UNSTORED",
     "Entry",
+    "changed_entries",
     "entry_from_text",
     "ENTRY_VALUE",
     "index_cassette",
@@ -189,3 +191,30 @@ def entry_from_text(path: Path, key: str, text: str) -> Entry:
             f"{key[:12]}: {one_line(error)}"
         ) from error
     return entry
+
+
+#: where and when an answer was made: not stored (a gateway URL may hold credentials, and
+#: each would change every entry of a re-recording)
+UNSTORED = frozenset({"timestamp", "provider_url", "provider_response_id"})
+#: what a re-recorded answer may change and still be the same answer: the provider's
+#: tool call ids (and the version of pytest-kedi that recorded it)
+_INCIDENTAL = UNSTORED | {"tool_call_id", "pytest_kedi"}
+
+
+def _answer_view(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _answer_view(v) for k, v in value.items() if k not in _INCIDENTAL}
+    if isinstance(value, list):
+        return [_answer_view(v) for v in value]
+    return value
+
+
+def changed_entries(current: Mapping[str, Entry], new: Mapping[str, Entry]) -> dict[str, Entry]:
+    """The entries of ``new`` that change the cassette: an answer recorded again the same,
+    but for incidental fields, keeps its stored entry (a re-recording diffs where the
+    answers changed)."""
+    return {
+        key: entry
+        for key, entry in new.items()
+        if key not in current or _answer_view(current[key]) != _answer_view(entry)
+    }

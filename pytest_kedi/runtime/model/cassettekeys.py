@@ -227,6 +227,11 @@ class KeyTemplate:
     head: str
     middle: str
     tail: str
+    #: the hash of ``head`` alone, which each key's hash continues from a copy of
+    hashed: Any = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hashed", _sha256(self.head.encode("utf-8", "surrogatepass")))
 
     @classmethod
     def cut(cls, text: str) -> KeyTemplate | None:
@@ -244,8 +249,11 @@ class KeyTemplate:
     def key(self, prompt: str, repeat: int) -> str:
         # what `canonical` gives for a str (no ASCII escaping) and for an int
         count = str(repeat) if type(repeat) is int else canonical(repeat)
-        text = "".join((self.head, encode_basestring(prompt), self.middle, count, self.tail))
-        return _sha256(text.encode("utf-8", "surrogatepass")).hexdigest()  # as `_digest`
+        text = "".join((encode_basestring(prompt), self.middle, count, self.tail))
+        # as `_digest` of the whole text: UTF-8 encodes it piece by piece (a surrogate too)
+        hashed = self.hashed.copy()
+        hashed.update(text.encode("utf-8", "surrogatepass"))
+        return hashed.hexdigest()
 
 
 def key_template(

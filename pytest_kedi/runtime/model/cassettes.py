@@ -48,7 +48,9 @@ from pytest_kedi.errors import CassetteMiss
 from pytest_kedi.runtime import rowscope
 from pytest_kedi.runtime.model.cassettefiles import (
     CASSETTE_VERSION,
+    UNSTORED,
     Entry,
+    changed_entries,
     entry_from_text,
     index_cassette,
     read_cassette,
@@ -120,6 +122,16 @@ class _Shelf:
         self.fresh_used: set[str] = set()
 
 
+def _index(path: Path, shelf: _Shelf, stale: dict[Path, int]) -> dict[str, Entry | str]:
+    """The entries of the cassette at ``path``, indexed into its ``shelf`` (an older
+    format's recorded in ``stale``)."""
+    version, entries = index_cassette(path)
+    if version != CASSETTE_VERSION:
+        stale[path] = version
+    shelf.disk = entries
+    return entries
+
+
 class CassetteBook:
     """The cassettes of one process, by file (see the module docstring). Thread-safe."""
 
@@ -131,6 +143,8 @@ class CassetteBook:
         self._lock = threading.Lock()
         #: by cassette file: every file a program attached, recorded into or looked up
         self._shelves: dict[Path, _Shelf] = {}
+        #: `reader` of each cassette file
+        self._readers: dict[Path, Callable[[str], Entry | str | None]] = {}
         #: cassettes in an older format, by path: their format (their entries are not read)
         self.stale: dict[Path, int] = {}
 
@@ -157,17 +171,34 @@ class CassetteBook:
     def stored(self, path: Path, key: str) -> Entry | str | None:
         """`lookup` without parsing: an entry read from the file is its text
         (`entry_from_text` parses it)."""
-        with self._lock:
-            shelf = self._shelves.get(path) or self._shelf(path)
-            stored: Entry | str | None = shelf.new.get(key) if shelf.new else None
-            if stored is None:
-                disk = shelf.disk
-                if disk is None:
-                    disk = self._read(path, shelf)
-                stored = disk.get(key)
-            if stored is not None and key not in shelf.used:
-                shelf.used.add(key)
-                shelf.fresh_used.add(key)
+        read = self._readers.get(path)
+        return (read if read is not None else self.reader(path))(key)
+
+    def reader(self, path: Path) -> Callable[[str], Entry | str | None]:
+        """`stored` for the cassette at ``path``, bound to its shelf (a book keeps one shelf
+        per path for its lifetime): what a replayed call looks its answer up with."""
+        lock = self._lock
+        with lock:
+            shelf = self._shelf(path)
+            found = self._readers.get(path)
+            if found is not None:
+                return found
+        stale = self.stale  # (not the book: `_readers` holds this function)
+
+        def stored(key: str) -> Entry | str | None:
+            with lock:
+                found: Entry | str | None = shelf.new.get(key) if shelf.new else None
+                if found is None:
+                    disk = shelf.disk
+                    if disk is None:
+                        disk = _index(path, shelf, stale)
+                    found = disk.get(key)
+                if found is not None and key not in shelf.used:
+                    shelf.used.add(key)
+                    shelf.fresh_used.add(key)
+            return found
+
+        self._readers[path] = stored
         return stored
 
     def store(self, path: Path, key: str, entry: Entry) -> None:
@@ -188,13 +219,6 @@ class CassetteBook:
             if key not in shelf.used:
                 shelf.used.add(key)
                 shelf.fresh_used.add(key)
-
-    def _read(self, path: Path, shelf: _Shelf) -> dict[str, Entry | str]:
-        version, entries = index_cassette(path)
-        if version != CASSETTE_VERSION:
-            self.stale[path] = version
-        shelf.disk = entries
-        return entries
 
     def miss_note(self, path: Path) -> str:
         """What a miss message adds about ``path`` (why none of its entries can match)."""
@@ -248,7 +272,7 @@ class CassetteBook:
                 if not (shelf.new or prune):
                     continue
                 current = read_cassette(path)
-                entries = {**current, **_changed(current, shelf.new)}
+                entries = {**current, **changed_entries(current, shelf.new)}
                 if prune:
                     entries = {key: value for key, value in entries.items() if key in shelf.used}
                 if entries == current and (path.exists() or not entries):
@@ -389,38 +413,11 @@ class CassetteModel(WrapperModel):
         return hit[2]
 
 
-#: where and when an answer was made: not stored (a gateway URL may hold credentials, and
-#: each would change every entry of a re-recording)
-_UNSTORED = frozenset({"timestamp", "provider_url", "provider_response_id"})
-#: what a re-recorded answer may change and still be the same answer: the provider's
-#: tool call ids (and the version of pytest-kedi that recorded it)
-_INCIDENTAL = _UNSTORED | {"tool_call_id", "pytest_kedi"}
-
-
-def _answer_view(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _answer_view(v) for k, v in value.items() if k not in _INCIDENTAL}
-    if isinstance(value, list):
-        return [_answer_view(v) for v in value]
-    return value
-
-
-def _changed(current: Mapping[str, Entry], new: Mapping[str, Entry]) -> dict[str, Entry]:
-    """The entries of ``new`` that change the cassette: an answer recorded again the same,
-    but for incidental fields, keeps its stored entry (a re-recording diffs where the
-    answers changed)."""
-    return {
-        key: entry
-        for key, entry in new.items()
-        if key not in current or _answer_view(current[key]) != _answer_view(entry)
-    }
-
-
 def _stored_response(response: ModelResponse) -> dict[str, Any]:
-    view: dict[str, Any] = key_view(response, _UNSTORED)
+    view: dict[str, Any] = key_view(response, UNSTORED)
     details = view.get("provider_details")
     if isinstance(details, dict):  # the provider's own fields (OpenAI's `created` time)
-        details = {k: v for k, v in details.items() if k not in _UNSTORED}
+        details = {k: v for k, v in details.items() if k not in UNSTORED}
         if details:
             view["provider_details"] = details
         else:

@@ -204,6 +204,7 @@ PROMPTS = [
     "new\nline\ttab \u2028 \u2029",
     "émoji 🐱 and control \x01",
     "kedi-prompt-lookalike",
+    "a lone surrogate \ud800, a pair \ud83d\ude00",
 ]
 
 

@@ -1,0 +1,157 @@
+"""Structured calls the cassette answers in the calling thread: `ReplayRoute`.
+
+A replayed call needs no request: its key is its `KeyTemplate` filled in, and its answer is
+read from the entry stored under that key as the adapter's usual path reads it. A route does
+that for one model, output schema and settings (`PydanticAIAdapter.replay_route`); the model
+boundary keeps one per agent state and schema and asks it first (`ModelBoundary.producer`).
+Whenever it gives ``None``, the call takes the usual path, which behaves exactly as without
+the route, errors included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from threading import get_ident
+from typing import Any, Protocol, cast
+
+from pydantic_ai.settings import ModelSettings
+from pydantic_core import from_json
+
+from pytest_kedi.runtime.model.cassettefiles import ENTRY_VALUE, entry_from_text
+from pytest_kedi.runtime.model.cassettekeys import KeyTemplate, occurrence_key
+from pytest_kedi.runtime.model.cassettes import CassetteModel
+from pytest_kedi.runtime.model.direct import (
+    OUTPUT_TOOL_NAME,
+    CallStats,
+    OutputPlan,
+    stored_output,
+)
+from pytest_kedi.runtime.model.loop import ModelLoop
+from pytest_kedi.runtime.model.schema import SchemaKey, output_fields
+
+__all__ = ["ReplayRoute", "Usage"]
+
+
+class Usage(Protocol):
+    """Where a replayed call's usage is added (a `RowScope`, a `CallStats`)."""
+
+    requests: int
+    input_tokens: int
+    output_tokens: int
+
+
+class ReplayRoute:
+    """A structured call answered from the cassette in the calling thread, prepared once
+    per model, output schema and settings (`PydanticAIAdapter.replay_route`): `answer`
+    reads the stored answer as the adapter's usual path does (`stored_output`,
+    `read_output`) and gives ``None`` whenever that path must make the call instead (a
+    miss, an answer needing a validation retry, an unreadable entry, the loop's own thread);
+    that path then behaves exactly as without the route, errors included."""
+
+    __slots__ = (
+        "fields",
+        "last",
+        "loop",
+        "model",
+        "plan",
+        "settings",
+        "stored",
+        "validate",
+    )
+
+    def __init__(
+        self,
+        model: CassetteModel,
+        plan: OutputPlan,
+        key: SchemaKey,
+        settings: Mapping[str, Any],
+        loop: ModelLoop,
+    ) -> None:
+        self.model = model
+        self.plan = plan
+        #: each output field's name and attribute on the output model (`read_output`)
+        self.fields = output_fields(key)
+        #: the settings as the usual path passes them (read, never changed)
+        self.settings = cast(ModelSettings | None, settings or None)
+        self.loop = loop
+        #: the last call's instructions and key template (`CassetteModel.replay_template`)
+        self.last: tuple[str | None, KeyTemplate | None] = (None, None)
+        #: the entry stored under a key in the model's cassette (`CassetteBook.reader`)
+        self.stored = model.book.reader(model.path)
+        #: the output model's validation of a Python value
+        self.validate = plan.validator.validate_python
+
+    def answer(
+        self,
+        prompt: str,
+        instructions: str | None,
+        repeat: int,
+        seen: dict[str, int],
+        usage: Usage,
+    ) -> dict[str, Any] | None:
+        """The output values (in schema order) of a call the cassette answers, or ``None``:
+        its one request is counted in ``seen`` and, with the stored token counts, added to
+        ``usage`` (the row's scope, or a call's `CallStats`)."""
+        if self.loop.thread_id == get_ident():  # `ModelLoop.in_loop_thread`
+            return None
+        try:
+            last_instructions, template = self.last  # (one read: calls on other threads)
+            if template is None or instructions != last_instructions:
+                template = self.model.replay_template(instructions, self.settings, self.plan.params)
+                if template is None:
+                    return None
+                self.last = (instructions, template)
+            first = template.key(prompt, repeat)
+            occurrence = seen.get(first, 0)  # (`rowscope.request_counts`)
+            key = occurrence_key(first, occurrence) if occurrence else first
+            if (stored := self.stored(key)) is None:
+                return None
+            if type(stored) is str:  # an entry of the file, parsed now (`CassetteBook.lookup`)
+                try:
+                    entry = from_json(stored[ENTRY_VALUE])
+                except ValueError:
+                    entry = None
+                if type(entry) is not dict:
+                    entry = entry_from_text(self.model.path, key, stored)  # raises
+            else:
+                entry = stored
+            # the usual answer, one call of the output tool: `stored_tool_call`, inline
+            try:
+                response = entry["response"]
+                (part,) = response["parts"]
+                args = part["args"]
+                if (
+                    type(args) is not dict
+                    or part["part_kind"] != "tool-call"
+                    or part["tool_name"] != OUTPUT_TOOL_NAME
+                    or type(part["tool_call_id"]) is not str
+                ):
+                    args = None
+                else:
+                    stored_usage = response.get("usage", {})  # (counts of 0 are not stored)
+                    tokens_in = stored_usage.get("input_tokens", 0)
+                    tokens_out = stored_usage.get("output_tokens", 0)
+                    if type(tokens_in) is not int or type(tokens_out) is not int:
+                        args = None
+            except (KeyError, TypeError, AttributeError, ValueError):
+                args = None
+            if args is not None:
+                output = self.validate(args)  # as `direct.stored_output` reads it
+            else:
+                stats = CallStats()
+                output = stored_output(entry, self.plan, self.model, stats)
+                if output is None:
+                    return None
+                tokens_in, tokens_out = stats.input_tokens, stats.output_tokens
+        except Exception:
+            return None  # the usual path makes the call again and reports what failed
+        seen[first] = occurrence + 1
+        usage.requests += 1
+        usage.input_tokens += tokens_in
+        usage.output_tokens += tokens_out
+        values = output.__dict__  # the output model's field values, by attribute name
+        fields = self.fields
+        if len(fields) == 1:
+            ((name, attribute),) = fields
+            return {name: values[attribute]}
+        return {name: values[attribute] for name, attribute in fields}
