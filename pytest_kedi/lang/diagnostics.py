@@ -73,6 +73,13 @@ class Diagnostic:
     message: str
     source_line: str = ""
 
+    def __post_init__(self) -> None:
+        # A message may quote the source (`'> profile: x' must end with ':'`): its control
+        # characters (a lone CR, an ESC) are shown as escapes, as the quoted line's are, so
+        # pytest's collection error and short summary, which print it as it is, cannot
+        # garble a terminal or a CI log.
+        object.__setattr__(self, "message", printable(self.message))
+
     def render(self) -> str:
         name = self.path
         text = self.source_line.rstrip("\r\n") if self.source_line else ""

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from pytest_kedi.lang import KediParseError, check_python, parse, parse_file
+from pytest_kedi.lang import Diagnostic, KediParseError, check_python, parse, parse_file
 
 from .conftest import error_of
 
@@ -810,3 +810,11 @@ def test_an_argument_of_the_wrong_type_is_a_clear_type_error(call, message: str)
     with pytest.raises(TypeError) as info:
         call()
     assert str(info.value) == message
+
+
+def test_control_characters_a_message_quotes_are_escaped() -> None:
+    """A message quoting source text (here the rest of a line holding a lone CR and an ESC)
+    shows them as escapes, as the quoted source line does."""
+    diag = error_of("> profile: p:\r  > adapter: x\x1b[31mRED\n= ok\n")
+    assert diag.message.startswith("'> profile: p:\\x0d  > adapter: x\\x1b[31mRED' must end")
+    assert diag.message == Diagnostic("m.kedi", 1, 1, diag.message).message  # idempotent

@@ -282,3 +282,17 @@ def test_warnings_of_kedi_code_are_cleaned(kedi: Kedi, monkeypatch: pytest.Monke
             "*warns.kedi:14: UserWarning: row [[]REDACTED:OPENAI_API_KEY[]] cut \\udcff",
         ]
     )
+
+
+def test_a_parse_error_message_quoting_control_characters_is_escaped(kedi: Kedi) -> None:
+    """A message quoting the rest of a line (`'> profile: …' must end with ':'`) printed its
+    lone CR and ESC as they were in the collection error and the short test summary: the
+    CR sent the cursor back over the line, the ESC restyled the log."""
+    kedi.write("cr.kedi", "> profile: reviewer:\r  > adapter: x\x1b[31mRED\n= ok\n")
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json")
+    out = result.stdout.str()
+    assert "\x1b" not in out and "\r" not in out
+    message = "'> profile: reviewer:\\x0d  > adapter: x\\x1b[[]31mRED' must end with ':'*"
+    result.stdout.fnmatch_lines([f"  {message}", "ERROR cr.kedi - cr.kedi:1:44: *"])
+    (error,) = kedi.json("r.json")["errors"]
+    assert "\x1b" not in error["message"] and "\r" not in error["text"], error
