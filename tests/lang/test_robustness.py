@@ -3,6 +3,7 @@ anything else (and never an internal error); parse time grows linearly."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -15,12 +16,19 @@ from pytest_kedi.lang import nodes as n
 from .conftest import CORPUS, load_manifest, read_corpus
 
 _SNIPPETS: list[str] = []
+#: what a terminal acts on rather than shows (a tab is shown as one)
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 
 def snippets() -> list[str]:
     if not _SNIPPETS:
         _SNIPPETS.extend(read_corpus(e["file"]) for e in load_manifest())
     return _SNIPPETS
+
+
+#: what a mutation inserts: Kedi's delimiters, and what terminals and editors treat specially
+_INSERTS = [*'<>[]`\\#:=@~()," \t\n', ">>", "```", "###", "\r", "\r\n", "\x1b[31m", "\x00"]
+_INSERTS += ["\ufeff", "\u200b", "日", "\u0301"]
 
 
 def _mutate(source: str, data: st.DataObject) -> str:
@@ -38,7 +46,7 @@ def _mutate(source: str, data: st.DataObject) -> str:
         if op == "delete":
             source = source[:i] + source[i + 1 :]
         elif op == "insert":
-            ch = data.draw(st.sampled_from([*'<>[]`\\#:=@~()," \t\n', ">>", "```", "###"]))
+            ch = data.draw(st.sampled_from(_INSERTS))
             source = source[:i] + ch + source[i:]
         elif op == "dup":
             j = min(len(source), i + data.draw(st.integers(1, 30)))
@@ -68,14 +76,19 @@ def test_mutated_corpus_never_leaks(data: st.DataObject) -> None:
     except KediParseError as exc:
         assert exc.diagnostics
         assert "internal error" not in exc.message, (mutated, exc.message)
-        d = exc.diagnostics[0]
-        assert 1 <= d.line <= max(1, mutated.count("\n") + 1)
-        assert d.column >= 1
+        lines = mutated.split("\n")
+        for d in exc.diagnostics:
+            assert 1 <= d.line <= max(1, len(lines)), (mutated, d)
+            assert d.column >= 1
+            # the quoted line is the located one, and nothing shown can garble a terminal
+            assert d.source_line.rstrip("\r") == lines[d.line - 1].rstrip("\r"), (mutated, d)
+            assert _CONTROL.search(d.message) is None, (mutated, d.message)
     else:
         assert isinstance(module, n.Module)
 
 
 _PIECES = [*"ab <>[]`\\#:=@~(),\n\t>\"'", "```", "###", ">> ", "> if: ", "@f(", "[x] = "]
+_PIECES += ["\r", "\x1b", "\x00", "\ufeff", "> profile: ", "> adapter: ", "~T("]
 
 
 @given(st.lists(st.sampled_from(_PIECES), max_size=60).map("".join))
@@ -85,6 +98,7 @@ def test_random_text_never_leaks(source: str) -> None:
         parse(source)
     except KediParseError as exc:
         assert "internal error" not in exc.message, (source, exc.message)
+        assert not any(_CONTROL.search(d.message) for d in exc.diagnostics), (source, exc)
 
 
 def _composable(source: str) -> bool:
