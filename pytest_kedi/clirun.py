@@ -73,12 +73,15 @@ def _run_program(invocation: Invocation, console: Console) -> int:
 
         try:
             text = str(result)
-        except BaseException as exc:  # the value's own __str__ failed: located in its code
+        except BaseException as exc:  # the value's own __str__ failed: at the return, in its code
             if isinstance(exc, SystemExit):  # as `print(result)` in a script would end
                 return _exit_status(exc, console)
             if not user_error(exc):
                 raise
-            console.error(render_error(python_error(exc)))
+            error = python_error(exc)
+            if program.returned_at is not None:  # an int past Python's digit limit runs no code
+                error.with_outer_frame(program.returned_at)
+            console.error(render_error(error))
             return FAILED
         console.result(text)
     return OK

@@ -127,12 +127,14 @@ class ModuleUnit:
 
 
 class Ret:
-    """The value of a taken ``=`` return, propagated out of nested bodies."""
+    """The value of a taken ``=`` return, propagated out of nested bodies, and the return
+    statement that took it."""
 
-    __slots__ = ("value",)
+    __slots__ = ("stmt", "value")
 
-    def __init__(self, value: Any) -> None:
+    def __init__(self, value: Any, stmt: nodes.Node) -> None:
         self.value = value
+        self.stmt = stmt
 
 
 @dataclass(eq=False, slots=True)

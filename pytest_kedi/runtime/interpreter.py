@@ -135,7 +135,7 @@ def run_return(stmt: nodes.Return, ctx: Frame) -> Ret:
     value = eval_rhs(stmt.value, ctx)
     if ctx.returns is not None:
         ctx.returns(value, stmt)
-    return Ret(value)
+    return Ret(value, stmt)
 
 
 def run_python(stmt: nodes.PythonStmt | nodes.PythonBlock, ctx: Frame) -> None:

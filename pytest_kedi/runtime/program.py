@@ -17,7 +17,7 @@ from pytest_kedi.runtime.casecode import case_code
 from pytest_kedi.runtime.context import Frame, ModuleUnit, Runtime
 from pytest_kedi.runtime.dispatch import install as install_dispatch
 from pytest_kedi.runtime.heap import older_objects_frozen
-from pytest_kedi.runtime.interpreter import exec_body, exec_stmt
+from pytest_kedi.runtime.interpreter import exec_body, exec_stmt, stmt_frame
 from pytest_kedi.runtime.lazy import declare_all
 from pytest_kedi.runtime.modules import checked_arguments, load_unit
 from pytest_kedi.runtime.procedures import KediProcedure, record_outputs
@@ -190,13 +190,14 @@ class Program:
         """Execute the program top to bottom (no hoisting, docs/language.md#program-runs); the
         top-level return.
 
-        ``returned`` tells afterwards whether a top-level return ran (so a program that
-        explicitly returns ``None`` can be told from one with no return).
+        ``returned`` tells afterwards whether a top-level return ran (so a program returning
+        ``None`` can be told from one with no return); ``returned_at`` is its Kedi frame.
         """
         ctx = Frame(self._unit.scope, self._unit, "<program>")
         with older_objects_frozen(), counting("program run"):
             result = exec_body(self.module.body, ctx)
         self.returned = result is not None
+        self.returned_at = None if result is None else stmt_frame(result.stmt, ctx)
         return None if result is None else result.value
 
     def _frame_ctx(

@@ -69,10 +69,31 @@ def test_a_result_whose_str_raises_is_located_in_its_code(kedi_file, cli) -> Non
     assert (result.out, result.code) == ("", 1)
     assert result.err.splitlines() == [
         "Kedi stack trace:",
+        '  File "prog.kedi", line 7, in <program>',
+        "    = `Ugly()`",
         '  File "prog.kedi", line 4, in <prelude> (Python)',
         '    raise ValueError("cannot render Ugly")',
         "ValueError: cannot render Ugly",
     ]
+
+
+def test_a_result_that_cannot_be_printed_is_located_at_its_return(kedi_file, cli) -> None:
+    """An int past Python's digit limit runs no code of its own when printed: the trace was
+    its header and the error alone, with no file or line."""
+    name = kedi_file("""
+        [n: int] = `10 ** 5000`
+        > if: `n > 0`:
+          = `n`
+        = none
+        """)
+    result = cli(name)
+    assert (result.out, result.code) == ("", 1)
+    assert result.err.splitlines()[:3] == [
+        "Kedi stack trace:",
+        '  File "prog.kedi", line 3, in <program>',
+        "    = `n`",
+    ]
+    assert result.err.splitlines()[3].startswith("ValueError: Exceeds the limit (4300 digits)")
 
 
 def test_result_is_printed_with_str(kedi_file, cli) -> None:
