@@ -81,7 +81,7 @@ class Diagnostic:
         object.__setattr__(self, "message", printable(self.message))
 
     def render(self) -> str:
-        name = self.path
+        name = printable(self.path)  # a file named with an ESC cannot restyle the log
         text = self.source_line.rstrip("\r\n") if self.source_line else ""
         # Keep the source line as written but for its control characters, shown as their
         # escapes (`\x1b`: raw, one could restyle or garble a terminal); the caret's
@@ -110,7 +110,7 @@ class ImportSite:
 
     def render(self) -> str:
         text = printable(self.source_line.rstrip("\r\n"))
-        return f'  File "{self.path}", line {self.line}\n  {text}'
+        return f'  File "{printable(self.path)}", line {self.line}\n  {text}'
 
 
 class KediParseError(KediError):

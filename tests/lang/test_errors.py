@@ -818,3 +818,17 @@ def test_control_characters_a_message_quotes_are_escaped() -> None:
     diag = error_of("> profile: p:\r  > adapter: x\x1b[31mRED\n= ok\n")
     assert diag.message.startswith("'> profile: p:\\x0d  > adapter: x\\x1b[31mRED' must end")
     assert diag.message == Diagnostic("m.kedi", 1, 1, diag.message).message  # idempotent
+
+
+def test_control_characters_in_a_path_are_escaped(tmp_path) -> None:
+    """A file named with an ESC (or importing one) was printed raw in the `File` line
+    of a parse error, while a Kedi stack trace escapes it."""
+    (tmp_path / "lib\x1bx.kedi").write_text("[bad\n", encoding="utf-8")
+    with pytest.raises(KediParseError) as info:
+        parse_file(tmp_path / "lib\x1bx.kedi")
+    assert 'lib\\x1bx.kedi", line 1, column 1' in info.value.render()
+    from pytest_kedi.lang.diagnostics import ImportSite
+
+    site = ImportSite(str(tmp_path / "main\x1by.kedi"), 1, "> import: lib\n")
+    rendered = info.value.imported_at(site).render()
+    assert "\x1b" not in rendered and 'main\\x1by.kedi", line 1' in rendered
