@@ -310,6 +310,9 @@ def _diagnostics(module: n.Module, trees: dict[int, Parsed] | None) -> list[Diag
     prelude = None if module.prelude is None else module.prelude.code
     failed: set[int] = set()
     valued: set[int] = set()
+    # One syntax error a line, its first: a long line of broken snippets (`a`b`c`...)
+    # repeated itself once per snippet, its output growing with the square of its length.
+    lines: set[int] = set()
     for snippet in snippets((module.prelude, module.body), valued):
         exc = _compile(snippet, path, trees, snippet is prelude)
         if not isinstance(exc, SyntaxError):
@@ -317,7 +320,10 @@ def _diagnostics(module: n.Module, trees: dict[int, Parsed] | None) -> list[Diag
                 found.append(_no_return(module, snippet))
             continue
         failed.add(id(snippet))
-        found.append(_diagnostic(module, snippet, exc))
+        diagnostic = _diagnostic(module, snippet, exc)
+        if diagnostic.line not in lines:
+            lines.add(diagnostic.line)
+            found.append(diagnostic)
     for node in module.body:
         if isinstance(node, n.TestSuite):
             for case in node.cases:

@@ -60,6 +60,17 @@ def test_every_syntax_error_is_reported_in_source_order() -> None:
     assert [d.line for d in info.value.diagnostics] == [1, 3]
 
 
+def test_a_line_s_first_syntax_error_is_its_only_one() -> None:
+    """A long line of broken snippets gave one diagnostic per snippet, each quoting the
+    whole line: 40 kB of ``:`` and backticks took 25 s and made 600 MB of error text."""
+    broken = "[a] = " + ":`" * 2000
+    source = f"{broken}\n[b] = `2`\n[c] = `1 +` and `(`\n"
+    with pytest.raises(KediParseError) as info:
+        check_python(parse(source, "m.kedi"))
+    assert [(d.line, d.column) for d in info.value.diagnostics] == [(1, 9), (3, 8)]
+    assert len(str(info.value)) < 3 * len(source)
+
+
 @pytest.mark.parametrize("statement", ["= <f(`1 +`)>", "[x] = <f(`1 +`)>"])
 def test_a_call_argument_s_error_is_reported_once(statement: str) -> None:
     """A call that is a whole right-hand side is both the binding's text and its call:
