@@ -13,7 +13,7 @@ from pytest_kedi.constants import EVAL_SKIP_REASON, HOOK_NOTE, TEST_MODEL
 from pytest_kedi.plugin.gating import interval_text, score_digits, shows_interval, threshold_text
 from pytest_kedi.plugin.optionvalues import MaxErrors
 from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
-from pytest_kedi.text import clip
+from pytest_kedi.text import one_line, truncate
 
 __all__ = [
     "case_line",
@@ -31,6 +31,12 @@ FLAKY_SHOWN = 10
 _OFFLINE = "offline default: synthetic output, not a real model"
 
 
+def _clip(text: str, limit: int) -> str:
+    """``text`` on one line as Kedi's CLI puts it (`one_line`: each line's own spacing
+    kept, ``'a  b'`` is not ``'a b'``), cut to ``limit`` characters."""
+    return truncate(one_line(text), limit)
+
+
 def _case_status(outcome: str) -> str:
     if outcome == "passed":
         return "OK"
@@ -45,7 +51,7 @@ def _verdict(record: SuiteRecord, digits: int = 4, limit: int | None = None) -> 
     reason = record.skip_reason.strip() if record.skip_reason else ""
     if outcome == "skipped" and reason and reason != EVAL_SKIP_REASON:  # (that one: said once)
         reason = reason.splitlines()[0]  # pytest's, as `-rs` shows it
-        word += f": {clip(reason, limit) if limit else reason}"
+        word += f": {_clip(reason, limit) if limit else reason}"
     parts = [word]
     if record.failure and outcome == "failed":  # pytest failed it: an XPASS(strict), a teardown
         parts.append(_failure_text(record.failure))
@@ -86,8 +92,8 @@ def suite_line(record: SuiteRecord, *, feedback_limit: int | None) -> str:
         error = error.strip().splitlines()[-1].strip()
     feedback = result.feedback
     if feedback_limit is not None:
-        feedback = clip(feedback, feedback_limit) if feedback else feedback
-        error = clip(error, feedback_limit) if error else error
+        feedback = _clip(feedback, feedback_limit) if feedback else feedback
+        error = _clip(error, feedback_limit) if error else error
     shown = dataclasses.replace(result, rows=[], feedback=feedback, error=error)
     digits = score_digits(result.score, record.threshold)
     from pytest_kedi.evals.results import format_suite_line
@@ -102,7 +108,7 @@ def xfail_note(record: SuiteRecord | CaseRecord, limit: int | None) -> str:
     """What follows the line of a suite or case pytest reported as an expected failure:
     `` (xfail)``, or `` (xfail: <reason>)`` with the reason ``-rx`` shows."""
     reason = record.xfail_reason.strip().splitlines()[0] if record.xfail_reason else ""
-    return f" (xfail: {clip(reason, limit) if limit else reason})" if reason else " (xfail)"
+    return f" (xfail: {_clip(reason, limit) if limit else reason})" if reason else " (xfail)"
 
 
 def _scores(scores: list[float]) -> str:
@@ -151,7 +157,7 @@ def case_line(record: CaseRecord, *, feedback_limit: int | None) -> str:
         message = record.skip_reason or record.xfail_reason  # pytest's, as `-rs`/`-rx` show it
     if message:
         first = message.strip().splitlines()[0]
-        line += f" | {clip(first, feedback_limit) if feedback_limit else first}"
+        line += f" | {_clip(first, feedback_limit) if feedback_limit else first}"
     return line
 
 

@@ -421,3 +421,27 @@ def test_multi_line_feedback_keeps_one_summary_line_per_suite(kedi: Kedi, verbos
     assert lines[lines.index("Evals:") + 1] == "- notes::m: 0.7500 | first second third  [passed]"
     (suite,) = kedi.json("r.json")["suites"]
     assert suite["feedback"] == "first\n  second\r\nthird"
+
+
+SPACED = """\
+@test: spaced:
+  > case: message:
+    `raise ValueError("a    b")`
+
+@eval: spaced:
+  > data: d:
+    = `[1]`
+  > metric: m(d):
+    = `(0.5, "x  y")`
+"""
+
+
+@pytest.mark.parametrize("verbosity", ["", "-v"])
+def test_summary_lines_keep_the_spacing_within_a_line(kedi: Kedi, verbosity: str) -> None:
+    """At the default verbosity the ``Tests:``/``Evals:`` lines folded every run of spaces
+    to one (``'a  b'`` showed as ``'a b'``), unlike ``-v`` and the CLI's lines."""
+    kedi.write("spaced.kedi", SPACED)
+    result = kedi.run("--kedi-eval", *filter(None, [verbosity]))
+    lines = result.outlines
+    assert lines[lines.index("Tests:") + 1] == "- spaced::message: FAIL | ValueError: a    b"
+    assert lines[lines.index("Evals:") + 1] == "- spaced::m: 0.5000 | x  y  [passed]"
