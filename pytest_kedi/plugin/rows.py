@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from pytest_kedi.text import clip, printable
+from pytest_kedi.text import one_line, printable, truncate
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.evals import RowResult
@@ -88,15 +88,16 @@ def summary_reason(config: pytest.Config) -> str | None:
 
 
 def row_label(row: RowResult, *, limit: int | None = _LABEL_FEEDBACK) -> str:
-    """``row 3: 0.5000 | feedback`` (feedback on one line, clipped to ``limit``); a repeated
-    row adds its repeats' scores (``row 3: 0.5000 [1, 0]``), a carried-over row says so."""
+    """``row 3: 0.5000 | feedback`` (feedback on one line as `one_line` puts it, its own
+    spacing kept, and cut to ``limit``); a repeated row adds its repeats' scores
+    (``row 3: 0.5000 [1, 0]``), a carried-over row says so."""
     label = f"row {row.index}: {row.score:.4f}"
     if len(row.scores) > 1:
         label += f" [{', '.join(f'{score:g}' for score in row.scores)}]"
     if row.carried_over:
         label += " (carried over)"
     if row.feedback:  # an empty feedback is none, as on the suite's line
-        label += f" | {printable(clip(row.feedback, limit))}"  # no terminal escapes
+        label += f" | {printable(truncate(one_line(row.feedback), limit))}"  # no escapes
     return label
 
 
@@ -119,7 +120,7 @@ def row_line(row: RowResult, *, limit: int | None) -> str:
         line += " | output " + row.output
     feedback = located_feedback(row)
     if feedback:  # an empty feedback is none, as on the suite's line
-        line += " | " + clip(feedback, limit)
+        line += " | " + truncate(one_line(feedback), limit)
     return line
 
 

@@ -445,3 +445,20 @@ def test_summary_lines_keep_the_spacing_within_a_line(kedi: Kedi, verbosity: str
     lines = result.outlines
     assert lines[lines.index("Tests:") + 1] == "- spaced::message: FAIL | ValueError: a    b"
     assert lines[lines.index("Evals:") + 1] == "- spaced::m: 0.5000 | x  y  [passed]"
+
+
+@pytest.mark.parametrize("rows", ["subtests", "summary"])
+def test_row_labels_and_lines_keep_the_spacing_within_a_line(kedi: Kedi, rows: str) -> None:
+    """A row's feedback keeps its own spacing in its sub-result label and its row lines
+    (``-v``, the ``kedi rows`` section) as on the suite's line; only line breaks are joined.
+    Its spaces were folded to one (``'x  y'`` showed as ``'x y'``)."""
+    kedi.write("spaced.kedi", SPACED.replace('"x  y"', '"x  y\\n  z\\tw"'))
+    result = kedi.run("--kedi-eval", "-v", "-rP", "--kedi-rows", rows)
+    shown = [line for line in result.outlines if "row 0" in line]
+    assert shown, result.outlines
+    for line in shown:
+        assert "| x  y z\tw" in line, line
+    if rows == "subtests":  # the sub-result's label
+        assert any("SUBPASSED[row 0: 0.5000 | x  y z\tw]" in line for line in shown), shown
+    else:  # the -v line and the kedi rows section
+        assert "row 0: score 0.5000 | input 1 | x  y z\tw" in shown, shown
