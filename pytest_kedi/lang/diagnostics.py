@@ -97,6 +97,13 @@ class Diagnostic:
         out.append("")
         out.append("Kedi error: ParseError")
         out.append(f"  {self.message}")
+        if "\r" in text:  # a file saved with lone CR line ends is one line (#lines)
+            count = text.count("\r")
+            out.append(
+                f"  (the line holds {count} carriage return{'s' if count > 1 else ''} not "
+                "followed by a line feed, which end no line: a Kedi file's lines end with "
+                "\\n or \\r\\n)"
+            )
         return "\n".join(out)
 
 

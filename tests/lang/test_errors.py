@@ -832,3 +832,18 @@ def test_control_characters_in_a_path_are_escaped(tmp_path) -> None:
     site = ImportSite(str(tmp_path / "main\x1by.kedi"), 1, "> import: lib\n")
     rendered = info.value.imported_at(site).render()
     assert "\x1b" not in rendered and 'main\\x1by.kedi", line 1' in rendered
+
+
+@pytest.mark.parametrize(("ends", "hint"), [("\r", True), ("\n", False), ("\r\n", False)])
+def test_a_file_with_lone_cr_line_ends_says_so(ends: str, hint: bool) -> None:
+    """A file saved with lone CR line ends (classic Mac) is one line: its parse error says
+    why the whole file is quoted as line 1."""
+    source = ends.join(["@f(x: int) -> int:", "  = `x + 1`", "", "[y] = `f(2)`", "[= `y`", ""])
+    with pytest.raises(KediParseError) as info:
+        parse(source, path="mac.kedi")
+    rendered = info.value.render()
+    note = (
+        "  (the line holds 4 carriage returns not followed by a line feed, which end no line: "
+        "a Kedi file's lines end with \\n or \\r\\n)"
+    )
+    assert (rendered.splitlines()[-1] == note) is hint, rendered
