@@ -26,6 +26,7 @@ __all__ = [
     "InvalidScoreError",
     "mean",
     "normalize_score",
+    "outside_note",
     "score_digits",
     "threshold_text",
 ]
@@ -149,3 +150,12 @@ def threshold_text(threshold: float, digits: int, least: int = 4) -> str:
             digits = min(max(digits, -exponent), 17)
     head, _, tail = f"{threshold:.{digits}f}".partition(".")
     return f"{head}.{tail.rstrip('0').ljust(least, '0')}"
+
+
+def outside_note(scores: Sequence[float]) -> str:
+    """`` (1 below 0, 2 above 1)``: how many ``scores`` lie outside [0, 1] (scores are not
+    clamped; a histogram over [0, 1] counts them in its end bins); ``""`` when none do."""
+    below = sum(1 for score in scores if score < 0)
+    above = sum(1 for score in scores if score > 1)
+    parts = ([f"{below} below 0"] if below else []) + ([f"{above} above 1"] if above else [])
+    return f" ({', '.join(parts)})" if parts else ""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from pytest_kedi.evals.scoring import outside_note
+
 __all__ = ["BINS", "LEVELS", "histogram", "histogram_line"]
 
 #: fixed bins over [0, 1]: [0, 0.1), [0.1, 0.2), ..., [0.9, 1.0] (1.0 in the last)
@@ -38,8 +40,9 @@ def sparkline(counts: Sequence[int]) -> str:
 
 def histogram_line(scores: Sequence[float], width: int, indent: str = "    ") -> str | None:
     """``    scores 0 |▄        █| 1``, or ``None`` when there is no score or the line
-    would not fit in ``width`` columns."""
+    would not fit in ``width`` columns. Scores are not clamped: those outside [0, 1], which
+    count in the end bins, are told (``(2 below 0, 1 above 1)``)."""
     if not scores:
         return None
-    line = f"{indent}scores 0 |{sparkline(histogram(scores))}| 1"
+    line = f"{indent}scores 0 |{sparkline(histogram(scores))}| 1{outside_note(scores)}"
     return line if len(line) < width else None

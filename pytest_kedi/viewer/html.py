@@ -18,7 +18,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from pytest_kedi.evals.scoring import SCORE_DIGITS, change, fell, threshold_text
+from pytest_kedi.evals.scoring import SCORE_DIGITS, change, fell, outside_note, threshold_text
 from pytest_kedi.text import clip
 from pytest_kedi.viewer import svg
 from pytest_kedi.viewer.compare import history_section
@@ -335,8 +335,9 @@ def _suite_section(i: int, suite: SuiteView, payload: list[list[Any]], has: dict
             '<div class="note"><strong>Feedback</strong>'
             f'<p class="long" data-long="1">{escape(_feedback_shown(suite))}</p></div>'
         )
-    title = f"Row scores of {suite.label}: {len(suite.rows)} rows in 10 bins"
-    chart = svg.histogram([r.score for r in suite.rows], title=title) if suite.rows else ""
+    scores = [r.score for r in suite.rows]
+    title = f"Row scores of {suite.label}: {len(scores)} rows in 10 bins{outside_note(scores)}"
+    chart = svg.histogram(scores, title=title) if scores else ""
     filters = [("errored", "errored", FLAG_ERRORED), ("below", "below 1.0", FLAG_BELOW)]
     filters += [("flaky", "flaky", FLAG_FLAKY), ("regressed", "regressed", FLAG_REGRESSED)]
     boxes = "".join(

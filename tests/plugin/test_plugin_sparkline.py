@@ -59,3 +59,14 @@ def test_verbose_summary_shows_a_histogram_per_suite(kedi: Kedi, columns: int, s
     assert lines == (["    scores 0 |██████████| 1"] if shown else [])
     quiet = kedi.run("--kedi-eval", "--kedi-rows", "summary")
     assert not any(line.startswith("    scores ") for line in quiet.outlines)
+
+
+def test_scores_outside_0_and_1_are_told() -> None:
+    """Scores are not clamped; those outside [0, 1] count in the end bins, which alone
+    would show them as 0 and 1."""
+    assert histogram_line([-5.0, 2.0, 3.0, 0.5], 80) == (
+        "    scores 0 |▄    ▄   █| 1 (1 below 0, 2 above 1)"
+    )
+    assert histogram_line([-0.5], 80) == "    scores 0 |█         | 1 (1 below 0)"
+    assert histogram_line([1.5], 80) == "    scores 0 |         █| 1 (1 above 1)"
+    assert histogram_line([0.0, 1.0], 80) == "    scores 0 |█        █| 1"

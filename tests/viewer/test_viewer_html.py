@@ -118,6 +118,15 @@ def test_histogram_bins() -> None:
     assert bin_counts([0.0, 0.05, 0.1, 0.95, 1.0, 1.5, -1]) == [3, 1, 0, 0, 0, 0, 0, 0, 0, 3]
 
 
+def test_histogram_tells_scores_outside_0_and_1() -> None:
+    """Scores are not clamped: the histogram's title says how many its end bins hold from
+    outside [0, 1]."""
+    page = render_html([run_view(rescored(v1_report(), {0: -2.0, 1: 1.5}), label="r.json")])
+    assert re.search(r"rows in 10 bins \(1 below 0, 1 above 1\)</title>", page), page
+    plain = render_html([run_view(v1_report(), label="r.json")])
+    assert re.search(r"rows in 10 bins</title>", plain)
+
+
 @pytest.mark.parametrize("long_values", [False, True])
 def test_ten_thousand_rows_stay_under_5_mb(long_values: bool) -> None:
     page = render_html([run_view(big_report(10_000, long_values=long_values), label="big.json")])
