@@ -28,6 +28,7 @@ from pytest_kedi.runtime.model.direct import (
 )
 from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.schema import SchemaKey, output_fields
+from pytest_kedi.runtime.model.stored import stored_tool_call
 
 __all__ = ["ReplayRoute", "Usage"]
 
@@ -115,27 +116,9 @@ class ReplayRoute:
                     entry = entry_from_text(self.model.path, key, stored)  # raises
             else:
                 entry = stored
-            # the usual answer, one call of the output tool: `stored_tool_call`, inline
-            try:
-                response = entry["response"]
-                (part,) = response["parts"]
-                args = part["args"]
-                if (
-                    type(args) is not dict
-                    or part["part_kind"] != "tool-call"
-                    or part["tool_name"] != OUTPUT_TOOL_NAME
-                    or type(part["tool_call_id"]) is not str
-                ):
-                    args = None
-                else:
-                    stored_usage = response.get("usage", {})  # (counts of 0 are not stored)
-                    tokens_in = stored_usage.get("input_tokens", 0)
-                    tokens_out = stored_usage.get("output_tokens", 0)
-                    if type(tokens_in) is not int or type(tokens_out) is not int:
-                        args = None
-            except (KeyError, TypeError, AttributeError, ValueError):
-                args = None
-            if args is not None:
+            usual = stored_tool_call(entry, OUTPUT_TOOL_NAME)  # one call of the output tool
+            if usual is not None:
+                args, tokens_in, tokens_out = usual
                 output = self.validate(args)  # as `direct.stored_output` reads it
             else:
                 stats = CallStats()
