@@ -49,13 +49,13 @@ def compile_error(tree: ast.AST, kind: str, path: str) -> SyntaxError | None:
         warnings.simplefilter("ignore")
         try:
             if isinstance(tree, ast.Expression):
-                compile(tree, path, "eval")
+                compile(tree, path, "eval", dont_inherit=True)
                 return None
             assert isinstance(tree, ast.Module)
             if kind == "prelude":
-                compile(tree, path, "exec")
+                compile(tree, path, "exec", dont_inherit=True)
                 return None
-            code = compile(_as_function(tree.body), path, "exec")
+            code = compile(_as_function(tree.body), path, "exec", dont_inherit=True)
         except SyntaxError as exc:
             return exc
     function = next(c for c in code.co_consts if isinstance(c, types.CodeType))

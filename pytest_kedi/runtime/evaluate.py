@@ -265,7 +265,7 @@ def _backtick_type(ref: nodes.TypeRef, ctx: Frame) -> Any:
 
     def forward(text: str) -> Any:  # a string in the type: Python's forward reference
         try:
-            return eval(compile(text, "<annotation>", "eval"), namespace)
+            return eval(compile(text, "<annotation>", "eval", dont_inherit=True), namespace)
         except NameError as exc:
             message = f"unknown type {exc.name!r} in annotation {ref.source.strip()!r}"
         except KediExecutionError:

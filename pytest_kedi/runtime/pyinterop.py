@@ -311,12 +311,12 @@ def _compile(
             tree_e, delta = parsed or _parse(code, info, filename, "eval")
             assert isinstance(tree_e, ast.Expression)
             walrus = relocate(tree_e, code, info.source_file, stripped, delta)
-            return compile(tree_e, path, "eval"), walrus
+            return compile(tree_e, path, "eval", dont_inherit=True), walrus
         tree, delta = parsed or _parse(code, info, filename, "exec")
         assert isinstance(tree, ast.Module)
         if kind == "prelude":
             _finish_tree(tree, code, info, transform, delta)
-            return (compile(tree, path, "exec"),)
+            return (compile(tree, path, "exec", dont_inherit=True),)
         # The block's own code is analysed before the transform adds to it (pytest's
         # assertion rewriting makes a tree about ten times larger): a transform binds
         # only names no user code can bind (`Transform`), which no Kedi binding can
@@ -430,7 +430,7 @@ def function_code(
     module = ast.Module(body=[func], type_ignores=[])
     if not positioned:
         fix_locations(module)
-    module_code = compile(module, filename, "exec")
+    module_code = compile(module, filename, "exec", dont_inherit=True)
     return next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
 
 

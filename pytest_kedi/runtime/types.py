@@ -94,7 +94,8 @@ def resolve_type_source(
                 ) from None
             namespace[node.id] = value
     try:
-        result = eval(compile(tree, "<annotation>", "eval"), {"__builtins__": {}}, namespace)
+        code = compile(tree, "<annotation>", "eval", dont_inherit=True)
+        result = eval(code, {"__builtins__": {}}, namespace)
     except Exception as exc:
         raise KediTypeExecutionError(f"invalid type annotation {source!r}: {exc}") from None
     return _type_like(source, result)
