@@ -9,6 +9,7 @@ import types
 
 __all__ = [
     "INTROSPECTION",
+    "binding_line",
     "child_nodes",
     "code_names",
     "compile_may_warn",
@@ -79,6 +80,57 @@ def top_level_targets(body: list[ast.stmt]) -> set[str]:
             found.update(node.names)
         extend(child_nodes(node))
     return found
+
+
+def binding_line(source: str, expr: bool, name: str) -> int | None:
+    """The line (1-based, in ``source``) of the first statement that binds or deletes
+    ``name`` in the block's own scope (for an expression, ``expr``: its ``:=``), also
+    through ``global name`` in a nested function; None when none does so visibly
+    (``globals()["n"] = 5``, ``exec``)."""
+    text = source.lstrip() if expr else source
+    try:
+        tree = ast.parse(text, mode="eval" if expr else "exec")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    found: list[int] = []
+    stack: list[tuple[ast.AST, bool]] = [(tree, True)]  # a node; whether its binding counts
+    while stack:
+        node, counts = stack.pop()
+        if counts and _binds(node, name):
+            found.append(node.lineno)  # type: ignore[attr-defined]
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            inner = not isinstance(node, ast.Lambda) and any(
+                isinstance(sub, ast.Global) and name in sub.names
+                for stmt in node.body
+                for sub in tree_nodes(stmt)
+            )
+            for child in child_nodes(node):
+                in_body = child in node.body if type(node.body) is list else child is node.body
+                stack.append((child, inner if in_body else counts))
+        elif isinstance(node, _COMPREHENSIONS):  # its targets are its own; `:=` binds out
+            for child in child_nodes(node):
+                if isinstance(child, ast.comprehension):
+                    stack.append((child.target, False))
+                    stack.extend((part, counts) for part in (child.iter, *child.ifs))
+                else:
+                    stack.append((child, counts))
+        else:
+            stack.extend((child, counts) for child in child_nodes(node))
+    lead = source.count("\n", 0, len(source) - len(text))
+    return min(found) + lead if found else None
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` itself binds or deletes ``name``."""
+    if isinstance(node, ast.Name):
+        return node.id == name and isinstance(node.ctx, ast.Store | ast.Del)
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return node.name == name
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return any((alias.asname or alias.name.split(".")[0]) == name for alias in node.names)
+    if isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
+        return node.name == name
+    return False
 
 
 def _comprehension_walrus_targets(node: ast.AST) -> set[str]:

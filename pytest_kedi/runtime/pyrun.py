@@ -9,6 +9,7 @@ from typing import Any
 
 from pytest_kedi.errors import KediValueExecutionError
 from pytest_kedi.runtime.livecopies import RUNNING
+from pytest_kedi.runtime.pyanalysis import binding_line
 from pytest_kedi.runtime.pyerrors import python_error
 from pytest_kedi.runtime.pyglobals import (
     LazyGlobals,
@@ -168,7 +169,7 @@ def _write_back(
         owner = scope.find_owner(name)
         if owner is None or owner.vars[name] is MISSING:  # (MISSING: a hidden name)
             continue  # a new name: it vanishes (docs/language.md#python-interop)
-        where = f"{unit.info.source_file.path}:{unit.info.code.line}"
+        where = _where(unit, name)
         if new is MISSING and owner.kind != "prelude":  # `del n` of a Kedi binding
             raise KediValueExecutionError(
                 f"{where}: Kedi binding {name!r} cannot be deleted from Python"
@@ -182,3 +183,11 @@ def _write_back(
                 f"{where}: `args` is runtime-owned and cannot be assigned"
             )
         owner.set_existing(name, new)
+
+
+def _where(unit: CompiledUnit, name: str) -> str:
+    """``path:line`` of the statement of ``unit`` that rebound or deleted ``name`` (its
+    first line when no statement visibly did: ``globals()["n"] = 5``)."""
+    code = unit.info.code
+    line = binding_line(code.source, code.kind == "expr", name)
+    return f"{unit.info.source_file.path}:{code.line + (line or 1) - 1}"

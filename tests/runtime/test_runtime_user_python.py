@@ -4,6 +4,8 @@ leak into the user's code."""
 
 from __future__ import annotations
 
+import pytest
+
 
 def test_prelude_dataclass_works(run):
     src = """
@@ -89,3 +91,63 @@ def test_one_fence_procedure_compiled_as_a_function_too(kedi, monkeypatch):
     for _ in range(4):
         assert program.procedures["fence"](1) == {"a": int, "return": bool}
         assert program.procedures["line"](1) == {"k": 1, "flags": 0}
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "source_line", "message"),
+    [
+        (
+            "@g(x: int) -> int:\n  = ```\n  y = 1\n  if x > 1:\n      x = 0\n  return x\n  ```\n"
+            "[r: int] = <g(`5`)>\n",
+            5,
+            "x = 0",
+            "parameter 'x' is read-only",
+        ),
+        (
+            "@g(x: int) -> int:\n  ```\n  y = 1\n  def helper():\n      x = 3\n  x += 1\n  ```\n"
+            "  = `x`\n[r: int] = <g(`5`)>\n",
+            6,
+            "x += 1",
+            "parameter 'x' is read-only",
+        ),
+        (
+            "[n: int] = `1`\n```\ny = 1\nfor k in [1]:\n    pass\ndel n\n```\n",
+            6,
+            "del n",
+            "Kedi binding 'n' cannot be deleted",
+        ),
+        (
+            "[a] = x\n```\nz = [args for args in (1,)]\ndef f():\n"
+            "    global args\n    args = 2\nf()\n```\n",
+            6,
+            "args = 2",
+            "`args` is runtime-owned",
+        ),
+        (
+            "@g(x: int) -> int:\n  = `(\n    0 or (x := 2)\n  )`\n[r: int] = <g(`5`)>\n",
+            3,
+            "0 or (x := 2)",
+            "parameter 'x' is read-only",
+        ),
+        (
+            "[n: int] = `1`\n```\ny = 1\nglobals()['n'] = 'x'\ndel globals()['n']\n```\n",
+            3,
+            "y = 1",
+            "Kedi binding 'n' cannot be deleted",
+        ),
+    ],
+)
+def test_rebinding_errors_name_the_line_that_rebinds(kedi, body, line, source_line, message):
+    """A parameter rebound, a Kedi binding deleted or ``args`` assigned from Python is
+    located at the statement that does it, not at the block's first line (only a rebinding
+    no statement shows, through ``globals()``, is located at the block's first line)."""
+    from pytest_kedi.runtime.errors import KediExecutionError
+
+    with pytest.raises(KediExecutionError) as info:
+        kedi(body).run()
+    error = info.value
+    assert f"prog.kedi:{line}: {message}" in error.message
+    assert error.line == line
+    lines = str(error).splitlines()
+    assert lines[-3].endswith(f'prog.kedi", line {line}, in <program>') or ", in g" in lines[-3]
+    assert lines[-2].strip() == source_line
