@@ -28,6 +28,7 @@ from pytest_kedi.runtime.usererrors import user_error
 from pytest_kedi.text import exception_text
 
 __all__ = [
+    "CALL_LINE",
     "NotCallable",
     "PositionalCallee",
     "apply_callee",
@@ -46,6 +47,11 @@ __all__ = [
 ]
 
 _NATIVE_ARG = (nodes.InlinePython, nodes.Subst, nodes.CallSubst, nodes.ExprSubst)
+
+#: The attribute of a `KediExecutionError` naming the line of the ``<call()>`` it left:
+#: the frame of a statement of several lines (a template row, a continued return) is
+#: located there (`interpreter.stmt_frame`, which takes it off).
+CALL_LINE = "_kedi_call_line"
 
 
 class PositionalCallee:
@@ -155,6 +161,9 @@ def call_value(call: nodes.CallSubst, ctx: Frame) -> Any:
         return apply_callee(callee, args)
     except NotCallable:
         raise not_callable(call, ctx, callee) from None
+    except KediExecutionError as err:
+        setattr(err, CALL_LINE, call.span.start_line)
+        raise
 
 
 class NotCallable(Exception):

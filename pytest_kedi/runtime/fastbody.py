@@ -36,7 +36,13 @@ from typing import TYPE_CHECKING, Any
 from pytest_kedi.errors import KediExecutionError
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.context import Frame
-from pytest_kedi.runtime.evaluate import NotCallable, not_callable, type_violation, unknown_name
+from pytest_kedi.runtime.evaluate import (
+    CALL_LINE,
+    NotCallable,
+    not_callable,
+    type_violation,
+    unknown_name,
+)
 from pytest_kedi.runtime.interpreter import stmt_frame
 from pytest_kedi.runtime.pyerrors import UnitInfo, python_error
 from pytest_kedi.runtime.pyglobals import reading_globals
@@ -148,6 +154,8 @@ class FastBody:
             cause = exc
         else:
             err = cause = exc
+            if isinstance(exc, KediExecutionError) and isinstance(op.node, nodes.CallSubst):
+                setattr(exc, CALL_LINE, op.node.span.start_line)  # as `call_value` marks it
         if not isinstance(err, KediExecutionError):
             return exc, None
         assert op.stmt is not None

@@ -12,7 +12,14 @@ from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.cancel import STATE as CANCEL
 from pytest_kedi.runtime.cancel import check_current
 from pytest_kedi.runtime.context import Frame, Ret
-from pytest_kedi.runtime.evaluate import eval_rhs, resolve_type, run_fence, type_violation, where
+from pytest_kedi.runtime.evaluate import (
+    CALL_LINE,
+    eval_rhs,
+    resolve_type,
+    run_fence,
+    type_violation,
+    where,
+)
 from pytest_kedi.runtime.pyerrors import checked
 from pytest_kedi.runtime.types import validator_for
 
@@ -44,14 +51,20 @@ _KINDS: dict[type, str] = {
 
 def stmt_frame(stmt: nodes.Node, ctx: Frame, error: KediExecutionError | None = None) -> Any:
     """The frame of ``stmt``: its first line, or for ``error`` raised by the statement itself
-    the line of a multi-line statement (a template row, a continued return) it names."""
+    the line of a multi-line statement (a template row, a continued return) it names, or
+    whose ``<call()>`` it left."""
     kind = _KINDS.get(type(stmt), "program")
     if isinstance(stmt, nodes.Directive) and stmt.name == "optimize":
         kind = "template"
     span = stmt.span
+    called = getattr(error, CALL_LINE, None)
+    if called is not None:
+        setattr(error, CALL_LINE, None)  # (the statements around this one: their own line)
     if span.end_line > span.start_line:
         line = span.start_line
-        if error is not None and not error.frames and not error.python_traces:
+        if called is not None and span.start_line < called <= span.end_line:
+            line = called  # a `<call()>` on a later row failed
+        elif error is not None and not error.frames and not error.python_traces:
             line = _named_line(error.message, span) or line
         span = ctx.unit.source_file.line_span(line)
     return ctx.frame(kind, span)

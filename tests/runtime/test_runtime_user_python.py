@@ -151,3 +151,43 @@ def test_rebinding_errors_name_the_line_that_rebinds(kedi, body, line, source_li
     lines = str(error).splitlines()
     assert lines[-3].endswith(f'prog.kedi", line {line}, in <program>') or ", in g" in lines[-3]
     assert lines[-2].strip() == source_line
+
+
+CALL_ON_A_LATER_ROW = """
+@f(x: int) -> str:
+  = x
+@g(v: Any) -> str:
+  = first \\
+    second <f(<v>)> \\
+    third
+[ok] = <g(`1`)>
+>> top row
+call row <g(nope)>
+last row
+"""
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_call_failing_on_a_later_row_is_located_at_that_row(kedi, monkeypatch, fast):
+    """A ``<call()>`` on the second line of a continued return, or on a template's later
+    row, is the caller's line in the stack trace (and in an argument error's message),
+    not the statement's first line; also in a procedure's generated fast body."""
+    from pytest_kedi.runtime import procedures
+    from pytest_kedi.runtime.errors import KediExecutionError
+
+    if fast:
+        monkeypatch.setattr(procedures, "BUILD_AFTER", 1)
+    with pytest.raises(KediExecutionError) as info:
+        kedi(CALL_ON_A_LATER_ROW).run()
+    lines = [line.strip() for line in str(info.value).splitlines()]
+    assert lines[1].endswith("line 9, in <program>") and lines[2] == "call row <g(nope)>"
+    assert lines[3].endswith("line 3, in g")
+    assert lines[5].endswith("line 5, in g") and lines[6] == "second <f(<v>)> \\"
+    assert lines[7].endswith("line 1, in f")
+    assert lines[-1].startswith("KediTypeExecutionError: ")
+    assert "prog.kedi:1: parameter 'x' of f expects int" in lines[-1]
+
+    program = kedi("@f(x: int) -> str:\n  = x\n>> top row\nrow <f()>\n")
+    with pytest.raises(KediExecutionError, match=r"prog\.kedi:4: f\(\) missing") as info:
+        program.run()
+    assert str(info.value).splitlines()[2].strip() == "row <f()>"
