@@ -68,6 +68,8 @@ _FENCED_JSON = re.compile(r"```(?:\w+)?\r?\n(\{.*?\})\s*(?:\r?\n?```|\Z)", flags
 _ASK_FOR_TEXT = "Please return text."
 _ASK_FOR_TOOL = "Please include your response in a tool call."
 _ASK_FOR_OUTPUT = "Please return text or include your response in a tool call."
+#: why a call failed whose last answer held no text (nor a call of the output tool)
+_EMPTY = "the model's answer was empty"
 #: pydantic-ai 2.62 splits the retry part in two; 2.58 has only `RetryPromptPart`.
 _SPLIT_RETRY_PARTS = hasattr(pai_messages, "RetryFeedbackPart")
 
@@ -142,12 +144,16 @@ class OutputPlan:
 
 
 class _Retry(Exception):
-    """An answer that cannot be used: ``part`` tells the model why."""
+    """An answer that cannot be used: ``part`` tells the model why (and ``error``, or
+    ``reason`` when there is none, tells the user if it was the last)."""
 
-    def __init__(self, part: ModelRequestPart, error: BaseException | None = None) -> None:
+    def __init__(
+        self, part: ModelRequestPart, error: BaseException | None = None, reason: str = ""
+    ) -> None:
         super().__init__()
         self.part = part
         self.error = error
+        self.reason = reason
 
 
 async def request_output(
@@ -178,8 +184,9 @@ async def request_output(
         stats.output = output
         return output
     assert retry is not None
+    reason = f"; {retry.reason}" if retry.reason else ""  # (an error says why itself)
     raise UnexpectedModelBehavior(
-        f"Exceeded maximum output retries ({MAX_OUTPUT_RETRIES})"
+        f"Exceeded maximum output retries ({MAX_OUTPUT_RETRIES}){reason}"
     ) from retry.error
 
 
@@ -264,7 +271,7 @@ def _text(response: Answer) -> str:
 def _read_text(response: Answer) -> str:
     text = _text(response)
     if not text:
-        raise _Retry(_feedback(_ASK_FOR_TEXT, "no_output"))
+        raise _Retry(_feedback(_ASK_FOR_TEXT, "no_output"), reason=_EMPTY)
     return text
 
 
@@ -284,7 +291,7 @@ def _read(response: Answer, plan: OutputPlan, model: Model) -> BaseModel:
             raise _Retry(_tool_retry(error, call), error) from None
     text = _text(response)
     if not text:
-        raise _Retry(_feedback(_ASK_FOR_OUTPUT, "no_output"))
+        raise _Retry(_feedback(_ASK_FOR_OUTPUT, "no_output"), reason=_EMPTY)
     if not text.startswith("{"):
         fenced = _FENCED_JSON.search(text)
         if fenced is not None:

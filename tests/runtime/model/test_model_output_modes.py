@@ -173,6 +173,23 @@ def test_an_answer_that_is_not_a_json_object_says_why(
     assert f"Exceeded maximum output retries (1); {reason}" in str(caught.value)
 
 
+@pytest.mark.parametrize("structured", [False, True])
+def test_an_empty_answer_says_so(structured: bool) -> None:
+    """Two empty answers (the first and its retry) to a `<<` capture or a `>>` template
+    failed with only ``Exceeded maximum output retries (1)``: the answer was empty."""
+    model = Scripted(text_answer("", ""))
+    boundary = ModelBoundary(model.model)
+    with pytest.raises(ModelError) as caught:
+        if structured:
+            boundary.produce(AgentState(), "count", {"n": int})
+        else:
+            boundary.invoke(AgentState(), "say something")
+    assert str(caught.value).endswith(
+        "Exceeded maximum output retries (1); the model's answer was empty"
+    )
+    assert len(model.infos) == 2  # the empty answer was retried once, as any other
+
+
 def test_native_output_when_the_profile_prefers_it() -> None:
     model = Scripted(text_answer('{"label": "billing", "score": 3}'), NATIVE)
     result = ModelBoundary(model.model).produce(
