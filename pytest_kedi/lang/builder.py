@@ -192,6 +192,7 @@ class Builder:
             name, _, fields, _ = parse_signature(
                 self.src, item.text, item.start, "type_header", "field"
             )
+            self.not_readonly(item, name, ctx)
             decls = tuple(n.FieldDecl(p.span, p.name, p.type, p.default) for p in fields)
             return n.TypeDecl(self.span(item.start, item.end), name, decls)
         if kind == "suite":
@@ -236,11 +237,21 @@ class Builder:
         }.get(ctx.kind, f"{what} is not allowed here")
         raise KediSyntaxError(item.start, where)
 
+    def not_readonly(self, item: Item, name: str, ctx: BuildContext) -> None:
+        """A nested declaration binds its name like `[x] = ...` does, so it may not
+        replace a parameter either (docs/language.md#procedures)."""
+        if name in _readonly(ctx):
+            raise KediSyntaxError(
+                item.start + item.text.index(name, 1),
+                f"parameter {name!r} is read-only and cannot be assigned",
+            )
+
     def procedure(self, item: Item, ctx: BuildContext) -> n.Procedure:
         head = item.text
         name, _, params, ret = parse_signature(
             self.src, head, item.start, "proc_header", "parameter"
         )
+        self.not_readonly(item, name, ctx)
         inner = BuildContext("proc", True, frozenset(p.name for p in params))
         body = self.body(item.children, inner)
         doc = item.doc.text if item.doc is not None else None
@@ -255,11 +266,7 @@ class Builder:
         assert split is not None
         close, op, after = split
         name, ref = parse_target(self.src, item.text[:close], item.start)
-        if name in _readonly(ctx):
-            raise KediSyntaxError(
-                item.start + item.text.index(name, 1),
-                f"parameter {name!r} is read-only and cannot be assigned",
-            )
+        self.not_readonly(item, name, ctx)
         span = self.span(item.start, stop_of(item))
         if op == ":=":
             if ref is not None:

@@ -137,6 +137,20 @@ LOCATED = [
     pytest.param("@f(p):\n  [p] := x\n", 2, 4, "parameter 'p' is read-only", id="param_reassign"),
     pytest.param("@f(p):\n  [p] << x\n", 2, 4, "parameter 'p' is read-only", id="param_capture"),
     pytest.param("@f(p):\n  >> a [p]\n", 2, 9, "parameter 'p' is read-only", id="param_output"),
+    # A nested declaration binds its name too, so it may not replace a parameter either.
+    pytest.param(
+        "@f(p):\n  ~p(a: int)\n  = x\n", 2, 4, "parameter 'p' is read-only", id="param_type"
+    ),
+    pytest.param(
+        "@f(p):\n  @p():\n    = y\n  = x\n", 2, 4, "parameter 'p' is read-only", id="param_proc"
+    ),
+    pytest.param(
+        "@f(p):\n  > if: `True`:\n    ~p()\n  = x\n",
+        3,
+        6,
+        "parameter 'p' is read-only",
+        id="param_type_nested",
+    ),
 ]
 
 
