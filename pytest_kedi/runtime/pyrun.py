@@ -68,19 +68,28 @@ def run_expr(unit: CompiledUnit, scope: Scope) -> Any:
         bound: dict[str, Any] = {}
         running.append((g, scope, before, _writer(unit)))
         try:
-            value = eval(unit.code, g, bound)  # `:=` binds here; in a comprehension, in `g`
-        finally:
-            running.pop()
+            try:
+                value = eval(unit.code, g, bound)  # `:=` binds here; in a comprehension, in `g`
+            finally:
+                running.pop()
+        except BaseException as exc:
+            _bind_walrus(g, bound, before)
+            _write_back_raising(g, before, scope, unit, exc)
+            raise
     except BaseException as exc:
         err = python_error(exc, unit) if user_error(exc) else exc
         if err is exc:
             raise
         raise err from exc
+    _bind_walrus(g, bound, before)
+    _write_back(g, before, scope, unit)
+    return value
+
+
+def _bind_walrus(g: dict[str, Any], bound: dict[str, Any], before: dict[str, Any]) -> None:
     for name, new in bound.items():
         if name in before:
             g[name] = new
-    _write_back(g, before, scope, unit)
-    return value
 
 
 def run_block(unit: CompiledUnit, scope: Scope) -> Any:
@@ -92,14 +101,17 @@ def run_block(unit: CompiledUnit, scope: Scope) -> Any:
     running = RUNNING.units  # procedures it calls read and rebind its Kedi names live
     running.append((g, scope, before, None if before is None else _writer(unit)))
     try:
-        result = types.FunctionType(unit.code_for(before), g)()
+        try:
+            result = types.FunctionType(unit.code_for(before), g)()
+        finally:
+            running.pop()
     except BaseException as exc:
+        if before is not None:  # what it rebound before it raised is kept
+            _write_back_raising(g, before, scope, unit, exc)
         err = python_error(exc, unit) if user_error(exc) else exc
         if err is exc:
             raise
         raise err from exc
-    finally:
-        running.pop()
     if before is not None:
         _write_back(g, before, scope, unit)
     return result
@@ -157,9 +169,28 @@ def _writer(unit: CompiledUnit) -> Any:
     return lambda g, before, scope: _write_back(g, before, scope, unit)
 
 
-def _write_back(
-    g: dict[str, Any], before: dict[str, Any], scope: Scope, unit: CompiledUnit
+def _write_back_raising(
+    g: dict[str, Any], before: dict[str, Any], scope: Scope, unit: CompiledUnit, exc: BaseException
 ) -> None:
+    """Write back what a unit rebound before it raised ``exc``, as a Python module keeps
+    what its code bound before an exception (docs/language.md#python-interop). ``exc``
+    still propagates: a rebinding that is an error (a parameter, `args`, a deleted
+    binding) is not written back and is told as a note on ``exc``."""
+    errors: list[str] = []
+    _write_back(g, before, scope, unit, errors)
+    for message in errors:
+        exc.add_note(f"(not written back: {message})")
+
+
+def _write_back(
+    g: dict[str, Any],
+    before: dict[str, Any],
+    scope: Scope,
+    unit: CompiledUnit,
+    errors: list[str] | None = None,
+) -> None:
+    """Write back the Kedi names ``unit`` rebound; an illegal rebinding raises, or with
+    ``errors`` is appended to it and skipped."""
     for name, old in before.items():
         new = dict.get(g, name, MISSING)
         if new is MISSING and type(old) is LazyBinding:
@@ -170,19 +201,19 @@ def _write_back(
         if owner is None or owner.vars[name] is MISSING:  # (MISSING: a hidden name)
             continue  # a new name: it vanishes (docs/language.md#python-interop)
         where = _where(unit, name)
+        message = None
         if new is MISSING and owner.kind != "prelude":  # `del n` of a Kedi binding
-            raise KediValueExecutionError(
-                f"{where}: Kedi binding {name!r} cannot be deleted from Python"
-            )
-        if name in owner.params:
-            raise KediValueExecutionError(
-                f"{where}: parameter {name!r} is read-only and cannot be rebound from Python"
-            )
-        if owner.kind == "module" and name == "args":
-            raise KediValueExecutionError(
-                f"{where}: `args` is runtime-owned and cannot be assigned"
-            )
-        owner.set_existing(name, new)
+            message = f"{where}: Kedi binding {name!r} cannot be deleted from Python"
+        elif name in owner.params:
+            message = f"{where}: parameter {name!r} is read-only and cannot be rebound from Python"
+        elif owner.kind == "module" and name == "args":
+            message = f"{where}: `args` is runtime-owned and cannot be assigned"
+        if message is None:
+            owner.set_existing(name, new)
+        elif errors is None:
+            raise KediValueExecutionError(message)
+        else:
+            errors.append(message)
 
 
 def _where(unit: CompiledUnit, name: str) -> str:
