@@ -18,9 +18,8 @@ if TYPE_CHECKING:  # pragma: no cover
 def _load(invocation: Invocation, mode: Literal["run", "validate"]) -> Program:
     from pytest_kedi.runtime import load
 
-    program = load(invocation.file, mode=mode, default_model=invocation.model)
-    program.args = dict(invocation.args)
-    return program
+    # `args` before the prelude runs: it reads them too (docs/language.md#program-runs)
+    return load(invocation.file, mode=mode, default_model=invocation.model, args=invocation.args)
 
 
 def original_error(exc: BaseException) -> BaseException:

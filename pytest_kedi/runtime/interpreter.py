@@ -23,7 +23,15 @@ from pytest_kedi.runtime.evaluate import (
 from pytest_kedi.runtime.pyerrors import checked
 from pytest_kedi.runtime.types import validator_for
 
-__all__ = ["HANDLERS", "Handler", "exec_body", "exec_stmt", "statement_failed", "stmt_frame"]
+__all__ = [
+    "HANDLERS",
+    "Handler",
+    "exec_body",
+    "exec_stmt",
+    "named_line",
+    "statement_failed",
+    "stmt_frame",
+]
 
 Handler = Callable[[Any, Frame], "Ret | None"]
 
@@ -65,12 +73,12 @@ def stmt_frame(stmt: nodes.Node, ctx: Frame, error: KediExecutionError | None = 
         if called is not None and span.start_line < called <= span.end_line:
             line = called  # a `<call()>` on a later row failed
         elif error is not None and not error.frames and not error.python_traces:
-            line = _named_line(error.message, span) or line
+            line = named_line(error.message, span) or line
         span = ctx.unit.source_file.line_span(line)
     return ctx.frame(kind, span)
 
 
-def _named_line(message: str, span: nodes.Span) -> int | None:
+def named_line(message: str, span: nodes.Span) -> int | None:
     """The line of ``span`` after its first that ``message`` names (``path:LINE: ...``)."""
     prefix = f"{span.path}:"
     if not message.startswith(prefix):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from pytest_kedi.runtime.errors import (
 )
 from pytest_kedi.runtime.evaluate import where
 from pytest_kedi.runtime.heap import made_without_collection
-from pytest_kedi.runtime.interpreter import exec_body
+from pytest_kedi.runtime.interpreter import exec_body, named_line
 from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.pyinterop import compile_unit
 from pytest_kedi.runtime.pyrun import run_prelude
@@ -56,9 +57,11 @@ def load_unit(
     source: str | None = None,
     *,
     python_checked: bool = False,
+    args: Mapping[str, Any] | None = None,
 ) -> ModuleUnit:
     """Parse a file, check its embedded Python (unless the caller did: ``python_checked``),
-    run its prelude and create its module scope (nothing else runs)."""
+    run its prelude and create its module scope (nothing else runs). ``args`` fills the
+    reserved `args` namespace, which the prelude reads too (docs/language.md#program-runs)."""
     text_path = str(path)
     with made_without_collection():  # the syntax tree: no collection walks it as it grows
         if source is not None:
@@ -80,11 +83,16 @@ def load_unit(
     # One warnings registry for the file's Python, as a module has one: each block's run
     # gets fresh globals, which share it, so the default action shows a warning once per
     # location, not once per row or call (docs/language.md#python-warnings).
-    prelude_vars: dict[str, Any] = {"__name__": "__kedi_prelude__", "__warningregistry__": {}}
+    namespace = KediArgs(args)
+    prelude_vars: dict[str, Any] = {
+        "__name__": "__kedi_prelude__",
+        "__warningregistry__": {},
+        "args": namespace,
+    }
     prelude_scope = Scope(prelude_vars, None, "prelude", AgentState())
     if module.prelude is not None and re.search(r"\bglobal\b", module.prelude.code.source):
         prelude_scope.volatile = True  # prelude functions may rebind prelude globals
-    scope = Scope({"args": KediArgs()}, prelude_scope, "module", AgentState())
+    scope = Scope({"args": namespace}, prelude_scope, "module", AgentState())
     prelude_scope.heir = scope
     scope.volatile = prelude_scope.volatile
     optimized = _optimized(text_path, module)
@@ -99,7 +107,10 @@ def load_unit(
             run_prelude(compiled, prelude_vars)
             EPOCHS.bump(prelude=True)
         except KediExecutionError as err:
-            span = source_file.line_span(block.span.start_line)
+            line = block.span.start_line
+            if not err.frames and not err.python_traces:  # at the line that rebound `args`
+                line = named_line(err.message, block.span) or line
+            span = source_file.line_span(line)
             raise err.with_outer_frame(ctx.frame("prelude", span))
     return unit
 

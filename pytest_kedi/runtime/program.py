@@ -61,6 +61,7 @@ def load(
     model_policy: Any = None,
     code_store: CodeStore | None = None,
     python_checked: bool = False,
+    args: Mapping[str, Any] | None = None,
 ) -> Program:
     """Parse ``path`` (or ``source``) and check its embedded Python (a syntax error is a
     located `KediParseError`; ``python_checked``: the caller did, as pytest's collection
@@ -71,7 +72,8 @@ def load(
     the configured default (docs/language.md#model-selection). ``model_loop`` (a `ModelLoop`):
     the event loop model requests run on, closed by its owner (without one, a private loop,
     closed at garbage collection or exit). ``model_policy`` (a `ModelPolicy`) wraps every
-    model it calls; ``code_store`` keeps its compiled Python across runs (pytest's cache)."""
+    model it calls; ``code_store`` keeps its compiled Python across runs (pytest's cache);
+    ``args`` fills the `args` namespace, which the prelude reads too."""
     path = checked_arguments(path, source, mode)  # a clear error for a wrong-typed one
     install_dispatch()
     runtime = Runtime(
@@ -84,7 +86,7 @@ def load(
     # Cyclic GC stays on: loading runs user code; compiling leaves no cyclic garbage. The
     # model requests of a load (a procedure's default values ...) count on their own.
     with older_objects_frozen(), apart("module load"):
-        unit = load_unit(runtime, path, source, python_checked=python_checked)
+        unit = load_unit(runtime, path, source, python_checked=python_checked, args=args)
         program = Program(unit, mode)
         if mode == "validate":
             declare_all(unit)
@@ -122,11 +124,8 @@ class Program:
     @property
     def procedures(self) -> Mapping[str, Callable[..., Any]]:
         """Top-level procedures bound so far (all of them in validate mode)."""
-        return {
-            name: value
-            for name, value in self._unit.scope.vars.items()
-            if isinstance(value, KediProcedure)
-        }
+        found = self._unit.scope.vars.items()
+        return {name: value for name, value in found if isinstance(value, KediProcedure)}
 
     @property
     def synthetic_calls(self) -> int:
@@ -159,6 +158,7 @@ class Program:
             values = value if isinstance(value, Mapping) else vars(value)
             value = KediArgs(values)
         self._unit.scope.set_existing("args", value)
+        self._unit.prelude_scope.set_existing("args", value)  # prelude functions read it
 
     def release(self) -> None:
         """Take this program apart, so that dropping it frees it at once.

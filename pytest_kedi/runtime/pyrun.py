@@ -146,6 +146,9 @@ def run_with_params(
 
 
 def run_prelude(unit: CompiledUnit, namespace: dict[str, Any]) -> None:
+    """Run the prelude in ``namespace``, which holds the reserved `args`: the prelude
+    reads it, and rebinding or deleting it is the located error it is in any block."""
+    args = namespace.get("args", MISSING)
     try:
         exec(unit.code, namespace)
     except BaseException as exc:
@@ -153,6 +156,15 @@ def run_prelude(unit: CompiledUnit, namespace: dict[str, Any]) -> None:
         if err is exc:
             raise
         raise err from exc
+    now = namespace.get("args", MISSING)
+    if now is not args:
+        namespace["args"] = args
+        where = _where(unit, "args")
+        if now is MISSING:
+            raise KediValueExecutionError(
+                f"{where}: Kedi binding 'args' cannot be deleted from Python"
+            )
+        raise KediValueExecutionError(f"{where}: `args` is runtime-owned and cannot be assigned")
 
 
 def _every_name(g: dict[str, Any], unit: CompiledUnit) -> frozenset[str]:

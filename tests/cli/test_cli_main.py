@@ -41,9 +41,11 @@ class StandIn:
 
     loads: list[dict[str, Any]] = []
 
-    def __init__(self, path: str, mode: str, default_model: str | None) -> None:
+    def __init__(
+        self, path: str, mode: str, default_model: str | None, args: dict[str, Any]
+    ) -> None:
         self.module = parse(Path(path).read_text(encoding="utf-8"), path=path)
-        self.args: dict[str, Any] = {}
+        self.args = dict(args)
         self.returned = False
         StandIn.loads.append({"path": path, "mode": mode, "default_model": default_model})
 
@@ -85,8 +87,10 @@ def program_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     path.write_text(SOURCE, encoding="utf-8")
     StandIn.loads = []
 
-    def load(path: str, *, mode: str = "run", default_model: str | None = None) -> StandIn:
-        return StandIn(path, mode, default_model)
+    def load(
+        path: str, *, mode: str = "run", default_model: str | None = None, args: Any = None
+    ) -> StandIn:
+        return StandIn(path, mode, default_model, args or {})
 
     # Set the module global directly: `pytest_kedi.runtime.load` is resolved lazily.
     monkeypatch.setitem(vars(runtime), "load", load)

@@ -109,6 +109,14 @@ def test_args_namespace(kedi_file, cli) -> None:
     assert (result.out, result.err, result.code) == ("('Ada', True, '3', None)\n", "", 0)
 
 
+def test_the_prelude_and_its_functions_read_args(kedi_file, cli) -> None:
+    """`args` is the reserved top-level namespace, filled before the prelude runs: the
+    prelude and a function it defines read it (before: NameError: name 'args' ...)."""
+    src = "```\ndef who():\n    return args.name\nfirst = args.name\n```\n= `(first, who())`\n"
+    result = cli(kedi_file(src), "--name", "Ada")
+    assert (result.out, result.err, result.code) == ("('Ada', 'Ada')\n", "", 0)
+
+
 def test_args_is_empty_without_options(kedi_file, cli) -> None:
     result = cli(kedi_file("= `vars(args)`\n"))
     assert (result.out, result.code) == ("{}\n", 0)
