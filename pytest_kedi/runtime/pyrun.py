@@ -4,6 +4,7 @@ mapped to `.kedi` lines by `pyerrors`. Compiling is `pyinterop`'s."""
 
 from __future__ import annotations
 
+import dis
 import types
 from typing import Any
 
@@ -108,6 +109,9 @@ def run_block(unit: CompiledUnit, scope: Scope) -> Any:
     except BaseException as exc:
         if before is not None:  # what it rebound before it raised is kept
             _write_back_raising(g, before, scope, unit, exc)
+        deleted = _deleted_lazy(exc, g)
+        if deleted is not None:
+            raise KediValueExecutionError(_deleted(unit, deleted)) from None
         err = python_error(exc, unit) if user_error(exc) else exc
         if err is exc:
             raise
@@ -215,7 +219,7 @@ def _write_back(
         where = _where(unit, name)
         message = None
         if new is MISSING and owner.kind != "prelude":  # `del n` of a Kedi binding
-            message = f"{where}: Kedi binding {name!r} cannot be deleted from Python"
+            message = _deleted(unit, name)
         elif name in owner.params:
             message = f"{where}: parameter {name!r} is read-only and cannot be rebound from Python"
         elif owner.kind == "module" and name == "args":
@@ -226,6 +230,32 @@ def _write_back(
             raise KediValueExecutionError(message)
         else:
             errors.append(message)
+
+
+def _deleted(unit: CompiledUnit, name: str) -> str:
+    return f"{_where(unit, name)}: Kedi binding {name!r} cannot be deleted from Python"
+
+
+def _deleted_lazy(exc: BaseException, g: dict[str, Any]) -> str | None:
+    """The name of a lazy top-level binding, not forced yet, that ``exc`` says a ``del``
+    could not delete (it is not in the globals until read: docs/language.md#lazy-bindings),
+    so that the deletion is the error deleting a forced one is, without forcing it."""
+    name = getattr(exc, "name", None)
+    if type(exc) is not NameError or type(g) is not LazyGlobals or name is None:
+        return None
+    if name not in g._pending or dict.__contains__(g, name) or exc.__traceback__ is None:
+        return None
+    tb = exc.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    frame = tb.tb_frame
+    if frame.f_globals is not g:
+        return None
+    for op in dis.get_instructions(frame.f_code):
+        if op.offset == tb.tb_lasti:
+            deleting = op.opname == "DELETE_GLOBAL" and op.argval == name
+            return name if deleting else None
+    return None
 
 
 def _where(unit: CompiledUnit, name: str) -> str:
