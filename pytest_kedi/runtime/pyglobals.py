@@ -20,6 +20,7 @@ from pytest_kedi.runtime.pyanalysis import INTROSPECTION
 from pytest_kedi.runtime.scope import EPOCHS, MISSING, LazyBinding, Scope
 
 __all__ = [
+    "LazyDeleted",
     "LazyGlobals",
     "build_globals",
     "global_reads",
@@ -31,6 +32,11 @@ __all__ = [
 ]
 
 Forcer = Callable[[LazyBinding, str], Any]
+
+
+class LazyDeleted(KeyError):
+    """``del globals()["n"]`` of a lazy binding not forced yet (`pyrun` reports it as the
+    deletion of a Kedi binding it is, without forcing it)."""
 
 
 class _LazyBuiltins(dict[str, Any]):
@@ -183,6 +189,11 @@ class LazyGlobals(dict[str, Any]):
         if key in self._pending and not dict.__contains__(self, key):
             self[key]
         return dict.pop(self, key, *default)
+
+    def __delitem__(self, key: str) -> None:
+        if key in self._pending and not dict.__contains__(self, key):
+            raise LazyDeleted(key)
+        dict.__delitem__(self, key)
 
     def setdefault(self, key: str, default: Any = None) -> Any:
         if key in self:

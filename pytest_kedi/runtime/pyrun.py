@@ -13,6 +13,7 @@ from pytest_kedi.runtime.livecopies import RUNNING
 from pytest_kedi.runtime.pyanalysis import binding_line
 from pytest_kedi.runtime.pyerrors import python_error
 from pytest_kedi.runtime.pyglobals import (
+    LazyDeleted,
     LazyGlobals,
     build_globals,
     module_globals,
@@ -240,6 +241,8 @@ def _deleted_lazy(exc: BaseException, g: dict[str, Any]) -> str | None:
     """The name of a lazy top-level binding, not forced yet, that ``exc`` says a ``del``
     could not delete (it is not in the globals until read: docs/language.md#lazy-bindings),
     so that the deletion is the error deleting a forced one is, without forcing it."""
+    if isinstance(exc, LazyDeleted):  # `del globals()["n"]`
+        return str(exc.args[0])
     name = getattr(exc, "name", None)
     if type(exc) is not NameError or type(g) is not LazyGlobals or name is None:
         return None

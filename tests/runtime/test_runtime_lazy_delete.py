@@ -29,10 +29,14 @@ SOURCE = """
     `p()`
   > case: read_first:
     `x = n`
+  > case: subscript:
+    `del globals()["n"]`
 """
 
 
-@pytest.mark.parametrize(("case", "line"), [("line", 8), ("nested", 13), ("called", 4)])
+@pytest.mark.parametrize(
+    ("case", "line"), [("line", 8), ("nested", 13), ("called", 4), ("subscript", 21)]
+)
 def test_deleting_an_unforced_binding_is_the_located_error(kedi, case, line):
     program = kedi(SOURCE, mode="validate")
     suite = program.module.test_suites[0]
