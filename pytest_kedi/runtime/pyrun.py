@@ -8,7 +8,7 @@ import dis
 import types
 from typing import Any
 
-from pytest_kedi.errors import KediValueExecutionError
+from pytest_kedi.errors import KediExecutionError, KediValueExecutionError
 from pytest_kedi.runtime.livecopies import RUNNING
 from pytest_kedi.runtime.pyanalysis import binding_line
 from pytest_kedi.runtime.pyerrors import python_error
@@ -195,8 +195,16 @@ def _write_back_raising(
     binding) is not written back and is told as a note on ``exc``."""
     errors: list[str] = []
     _write_back(g, before, scope, unit, errors)
+    user = exc  # the exception the rendering shows the notes of
+    while isinstance(user, KediExecutionError) and user.original is not None:
+        user = user.original
     for message in errors:
-        exc.add_note(f"(not written back: {message})")
+        note = f"(not written back: {message})"
+        if isinstance(user, KediExecutionError):  # a Kedi error: told in its message
+            user.message = f"{user.message}\n{note}"
+            user.args = (user.message,)
+        else:
+            user.add_note(note)
 
 
 def _write_back(

@@ -61,3 +61,14 @@ def test_an_illegal_rebinding_does_not_replace_the_exception(kedi):
     assert "ValueError: boom" in shown
     assert "(not written back: " in shown and "parameter 'x' is read-only" in shown
     assert program.get("n") == 5
+
+
+def test_the_note_is_shown_on_a_kedi_error_too(kedi):
+    src = "~T(a: int)\n@p(x: int) -> str:\n  ```\n  x = 2\n  T(a='zz')\n  ```\n"
+    program = kedi(src)
+    program.run()
+    with pytest.raises(KediExecutionError) as info:
+        program.procedures["p"](1)
+    shown = str(info.value)
+    assert "T.a expects int" in shown
+    assert "(not written back: " in shown and "parameter 'x' is read-only" in shown
