@@ -245,6 +245,7 @@ def _case_failure(error: BaseException) -> tuple[str, str, Where]:
     rewritten assertion text (with the compared values), possibly over several lines.
     """
     from pytest_kedi.evals.classify import relative_locations
+    from pytest_kedi.pytraces import notes_lines
     from pytest_kedi.runtime.errors import KediExecutionError
 
     if isinstance(error, KediExecutionError):
@@ -252,7 +253,7 @@ def _case_failure(error: BaseException) -> tuple[str, str, Where]:
         original = error.original
         if isinstance(original, AssertionError):  # pytest's rewritten text, uncoloured
             detail = _COLOURS.sub("", exception_text(original)).strip()
-            message = f"AssertionError: {detail}"
+            message = "\n".join([f"AssertionError: {detail}", *notes_lines(original)])
             text = rendered[: len(rendered) - len(final)] + message
             return relative_locations(text), message, _failing_line(error)
         return relative_locations(rendered), relative_locations(final), _failing_line(error)

@@ -385,6 +385,14 @@ def lower():
     ```
   > case: group:
     `raise ExceptionGroup("grp", [ValueError("a"), TypeError("b")])`
+  > case: assert_note:
+    ```
+    try:
+        assert 1 == 2
+    except AssertionError as e:
+        e.add_note("assert note")
+        raise
+    ```
 """
 
 
@@ -393,7 +401,7 @@ def test_causes_notes_and_group_members_are_shown(kedi: Kedi) -> None:
     from every output (pytest shows all three for the same code in a ``.py`` test)."""
     kedi.write("chains.kedi", CHAINS)
     result = kedi.run("--kedi-eval", "--kedi-report", "r.json")
-    result.assert_outcomes(failed=3)
+    result.assert_outcomes(failed=4)
     for lines in (  # xdist may order the failures differently
         [
             "Kedi stack trace:",
@@ -423,6 +431,7 @@ def test_causes_notes_and_group_members_are_shown(kedi: Kedi) -> None:
     assert messages["chained"] == "Boom: outer"
     assert messages["notes"] == "ValueError: with note\nnote one"
     assert messages["group"].startswith("ExceptionGroup: grp (2 sub-exceptions)\n  +-+")
+    assert messages["assert_note"] == "AssertionError: assert 1 == 2\nassert note"
     assert "__kedi" not in result.stdout.str()
 
 
