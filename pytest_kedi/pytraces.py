@@ -23,8 +23,9 @@ from pytest_kedi.text import printable, printable_marks
 
 __all__ = ["chain_text", "is_users", "members_text", "notes_lines"]
 
-#: names Kedi gives the code it compiles: not the user's (``__kedi_prelude__.Boom``)
-_INTERNAL_NAMES = re.compile(r"__kedi_\w+__\.(?:<locals>\.)?")
+#: names Kedi gives the code it compiles and the module of a file's Python (`pymodule`):
+#: not the user's (``__kedi_block__.<locals>.f``, ``__kedi_prelude__boom_1a2b3c4d.Boom``)
+_INTERNAL_NAMES = re.compile(r"(?:__kedi_\w+__|__kedi_prelude__\w+)\.(?:<locals>\.)?")
 #: the ``, in <name>`` of a frame of a block or a module, which names nothing the user wrote
 _BLOCK_FRAME = re.compile(r", in (?:__kedi_\w+__|<module>)$", re.MULTILINE)
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_kedi.errors import KediExecutionError, KediTraceFrame
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.pyinterop import CodeStore, CompiledUnit, Transform, compile_unit
+from pytest_kedi.runtime.pymodule import Owned
 from pytest_kedi.runtime.scope import Scope
 from pytest_kedi.runtime.sourcefile import SourceFile
 
@@ -49,6 +50,8 @@ class Runtime:
         self.compiled: dict[int, tuple[nodes.PyCode, CompiledUnit]] = {}
         self.modules: dict[str, ModuleUnit] = {}
         self.loading: list[str] = []
+        #: the registered Python modules of its files' embedded Python (`pymodule`)
+        self.py_modules: Owned = []
         self.type_cache: dict[int, tuple[nodes.TypeRef, Any]] = {}
         self.type_units: dict[int, tuple[nodes.TypeRef, CompiledUnit]] = {}
         #: completed iterations after which a conditional loop fails (docs/language.md#loops)

@@ -29,6 +29,7 @@ from pytest_kedi.runtime.heap import made_without_collection
 from pytest_kedi.runtime.interpreter import exec_body, named_line
 from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.pyinterop import compile_unit
+from pytest_kedi.runtime.pymodule import new_module
 from pytest_kedi.runtime.pyrun import run_prelude
 from pytest_kedi.runtime.rowscope import apart
 from pytest_kedi.runtime.scope import EPOCHS, MISSING, KediArgs, Scope
@@ -80,15 +81,15 @@ def load_unit(
     source_file = SourceFile(text_path, module.source)
     if trees:  # what Python warned of as it parsed, compiled from those trees (once)
         runtime.code_store = trees.compile_into(source_file, runtime.code_store)
-    # One warnings registry for the file's Python, as a module has one: each block's run
-    # gets fresh globals, which share it, so the default action shows a warning once per
-    # location, not once per row or call (docs/language.md#python-warnings).
+    # The prelude's globals are a module's, registered while the program is loaded (for
+    # `dataclasses`, `pickle` ..., docs/language.md#python). One warnings registry for the
+    # file's Python, as a module has one: each block's run gets fresh globals, which share
+    # it, so the default action shows a warning once per location, not once per row or
+    # call (docs/language.md#python-warnings).
     namespace = KediArgs(args)
-    prelude_vars: dict[str, Any] = {
-        "__name__": "__kedi_prelude__",
-        "__warningregistry__": {},
-        "args": namespace,
-    }
+    prelude_vars = new_module(text_path, runtime.py_modules)
+    prelude_vars["__warningregistry__"] = {}
+    prelude_vars["args"] = namespace
     prelude_scope = Scope(prelude_vars, None, "prelude", AgentState())
     if module.prelude is not None and re.search(r"\bglobal\b", module.prelude.code.source):
         prelude_scope.volatile = True  # prelude functions may rebind prelude globals

@@ -24,6 +24,7 @@ from pytest_kedi.runtime.procedures import KediProcedure, record_outputs
 from pytest_kedi.runtime.pyerrors import PYTHON_UNITS
 from pytest_kedi.runtime.pyglobals import module_globals, reading_globals
 from pytest_kedi.runtime.pyinterop import CodeStore, Transform
+from pytest_kedi.runtime.pymodule import program_modules
 from pytest_kedi.runtime.pyrun import run_block
 from pytest_kedi.runtime.quickbody import QuickBody, quick_body
 from pytest_kedi.runtime.release import take_apart
@@ -85,9 +86,9 @@ def load(
     )
     # Cyclic GC stays on: loading runs user code; compiling leaves no cyclic garbage. The
     # model requests of a load (a procedure's default values ...) count on their own.
-    with older_objects_frozen(), apart("module load"):
+    with older_objects_frozen(), apart("module load"), program_modules(runtime.py_modules) as own:
         unit = load_unit(runtime, path, source, python_checked=python_checked, args=args)
-        program = Program(unit, mode)
+        program = own(Program(unit, mode))  # its files' Python modules live while it does
         if mode == "validate":
             declare_all(unit)
     return program
@@ -163,14 +164,13 @@ class Program:
     def release(self) -> None:
         """Take this program apart, so that dropping it frees it at once.
 
-        A module's scope holds its procedures and each procedure holds the scope: a
-        loaded program is a reference cycle, with the file's syntax tree and compiled
-        code hanging off it, which only a full garbage collection frees, and until then
-        every full collection (and the interpreter's exit) walks all of it. Emptying the
-        scopes, their Python globals tables and the runtime's tables breaks every cycle,
-        so the objects go when the last reference does; the record of its compiled code
-        (for tracebacks) is forgotten. It cannot run afterwards. Many: `release_programs`.
-        """
+        A module's scope holds its procedures and each procedure holds the scope: a loaded
+        program is a reference cycle, with the file's syntax tree and compiled code hanging
+        off it, which only a full garbage collection frees, and until then every full
+        collection (and the interpreter's exit) walks all of it. Emptying the scopes, their
+        Python globals tables and the runtime's tables breaks every cycle, so the objects
+        go when the last reference does; its Python modules are unregistered, the record
+        of its compiled code (for tracebacks) is forgotten. It cannot run afterwards."""
         release_programs([self])
 
     def _take_apart(self) -> list[SourceFile]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pytest_kedi.runtime.context import ModuleUnit
 from pytest_kedi.runtime.procedures import KediProcedure
 from pytest_kedi.runtime.pyglobals import LazyGlobals
+from pytest_kedi.runtime.pymodule import drop_modules
 from pytest_kedi.runtime.sourcefile import SourceFile
 
 __all__ = ["take_apart"]
@@ -12,8 +13,8 @@ __all__ = ["take_apart"]
 
 def take_apart(root: ModuleUnit) -> list[SourceFile]:
     """Empty the scopes, Python globals tables and runtime tables of ``root`` and of every
-    module it loaded (`Program.release`, but for the record of compiled code); the files
-    whose code it was."""
+    module it loaded, and unregister their Python modules (`pymodule`; `Program.release`,
+    but for the record of compiled code); the files whose code it was."""
     runtime = root.runtime
     units = [root, *runtime.modules.values()]
     units += [unit.auto_cache for unit in units if unit.auto_cache is not None]
@@ -34,6 +35,7 @@ def take_apart(root: ModuleUnit) -> list[SourceFile]:
         if unit.exports is not None:
             unit.exports.clear()
     runtime.modules.clear()
+    drop_modules(runtime.py_modules)  # their Python modules are unregistered
     runtime.compiled.clear()
     runtime.type_cache.clear()
     runtime.type_units.clear()
