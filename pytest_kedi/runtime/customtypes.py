@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from pytest_kedi.errors import KediTypeExecutionError
 from pytest_kedi.lang import nodes
-from pytest_kedi.runtime.kediwarnings import warn_at
+from pytest_kedi.runtime.kediwarnings import python_module, warn_at
 from pytest_kedi.runtime.scope import MISSING
 from pytest_kedi.runtime.types import (
     expectation,
@@ -157,11 +157,12 @@ def make_custom_type(
     return model
 
 
-def shadow_warner(stmt: nodes.TypeDecl, registry: dict[Any, Any] | None) -> Callable[[str], None]:
+def shadow_warner(stmt: nodes.TypeDecl, prelude: dict[str, Any]) -> Callable[[str], None]:
     """Warns, at a field's `.kedi` line, that it shadows an attribute of pydantic's
     ``BaseModel`` (``~T(json: int)``): as for output fields (docs/language.md#model-calls),
-    once per location."""
+    once per location, as a warning of the file's Python (``prelude``: its globals)."""
     spans = {field.name: field.span for field in stmt.fields}
+    module, registry = python_module(prelude)
 
     def warn(field: str) -> None:
         key = (spans[field].path, spans[field].start_line, field)
@@ -172,7 +173,7 @@ def shadow_warner(stmt: nodes.TypeDecl, registry: dict[Any, Any] | None) -> Call
             f'field "{field}" of {stmt.name} shadows an attribute of pydantic.BaseModel',
             spans[field].path,
             spans[field].start_line,
-            "__kedi_prelude__",
+            module,
             registry,
         )
 

@@ -9,7 +9,7 @@ from pytest_kedi.catchable import catchable
 from pytest_kedi.errors import KediExecutionError
 from pytest_kedi.text import exception_text
 
-__all__ = ["warn_at"]
+__all__ = ["python_module", "warn_at"]
 
 
 def warn_at(
@@ -32,3 +32,14 @@ def warn_at(
     except Warning as exc:
         error = catchable(KediExecutionError, type(exc))
         raise error(exception_text(exc), original=exc.with_traceback(None)) from None
+
+
+def python_module(prelude: dict[str, Any]) -> tuple[str | None, dict[Any, Any] | None]:
+    """The module name and warnings registry of a file's Python (its prelude's globals
+    ``prelude``): `warn_at`'s ``module`` and ``registry`` for a warning of the file
+    (docs/language.md#python-warnings)."""
+    name, registry = prelude.get("__name__"), prelude.get("__warningregistry__")
+    return (
+        name if isinstance(name, str) else None,
+        registry if isinstance(registry, dict) else None,
+    )

@@ -443,8 +443,7 @@ def define_type(stmt: nodes.TypeDecl, ctx: Frame) -> None:
     fields = [(f.name, resolve_type(f.type, ctx), _default(f.default, ctx)) for f in stmt.fields]
     from pytest_kedi.runtime.customtypes import make_custom_type, shadow_warner  # pydantic
 
-    registry = ctx.unit.prelude_scope.vars.get("__warningregistry__")
-    warner = shadow_warner(stmt, registry if isinstance(registry, dict) else None)
+    warner = shadow_warner(stmt, ctx.unit.prelude_scope.vars)
     model = make_custom_type(stmt.name, fields, f"kedi:{ctx.unit.path}", warner)
     ctx.scope.bind(stmt.name, model)
     return None

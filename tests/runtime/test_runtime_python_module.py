@@ -175,3 +175,27 @@ def test_an_object_pickled_in_one_process_unpickles_in_another_that_loaded_the_f
     )
     assert done.stdout.strip() == b"7", done.stderr.decode()
 
+
+def test_a_filter_naming_the_files_module_applies_to_pytest_kedis_own_warnings(
+    tmp_path: Path,
+) -> None:
+    """pytest-kedi's own warnings of a file (a field shadowing a `BaseModel` attribute)
+    name the module its Python's warnings do (docs/language.md#python-warnings)."""
+    import re
+    import warnings
+
+    source = (
+        "```\nimport warnings\n```\n@mk() -> int:\n  ~T(json: int = `2`)\n"
+        "  `warnings.warn('python')`\n  = `T().json`\n"
+    )
+    path = write(tmp_path, "warns.kedi", source)
+    program = load(path, mode="validate")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("ignore")
+        warnings.filterwarnings("always", module=re.escape(module_name(str(path))) + r"\Z")
+        assert program.procedures["mk"]() == 2
+    assert [str(w.message) for w in caught] == [
+        'field "json" of T shadows an attribute of pydantic.BaseModel',
+        "python",
+    ]
+    program.release()

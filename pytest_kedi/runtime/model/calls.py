@@ -23,7 +23,7 @@ from pytest_kedi.runtime.cancel import check_current, checkpoint
 from pytest_kedi.runtime.context import Frame
 from pytest_kedi.runtime.evaluate import render_text, resolve_type, type_violation, where
 from pytest_kedi.runtime.interpreter import check_assignable, exec_stmt
-from pytest_kedi.runtime.kediwarnings import warn_at
+from pytest_kedi.runtime.kediwarnings import python_module, warn_at
 from pytest_kedi.runtime.pyerrors import module_traces
 from pytest_kedi.runtime.types import (
     describe_type,
@@ -107,13 +107,11 @@ def warn_shadowing(outputs: tuple[nodes.OutputField, ...], ctx: Frame) -> None:
 
     for field in outputs:
         if shadows_base_model(field.name):
-            registry = ctx.unit.prelude_scope.vars.get("__warningregistry__")
             warn_at(
                 f'output field "{field.name}" shadows an attribute of pydantic.BaseModel',
                 field.span.path,
                 field.span.start_line,
-                "__kedi_prelude__",
-                registry if isinstance(registry, dict) else None,
+                *python_module(ctx.unit.prelude_scope.vars),
             )
 
 
