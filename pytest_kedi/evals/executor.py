@@ -118,16 +118,9 @@ def run_rows(
     if count == 0:
         return []
     if concurrency <= 1 and timeout is None:
-        if on_progress is not None:
-            return _run_strides(count, run_row, on_row, on_progress)
-        if on_row is None:
+        if on_progress is None and on_row is None:
             return [run_row(index) for index in range(count)]
-        results: list[R] = []
-        for index in range(count):
-            result = run_row(index)
-            results.append(result)
-            on_row(result)
-        return results
+        return _run_strides(count, run_row, on_row, on_progress or (lambda done: count))
     on_row = each_row(on_row, on_progress)
     if concurrency > 1:
         return _Pool(count, run_row, timeout, on_timeout, on_row).run(min(concurrency, count))
