@@ -19,11 +19,12 @@ import gc
 import html
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
+from pytest_kedi.plugin.listener import ReportListener
 from pytest_kedi.text import one_line, printable, truncate
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -278,7 +279,7 @@ def emit_row_reports(item: pytest.Item, rows: Sequence[RowResult]) -> None:
 def _log_reports(item: pytest.Item, rows: Sequence[RowResult]) -> None:
     keywords: dict[str, Literal[1]] = dict.fromkeys(item.keywords, 1)
     limit = None if item.config.get_verbosity() > 0 else _LABEL_FEEDBACK  # -v: unclipped
-    logreport = item.ihook.pytest_runtest_logreport
+    log = _row_logger(item.ihook.pytest_runtest_logreport)
     location = item.location
     make = pytest.SubtestReport
     now = time.time()
@@ -298,16 +299,16 @@ def _log_reports(item: pytest.Item, rows: Sequence[RowResult]) -> None:
         context=SubtestContext(msg=row_label(first, limit=limit), kwargs={}),
     )
     known = _CONTEXT_KNOWN and tuple(vars(report)) == _REPORT_FIELDS
-    logreport(report=report)
+    log(report)
     if known:
-        _fast_reports(report, rows, limit, now, logreport)
+        _fast_reports(report, rows, limit, now, log)
         return
     node_id: Any = report.id  # parsed by the first report; its parsed id is reused
     for row in rows[1:]:
         duration = row.duration_s
         context = SubtestContext(msg=row_label(row, limit=limit), kwargs={})
-        logreport(
-            report=make(
+        log(
+            make(
                 node_id,
                 location,
                 keywords,
@@ -324,12 +325,41 @@ def _log_reports(item: pytest.Item, rows: Sequence[RowResult]) -> None:
         )
 
 
+def _row_logger(caller: Any) -> Callable[[pytest.TestReport], object]:
+    """``report -> None``: ``caller(report=report)``, the hook called as pluggy's
+    `HookCaller.__call__` calls it, with the implementations it would call (in their
+    order, wrappers and tracing included) listed once for the suite's rows rather than
+    copied and checked for every row, and without pytest-kedi's own `ReportListener`,
+    which ignores sub-results. A hook caller without pluggy's known attributes is called
+    as it is."""
+    hookexec = getattr(caller, "_hookexec", None)
+    get_impls = getattr(caller, "get_hookimpls", None)
+    spec = getattr(caller, "spec", None)
+    name = getattr(caller, "name", None)
+    if (
+        hookexec is None
+        or get_impls is None
+        or spec is None
+        or spec.kwargdefaults
+        or spec.opts.get("firstresult")
+        or tuple(spec.argnames) != ("report",)
+        or caller.is_historic()
+    ):
+        return lambda report: caller(report=report)
+    impls = [impl for impl in get_impls() if not isinstance(impl.plugin, ReportListener)]
+
+    def log(report: pytest.TestReport) -> object:
+        return hookexec(name, impls, {"report": report}, False)
+
+    return log
+
+
 def _fast_reports(
     first: pytest.SubtestReport,
     rows: Sequence[RowResult],
     limit: int | None,
     now: float,
-    logreport: Any,
+    log: Callable[[pytest.TestReport], object],
 ) -> None:
     """Log the reports of ``rows[1:]``, each made as pytest's constructors make ``first``
     (the same attributes in the same order, lists of their own, an empty ``kwargs`` of
@@ -360,4 +390,4 @@ def _fast_reports(
         report.start = now - duration
         report.stop = now
         report.context = context
-        logreport(report=report)
+        log(report)

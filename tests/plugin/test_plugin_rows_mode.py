@@ -211,3 +211,68 @@ def test_a_rows_label_shows_control_characters_as_escapes(kedi: Kedi) -> None:
     out = result.stdout.str()
     assert "\x1b" not in out
     result.stdout.fnmatch_lines(["*SUBPASSED[[]row 0: 0.5000 | fb \\x1b[[]2J\\x1b[[]31mRED[]]*"])
+
+
+HOOKS_CONFTEST = """\
+import pytest
+
+SEEN = {"impl": 0, "wrapped": 0}
+
+
+@pytest.hookimpl(wrapper=True, specname="pytest_runtest_logreport")
+def pytest_wrap_logreport(report):
+    before = SEEN["impl"]
+    result = yield
+    if isinstance(report, pytest.SubtestReport) and SEEN["impl"] == before + 1:
+        SEEN["wrapped"] += 1  # the wrapper ran around the plain implementation
+    return result
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logreport(report):
+    if isinstance(report, pytest.SubtestReport):
+        SEEN["impl"] += 1
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(f"root saw {SEEN['impl']} rows, {SEEN['wrapped']} wrapped")
+"""
+
+
+def test_every_row_reaches_conftest_hooks_and_wrappers(kedi: Kedi) -> None:
+    """Each row's sub-result goes through ``pytest_runtest_logreport`` as pytest calls
+    it: every implementation and wrapper sees it, the wrapper around the others."""
+    kedi.write("conftest.py", HOOKS_CONFTEST)
+    kedi.write("scores.kedi", SCORES)
+    kedi.write("more.kedi", SCORES.replace("wc", "wc2"))
+    result = kedi.run("--kedi-eval", "--kedi-rows", "subtests")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["root saw 8 rows, 8 wrapped"])
+
+
+SUB_CONFTEST = """\
+import pytest
+
+SEEN = []
+
+
+def pytest_runtest_logreport(report):
+    if isinstance(report, pytest.SubtestReport):
+        SEEN.append(report.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(f"sub saw {sorted(set(SEEN))} {len(SEEN)}")
+"""
+
+
+@pytest.mark.single_process("a conftest's hooks see all reports on the xdist controller")
+def test_rows_reach_only_the_conftests_of_their_file(kedi: Kedi) -> None:
+    """A conftest in a sub-directory gets the sub-results of the files under it only,
+    as it gets their items' reports (pytest's ``item.ihook``)."""
+    kedi.write("scores.kedi", SCORES)
+    kedi.write("sub/conftest.py", SUB_CONFTEST)
+    kedi.write("sub/inner.kedi", SCORES.replace("wc", "wc2"))
+    result = kedi.run("--kedi-eval", "--kedi-rows", "subtests")
+    result.assert_outcomes(passed=2)
+    assert "sub saw ['sub/inner.kedi::eval:wc2'] 4" in result.outlines
