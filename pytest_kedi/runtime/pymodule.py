@@ -59,7 +59,8 @@ def _name(path: str) -> str:
 
 def new_module(path: str, owned: Owned) -> dict[str, Any]:
     """Register a new module for the file at ``path`` (recorded in ``owned``, whose
-    program removes it); its ``__dict__``, the globals the file's prelude runs in."""
+    program removes it; its ``__file__`` the file's absolute path); its ``__dict__``, the
+    globals the file's prelude runs in."""
     base = module_name(path)
     with _LOCK:
         name, count = base, 1
@@ -67,6 +68,7 @@ def new_module(path: str, owned: Owned) -> dict[str, Any]:
             count += 1
             name = f"{base}_{count}"
         module = types.ModuleType(name)
+        module.__file__ = os.path.abspath(path)
         sys.modules[name] = module
     owned.append((name, module))
     return module.__dict__

@@ -45,3 +45,38 @@ def test_a_finished_session_leaves_no_module_in_sys_modules(kedi: Kedi) -> None:
     reprec = kedi.inline("--kedi-eval")
     reprec.assertoutcome(passed=1)
     assert {name for name in sys.modules if name.startswith(PREFIX)} == before
+
+
+BESIDE = """\
+```
+import json
+from pathlib import Path
+HERE = Path(__file__).parent
+```
+@up(text: str) -> str:
+  = `text.upper()`
+
+@eval: up:
+  > data: rows:
+    = `[(r["in"], r["out"]) for r in json.loads((HERE / "rows.json").read_text())]`
+  > metric: same(rows):
+    = `up(rows) == expected`
+
+@eval: up:
+  > data: again:
+    = `json.loads((Path(__file__).parent / "rows.json").read_text())`
+  > metric: same_again(again):
+    = `up(again["in"]) == again["out"]`
+"""
+
+
+def test_a_dataset_reads_a_file_beside_its_kedi_file(kedi: Kedi) -> None:
+    """``__file__`` is the ``.kedi`` file's path, in the prelude and in every block, as
+    in a ``.py`` module: a dataset finds a file beside it wherever pytest runs. It was
+    not defined (``NameError``): only a path relative to the directory pytest ran in
+    worked."""
+    kedi.write("evals/deep/test_up.kedi", BESIDE)
+    kedi.write("evals/deep/rows.json", '[{"in": "a", "out": "A"}, {"in": "b", "out": "B"}]')
+    result = kedi.run("--kedi-eval", "-p", "no:randomly")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["- up::same: 1.0000  [[]passed]", "- up::same_again: 1.0000*"])

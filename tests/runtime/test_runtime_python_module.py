@@ -199,3 +199,28 @@ def test_a_filter_naming_the_files_module_applies_to_pytest_kedis_own_warnings(
         "python",
     ]
     program.release()
+
+
+def test_file_is_the_absolute_path_of_each_loaded_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The prelude's module has a ``__file__``, the absolute path of its ``.kedi`` file
+    (the path it was loaded by may be relative), as has each file it imports."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "helpers.kedi").write_text(
+        "```\nWHERE = __file__\n```\n@where() -> str:\n  = `WHERE`\n> export: where\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "main.kedi").write_text(
+        "```\nMINE = __file__\n```\n> import: lib/helpers\n= `(MINE, where())`\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    program = load("main.kedi")
+    try:
+        assert program.run() == (
+            str(tmp_path / "main.kedi"),
+            str(tmp_path / "lib" / "helpers.kedi"),
+        )
+    finally:
+        program.release()
