@@ -340,7 +340,7 @@ def _row_logger(caller: Any) -> Callable[[pytest.TestReport], object]:
         hookexec is None
         or get_impls is None
         or spec is None
-        or spec.kwargdefaults
+        or getattr(spec, "kwargdefaults", None)  # (pluggy 1.7: defaults it would apply)
         or spec.opts.get("firstresult")
         or tuple(spec.argnames) != ("report",)
         or caller.is_historic()

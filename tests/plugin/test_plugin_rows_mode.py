@@ -276,3 +276,17 @@ def test_rows_reach_only_the_conftests_of_their_file(kedi: Kedi) -> None:
     result = kedi.run("--kedi-eval", "--kedi-rows", "subtests")
     result.assert_outcomes(passed=2)
     assert "sub saw ['sub/inner.kedi::eval:wc2'] 4" in result.outlines
+
+
+def test_a_hook_caller_of_unknown_shape_is_called_as_it_is() -> None:
+    """Rows are logged through pluggy's executor only when the hook caller has the
+    attributes pytest-kedi knows; any other caller is called with ``report=``."""
+    from pytest_kedi.plugin import rows
+
+    seen: list[object] = []
+
+    def caller(**kwargs: object) -> None:
+        seen.append(kwargs)
+
+    rows._row_logger(caller)("the report")
+    assert seen == [{"report": "the report"}]
