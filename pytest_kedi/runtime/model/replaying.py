@@ -32,6 +32,10 @@ from pytest_kedi.runtime.model.stored import stored_tool_call
 
 __all__ = ["ReplayRoute", "Usage"]
 
+#: field types whose exact instances (all JSON gives them) the output model keeps as they
+#: are: such values need no validation (`ReplayRoute.exact`)
+_EXACT = (str, int, float, bool)
+
 
 class Usage(Protocol):
     """Where a replayed call's usage is added (a `RowScope`, a `CallStats`)."""
@@ -45,11 +49,13 @@ class ReplayRoute:
     """A structured call answered from the cassette in the calling thread, prepared once
     per model, output schema and settings (`PydanticAIAdapter.replay_route`): `answer`
     reads the stored answer as the adapter's usual path does (`stored_output`,
-    `read_output`) and gives ``None`` whenever that path must make the call instead (a
+    `read_output`; a value of exactly its field's built-in type is taken as it is, which
+    is what validating it gives) and gives ``None`` whenever that path must make the call instead (a
     miss, an answer needing a validation retry, an unreadable entry, the loop's own thread);
     that path then behaves exactly as without the route, errors included."""
 
     __slots__ = (
+        "exact",
         "fields",
         "last",
         "loop",
@@ -72,6 +78,10 @@ class ReplayRoute:
         self.plan = plan
         #: each output field's name and attribute on the output model (`read_output`)
         self.fields = output_fields(key)
+        #: each output field's name and type when every type is one whose exact instances
+        #: the output model takes as they are (`_EXACT`), else ``None``
+        exact = tuple((name, tp) for name, tp, _ in key)
+        self.exact = exact if all(any(tp is t for t in _EXACT) for _, tp in exact) else None
         #: the settings as the usual path passes them (read, never changed)
         self.settings = cast(ModelSettings | None, settings or None)
         self.loop = loop
@@ -95,6 +105,7 @@ class ReplayRoute:
         ``usage`` (the row's scope, or a call's `CallStats`)."""
         if self.loop.thread_id == get_ident():  # `ModelLoop.in_loop_thread`
             return None
+        values: dict[str, Any] | None = None
         try:
             last_instructions, template = self.last  # (one read: calls on other threads)
             if template is None or instructions != last_instructions:
@@ -119,7 +130,16 @@ class ReplayRoute:
             usual = stored_tool_call(entry, OUTPUT_TOOL_NAME)  # one call of the output tool
             if usual is not None:
                 args, tokens_in, tokens_out = usual
-                output = self.validate(args)  # as `direct.stored_output` reads it
+                exact = self.exact
+                if exact is not None:
+                    # each value of its field's exact type: what validation would give
+                    values = {name: args.get(name) for name, _ in exact}
+                    for name, tp in exact:
+                        if type(values[name]) is not tp:
+                            values = None
+                            break
+                if values is None:
+                    output = self.validate(args)  # as `direct.stored_output` reads it
             else:
                 stats = CallStats()
                 output = stored_output(entry, self.plan, self.model, stats)
@@ -132,6 +152,8 @@ class ReplayRoute:
         usage.requests += 1
         usage.input_tokens += tokens_in
         usage.output_tokens += tokens_out
+        if values is not None:
+            return values
         values = output.__dict__  # the output model's field values, by attribute name
         fields = self.fields
         if len(fields) == 1:

@@ -297,3 +297,46 @@ def test_instructions_render_once_per_call_when_the_cassette_misses(
         assert boundary.produce(state, "Label it", schema) == {"word": "yes", "size": 8}
         assert rendered == ["x", "x"]
         assert boundary.call_counts() == {"function:respond:": 2}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"s": "x", "i": 3, "f": 2.5, "b": True},
+        {"s": "", "i": 10**30, "f": 5, "b": False},  # an int for the float: validated to 5.0
+        {"s": "a\u2028b", "i": 0, "f": -0.0, "b": True, "other": [1]},  # an extra argument
+        {"s": "x", "i": 3.0, "f": 1.5, "b": 1},  # a float for the int, an int for the bool
+    ],
+    ids=["exact", "int-for-float", "extra", "coerced"],
+)
+def test_a_replayed_answer_has_the_values_and_types_the_live_call_had(
+    tmp_path: Path, loop: ModelLoop, args: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The replay route keeps values of exactly their field's built-in type as they are,
+    and validates the others as the usual path does."""
+    from pytest_kedi.runtime.model import AgentState, ModelBoundary
+
+    answering = True
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        assert answering, "a replayed call reached the model"
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, dict(args))])
+
+    schema = {"s": str, "i": int, "f": float, "b": bool}
+    cassette = tmp_path / "x.kedi.cassette.json"
+    recorder = CassetteBook("record")
+    policy = ModelPolicy(cassettes=recorder, cassette=cassette)
+    live = ModelBoundary(FunctionModel(answer), loop=loop, policy=policy)
+    with rowscope.entered(rowscope.RowScope()):
+        recorded = live.produce(AgentState(), "Describe it", schema)
+    recorder.save(prune=False)
+    answering = False
+    policy = ModelPolicy(cassettes=CassetteBook("strict"), cassette=cassette)
+    player = ModelBoundary(FunctionModel(answer), loop=loop, policy=policy)
+    produce = player.producer(AgentState(), schema)
+    monkeypatch.setattr(loop, "run", lambda coro: pytest.fail("the call used the model loop"))
+    with rowscope.entered(rowscope.RowScope()) as scope:
+        replayed = produce("Describe it")  # answered in the calling thread
+    assert [(type(v), v) for v in replayed.values()] == [(type(v), v) for v in recorded.values()]
+    assert list(replayed) == list(schema)
+    assert scope.requests == 1
