@@ -229,9 +229,12 @@ class KeyTemplate:
     tail: str
     #: the hash of ``head`` alone, which each key's hash continues from a copy of
     hashed: Any = dataclasses.field(init=False, repr=False, compare=False)
+    #: the UTF-8 of what follows the prompt, by repeat index (`after`)
+    afters: dict[int, bytes] = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hashed", _sha256(self.head.encode("utf-8", "surrogatepass")))
+        object.__setattr__(self, "afters", {})
 
     @classmethod
     def cut(cls, text: str) -> KeyTemplate | None:
@@ -247,13 +250,24 @@ class KeyTemplate:
         return cls(head, middle, tail)
 
     def key(self, prompt: str, repeat: int) -> str:
-        # what `canonical` gives for a str (no ASCII escaping) and for an int
-        count = str(repeat) if type(repeat) is int else canonical(repeat)
-        text = "".join((encode_basestring(prompt), self.middle, count, self.tail))
-        # as `_digest` of the whole text: UTF-8 encodes it piece by piece (a surrogate too)
+        after = self.afters.get(repeat) if type(repeat) is int else None
+        if after is None:
+            after = self.after(repeat)
+        # as `_digest` of the whole text: UTF-8 encodes it piece by piece (a surrogate too);
+        # `encode_basestring` is what `canonical` gives for a str (no ASCII escaping)
         hashed = self.hashed.copy()
-        hashed.update(text.encode("utf-8", "surrogatepass"))
+        hashed.update(encode_basestring(prompt).encode("utf-8", "surrogatepass"))
+        hashed.update(after)
         return hashed.hexdigest()
+
+    def after(self, repeat: int) -> bytes:
+        """The UTF-8 of the key text after the prompt (kept for the first repeat indexes)."""
+        # what `canonical` gives for an int
+        count = str(repeat) if type(repeat) is int else canonical(repeat)
+        after = "".join((self.middle, count, self.tail)).encode("utf-8", "surrogatepass")
+        if type(repeat) is int and len(self.afters) < 64:
+            self.afters[repeat] = after
+        return after
 
 
 def key_template(
