@@ -19,7 +19,7 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from pydantic_core import from_json
 
@@ -28,6 +28,7 @@ from pytest_kedi.errors import ModelError
 from pytest_kedi.text import display_path, one_line
 
 __all__ = [
+    "CACHED_STRINGS",
     "CASSETTE_VERSION",
     "UNSTORED",
     "Entry",
@@ -56,6 +57,9 @@ _CLOSE = "\n    }"
 _CLOSE_NEXT = _CLOSE + ","
 #: an entry's value in the text `_cut` keeps of it: after the key and ``": ``, before the comma
 _VALUE = ENTRY_VALUE = slice(67, -1)
+#: the strings pydantic-core's parser keeps in its cache: object keys, which recur in every
+#: entry; values (prompts, tool call ids) mostly do not, and caching each costs more
+CACHED_STRINGS: Final = "keys"
 
 
 def read_cassette(path: Path) -> dict[str, Entry]:
@@ -107,7 +111,7 @@ def _parse(text: bytes) -> Any:
     gc.disable()
     try:
         try:  # pydantic-core's parser: the values `json.loads` gives, in about half the time
-            return from_json(text)
+            return from_json(text, cache_strings=CACHED_STRINGS)
         except ValueError:  # what it refuses (a lone surrogate escape) or invalid JSON
             try:
                 return json.loads(text)
@@ -182,7 +186,7 @@ def _cut(text: str) -> dict[str, Entry | str] | None:
 def entry_from_text(path: Path, key: str, text: str) -> Entry:
     """The entry whose text `index_cassette` gave."""
     try:
-        entry = from_json(text[_VALUE])
+        entry = from_json(text[_VALUE], cache_strings=CACHED_STRINGS)
         if not isinstance(entry, dict):
             raise TypeError("an entry is not an object")
     except (ValueError, TypeError) as error:

@@ -17,7 +17,11 @@ from typing import Any, Protocol, cast
 from pydantic_ai.settings import ModelSettings
 from pydantic_core import from_json
 
-from pytest_kedi.runtime.model.cassettefiles import ENTRY_VALUE, entry_from_text
+from pytest_kedi.runtime.model.cassettefiles import (
+    CACHED_STRINGS,
+    ENTRY_VALUE,
+    entry_from_text,
+)
 from pytest_kedi.runtime.model.cassettekeys import KeyTemplate, occurrence_key
 from pytest_kedi.runtime.model.cassettes import CassetteModel
 from pytest_kedi.runtime.model.direct import (
@@ -120,7 +124,7 @@ class ReplayRoute:
                 return None
             if type(stored) is str:  # an entry of the file, parsed now (`CassetteBook.lookup`)
                 try:
-                    entry = from_json(stored[ENTRY_VALUE])
+                    entry = from_json(stored[ENTRY_VALUE], cache_strings=CACHED_STRINGS)
                 except ValueError:
                     entry = None
                 if type(entry) is not dict:
