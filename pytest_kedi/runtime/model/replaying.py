@@ -20,6 +20,7 @@ from pydantic_core import from_json
 from pytest_kedi.runtime.model.cassettefiles import (
     CACHED_STRINGS,
     ENTRY_VALUE,
+    Entry,
     entry_from_text,
 )
 from pytest_kedi.runtime.model.cassettekeys import KeyTemplate, occurrence_key
@@ -39,6 +40,8 @@ __all__ = ["ReplayRoute", "Usage"]
 #: field types whose exact instances (all JSON gives them) the output model keeps as they
 #: are: such values need no validation (`ReplayRoute.exact`)
 _EXACT = (str, int, float, bool)
+#: entries a route keeps what it read of (`ReplayRoute.read`)
+_READ = 4096
 
 
 class Usage(Protocol):
@@ -54,9 +57,10 @@ class ReplayRoute:
     per model, output schema and settings (`PydanticAIAdapter.replay_route`): `answer`
     reads the stored answer as the adapter's usual path does (`stored_output`,
     `read_output`; a value of exactly its field's built-in type is taken as it is, which
-    is what validating it gives) and gives ``None`` whenever that path must make the call instead (a
-    miss, an answer needing a validation retry, an unreadable entry, the loop's own thread);
-    that path then behaves exactly as without the route, errors included."""
+    is what validating it gives) and gives ``None`` whenever that path must make the call
+    instead (a miss, an answer needing a validation retry, an unreadable entry, the loop's
+    own thread); that path then behaves exactly as without the route, errors included.
+    An entry of the file answered with such values is read once (`read`)."""
 
     __slots__ = (
         "exact",
@@ -64,7 +68,9 @@ class ReplayRoute:
         "last",
         "loop",
         "model",
+        "names",
         "plan",
+        "read",
         "settings",
         "stored",
         "validate",
@@ -86,6 +92,13 @@ class ReplayRoute:
         #: the output model takes as they are (`_EXACT`), else ``None``
         exact = tuple((name, tp) for name, tp, _ in key)
         self.exact = exact if all(any(tp is t for t in _EXACT) for _, tp in exact) else None
+        self.names = tuple(name for name, _ in exact)
+        #: by key, an entry of the file (its text, as `CassetteBook.reader` gives it)
+        #: answered with such values: its text once it was read, and once it was read
+        #: again, the text, the values (in schema order) and the token counts, which
+        #: later uses take. An entry is used again by an identical request (a row with the
+        #: same input, a model-graded metric asked about the same output)
+        self.read: dict[str, str | tuple[str, tuple[Any, ...], int, int]] = {}
         #: the settings as the usual path passes them (read, never changed)
         self.settings = cast(ModelSettings | None, settings or None)
         self.loop = loop
@@ -122,34 +135,14 @@ class ReplayRoute:
             key = occurrence_key(first, occurrence) if occurrence else first
             if (stored := self.stored(key)) is None:
                 return None
-            if type(stored) is str:  # an entry of the file, parsed now (`CassetteBook.lookup`)
-                try:
-                    entry = from_json(stored[ENTRY_VALUE], cache_strings=CACHED_STRINGS)
-                except ValueError:
-                    entry = None
-                if type(entry) is not dict:
-                    entry = entry_from_text(self.model.path, key, stored)  # raises
+            done = self.read.get(key) if type(stored) is str else None
+            if type(done) is tuple and done[0] is stored:  # read before
+                _, kept, tokens_in, tokens_out = done
+                values = dict(zip(self.names, kept, strict=True))
             else:
-                entry = stored
-            usual = stored_tool_call(entry, OUTPUT_TOOL_NAME)  # one call of the output tool
-            if usual is not None:
-                args, tokens_in, tokens_out = usual
-                exact = self.exact
-                if exact is not None:
-                    # each value of its field's exact type: what validation would give
-                    values = {name: args.get(name) for name, _ in exact}
-                    for name, tp in exact:
-                        if type(values[name]) is not tp:
-                            values = None
-                            break
-                if values is None:
-                    output = self.validate(args)  # as `direct.stored_output` reads it
-            else:
-                stats = CallStats()
-                output = stored_output(entry, self.plan, self.model, stats)
-                if output is None:
+                values, output, tokens_in, tokens_out = self._read(key, stored, done)
+                if values is None and output is None:
                     return None
-                tokens_in, tokens_out = stats.input_tokens, stats.output_tokens
         except Exception:
             return None  # the usual path makes the call again and reports what failed
         seen[first] = occurrence + 1
@@ -164,3 +157,47 @@ class ReplayRoute:
             ((name, attribute),) = fields
             return {name: values[attribute]}
         return {name: values[attribute] for name, attribute in fields}
+
+    def _read(
+        self, key: str, stored: Entry | str, done: str | tuple[Any, ...] | None
+    ) -> tuple[dict[str, Any] | None, Any, int, int]:
+        """The output values of the entry ``stored`` under ``key`` when they need no
+        validation (else ``None``), else the validated output model (``None``: the usual
+        path must make the call), and its token counts (``done``: what `read` holds under
+        ``key``)."""
+        if type(stored) is str:  # an entry of the file, parsed now (`CassetteBook.lookup`)
+            try:
+                entry = from_json(stored[ENTRY_VALUE], cache_strings=CACHED_STRINGS)
+            except ValueError:
+                entry = None
+            if type(entry) is not dict:
+                entry = entry_from_text(self.model.path, key, stored)  # raises
+        else:
+            entry = stored
+        usual = stored_tool_call(entry, OUTPUT_TOOL_NAME)  # one call of the output tool
+        if usual is None:
+            stats = CallStats()
+            output = stored_output(entry, self.plan, self.model, stats)
+            return None, output, stats.input_tokens, stats.output_tokens
+        args, tokens_in, tokens_out = usual
+        exact = self.exact
+        if exact is not None:
+            # each value of its field's exact type: what validation would give
+            values = {name: args.get(name) for name, _ in exact}
+            for name, tp in exact:
+                if type(values[name]) is not tp:
+                    break
+            else:
+                if type(stored) is str:
+                    read = self.read
+                    if len(read) >= _READ:
+                        read.clear()
+                    # the entry's text when first read (no object made), what was read of it
+                    # when read again
+                    read[key] = (
+                        (stored, tuple(values.values()), tokens_in, tokens_out)
+                        if done is stored
+                        else stored
+                    )
+                return values, None, tokens_in, tokens_out
+        return None, self.validate(args), tokens_in, tokens_out  # as `stored_output` does

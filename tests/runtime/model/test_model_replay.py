@@ -340,3 +340,47 @@ def test_a_replayed_answer_has_the_values_and_types_the_live_call_had(
     assert [(type(v), v) for v in replayed.values()] == [(type(v), v) for v in recorded.values()]
     assert list(replayed) == list(schema)
     assert scope.requests == 1
+
+
+def test_an_entry_used_again_answers_alike_and_is_parsed_twice_at_most(
+    tmp_path: Path, loop: ModelLoop, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An identical request in another row (a duplicated input, a model-graded metric asked
+    about the same output) uses the same entry: what the route read of it is kept once it
+    is read again, and every use gives the same values and usage."""
+    from pytest_kedi.runtime.model import AgentState, ModelBoundary, replaying
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        args = {"word": "yes", "size": 3}
+        return ModelResponse(
+            parts=[ToolCallPart(info.output_tools[0].name, args)],
+            usage=RequestUsage(input_tokens=7, output_tokens=2),
+        )
+
+    schema = {"word": str, "size": int}
+    cassette = tmp_path / "x.kedi.cassette.json"
+    recorder = CassetteBook("record")
+    policy = ModelPolicy(cassettes=recorder, cassette=cassette)
+    live = ModelBoundary(FunctionModel(answer), loop=loop, policy=policy)
+    with rowscope.entered(rowscope.RowScope()):
+        assert live.produce(AgentState(), "Label it", schema) == {"word": "yes", "size": 3}
+    recorder.save(prune=False)
+    parsed: list[str] = []
+    parse = replaying.from_json
+    monkeypatch.setattr(
+        replaying, "from_json", lambda text, **options: parsed.append(text) or parse(text)
+    )
+    book = CassetteBook("strict")
+    policy = ModelPolicy(cassettes=book, cassette=cassette)
+    player = ModelBoundary(FunctionModel(answer), loop=loop, policy=policy)
+    produce = player.producer(AgentState(), schema)
+    monkeypatch.setattr(loop, "run", lambda coro: pytest.fail("the call used the model loop"))
+    for _ in range(5):
+        with rowscope.entered(rowscope.RowScope()) as scope:
+            got = produce("Label it")
+            assert got == {"word": "yes", "size": 3}
+            got["word"] = "changed by the caller"  # (each call gives its own mapping)
+            assert (scope.requests, scope.input_tokens, scope.output_tokens) == (1, 7, 2)
+    assert len(parsed) == 2
+    assert player.call_counts() == {"function:answer:": 5}
+    assert len(book.export()[str(cassette)]["used"]) == 1
