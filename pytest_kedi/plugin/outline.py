@@ -21,6 +21,12 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["CaseOutline", "FileOutline", "LazyModule", "SuiteOutline", "outline_of"]
 
 
+#: `FileOutline.to_tuple`'s shape: the suites ``(kind, name, line, index, cases)``, each
+#: case ``(name, line)``, and the ``> auto:`` procedures' names.
+_SuiteTuple = tuple[str, str, int, int, tuple[tuple[str, int], ...]]
+OutlineTuple = tuple[tuple[_SuiteTuple, ...], tuple[str, ...]]
+
+
 @dataclass(frozen=True, slots=True)
 class CaseOutline:
     name: str
@@ -44,27 +50,39 @@ class FileOutline:
     suites: tuple[SuiteOutline, ...]
     autos: tuple[str, ...] = ()
 
-    def to_tuple(self) -> tuple[object, ...]:
-        """Plain tuples (what the cache stores: the fastest shape to unpickle)."""
+    def to_tuple(self) -> OutlineTuple:
+        """Plain tuples of exact ``str`` and ``int`` values (what the cache stores, with
+        `marshal`: the fastest shape to load)."""
         suites = tuple(
-            (s.kind, s.name, s.line, s.index, tuple((c.name, c.line) for c in s.cases))
+            (
+                str(s.kind),
+                str(s.name),
+                int(s.line),
+                int(s.index),
+                tuple((str(c.name), int(c.line)) for c in s.cases),
+            )
             for s in self.suites
         )
-        return (suites, self.autos)
+        return (suites, tuple(str(a) for a in self.autos))
 
     @classmethod
     def from_tuple(cls, data: object) -> FileOutline:
         """The inverse of `to_tuple`; raise `TypeError`/`ValueError` on any other shape."""
-        if not (isinstance(data, tuple) and len(data) == 2):
+        if not (type(data) is tuple and len(data) == 2):
             raise TypeError("not a file outline")
         given, autos = data
         suites = []
         for kind, name, line, index, cases in given:
-            if kind not in ("eval", "test") or not isinstance(name, str):
+            if (kind != "eval" and kind != "test") or type(name) is not str:
                 raise ValueError("not a suite outline")
-            outlined = tuple(CaseOutline(str(case), int(at)) for case, at in cases)
-            suites.append(SuiteOutline(kind, name, int(line), int(index), outlined))
-        if not (isinstance(autos, tuple) and all(isinstance(a, str) for a in autos)):
+            if type(line) is not int or type(index) is not int:
+                raise ValueError("not a suite outline")
+            if cases:
+                outlined = tuple([CaseOutline(str(case), int(at)) for case, at in cases])
+                suites.append(SuiteOutline(kind, name, line, index, outlined))
+            else:
+                suites.append(SuiteOutline(kind, name, line, index))
+        if type(autos) is not tuple or (autos and not all(type(a) is str for a in autos)):
             raise ValueError("not a file outline")
         return cls(tuple(suites), autos)
 

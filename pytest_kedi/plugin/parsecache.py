@@ -22,9 +22,9 @@ import hashlib
 import inspect
 import io
 import logging
+import marshal
 import operator
 import os
-import pickle
 import struct
 from collections.abc import Callable
 from functools import cache
@@ -75,6 +75,8 @@ def _unpickle(data: bytes) -> Any:
     """Load the pickle ``data``, an acyclic AST: cyclic GC passes during the load would
     only cost time, and inside an eval item's run its objects are frozen with the item's
     (`made_without_collection`)."""
+    import pickle
+
     from pytest_kedi.runtime.heap import made_without_collection
 
     with made_without_collection():
@@ -91,10 +93,12 @@ Precompile = Callable[["nodes.Module", "CodeStore"], None]
 class ParseCache:
     """Parsed, checked ``.kedi`` modules kept in ``directory`` (see the module doc).
 
-    An entry holds, after the lengths of its parts: a pickle of ``(path, outline, code
-    key)``, all that collection reads; a pickle of the full module, read when an item of
-    the file first needs it (`LazyModule`); and the file's Python as collection compiled
-    it (marshalled `CodeCache` units, under the code key), read when the run first looks
+    An entry holds, after the lengths of its parts: ``(path, outline, code key)`` in
+    `marshal`'s format (plain tuples, strings and integers: loaded faster than a pickle,
+    and a collection that reads every file from the cache imports no `pickle`), all
+    that collection reads; a pickle of the full module, read when an item of the file
+    first needs it (`LazyModule`); and the file's Python as collection compiled it
+    (marshalled `CodeCache` units, under the code key), read when the run first looks
     for one of them (from the bytes read for the module, when it is loaded first). Code
     and parse live in one file: a cache entry is a file created, and creating a file
     costs more than anything else collection does with it.
@@ -139,8 +143,8 @@ class ParseCache:
         if cached is not None:
             try:
                 head, module_at, units_at, end = _parts(cached)
-                found = pickle.loads(cached[head:module_at])
-                if not (isinstance(found, tuple) and len(found) == 3 and found[0] == name):
+                found = marshal.loads(cached[head:module_at])
+                if not (type(found) is tuple and len(found) == 3 and found[0] == name):
                     raise TypeError(f"not a parsed module of {name}")
                 outline = FileOutline.from_tuple(found[1])
             except Exception as exc:  # a corrupt or foreign entry: parse again
@@ -199,17 +203,17 @@ class ParseCache:
         if precompile is not None and self.code is not None:
             precompile(module, self.code)
             units = self.code.persisted(code_key)
+        import pickle
+
+        outline = outline_of(module)
+        head = marshal.dumps((name, outline.to_tuple(), (str(code_key[0]), str(code_key[1]))))
         stream = io.BytesIO()
         pickler = pickle.Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL)
-        outline = outline_of(module)
-        pickler.dump((name, outline.to_tuple(), code_key))
-        head = stream.tell()
-        pickler.clear_memo()  # each pickle stands alone
         pickler.dispatch_table = _node_reducers()
         pickler.dump(module)
         pickled = stream.getvalue()
-        lengths = _PARTS.pack(head, len(pickled) - head, len(units))
-        write_entry(entry, lengths + pickled + units)
+        lengths = _PARTS.pack(len(head), len(pickled), len(units))
+        write_entry(entry, lengths + head + pickled + units)
         return module, outline
 
 

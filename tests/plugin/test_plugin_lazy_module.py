@@ -209,3 +209,32 @@ def test_a_kedi_file_is_collected_with_the_older_heap_frozen(
     assert len(kedi.genitems("--kedi-eval")) == 6
     assert sorted(seen) == [("KediFile", True)] * 2 + [("KediTestSuite", True)] * 2
     assert gc.get_freeze_count() == 0
+
+
+# Records whether the process imported `pickle`.
+PICKLE_IMPORTED = """
+import sys
+
+def pytest_sessionfinish(session):
+    with open("pickle.txt", "w", encoding="utf-8") as handle:
+        handle.write(str("pickle" in sys.modules))
+"""
+
+
+@pytest.mark.single_process("pytest alone, in one process")
+def test_a_warm_collection_reads_outlines_without_pickle(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A collection that reads every file from the parse cache reads each entry's outline
+    only, kept in `marshal`'s format: pytest with pytest-kedi alone does not import
+    `pickle` for it (the full module, pickled, is read when an item runs)."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    kedi.write("demo.kedi", REPEATED_NAMES)
+    kedi.write("conftest.py", PICKLE_IMPORTED)
+    marker = kedi.pytester.path / "pickle.txt"
+    for _ in range(2):  # parsed (and the entry written), then read from the parse cache
+        kedi.subprocess("--kedi-eval", "--collect-only").stdout.fnmatch_lines(
+            ["*6 tests collected*"]
+        )
+    assert marker.read_text(encoding="utf-8") == "False"
+    kedi.subprocess("--kedi-eval").assert_outcomes(passed=6)  # the modules read back
