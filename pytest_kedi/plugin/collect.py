@@ -140,6 +140,8 @@ def eval_item_names(outline: FileOutline) -> list[str]:
 
 
 def _safe(name: str) -> str:
+    if name.isidentifier():  # the common case: no ``::``, bracket, space or slash in it
+        return name
     return _UNSAFE.sub("_", name) or "_"
 
 
@@ -183,22 +185,21 @@ class KediFile(pytest.File):
 
     def _children(self) -> Iterator[pytest.Item | pytest.Collector]:
         outline, lazy = self._outline()
-        marks = _marks(self.config)
-        evals = [s for s in outline.suites if s.kind == "eval"]
-        tests = [s for s in outline.suites if s.kind == "test"]
-        names = dict(zip(map(id, evals), unique_names(_safe(s.name) for s in evals), strict=True))
-        names.update(zip(map(id, tests), unique_names(_safe(s.name) for s in tests), strict=True))
-        for suite in outline.suites:
+        marks = _marks(self.config).evals
+        suites = outline.suites
+        evals = iter(unique_names([_safe(s.name) for s in suites if s.kind == "eval"]))
+        tests = iter(unique_names([_safe(s.name) for s in suites if s.kind == "test"]))
+        for suite in suites:
             if suite.kind == "eval":
                 item = KediEvalItem.from_parent(
-                    self, name=f"eval:{names[id(suite)]}", outline=suite, lazy=lazy
+                    self, name=f"eval:{next(evals)}", outline=suite, lazy=lazy
                 )
-                for mark in marks.evals:
+                for mark in marks:
                     item.add_marker(mark)
                 yield item
             else:
                 yield KediTestSuite.from_parent(
-                    self, name=f"test:{names[id(suite)]}", outline=suite, lazy=lazy
+                    self, name=f"test:{next(tests)}", outline=suite, lazy=lazy
                 )
 
     def _outline(
@@ -352,7 +353,7 @@ class KediTestSuite(pytest.Collector):
     def _children(self) -> Iterator[pytest.Item]:
         marks = _marks(self.config).cases
         cases = self.outline.cases
-        names = unique_names(_safe(case.name) for case in cases)
+        names = unique_names([_safe(case.name) for case in cases])
         for index, (case, name) in enumerate(zip(cases, names, strict=True)):
             item = KediCaseItem.from_parent(
                 self, name=name, outline=self.outline, case_outline=case, index=index,

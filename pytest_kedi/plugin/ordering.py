@@ -9,8 +9,6 @@ order, where its first item was put (so ``--ff`` runs a file holding a failure f
 
 from __future__ import annotations
 
-from itertools import pairwise
-
 import pytest
 
 from pytest_kedi.plugin.itembase import KediItem
@@ -27,14 +25,19 @@ def keep_source_order(items: list[pytest.Item]) -> None:
     out of it runs as a unit, in source order, where its first item was put: pytest's
     ``--ff`` runs a file holding a failure first, as it would its failed item."""
     groups: dict[object, list[pytest.Item]] = {}
+    last: dict[object, int] = {}  # each file's line of its latest item so far
+    moved: set[object] = set()
     for item in items:
         if isinstance(item, KediItem):  # a file's items share its module (`LazyModule`)
-            groups.setdefault(item.lazy, []).append(item)
-    moved = {
-        key
-        for key, group in groups.items()
-        if not all(a < b for a, b in pairwise(_line(item) for item in group))
-    }
+            key, line = item.lazy, _line(item)
+            before = last.get(key)
+            if before is None:
+                groups[key] = [item]
+            else:
+                groups[key].append(item)
+                if before >= line:
+                    moved.add(key)
+            last[key] = line
     if not moved:
         return  # the common case: nothing moved
     placed: list[pytest.Item] = []

@@ -341,10 +341,12 @@ class KediSession:
         from pytest_kedi.lang.cache import MODULES
 
         self.programs.release()
+        released = None  # a file's items share its module: released once
         for item in session.items:
             lazy = getattr(item, "lazy", None)
-            if isinstance(lazy, LazyModule):
+            if lazy is not released and isinstance(lazy, LazyModule):
                 lazy.release()
+                released = lazy
         MODULES.clear()
 
     def _finish(self, session: pytest.Session, exitstatus: int) -> None:
