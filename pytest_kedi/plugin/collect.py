@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -300,10 +299,17 @@ class KediCacheFile(KediFile):
             )  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
 class _Marks:
-    evals: tuple[pytest.MarkDecorator, ...]
-    cases: tuple[pytest.MarkDecorator, ...]
+    """The marks of eval items and of case items (a plain class: made once a session, it
+    is not worth a dataclass's cost at import)."""
+
+    __slots__ = ("cases", "evals")
+
+    def __init__(
+        self, evals: tuple[pytest.MarkDecorator, ...], cases: tuple[pytest.MarkDecorator, ...]
+    ) -> None:
+        self.evals = evals
+        self.cases = cases
 
 
 _MARKS = pytest.StashKey[_Marks]()

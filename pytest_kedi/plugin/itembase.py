@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from pytest_kedi.plugin.failures import FAILURE, KediFailure, failure_repr
 from pytest_kedi.plugin.outline import LazyModule
 from pytest_kedi.plugin.state import ProgramLoadError, kedi_session
 from pytest_kedi.text import line_list
 
 if TYPE_CHECKING:  # pragma: no cover
     from _pytest._code.code import TerminalRepr
+
+    from pytest_kedi.plugin.failures import KediFailure
 
 __all__ = ["KediItem"]
 
@@ -176,6 +177,9 @@ class KediItem(pytest.Item):
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str | TerminalRepr:
+        # (imported on a failure: a run whose Kedi items pass, or that only collects, never)
+        from pytest_kedi.plugin.failures import FAILURE, failure_repr
+
         failure = self.stash.get(FAILURE, None)
         if failure is not None and excinfo.value is failure.raised:
             return failure_repr(failure, str(self.config.getoption("tbstyle", "auto")))
@@ -184,6 +188,8 @@ class KediItem(pytest.Item):
     def _fail(self, failure: KediFailure) -> NoReturn:
         """Raise ``failure.raised`` (with its own traceback) and show ``failure``'s text."""
         __tracebackhide__ = True
+        from pytest_kedi.plugin.failures import FAILURE
+
         self.stash[FAILURE] = failure
         raise failure.raised
 

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from pytest_kedi.plugin.failures import KediFailure, KediItemError, user_exception
 from pytest_kedi.plugin.itembase import KediItem
 from pytest_kedi.plugin.state import ProgramLoadError, kedi_session
 from pytest_kedi.text import display_path, exception_text
@@ -30,6 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.evals import RowResult
     from pytest_kedi.evals.runner import CarryOver
     from pytest_kedi.lang import nodes
+    from pytest_kedi.plugin.failures import KediFailure
     from pytest_kedi.plugin.outline import CaseOutline, SuiteOutline
     from pytest_kedi.plugin.records import Rerun, SuiteRecord
     from pytest_kedi.plugin.settings import KediSettings
@@ -90,6 +90,8 @@ class KediEvalItem(KediItem):
             )
             self.ihook.pytest_kedi_suite_result(item=self, result=failed)
             self._publish(record)
+            from pytest_kedi.plugin.failures import KediItemError
+
             text = failure_text(record, Verdict(False, ()), exc.text, self.path)
             self._fail(self._failure(KediItemError(text), record, text))
 
@@ -144,6 +146,8 @@ class KediEvalItem(KediItem):
         if settings.rows_mode == "subtests":  # (summary mode: `rows.add_summary_rows`)
             emit_row_reports(self, result.rows)
         if not verdict.passed:
+            from pytest_kedi.plugin.failures import KediItemError, user_exception
+
             detail = None
             exception = result.exception
             if exception is not None and hasattr(exception, "render"):
@@ -176,6 +180,8 @@ class KediEvalItem(KediItem):
         path = display_path(str(self.path))
         first = text.split("\n", 1)[0]
         message = first.removeprefix(f"{path}:{record.line}: ")
+        from pytest_kedi.plugin.failures import KediFailure
+
         return KediFailure(raised, path, record.line, message, text)
 
     def _publish(self, record: SuiteRecord) -> None:
@@ -307,6 +313,8 @@ class KediCaseItem(KediItem):
         path = display_path(path)
         first = message.splitlines()[0] if message else ""
         head = f"{path}:{line}: {first}\n@test: {self.suite.name} > case: {self.case.name}"
+        from pytest_kedi.plugin.failures import KediFailure
+
         return KediFailure(raised, path, line, message, f"{head} {how}:\n{text}")
 
     def runtest(self) -> None:
@@ -315,6 +323,8 @@ class KediCaseItem(KediItem):
         try:
             program = self._program()
         except ProgramLoadError as exc:  # located where loading failed, as a suite's is
+            from pytest_kedi.plugin.failures import KediItemError
+
             message = exc.summary()
             self._publish("failed", message)
             error = KediItemError(message)
@@ -342,6 +352,8 @@ class KediCaseItem(KediItem):
             text = relative_locations(text)
             failure = self._failure(error, where, message, "failed", text)
         except Exception as error:
+            from pytest_kedi.plugin.failures import user_exception
+
             text, message, where = _case_failure(error)
             self._publish("failed", message)
             failure = self._failure(user_exception(error), where, message, "failed", text)

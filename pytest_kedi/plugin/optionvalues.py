@@ -17,8 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kedi.evals.evaloptions import TIMEOUT_MAX, is_positive_int, is_timeout
-
 __all__ = [
     "GATES",
     "OFF",
@@ -128,6 +126,8 @@ def parse_positive_int(value: object, source: str) -> int:
         number = value if isinstance(value, int) else int(value.strip())
     except ValueError:
         raise _bad(source, "a positive integer", value) from None
+    from pytest_kedi.evals.evaloptions import is_positive_int  # (not imported at start-up)
+
     if not is_positive_int(number):
         raise _bad(source, "a positive integer", value)
     return number
@@ -167,6 +167,8 @@ def parse_count(value: object, source: str) -> int:
 
 
 def parse_timeout(value: object, source: str) -> float:
+    from pytest_kedi.evals.evaloptions import TIMEOUT_MAX, is_timeout
+
     number = parse_float(value, source)
     if not is_timeout(number):
         raise _bad(source, f"a positive number of seconds up to {TIMEOUT_MAX:g}", value)

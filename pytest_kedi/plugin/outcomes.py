@@ -12,7 +12,6 @@ import linecache
 
 import pytest
 
-from pytest_kedi.pytraces import is_users
 from pytest_kedi.text import display_path, printable
 
 __all__ = ["case_outcome", "expected_failure", "failed_trace", "skip_reason", "xfail_reason"]
@@ -65,6 +64,7 @@ def failed_trace(
     ``header`` (path, line, label, source) is the case's own frame (``> case: name:``),
     shown first; each `.kedi` line is labelled as a Kedi stack trace labels it (``in case
     name``, ``in proc``; the innermost ``in proc (Python)``)."""
+    from pytest_kedi.pytraces import is_users  # (imported on a failure only)
     from pytest_kedi.runtime.pyerrors import PYTHON_UNITS
 
     entries: list[tuple[str, int, str, str, bool]] = []  # path, line, label, source, .kedi

@@ -211,30 +211,33 @@ def test_a_kedi_file_is_collected_with_the_older_heap_frozen(
     assert gc.get_freeze_count() == 0
 
 
-# Records whether the process imported `pickle`.
-PICKLE_IMPORTED = """
+# Records which of the modules collection does not need the process imported.
+NOT_FOR_COLLECTION = """
 import sys
 
 def pytest_sessionfinish(session):
-    with open("pickle.txt", "w", encoding="utf-8") as handle:
-        handle.write(str("pickle" in sys.modules))
+    unneeded = ("pickle", "pytest_kedi.plugin.failures", "pytest_kedi.pytraces",
+                "pytest_kedi.evals.evaloptions")  # fmt: skip
+    with open("imported.txt", "w", encoding="utf-8") as handle:
+        handle.write(" ".join(name for name in unneeded if name in sys.modules))
 """
 
 
 @pytest.mark.single_process("pytest alone, in one process")
-def test_a_warm_collection_reads_outlines_without_pickle(
+def test_a_warm_collection_imports_only_what_collecting_needs(
     kedi: Kedi, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A collection that reads every file from the parse cache reads each entry's outline
-    only, kept in `marshal`'s format: pytest with pytest-kedi alone does not import
-    `pickle` for it (the full module, pickled, is read when an item runs)."""
+    only, kept in `marshal`'s format: pytest with pytest-kedi alone imports no `pickle`
+    for it (the full module, pickled, is read when an item runs), nor what only a failing
+    item (its failure's text, the user's frames) or a suite's run needs."""
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     kedi.write("demo.kedi", REPEATED_NAMES)
-    kedi.write("conftest.py", PICKLE_IMPORTED)
-    marker = kedi.pytester.path / "pickle.txt"
+    kedi.write("conftest.py", NOT_FOR_COLLECTION)
+    imported = kedi.pytester.path / "imported.txt"
     for _ in range(2):  # parsed (and the entry written), then read from the parse cache
         kedi.subprocess("--kedi-eval", "--collect-only").stdout.fnmatch_lines(
             ["*6 tests collected*"]
         )
-    assert marker.read_text(encoding="utf-8") == "False"
+    assert imported.read_text(encoding="utf-8") == ""
     kedi.subprocess("--kedi-eval").assert_outcomes(passed=6)  # the modules read back
