@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import marshal
+import os
 import threading
 import types
 from pathlib import Path
@@ -45,6 +46,8 @@ class CodeCache:
         #: and the units' bytes once the entry has been read for the file's module
         self._bound: dict[object, tuple[str | Path, int, int, bytes | None]] = {}
         self._lock = threading.Lock()  # rows running on threads compile too
+        self._folder = os.fspath(directory)
+        self._versions: Any = None  # the digest of `compiler_version`, copied for each entry
 
     def bind(self, file: object, entry: str | Path, start: int, end: int) -> None:
         """The units collection compiled for ``file`` are ``entry[start:end]`` (a parse
@@ -71,10 +74,13 @@ class CodeCache:
             units = self._files.get(file)
             return marshal.dumps(units) if units else b""
 
-    def _entry(self, file: object) -> Path:
-        digest = hashlib.sha256(compiler_version().encode())
+    def _entry(self, file: object) -> str:
+        versions = self._versions  # the compiler's version hashed once, copied per file
+        if versions is None:
+            versions = self._versions = hashlib.sha256(compiler_version().encode())
+        digest = versions.copy()
         digest.update(repr(file).encode("utf-8", "surrogatepass"))
-        return self.directory / digest.hexdigest()
+        return os.path.join(self._folder, digest.hexdigest())
 
     def _read(self, file: object, *, log: bool = True) -> dict[object, tuple[Any, ...]]:
         entry = self._entry(file)

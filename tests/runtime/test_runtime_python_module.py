@@ -224,3 +224,24 @@ def test_file_is_the_absolute_path_of_each_loaded_file(
         )
     finally:
         program.release()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links need privileges")
+def test_a_file_reached_through_symbolic_links_has_its_real_paths_module_name(
+    tmp_path: Path,
+) -> None:
+    """The module's name digests the file's real path (the file's folder resolved once
+    per process, the file itself when it is a link): the same file reached through a
+    linked folder, or a link to it, gets the name its real path gets."""
+    real = tmp_path / "real" / "sub"
+    real.mkdir(parents=True)
+    (tmp_path / "linked").symlink_to(tmp_path / "real", target_is_directory=True)
+    (real / "a.kedi").write_text("", encoding="utf-8")
+    (real / "b.kedi").symlink_to(real / "a.kedi")
+    (tmp_path / "real" / "c.kedi").symlink_to(Path("sub", "a.kedi"))
+    name = module_name(str(real / "a.kedi"))
+    for path in ("linked/sub/a.kedi", "real/sub/b.kedi", "linked/c.kedi", "real/c.kedi"):
+        assert module_name(str(tmp_path / path)).endswith(name[-8:]), path
+    assert module_name(str(real / "b.kedi")).startswith(f"{PREFIX}b_")  # its own stem
+    other = module_name(str(tmp_path / "real" / "a.kedi"))  # another (missing) file
+    assert other.startswith(f"{PREFIX}a_") and other != name
