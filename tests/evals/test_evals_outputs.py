@@ -234,6 +234,11 @@ def test_secrets_follow_the_environment_across_test_phases(
     monkeypatch.delenv("KEDI_TEST_API_KEY")
     assert all(name != "KEDI_TEST_API_KEY" for name, _ in secrets())
     assert clean_text(f"key {first}") == "key [REDACTED:OTHER_API_KEY]"
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")  # the per-test variable gone, nothing else
+    assert ("OTHER_API_KEY", first) in secrets()
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "x.py::z (setup)")
+    monkeypatch.delenv("OTHER_API_KEY")  # both at once
+    assert all(name != "OTHER_API_KEY" for name, _ in secrets())
 
 
 LEAKY = """\
