@@ -101,6 +101,10 @@ def outline_of(module: nodes.Module) -> FileOutline:
     return FileOutline(tuple(suites), autos)
 
 
+#: A suite outline's kind -> its node class (`pytest_kedi.lang.nodes`, imported on first use).
+_SUITE_NODES: dict[str, type[nodes.EvalSuite] | type[nodes.TestSuite]] = {}
+
+
 class LazyModule:
     """The full module of one collected file, loaded once, on first use.
 
@@ -141,10 +145,13 @@ class LazyModule:
 
     def suite(self, outline: SuiteOutline) -> nodes.EvalSuite | nodes.TestSuite:
         """The suite node that ``outline`` describes."""
-        from pytest_kedi.lang import nodes
-
         node = self.module().body[outline.index]
-        expected = nodes.EvalSuite if outline.kind == "eval" else nodes.TestSuite
+        expected = _SUITE_NODES.get(outline.kind)
+        if expected is None:  # (items read their suite often: no import statement each time)
+            from pytest_kedi.lang import nodes
+
+            _SUITE_NODES.update(eval=nodes.EvalSuite, test=nodes.TestSuite)
+            expected = _SUITE_NODES[outline.kind]
         if not isinstance(node, expected) or node.name != outline.name:
             raise LookupError(f"suite {outline.name!r} is not at its collected position")
         return node

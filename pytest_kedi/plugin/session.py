@@ -345,8 +345,7 @@ class KediSession:
         for item in session.items:
             lazy = getattr(item, "lazy", None)
             if lazy is not released and isinstance(lazy, LazyModule):
-                lazy.release()
-                released = lazy
+                (released := lazy).release()
         MODULES.clear()
 
     def _finish(self, session: pytest.Session, exitstatus: int) -> None:
