@@ -145,9 +145,10 @@ def _safe(name: str) -> str:
 
 
 def unique_names(names: Iterable[str]) -> list[str]:
-    """Suffix repeated names with ``-2``, ``-3`` … in order (``a, a, b`` → ``a, a-2, b``)."""
-    given = list(names)
-    if len(set(given)) == len(given):  # the common case: nothing repeated
+    """Suffix repeated names with ``-2``, ``-3`` … in order (``a, a, b`` → ``a, a-2, b``);
+    a list in which nothing repeats is returned itself."""
+    given = names if type(names) is list else list(names)
+    if len(given) < 2 or len(set(given)) == len(given):  # the common case: nothing repeated
         return given
     seen: dict[str, int] = {}
     taken: set[str] = set()
