@@ -23,8 +23,8 @@ per row minus the summary run's) next to pytest's own cost of one passed sub-res
 per block, same flags): the part of the default mode's cost that any pytest sub-result
 pays. And a bound, no goal either: pytest's own cost of a passed sub-result (a ``.py`` test
 logging N ``pytest.SubtestReport`` objects to the ``pytest_runtest_logreport`` hook's
-implementations, minus one, less the time spent making them) added to the plain loop's row, against the plain loop:
-the least the default mode's ratio can be, whatever pytest-kedi does.
+implementations, minus one, less the time spent making them) added to the plain loop's row,
+against the plain loop: the least the default mode's ratio can be, whatever pytest-kedi does.
 
 Every measurement starts after a full garbage collection (`best`), on every side.
 
@@ -476,8 +476,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"time of a .py test logging {rows:,} pytest.SubtestReport objects to the "
                 "pytest_runtest_logreport hook's implementations (called as pluggy's hook "
                 "caller calls them, listed once, as pytest-kedi logs a suite's rows) minus "
-                "one, less the time spent making them (pytest's hooks, terminal reporter and statistics, and the report kept "
-                "until the session ends), same flags (default verbosity), best of "
+                "one, less the time spent making them (pytest's hooks, terminal reporter and "
+                "statistics, and the report kept until the session ends), same flags (default "
+                "verbosity), best of "
                 f"{max(1, args.rounds - 2)} alternating; added to the plain loop's row: the "
                 "least the default mode's row can cost against the plain loop, a bound on its "
                 "ratio"
