@@ -135,42 +135,36 @@ def _stream(run: RunRecord, doc: _Target | None, lines: _Target | None) -> None:
 def _stream_rows(suite: SuiteRecord, doc: _Target | None, lines: _Target | None) -> None:
     prefix = dumps(suite.row_context())[:-1] + ", "  # "{...context..., " then the row's keys
     deltas = suite.baseline.by_index() if suite.baseline else {}
-    batch: list[str] = []  # encoded rows not written yet: written `_BATCH` at a time
-    wrote = False
-    for row in suite.rows:
-        batch.append(_row_text(row, deltas.get(row.index)))
-        if len(batch) == _BATCH:
-            _write_rows(batch, prefix, doc, lines, after=wrote)
-            batch.clear()
-            wrote = True
-    if batch:
-        _write_rows(batch, prefix, doc, lines, after=wrote)
-        wrote = True
-    if doc is not None and wrote:
+    rows = suite.rows
+    for start in range(0, len(rows), _BATCH):  # encoded `_BATCH` rows at a time
+        batch = rows[start : start + _BATCH]
+        if deltas:
+            bodies = [_row_body(row, deltas.get(row.index)) for row in batch]
+        else:
+            bodies = [_row_body(row, None) for row in batch]
+        _write_rows(bodies, prefix, doc, lines, after=start > 0)
+    if doc is not None and rows:
         doc.write("\n      ")
 
 
 def _write_rows(
-    batch: list[str], prefix: str, doc: _Target | None, lines: _Target | None, *, after: bool
+    bodies: list[str], prefix: str, doc: _Target | None, lines: _Target | None, *, after: bool
 ) -> None:
-    """``batch``'s rows as lines of the report's ``rows`` array (``after`` earlier rows)
-    and as JSONL lines (each after its suite's ``prefix``)."""
+    """Rows (each `_row_body`) as lines of the report's ``rows`` array (``after`` earlier
+    rows) and as JSONL lines (each after its suite's ``prefix``), each file's text joined
+    once (no row's text is copied on its own)."""
     if doc is not None:
-        doc.write((",\n        " if after else "\n        ") + ",\n        ".join(batch))
+        doc.write((",\n        {" if after else "\n        {") + ",\n        {".join(bodies))
     if lines is not None:
-        lines.write("".join([prefix + text[1:] + "\n" for text in batch]))
+        lines.write(prefix)
+        lines.write(("\n" + prefix).join(bodies))
+        lines.write("\n")
 
 
 # A row's text is built directly from its fields: the same text as encoding its JSON form
 # (`SuiteRecord.row_json`: ``RowResult.to_json`` and the baseline fields), without building
 # that dict (a test compares the two on every kind of row). Any value these helpers do not
 # recognise goes to the encoder, which decides (and refuses NaN) as it would in the dict.
-
-
-def _text(value: object) -> str:
-    if value is None:
-        return "null"
-    return encode_basestring(value) if type(value) is str else _encode(value)
 
 
 def _number(value: object) -> str:
@@ -185,57 +179,84 @@ def _flag(value: object) -> str:
     return "true" if value is True else "false" if value is False else _encode(value)
 
 
-def _row_text(row: RowResult, delta: RowDelta | None) -> str:
-    """``_encode({**row.to_json(), **row_fields(...)})``, built directly.
+def _row_body(row: RowResult, delta: RowDelta | None) -> str:
+    """``_encode({**row.to_json(), **row_fields(...)})`` without its opening brace, built
+    directly.
 
     The common values (text or None, finite floats, ints, booleans, the shared zero usage)
-    are written inline, without a call each: this runs once per row of every report."""
+    are written inline, without a call each, and the runs of fields a row usually leaves
+    at their defaults are written as one constant: this runs once per row of every report."""
     if row.calls:  # traced model calls: rare, and nested; the encoder writes them
         data = row.to_json()
         data.update(row_fields({} if delta is None else {delta.index: delta}, row.index))
-        return _encode(data)
-    index, score, duration, retries = row.index, row.score, row.duration_s, row.retries
+        return _encode(data)[1:]
+    index, score, duration, scores = row.index, row.score, row.duration_s, row.scores
     given, expected, output = row.input, row.expected, row.output
     feedback, error, error_class = row.feedback, row.error, row.error_class
-    flaky, carried = row.flaky, row.carried_over
-    scores = row.scores
-    if len(scores) == 1 and type(scores[0]) is float and scores[0] - scores[0] == 0.0:
-        score_list = _float_repr(scores[0])
+    carried, retries, usage = row.carried_over, row.retries, row.usage
+    if type(score) is float and score == 1.0:  # the most common score
+        score_text = _ONE
+    elif type(score) is float and score - score == 0.0:  # finite
+        score_text = _float_repr(score)
     else:
-        score_list = ", ".join([_number(each) for each in scores])
-    usage = row.usage
+        score_text = _number(score)
+    # "scores", "flaky" and the key of "carried_over"
+    if len(scores) != 1:  # repeats: the score of each, and whether they differ
+        repeats = ", ".join([_number(each) for each in scores])
+        scores_text = f'"scores": [{repeats}], "flaky": {_flag(row.flaky)}, "carried_over": '
+    elif scores[0] is not score:
+        scores_text = f'"scores": [{_number(scores[0])}], "flaky": false, "carried_over": '
+    elif score_text is _ONE:  # run once (`flaky` is false), as most rows are
+        scores_text = _SCORED_ONE
+    else:
+        scores_text = f'"scores": [{score_text}], "flaky": false, "carried_over": '
+    if feedback is None and error is None and error_class is None:
+        failure = _NO_FAILURE
+    else:
+        failure = (
+            f'"feedback": {"null" if feedback is None else _str_or(feedback)}, '
+            f'"error": {"null" if error is None else _str_or(error)}, '
+            f'"error_class": {"null" if error_class is None else _str_or(error_class)}, '
+        )
+    if retries is _ZERO and usage is NO_USAGE and delta is None:  # (0 is one object)
+        tail = _DEFAULT_TAIL
+    else:
+        tail = (
+            f'"calls": [], "retries": {_number(retries)}, '
+            + (
+                _NO_USAGE_TEXT
+                if usage is NO_USAGE
+                else f'"usage": {{"requests": {_number(usage.requests)}, '
+                f'"input_tokens": {_number(usage.input_tokens)}, '
+                f'"output_tokens": {_number(usage.output_tokens)}}}, '
+            )
+            + (
+                '"delta": null, "regressed": null}'
+                if delta is None
+                else f'"delta": {_number(delta.delta)}, "regressed": {_flag(delta.regressed)}}}'
+            )
+        )
     return (
-        f'{{"index": {_int_repr(index) if type(index) is int else _number(index)}, '
-        f'"input": {"null" if given is None else _str_or(given)}, '
-        f'"expected": {"null" if expected is None else _str_or(expected)}, '
-        f'"score": {_float_repr(score) if type(score) is float and score - score == 0.0 else _number(score)}, '  # noqa: E501
-        f'"feedback": {"null" if feedback is None else _str_or(feedback)}, '
-        f'"error": {"null" if error is None else _str_or(error)}, '
-        f'"error_class": {"null" if error_class is None else _str_or(error_class)}, '
+        # (an int is formatted as its repr)
+        f'"index": {index if type(index) is int else _number(index)}, '
+        f'"input": {"null" if given is None else encode_basestring(given) if type(given) is str else _encode(given)}, '  # noqa: E501
+        f'"expected": {"null" if expected is None else encode_basestring(expected) if type(expected) is str else _encode(expected)}, '  # noqa: E501
+        f'"score": {score_text}, {failure}'
         f'"duration_s": {_float_repr(duration) if type(duration) is float and duration - duration == 0.0 else _number(duration)}, '  # noqa: E501
-        f'"scores": [{score_list}], '
-        f'"flaky": {"false" if flaky is False else _flag(flaky)}, '
-        f'"carried_over": {"false" if carried is False else _flag(carried)}, '
-        f'"output": {"null" if output is None else _str_or(output)}, '
-        f'"calls": [], "retries": {_int_repr(retries) if type(retries) is int else _number(retries)}, '  # noqa: E501
-        + (
-            _NO_USAGE_TEXT
-            if usage is NO_USAGE
-            else f'"usage": {{"requests": {_number(usage.requests)}, '
-            f'"input_tokens": {_number(usage.input_tokens)}, '
-            f'"output_tokens": {_number(usage.output_tokens)}}}, '
-        )
-        + (
-            '"delta": null, "regressed": null}'
-            if delta is None
-            else f'"delta": {_number(delta.delta)}, "regressed": {_flag(delta.regressed)}}}'
-        )
+        f"{scores_text}{'false' if carried is False else _flag(carried)}, "
+        f'"output": {"null" if output is None else encode_basestring(output) if type(output) is str else _encode(output)}, '  # noqa: E501
+        f"{tail}"
     )
 
 
 _float_repr = float.__repr__
-_int_repr = int.__repr__
+_ZERO = 0
+_ONE = "1.0"
+_SCORED_ONE = '"scores": [1.0], "flaky": false, "carried_over": '
+_NO_FAILURE = '"feedback": null, "error": null, "error_class": null, '
 _NO_USAGE_TEXT = f'"usage": {_encode(NO_USAGE.to_json())}, '
+#: A row's last fields when it retried nothing, called no model and has no baseline row.
+_DEFAULT_TAIL = f'"calls": [], "retries": 0, {_NO_USAGE_TEXT}"delta": null, "regressed": null}}'
 
 
 def _str_or(value: object) -> str:
