@@ -10,8 +10,9 @@ program loaded for the file reuses it.
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -101,8 +102,13 @@ def outline_of(module: nodes.Module) -> FileOutline:
     return FileOutline(tuple(suites), autos)
 
 
-#: A suite outline's kind -> its node class (`pytest_kedi.lang.nodes`, imported on first use).
-_SUITE_NODES: dict[str, type[nodes.EvalSuite] | type[nodes.TestSuite]] = {}
+@functools.cache
+def _suite_nodes() -> Mapping[str, type[nodes.EvalSuite] | type[nodes.TestSuite]]:
+    """A suite outline's kind -> its node class (`pytest_kedi.lang.nodes`, imported on
+    first use; items read their suite often: no import statement each time)."""
+    from pytest_kedi.lang import nodes
+
+    return {"eval": nodes.EvalSuite, "test": nodes.TestSuite}
 
 
 class LazyModule:
@@ -146,12 +152,7 @@ class LazyModule:
     def suite(self, outline: SuiteOutline) -> nodes.EvalSuite | nodes.TestSuite:
         """The suite node that ``outline`` describes."""
         node = self.module().body[outline.index]
-        expected = _SUITE_NODES.get(outline.kind)
-        if expected is None:  # (items read their suite often: no import statement each time)
-            from pytest_kedi.lang import nodes
-
-            _SUITE_NODES.update(eval=nodes.EvalSuite, test=nodes.TestSuite)
-            expected = _SUITE_NODES[outline.kind]
+        expected = _suite_nodes()[outline.kind]
         if not isinstance(node, expected) or node.name != outline.name:
             raise LookupError(f"suite {outline.name!r} is not at its collected position")
         return node
