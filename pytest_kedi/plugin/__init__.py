@@ -62,6 +62,7 @@ def pytest_configure(config: pytest.Config) -> None:
     KediSession.start(config)
 
 
+@pytest.hookimpl(tryfirst=True)  # before the garbage collection pytest's own plugins run
 def pytest_unconfigure(config: pytest.Config) -> None:
     if (kedi := KediSession.of(config)) is not None:
         kedi.close()

@@ -140,9 +140,11 @@ class KediSession:
         return config.stash.get(SESSION_KEY, None)
 
     def close(self) -> None:
-        """``pytest_unconfigure``: model requests end with the session (no leak at exit),
-        and the run's records are dropped (their rows are freed at once: pytest's closing
-        garbage collection and the interpreter's exit walk none of them)."""
+        """``pytest_unconfigure``, before other plugins': model requests end with the
+        session (no leak at exit), and the run's records are dropped (their rows are freed
+        at once: pytest's closing garbage collections, run by its `unraisableexception`
+        plugin's ``pytest_unconfigure`` and afterwards, and the interpreter's exit walk
+        none of them)."""
         self.programs.close_model_loop()
         for records in (self.suites, self.tests, self._published, self._carried):
             records.clear()

@@ -451,14 +451,16 @@ def test_load_failure_fails_every_item_of_the_file(kedi: Kedi) -> None:
 
 
 def test_no_row_result_outlives_the_session(kedi: Kedi) -> None:
-    # The session drops its records when pytest unconfigures (issue 9): pytest's closing
-    # garbage collection and the interpreter's exit then walk none of a suite's rows.
+    # The session drops its records first thing when pytest unconfigures (issue 9): the
+    # garbage collection pytest's own `unraisableexception` plugin runs there, the other
+    # plugins' and the interpreter's exit then walk none of a suite's rows. Before, they
+    # were dropped after the built-in plugins' `pytest_unconfigure`, which a conftest's
+    # runs before, as here.
     kedi.write("scores.kedi", SCORES)
     kedi.write("split.kedi", SPLITS)
     kedi.pytester.makeconftest(
         "import gc\n"
         "import pytest\n\n"
-        "@pytest.hookimpl(trylast=True)\n"
         "def pytest_unconfigure(config):\n"
         "    from pytest_kedi.evals import RowResult, SuiteResult\n"
         "    if hasattr(config, 'workerinput'):\n"
