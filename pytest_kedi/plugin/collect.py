@@ -79,9 +79,14 @@ class CollectErrorRepr(ReprExceptionInfo):
 
     @classmethod
     def of(cls, error: KediCollectError) -> CollectErrorRepr:
+        """The error's text and headline cleaned like every report text (a parse error
+        quotes its source line, which may hold a credential's value)."""
+        from pytest_kedi.evals.safetext import clean_text
+
+        text, headline = clean_text(str(error)), clean_text(error.headline)
         return cls(
-            reprtraceback=ReprTraceback([ReprEntryNative([str(error) + "\n"])], None, "native"),
-            reprcrash=ReprFileLocation(error.path, error.line, error.headline),
+            reprtraceback=ReprTraceback([ReprEntryNative([text + "\n"])], None, "native"),
+            reprcrash=ReprFileLocation(error.path, error.line, headline),
         )
 
     def _key(self) -> tuple[object, ...]:

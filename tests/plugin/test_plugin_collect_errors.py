@@ -58,6 +58,31 @@ def test_the_json_report_lists_a_broken_kedi_file_and_test_module(
     assert SECRET not in markdown + page
 
 
+def test_a_parse_error_shows_no_credential_in_the_terminal_or_junit(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A parse error quotes its source line: the terminal's ``ERRORS`` section and the JUnit
+    ``<error>`` showed an API key's value there, which the JSON report, the failure text of
+    a case and ``pytest-kedi parse`` replace with ``[REDACTED:NAME]``."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    kedi.write("demo.kedi", DEMO)
+    kedi.write("broken.kedi", BROKEN)
+    result = kedi.run("--kedi-eval", "--junitxml", "j.xml", "-rA")
+    result.assert_outcomes(passed=3, errors=1)
+    printed = result.stdout.str()
+    assert SECRET not in printed
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting broken.kedi*",
+            "Kedi parse error:",
+            '*= `len("[[]REDACTED:OPENAI_API_KEY[]]", x`',
+            "ERROR broken.kedi - broken.kedi:2:9: *",
+        ]
+    )
+    junit = (kedi.pytester.path / "j.xml").read_text(encoding="utf-8")
+    assert SECRET not in junit and '"[REDACTED:OPENAI_API_KEY]", x' in junit
+
+
 def test_a_run_whose_only_kedi_file_is_broken_writes_its_reports(kedi: Kedi) -> None:
     """Before: ``kedi report not written (no Kedi item ran)``, an older report left as it was."""
     kedi.write("broken.kedi", BROKEN)
