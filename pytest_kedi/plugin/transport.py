@@ -1,10 +1,13 @@
 """Records on reports: what a Kedi item's report carries, and the one cleaning of its text.
 
-On an xdist worker, an item's record travels on its report as ``to_json`` builtins
-(``report.kedi_suite`` or ``report.kedi_case``, and the default model's label as
-``report.kedi_model``); the controller reads them back through ``from_json`` (`suite_of`,
-`case_of`, `model_of`) and then takes them off the report (`release`: pytest keeps every
-report to the end of the session, and a large suite's rows would stay there twice). In a
+On an xdist worker, an item's record travels on its report as the JSON text of its
+``to_json`` builtins (``report.kedi_suite`` or ``report.kedi_case``, and the default model's
+label as ``report.kedi_model``): pytest-xdist's serializer (execnet) writes nested builtins
+as one small ``bytes`` object per value, so a suite of 50,000 rows cost its worker about
+700 MB, where one string costs its length. The controller reads them back through
+``from_json`` (`suite_of`, `case_of`, `model_of`) and then takes them off the report
+(`release`: pytest keeps every report to the end of the session, and a large suite's rows
+would stay there twice). In a
 single process `attach` hands the record over directly (`Carried`), in the form the
 controller would read (`settled`), without building the JSON of every row at once.
 
@@ -16,8 +19,10 @@ A row's texts are cleaned when the row is made (`RowResult`), also when read bac
 from __future__ import annotations
 
 import dataclasses
+import json
 import warnings
 from dataclasses import dataclass
+from typing import cast
 
 import pytest
 
@@ -25,7 +30,7 @@ from pytest_kedi.constants import REPORT_CASE, REPORT_MODEL, REPORT_SUITE
 from pytest_kedi.evals.safetext import clean_data, clean_text, texts_clean
 from pytest_kedi.plugin.items import KediCaseItem, KediEvalItem
 from pytest_kedi.plugin.outcomes import case_outcome, expected_failure, skip_reason, xfail_reason
-from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
+from pytest_kedi.plugin.records import CaseRecord, Json, SuiteRecord
 
 __all__ = [
     "Carried",
@@ -193,14 +198,23 @@ def attach(
             None if case is None else CaseRecord.from_json(clean_data(case.to_json())),
             None if model is None else clean_text(model),
         )
-    for name, value in (
-        (_SUITE, None if suite is None else suite.to_json()),
-        (_CASE, None if case is None else case.to_json()),
-        (_MODEL, model),
-    ):
-        if value is not None:
-            setattr(report, name, clean_data(value))
+    if suite is not None:
+        setattr(report, _SUITE, _packed(suite.to_json()))
+    if case is not None:
+        setattr(report, _CASE, _packed(case.to_json()))
+    if model is not None:
+        setattr(report, _MODEL, clean_text(model))
     return None
+
+
+def _packed(record: Json) -> str:
+    """A record's cleaned JSON form as one JSON text (see the module doc)."""
+    return json.dumps(clean_data(record), ensure_ascii=False, check_circular=False)
+
+
+def _unpacked(data: object) -> Json:
+    """A record's JSON form, read back from what `_packed` made."""
+    return cast("Json", json.loads(data) if isinstance(data, str) else data)
 
 
 def release(report: pytest.TestReport) -> None:
@@ -212,12 +226,12 @@ def release(report: pytest.TestReport) -> None:
 
 def suite_of(report: pytest.TestReport) -> SuiteRecord | None:
     data = getattr(report, _SUITE, None)
-    return SuiteRecord.from_json(data) if data is not None else None
+    return SuiteRecord.from_json(_unpacked(data)) if data is not None else None
 
 
 def case_of(report: pytest.TestReport) -> CaseRecord | None:
     data = getattr(report, _CASE, None)
-    return CaseRecord.from_json(data) if data is not None else None
+    return CaseRecord.from_json(_unpacked(data)) if data is not None else None
 
 
 def model_of(report: pytest.TestReport) -> str | None:
