@@ -13,6 +13,7 @@ nothing.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -192,8 +193,8 @@ class ModelRun:
             taken = self.book.take()
             if taken:
                 payload["cassettes"] = taken
-        if payload:
-            setattr(report, HANDOVER, payload)
+        if payload:  # one JSON text, as a suite's record travels (`transport`)
+            setattr(report, HANDOVER, json.dumps(payload, check_circular=False))
 
     def calls_left(self, calls: Mapping[str, int]) -> dict[str, int]:
         """``calls`` (a worker's own, in every file) less those handed over already."""
@@ -206,6 +207,8 @@ class ModelRun:
     def take_over(self, payload: object) -> dict[str, int]:
         """The controller reads a report's hand-over: its cassette part joins the book; its
         model calls are returned."""
+        if isinstance(payload, str):
+            payload = json.loads(payload)
         if not isinstance(payload, dict):
             return {}
         cassettes = payload.get("cassettes")
