@@ -7,6 +7,7 @@ from __future__ import annotations
 from pytest_kedi.evals.classify import classify_exception, describe_exception, exception_location
 from pytest_kedi.evals.results import NO_USAGE, RowResult, Usage, join_outputs
 from pytest_kedi.evals.scoring import InvalidScoreError
+from pytest_kedi.evals.usage import new_usage
 from pytest_kedi.runtime.rowscope import ModelCallTrace, RowScope
 
 __all__ = ["errored_row", "failed_row", "row_usage"]
@@ -75,6 +76,7 @@ def errored_row(
 
 def row_usage(scope: RowScope) -> Usage:
     """The model usage a row's scope collected (the shared `NO_USAGE` for none)."""
-    if scope.requests or scope.input_tokens or scope.output_tokens:
-        return Usage(scope.requests, scope.input_tokens, scope.output_tokens)
+    requests, input_tokens, output_tokens = scope.requests, scope.input_tokens, scope.output_tokens
+    if requests or input_tokens or output_tokens:
+        return new_usage(requests, input_tokens, output_tokens)
     return NO_USAGE
