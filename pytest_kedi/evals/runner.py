@@ -76,13 +76,14 @@ class EvalProgram(Protocol):
 
 
 #: Every `_FREEZE_EVERY` rows (a power of two), the objects the rows made and kept (their
-#: results: two objects a row) are frozen with the suite's older objects, unless the young
-#: generation holds more than `_YOUNG_PER_ROW` objects a row (`freeze_if_few_young`): the
-#: collector's young-generation passes would walk the results, and its middle-generation
-#: passes walk them again, about a tenth of a deterministic row's cost.
+#: results: two objects a row, three with the usage of a row that called a model) are
+#: frozen with the suite's older objects, unless the young generation holds more than
+#: `_YOUNG_PER_ROW` objects a row (`freeze_if_few_young`): the collector's young-generation
+#: passes would walk the results, and its middle-generation passes walk them again, about a
+#: tenth of a deterministic row's cost.
 _FREEZE_EVERY = 64
 _FREEZE_EVERY_MASK = _FREEZE_EVERY - 1
-_YOUNG_PER_ROW = 3
+_YOUNG_PER_ROW = 4
 _YOUNG_LIMIT = _FREEZE_EVERY * _YOUNG_PER_ROW
 
 
