@@ -67,6 +67,7 @@ class KediSession:
         self.config = config
         self.settings = settings
         self.worker = hasattr(config, "workerinput")  # an xdist worker, not the controller
+        self.local = not self.worker  # records are handed over in this process
         self.models = ModelRun(config, settings)
         self.programs = ProgramCache(config, settings.model, settings.debug)
         self.programs.model_policy = self.models.policy_for
@@ -100,6 +101,7 @@ class KediSession:
         self._progress: Progress | None = None
         self._progress_resolved = False  # _progress is looked up on first use
         self._disk_caches: tuple[ParseCache | None, CodeCache | MemoryCodeStore] | None = None
+        self._transport: Any = None  # `pytest_kedi.plugin.transport`, once an item reports
 
     @property
     def disk_caches(self) -> tuple[ParseCache | None, CodeCache | MemoryCodeStore]:
@@ -232,28 +234,24 @@ class KediSession:
         """Put the item's record on its report (and pytest-html's rows table)."""
         if not isinstance(item, KediItem):  # (every phase of every other test passes here)
             return
-        from pytest_kedi.plugin import transport
-        from pytest_kedi.plugin.records import SuiteRecord
+        if (transport := self._transport) is None:  # imported once, when an item reports
+            from pytest_kedi.plugin import transport as module
 
+            transport = self._transport = module
         nodeid = item.nodeid
-        published = self._published.get(nodeid)
-        threshold = self.settings.threshold_for(nodeid) if isinstance(item, KediEvalItem) else None
-        model = self._models.get(nodeid)
+        published, model = self._published.get(nodeid), self._models.get(nodeid)
+        limit = self.settings.threshold_for(nodeid) if isinstance(item, KediEvalItem) else None
         carried = transport.attach(
-            item,
-            when,
-            report,
-            published=published,
-            model=model,
-            threshold=threshold,
-            local=not self.worker,
+            item, when, report, published=published, model=model, threshold=limit, local=self.local
         )
         # read by `log_report`, next (a phase that carries nothing is not kept)
         if carried is not None and not carried.nothing:
             self._carried[id(report)] = (report, carried)
-        summary = self.settings.rows_mode == "summary"  # the rows section, pytest-html's table
-        if when == "call" and summary and isinstance(published, SuiteRecord) and published.rows:
-            add_summary_rows(self.config, published.rows, report)
+        if when == "call" and self.settings.rows_mode == "summary":  # the rows section, html table
+            from pytest_kedi.plugin.records import SuiteRecord
+
+            if isinstance(published, SuiteRecord) and published.rows:
+                add_summary_rows(self.config, published.rows, report)
         if when == "teardown":  # a rerun (pytest-rerunfailures) starts afresh
             self._published.pop(nodeid, None)
             self._models.pop(nodeid, None)

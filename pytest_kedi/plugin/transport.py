@@ -163,6 +163,35 @@ def settled(record: SuiteRecord) -> SuiteRecord:
     return dataclasses.replace(back, result=dataclasses.replace(back.result, rows=rows))
 
 
+#: What a phase that carries no record hands over (shared: `Carried` is frozen).
+_NOTHING = Carried(None, None, None)
+#: The types a `CaseRecord`'s fields read back from JSON as themselves (`_settled_case`).
+_AS_READ = (str, type(None))
+
+
+def _settled_case(case: CaseRecord) -> CaseRecord:
+    """``case`` as the controller reads it back from its cleaned JSON form: ``case``
+    itself when every field is of the exact type `CaseRecord.from_json` makes of it and
+    every text is clean (what the round trip gives then equals it), else the round trip."""
+    texts = (
+        case.nodeid,
+        case.procedure,
+        case.case,
+        case.outcome,
+        case.message,
+        case.skip_reason,
+        case.xfail_reason,
+    )
+    if (
+        type(case.line) is int
+        and all(type(text) in _AS_READ for text in texts)
+        and texts_clean(text for text in texts if text is not None)
+        and all(type(text) is str for text in texts[:4])
+    ):
+        return case
+    return CaseRecord.from_json(clean_data(case.to_json()))
+
+
 def attach(
     item: pytest.Item,
     when: str,
@@ -193,9 +222,11 @@ def attach(
         model = None
     _clean_report(report)
     if local:
+        if suite is None and case is None and model is None:
+            return _NOTHING  # (most phases: a passed setup or teardown)
         return Carried(
             None if suite is None else settled(suite),
-            None if case is None else CaseRecord.from_json(clean_data(case.to_json())),
+            None if case is None else _settled_case(case),
             None if model is None else clean_text(model),
         )
     if suite is not None:
@@ -271,11 +302,32 @@ def _clean_report(report: pytest.TestReport) -> None:
     if isinstance(wasxfail, str) and wasxfail:
         report.wasxfail = clean_text(wasxfail)
     # Most reports carry neither (every phase of every item passes here).
-    if report.user_properties:
-        report.user_properties = clean_data(list(report.user_properties))
+    properties = report.user_properties
+    if properties and not _properties_clean(properties):
+        report.user_properties = clean_data(list(properties))
     sections = report.sections
     if sections and not texts_clean(text for section in sections for text in section):
         report.sections = clean_data(list(sections))
+
+
+#: Values `clean_data` leaves as they are (no text in them).
+_NUMBERS = (int, float, bool, type(None))
+
+
+def _properties_clean(properties: list[tuple[str, object]]) -> bool:
+    """Whether `clean_data` would leave ``properties`` as they are: pairs of a name and a
+    number (or None) or text, every text clean (an eval item's ``kedi_*`` properties, on
+    its call and teardown reports), checked without its JSON dump."""
+    texts: list[str] = []
+    for prop in properties:
+        if type(prop) is not tuple:
+            return False
+        for value in prop:
+            if type(value) is str:
+                texts.append(value)
+            elif type(value) not in _NUMBERS:
+                return False
+    return texts_clean(texts)
 
 
 def _clean_repr(node: object, seen: set[int]) -> object:

@@ -1,0 +1,73 @@
+"""A Kedi item's record handed over within one process (`transport.attach`) is the record
+the controller would read back from its cleaned JSON form, without building that form
+when there is nothing to clean."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from pytest_kedi.evals.safetext import clean_data
+from pytest_kedi.plugin import transport
+from pytest_kedi.plugin.records import CaseRecord
+
+SECRET = "sk-transport-secret-0123456789"
+CUT = "\udcff"  # a lone surrogate: not encodable as UTF-8
+
+
+def _round_trip(case: CaseRecord) -> CaseRecord:
+    return CaseRecord.from_json(clean_data(case.to_json()))
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        CaseRecord("t.kedi::test:s::c", 3, "s", "c", "passed", None),
+        CaseRecord("t.kedi::test:s::c", 3, "s", "c", "skipped", None, skip_reason="why"),
+        CaseRecord("t.kedi::test:s::c", 3, "s", "c", "failed", "AssertionError: é"),
+    ],
+)
+def test_a_clean_case_record_is_handed_over_as_it_is(case: CaseRecord) -> None:
+    assert transport._settled_case(case) is case
+    assert _round_trip(case) == case
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        CaseRecord("t.kedi::test:s::c", 3, "s", "c", "failed", f"key={SECRET}"),
+        CaseRecord("t.kedi::test:s::c", 3, "s", "c", "failed", f"cut {CUT}"),
+        CaseRecord("t.kedi::test:s::c", 3, "s", "c", "skipped", None, skip_reason=SECRET),
+        CaseRecord("t.kedi::test:s::c", True, "s", "c", "passed", None),  # type: ignore[arg-type]
+    ],
+)
+def test_a_case_record_to_clean_is_read_back_from_its_cleaned_json(
+    case: CaseRecord, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRANSPORT_API_KEY", SECRET)
+    settled = transport._settled_case(case)
+    assert settled == _round_trip(case) and settled is not case
+    assert SECRET not in repr(settled) and CUT not in repr(settled)
+
+
+@pytest.mark.parametrize(
+    ("properties", "cleaned"),
+    [
+        ([("kedi_score", 1.0), ("kedi_rows", 5), ("kedi_feedback", None)], False),
+        ([("kedi_feedback", "fine"), ("kedi_split", "test")], False),
+        ([("kedi_feedback", f"saw {SECRET}")], True),
+        ([("kedi_feedback", f"cut {CUT}")], True),
+        ([("mine", ["a", SECRET])], True),
+        ([["mine", 1]], True),
+    ],
+)
+def test_report_properties_are_cleaned_when_they_need_it(
+    properties: list[object], cleaned: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRANSPORT_API_KEY", SECRET)
+    report = SimpleNamespace(longrepr=None, user_properties=properties, sections=[], wasxfail=None)
+    transport._clean_report(report)  # type: ignore[arg-type]
+    assert report.user_properties == clean_data(list(properties))
+    assert (report.user_properties is not properties) == cleaned
+    assert SECRET not in repr(report.user_properties)
