@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_kedi.constants import ENV_HOME
+from pytest_kedi.constants import ENV_DEBUG_OPTIMIZED, ENV_HOME
 from pytest_kedi.fileread import is_file
 from pytest_kedi.lang import check_python, nodes, parse_file
 from pytest_kedi.lang.diagnostics import ImportSite, KediParseError
@@ -141,6 +141,10 @@ def _optimize_spans(body: tuple[Any, ...], owner: str | None, out: dict[str, lis
 
 def _optimized(path: str, module: nodes.Module) -> dict[str, dict[str, str]]:
     if not os.path.isfile(path):
+        return {}
+    # Most files have no artifact: none, no walk of the module for its spans (one `stat`
+    # per file, not two), unless its absence is to be shown (`load_optimized`).
+    if not is_file(path + ".optimized.json") and os.environ.get(ENV_DEBUG_OPTIMIZED) != "1":
         return {}
     from pytest_kedi.runtime.model import InvalidOptimizedPrompts, load_optimized, optimized_path
 

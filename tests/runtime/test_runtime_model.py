@@ -267,6 +267,19 @@ def test_invalid_optimized_json_fails_loudly(kedi, tmp_path):
         kedi("= x\n")
 
 
+def test_loading_without_optimized_prompts_says_so_under_debug(kedi, monkeypatch, capsys):
+    """A file without `prog.kedi.optimized.json` loads with its source prompts; under
+    KEDI_DEBUG_OPTIMIZED=1 the load says so (its absence is looked up once per load)."""
+    src = "@f(t: str) -> str:\n  > optimize: main:\n    >> Say <t>: [s]\n  = <s>\n"
+    monkeypatch.delenv("KEDI_DEBUG_OPTIMIZED", raising=False)
+    kedi(src, mode="validate")
+    assert capsys.readouterr() == ("", "")
+    monkeypatch.setenv("KEDI_DEBUG_OPTIMIZED", "1")
+    kedi(src, mode="validate")
+    expected = "kedi optimized: no prog.kedi.optimized.json; using source prompts\n"
+    assert capsys.readouterr() == ("", expected)
+
+
 def test_auto_without_cache_is_unsupported_when_called(kedi):
     src = """
     @gen(x: str) -> str:
