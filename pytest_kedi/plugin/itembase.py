@@ -198,7 +198,7 @@ class KediItem(pytest.Item):
         session = kedi_session(self.config)
         path, lazy = (self.path, self.lazy) if self.runs_in is None else self.runs_in
         collected = lazy.module()  # loaded first: the program reuses it
-        loaded = session.programs.program_for(path, self.ihook)
+        loaded = session.programs.program_for(path, self)  # (its hooks: when it loads)
         if loaded.program.module.source != collected.source:
             from pytest_kedi.text import display_path
 

@@ -287,7 +287,10 @@ class KediCaseItem(KediItem):
 
     @property
     def case(self) -> nodes.Case:
-        case = self.suite.cases[self.case_index]
+        return self._case_of(self.suite)
+
+    def _case_of(self, suite: nodes.TestSuite) -> nodes.Case:
+        case = suite.cases[self.case_index]
         assert case.name == self.case_outline.name
         return case
 
@@ -331,16 +334,21 @@ class KediCaseItem(KediItem):
             failure = self._failure(error, exc.where, message, "could not run", exc.text)
         if failure is not None:
             self._fail(failure)
-        from pytest_kedi.plugin.debugging import TraceCase
+        session = kedi_session(self.config)
+        trace = None
+        if self.config.getoption("trace", False):
+            from pytest_kedi.plugin.debugging import TraceCase
 
-        trace = TraceCase(rewrite_case_asserts) if self.config.getoption("trace", False) else None
+            trace = TraceCase(rewrite_case_asserts)
         # Compiled, assertion-rewritten case code is kept across runs (not under --trace,
         # whose transform must see the code being compiled).
-        store = kedi_session(self.config).disk_caches[1] if trace is None else None
+        store = session.disk_caches[1] if trace is None else None
+        suite = self.suite  # (read once: the file's module, looked up and checked)
+        case = self._case_of(suite)
         try:
             with trace or contextlib.nullcontext():
                 transform = trace.transform if trace is not None else rewrite_case_asserts
-                program.run_case(self.suite, self.case, transform=transform, store=store)
+                program.run_case(suite, case, transform=transform, store=store)
         except pytest.xfail.Exception:  # pytest.xfail() (a `Failed`): the case is xfailed
             raise
         except pytest.fail.Exception as error:  # pytest.fail(): the user's frames, no internals
@@ -359,7 +367,9 @@ class KediCaseItem(KediItem):
             failure = self._failure(user_exception(error), where, message, "failed", text)
         if failure is not None:
             self._fail(failure)
-        self._publish("passed", None)
+        from pytest_kedi.plugin.records import CaseRecord
+
+        session.publish(CaseRecord.of(self.nodeid, suite, case, outcome="passed", message=None))
 
     def _publish(self, outcome: str, message: str | None) -> None:
         from pytest_kedi.plugin.records import CaseRecord

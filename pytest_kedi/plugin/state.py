@@ -132,12 +132,13 @@ class ProgramCache:
         entry = self._programs.get(path)
         return entry.program.model_calls() if isinstance(entry, LoadedProgram) else {}
 
-    def program_for(self, path: Path, ihook: Any) -> LoadedProgram:
-        """Load ``path`` once per process (validate mode); raise `ProgramLoadError`."""
+    def program_for(self, path: Path, node: pytest.Item) -> LoadedProgram:
+        """Load ``path`` once per process (validate mode; ``node``'s hooks asked for its
+        model); raise `ProgramLoadError`."""
         with self._lock:
             cached = self._programs.get(path)
             if cached is None:
-                cached = self._load(path, ihook)
+                cached = self._load(path, node.ihook)
                 self._programs[path] = cached
         if isinstance(cached, ProgramLoadError):
             raise cached
