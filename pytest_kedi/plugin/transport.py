@@ -156,11 +156,12 @@ def settled(record: SuiteRecord) -> SuiteRecord:
     made, and it reads back equal), without the exceptions they raised."""
     head = clean_data({**record.head_json(), "rows": []})
     back = SuiteRecord.from_json(head)
-    rows = [
+    # (its result is its own, made just now: given the rows in place, not copied twice)
+    back.result.rows = [
         row if row.exception is None else dataclasses.replace(row, exception=None)
         for row in record.rows
     ]
-    return dataclasses.replace(back, result=dataclasses.replace(back.result, rows=rows))
+    return back
 
 
 #: What a phase that carries no record hands over (shared: `Carried` is frozen).

@@ -4,6 +4,7 @@ when there is nothing to clean."""
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 
 import pytest
@@ -71,3 +72,23 @@ def test_report_properties_are_cleaned_when_they_need_it(
     assert report.user_properties == clean_data(list(properties))
     assert (report.user_properties is not properties) == cleaned
     assert SECRET not in repr(report.user_properties)
+
+
+def test_a_suite_record_is_handed_over_as_read_back_with_its_rows() -> None:
+    from pytest_kedi.evals import RowResult, SuiteResult
+    from pytest_kedi.plugin.records import SuiteRecord
+
+    raised = KeyError("x")
+    rows = [
+        RowResult(1, "'q1'", "'yes'", 1.0, None, None, None, 0.01),
+        RowResult(2, "'q2'", None, 0.0, "error: KeyError: 'x'", "KeyError: 'x'", "metric", 0.02),
+    ]
+    rows[1] = dataclasses.replace(rows[1], exception=raised)
+    result = SuiteResult(
+        "answer", "exact", "qs", "test", 0.5, rows, 2, 1, {"metric": 1}, "fb", None, 0.03
+    )
+    record = SuiteRecord("a.kedi::eval:answer", 4, result, threshold=0.8, outcome="failed")
+    settled = transport.settled(record)
+    assert settled == record and settled.result is not result
+    assert settled.rows[0] is rows[0] and settled.rows[1].exception is None
+    assert record.rows[1].exception is raised  # the item's own record is left as it was
