@@ -207,8 +207,10 @@ class BodyReader:
             if all(_KEY.match(k.text) and classify(k) != "python" for k in kids):
                 entries = tuple(self.setting(k) for k in kids)
                 return n.KeyValue(span, key, None, entries=entries)
-            names = tuple(self.name_row(k, key, check=False) for k in kids)
-            return n.KeyValue(span, key, None, items=names)
+            listed = [self.list_item(k, key) for k in kids]
+            names = tuple(text for text, _ in listed)
+            codes = tuple(code for _, code in listed)
+            return n.KeyValue(span, key, None, items=names, item_codes=codes)
         if _SOLE_CODE.fullmatch(value):
             return n.KeyValue(span, key, value, self.code(at, value))
         if value[:1] in ("'", '"'):  # the scanner cut the row at a '#' the string may hold
@@ -216,6 +218,23 @@ class BodyReader:
             end = text.find("\n", at)
             value = quoted_value(text[at : len(text) if end < 0 else end].rstrip("\r"))
         return n.KeyValue(span, key, _plain(value, at))
+
+    def list_item(self, item: Item, key: str) -> tuple[str, n.PyCode | None]:
+        """One row of a key's indented list, read like a one-line value: a backtick item is
+        Python, a plain one has its escapes resolved, and a quoted one keeps a ``#`` it holds
+        (docs/language.md#comments, #text-and-escapes)."""
+        text = self.name_row(item, key, check=False)
+        if not text:
+            return text, None
+        at = self.b.src.text.find(text, item.start)
+        at = item.start if at < 0 else at
+        if _SOLE_CODE.fullmatch(text):
+            return text, self.code(at, text)
+        if text[:1] in ("'", '"'):  # the scanner cut the row at a '#' the string may hold
+            source = self.b.src.text
+            end = source.find("\n", at)
+            text = quoted_value(source[at : len(source) if end < 0 else end].rstrip("\r"))
+        return _plain(text, at), None
 
     def text_row(self, item: Item, name: str) -> n.Text:
         if classify(item) not in ("row", "python"):

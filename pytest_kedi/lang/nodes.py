@@ -319,15 +319,15 @@ class Show(Node):
 
 @dataclass(frozen=True, slots=True)
 class KeyValue(Node):
-    """``key: value`` in a directive body; ``value`` is plain text or backtick code;
-    ``items`` holds an indented sub-list (e.g. ``retry_on:``/``preload_tools:``);
-    ``entries`` holds an indented block of nested ``key: value`` lines."""
+    """``key: value`` in a directive body: ``value`` plain text or backtick ``code``; ``items``
+    an indented list (backtick items' code in ``item_codes``); ``entries`` nested lines."""
 
     key: str
     value: str | None
     code: PyCode | None = None
     items: tuple[str, ...] = ()
-    entries: tuple[KeyValue, ...] = ()  # nested ``key: value`` block (``auth:`` in a2a)
+    item_codes: tuple[PyCode | None, ...] = ()
+    entries: tuple[KeyValue, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

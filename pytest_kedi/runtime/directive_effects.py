@@ -159,8 +159,12 @@ def _set_settings(stmt: nodes.Directive, ctx: Frame) -> None:
             )
         if kv.code is not None:
             value = eval_code(kv.code, ctx)
-        elif kv.items:
-            value = list(kv.items)
+        elif kv.items:  # a backtick item is Python (docs/language.md#model-directives)
+            codes = kv.item_codes or (None,) * len(kv.items)
+            value = [
+                item if code is None else eval_code(code, ctx)
+                for item, code in zip(kv.items, codes, strict=True)
+            ]
         else:
             value = parse_setting_value(kv.value or "")
         try:

@@ -146,6 +146,23 @@ def test_hash_in_a_quoted_string_of_a_settings_list_is_kept() -> None:
     assert settings.settings[0].value == '["#", "END"]'
 
 
+def test_rows_of_a_settings_list_read_like_one_line_values() -> None:
+    """A list row was kept as written: a quoted row was cut at its '#' (`"a #b"` became
+    `"a`), escapes stayed (`\\#` was sent with its backslash) and a backtick row was text."""
+    source = '> settings:\n  stop_sequences:\n    "a #b"  # note\n    c\\#d\n    `"x"`\n= a\n'
+    (settings, _) = parse(source).body
+    assert isinstance(settings, n.Directive)
+    (kv,) = settings.settings
+    assert kv.items == ('"a #b"', "c#d", '`"x"`')
+    assert [code and code.source for code in kv.item_codes] == [None, None, '"x"']
+
+
+def test_an_unsupported_escape_in_a_settings_list_row_is_located() -> None:
+    diag = error_of("> settings:\n  stop_sequences:\n    ok\n    x\\qy\n")
+    assert diag.message.startswith("unsupported escape '\\q'")
+    assert (diag.line, diag.column) == (4, 6)
+
+
 @pytest.mark.parametrize(
     ("row", "value"),
     [

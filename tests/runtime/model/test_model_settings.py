@@ -79,6 +79,12 @@ def test_keys_follow_the_installed_pydantic_ai() -> None:
             '> settings: `{"temperature": 0.2, "stop": ["x"]}`\n> settings:\n  top_k: 5\n',
             {"temperature": 0.2, "top_k": 5},
         ),
+        # an indented list's rows read like one-line values: a backtick row was sent as its
+        # source text, escapes and `~~` were kept as written (docs/language.md#model-directives)
+        (
+            '> settings:\n  stop_sequences:\n    `"x" * 2`\n    a\\#b\n    c~~d\n    e # note\n',
+            {"stop_sequences": ["xx", "a#b", "c~d", "e"]},
+        ),
     ],
 )
 def test_settings_directive_reaches_the_model(source: str, expected: dict[str, object]) -> None:
