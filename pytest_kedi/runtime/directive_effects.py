@@ -25,6 +25,7 @@ from pytest_kedi.runtime.model.calls import run_optimize
 from pytest_kedi.runtime.model.settings import parse_setting_value
 from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.modules import run_export, run_import
+from pytest_kedi.runtime.pyerrors import check_error
 from pytest_kedi.runtime.types import describe_value
 from pytest_kedi.runtime.valueerrors import header_value, kv_value, value_error
 
@@ -63,7 +64,8 @@ def _set_model(stmt: nodes.Directive, ctx: Frame) -> None:
     from pytest_kedi.runtime.model import ModelError, normalize_model_name
 
     value = _inline(stmt, ctx)
-    if not isinstance(value, str) or not value.strip():
+    # `str.strip`, not the value's own: a `str` subclass's override is no model name's
+    if not isinstance(value, str) or not str.strip(value):
         raise value_error(
             KediTypeExecutionError,
             ctx,
@@ -71,7 +73,7 @@ def _set_model(stmt: nodes.Directive, ctx: Frame) -> None:
             f"> model: expects a model name (str), got {describe_value(value)}",
         )
     try:
-        name = normalize_model_name(value.strip())
+        name = normalize_model_name(str.strip(value))
     except ModelError as exc:
         raise value_error(KediModelError, ctx, header_value(stmt, ctx), exc.message) from exc
     ctx.scope.state = ctx.scope.state.replace(model=name)
@@ -130,7 +132,11 @@ def _set_settings(stmt: nodes.Directive, ctx: Frame) -> None:
     if stmt.code is not None:  # `> settings: `{...}``: a mapping of settings
         given = eval_code(stmt.code, ctx)
         at = stmt.code.span.start_offset
-        if not isinstance(given, Mapping) or not all(isinstance(k, str) for k in given):
+        try:  # a user's mapping runs its own code: its error is located there
+            pairs = list(given.items()) if isinstance(given, Mapping) else None
+        except Exception as exc:
+            raise check_error(exc) from exc
+        if pairs is None or not all(isinstance(k, str) for k, _ in pairs):
             raise value_error(
                 KediTypeExecutionError,
                 ctx,
@@ -138,7 +144,7 @@ def _set_settings(stmt: nodes.Directive, ctx: Frame) -> None:
                 "> settings: expects a mapping of setting names to values, got "
                 + describe_value(given),
             )
-        for key, value in given.items():
+        for key, value in pairs:
             if key not in DROPPED_SETTING_KEYS:
                 try:
                     new[key] = check_setting(key, value)
@@ -231,7 +237,7 @@ def _set_marker(ctx: Frame, name: str, marker: tuple[str, int]) -> None:
 
 def _is_off(value: Any) -> bool:
     """``disabled`` (or a false ``enabled:``) turns a `_NOOP_WHEN_OFF` directive off."""
-    return value is False or (isinstance(value, str) and value.strip() in _OFF_VALUES)
+    return value is False or (isinstance(value, str) and str.strip(value) in _OFF_VALUES)
 
 
 def _turned_off(stmt: nodes.Directive, ctx: Frame) -> bool:
@@ -254,7 +260,7 @@ def _marker(stmt: nodes.Directive, ctx: Frame) -> None:
         # `enabled` and `disabled`, plain or from a backtick, are no-ops
         # (docs/language.md#newer-directives); the value is evaluated once
         given = eval_code(stmt.code, ctx) if stmt.code is not None else stmt.value
-        toggled = isinstance(given, str) and given.strip() == "enabled"
+        toggled = isinstance(given, str) and str.strip(given) == "enabled"
         if toggled:
             return
         off = _is_off(given)

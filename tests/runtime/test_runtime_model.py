@@ -401,3 +401,40 @@ def test_an_output_field_shadowing_basemodel_warns_at_its_kedi_line_once(kedi):
         ('output field "json" shadows an attribute of pydantic.BaseModel', 2)
     ]
     assert shadowing[0].filename.endswith("prog.kedi")
+
+
+def test_a_settings_mapping_whose_own_code_fails_is_located(run):
+    """A mapping class raising in its `items()` escaped as a bare Python error from
+    pytest-kedi's directive code: no Kedi stack trace, no `.kedi` line."""
+    src = """
+    ```
+    class Settings(dict):
+        def items(self):
+            raise RuntimeError("bad items")
+    ```
+    > settings: `Settings(temperature=1.0)`
+    = done
+    """
+    with pytest.raises(KediExecutionError) as caught:
+        run(src)
+    rendered = caught.value.render()
+    assert rendered.startswith("Kedi stack trace:")
+    assert "line 6, in <program>\n    > settings: `Settings(temperature=1.0)`" in rendered
+    assert 'line 4, in <prelude> (Python)\n    raise RuntimeError("bad items")' in rendered
+    assert rendered.endswith("RuntimeError: bad items")
+
+
+def test_a_model_name_is_read_without_the_values_own_methods(run):
+    """A `str` subclass overriding `strip` had that override run by `> model:` (its error
+    escaped unlocated); the name is the string's own text."""
+    src = """
+    ```
+    class Name(str):
+        def strip(self):
+            raise RuntimeError("bad strip")
+    ```
+    > model: `Name(" test ")`
+    >> Say [x]
+    = <x>
+    """
+    assert run(src) == "a"
