@@ -186,7 +186,14 @@ def _set_settings(stmt: nodes.Directive, ctx: Frame) -> None:
 
 def _set_adapter(stmt: nodes.Directive, ctx: Frame) -> None:
     value = _inline(stmt, ctx)
-    name = str(value).strip() if value is not None else ""
+    if not isinstance(value, str):  # (its own `__str__` was run, and could raise unlocated)
+        raise value_error(
+            KediTypeExecutionError,
+            ctx,
+            header_value(stmt, ctx),
+            f"> adapter: expects an adapter name (str), got {describe_value(value)}",
+        )
+    name = str.strip(value)
     if name == "pydantic":
         state = ctx.scope.state
         ctx.scope.state = state.replace(adapter="pydantic", unsupported=_without(state, "adapter"))

@@ -438,3 +438,19 @@ def test_a_model_name_is_read_without_the_values_own_methods(run):
     = <x>
     """
     assert run(src) == "a"
+
+
+def test_an_adapter_value_that_is_no_str_is_a_located_error(run):
+    """`> adapter:` ran the value's own `__str__`: its error escaped unlocated."""
+    src = """
+    ```
+    class Name:
+        def __str__(self):
+            raise RuntimeError("no str")
+    ```
+    > adapter: `Name()`
+    = done
+    """
+    with pytest.raises(KediTypeExecutionError) as caught:
+        run(src)
+    assert "> adapter: expects an adapter name (str), got <" in str(caught.value)

@@ -232,6 +232,14 @@ def test_a_settings_value_must_be_a_mapping() -> None:
             "           ^",
             "inline.kedi:1:12: unknown adapter 'xx'",
         ),
+        # a value that is no str: its own `__str__` ran, unlocated (an `int` gave "'42'")
+        (
+            "> adapter: `42`\n",
+            1,
+            "> adapter: `42`",
+            "           ^",
+            "inline.kedi:1:12: > adapter: expects an adapter name (str), got 42 (int)",
+        ),
     ],
 )
 def test_a_bad_directive_value_is_located_at_the_value(
