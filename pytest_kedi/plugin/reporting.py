@@ -75,32 +75,15 @@ def _width(tr: Any) -> int:
 
 class _Printable:
     """The terminal reporter, its lines shown with control characters escaped
-    (`printable`): feedback and model answers reach the ``kedi`` section.
-
-    Consecutive ASCII lines without markup are held and written in one call (`flush`:
-    before any other line or use of the reporter, and when the section ends), the same
-    text as one call each: a section of a thousand suites is one write, not a thousand.
-    (Other lines go alone: a terminal that cannot encode one escapes only that one.)"""
+    (`printable`): feedback and model answers reach the ``kedi`` section."""
 
     def __init__(self, tr: Any) -> None:
         self._tr = tr
-        self._held: list[str] = []
 
     def write_line(self, line: str, **markup: bool) -> None:
-        shown = printable(line)
-        if not markup and shown.isascii():
-            self._held.append(shown)
-            return
-        self.flush()
-        self._tr.write_line(shown, **markup)
-
-    def flush(self) -> None:
-        if self._held:
-            text, self._held = "\n".join(self._held), []
-            self._tr.write_line(text)
+        self._tr.write_line(printable(line), **markup)
 
     def __getattr__(self, name: str) -> Any:
-        self.flush()
         return getattr(self._tr, name)
 
 
@@ -116,13 +99,6 @@ def write_summary(tr: Any, summary: Summary, *, verbose: bool) -> None:
     ):
         return
     tr = _Printable(tr)
-    try:
-        _write_section(tr, summary, verbose=verbose)
-    finally:
-        tr.flush()
-
-
-def _write_section(tr: _Printable, summary: Summary, *, verbose: bool) -> None:
     if tr.no_summary:
         for error in summary.errors:
             tr.write_line(f"kedi: {error}", red=True)
