@@ -136,8 +136,12 @@ def _run_map(
     first: KediExecutionError | None = None
     span = stmt.map_span or stmt.span
     for number, iteration in enumerate(kept, start=1):
+        # A child of the iteration's scope (its bindings), with the directives in force where
+        # the map stands, not those of the loop body (docs/language.md#block-scopes).
+        scope = iteration.scope.child()
+        scope.state = ctx.scope.state
         try:
-            result = exec_body(body, iteration.child(iteration.scope.child()))
+            result = exec_body(body, iteration.child(scope))
         except KediExecutionError as err:
             if first is None:
                 first = err.with_outer_frame(

@@ -235,6 +235,31 @@ def test_directives_in_a_branch_are_undone_when_it_ends(run):
     assert model.instructions == ["inner", "outer"]
 
 
+def test_a_map_body_has_the_directives_in_force_where_it_stands(run):
+    # Directives are lexical (docs/language.md#block-scopes): a loop body's directives end
+    # with each iteration, and the map body, written after the loop body, is not inside it.
+    # It sees each iteration's bindings, not its directives. Before, its `>>` was sent the
+    # loop body's `inner`; a directive of the map body's own applies to it.
+    model = ScriptedModel()
+    src = """
+    > instructions: outer
+    > loop [x]: `["a", "b"]`:
+      > instructions: inner
+      >> loop <x>
+    > map:
+      >> map <x>
+    > loop [y]: `["c"]`:
+      `pass`
+    > map:
+      > instructions: own
+      >> map <y>
+    >> after
+    = ok
+    """
+    run(src, model=model)
+    assert model.instructions == ["inner", "inner", "outer", "outer", "own", "outer"]
+
+
 def test_loop_claim_is_asked_before_every_iteration(run):
     answers = iter([True, True, False])
     model = ScriptedModel(fields=lambda prompt: {"holds": next(answers)})
