@@ -16,8 +16,10 @@ from collections.abc import Callable, Iterator, KeysView
 from types import CodeType
 from typing import Any
 
+from pytest_kedi.errors import KediExecutionError
 from pytest_kedi.runtime.pyanalysis import INTROSPECTION
 from pytest_kedi.runtime.scope import EPOCHS, MISSING, LazyBinding, Scope
+from pytest_kedi.text import exception_text
 
 __all__ = [
     "LazyDeleted",
@@ -32,6 +34,28 @@ __all__ = [
 ]
 
 Forcer = Callable[[LazyBinding, str], Any]
+
+
+def _forced(forcer: Forcer, lazy: LazyBinding, key: str) -> Any:
+    """``forcer(lazy, key)``, with a failure that is a ``KeyError`` raised as a Kedi error
+    that is not one: Python's name lookup takes a ``KeyError`` from a globals or builtins
+    mapping for "no such name" and raises ``NameError`` at the reader instead, which would
+    hide a binding's own ``KeyError`` (``[cfg] = `d["b"]` `` read as ``cfg``) and its line."""
+    try:
+        return forcer(lazy, key)
+    except KeyError as exc:
+        error: KeyError = exc
+    if isinstance(error, KediExecutionError):
+        carrier = KediExecutionError(
+            error.message,
+            frames=error.frames,
+            python_traces=error.python_traces,
+            original=error.original,
+        )
+        vars(carrier).update(vars(error))
+    else:
+        carrier = KediExecutionError(exception_text(error) or type(error).__name__, original=error)
+    raise carrier.with_traceback(error.__traceback__)
 
 
 class LazyDeleted(KeyError):
@@ -57,7 +81,7 @@ class _LazyBuiltins(dict[str, Any]):
         lazy = self._pending.get(key)
         if lazy is None:
             raise KeyError(key)
-        return self._forcer(lazy, key)
+        return _forced(self._forcer, lazy, key)
 
 
 class LazyGlobals(dict[str, Any]):
@@ -142,7 +166,7 @@ class LazyGlobals(dict[str, Any]):
             # A global lookup falls back to the builtins anyway; answering here spares
             # raising and catching a KeyError for every builtin a unit reads.
             return dict.__getitem__(self._builtins, key)
-        value = self._forcer(lazy, key)
+        value = _forced(self._forcer, lazy, key)
         dict.__setitem__(self, key, value)
         self._plain[key] = value
         return value

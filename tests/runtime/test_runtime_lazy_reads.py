@@ -148,6 +148,40 @@ def test_a_failing_binding_never_shows_the_placeholder(kedi: Any) -> None:
         assert 'prog.kedi", line 1' in text
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "`kcfg`",  # a global read: Python took the binding's KeyError for "no such name"
+        "`first()`",  # the same read inside a procedure
+        "```\n    class C:\n        v = kcfg\n    ```",  # a class body's name lookup
+        '`exec("kcfg")`',
+        '`globals()["kcfg"]`',
+    ],
+)
+def test_a_binding_failing_with_a_key_error_is_that_error_at_its_line(kedi: Any, body: str) -> None:
+    program = kedi(
+        f"""
+[kcfg: int] = `{{"a": 1}}["b"]`
+
+@first() -> int:
+  = `kcfg`
+
+@test: t:
+  > case: c:
+    {body}
+""",
+        mode="validate",
+    )
+    suite = _suite(program, nodes.TestSuite)
+    with pytest.raises(KediExecutionError) as info:
+        program.run_case(suite, suite.cases[0])
+    text = info.value.render()
+    assert text.endswith("KeyError: 'b'"), text
+    assert "NameError" not in text
+    assert 'prog.kedi", line 1, in <program>' in text
+    assert info.value.line == 1
+
+
 def test_settled_bindings_and_builtins_are_read_from_a_plain_globals_dict(kedi: Any) -> None:
     """Once the bindings a unit reads are forced, its globals are a plain dict (Python's
     own global and builtin lookups, as in a Python function), kept in step with rebinding
