@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "PYTHON_UNITS",
+    "LookupFailure",
     "PythonUnits",
     "UnitInfo",
     "module_traces",
@@ -276,6 +277,23 @@ def check_error(exc: BaseException) -> BaseException:
     return python_error(exc)
 
 
+class LookupFailure(KediExecutionError):
+    """A Kedi error that is a ``KeyError``, raised while Python looked a name up: a globals
+    or builtins mapping's ``KeyError`` is "no such name" to Python (a ``NameError`` at the
+    reader), so it travels as this, not a ``KeyError``, until `python_error` takes it out of
+    the reading unit as itself (so ``except KeyError:`` around that unit's caller catches it).
+    """
+
+    def __init__(self, error: KediExecutionError) -> None:
+        super().__init__(
+            error.message,
+            frames=error.frames,
+            python_traces=error.python_traces,
+            original=error.original,
+        )
+        self.error = error
+
+
 def python_error(
     exc: BaseException, unit: object = None, *, origin: Origin | None = None
 ) -> KediExecutionError:
@@ -284,6 +302,8 @@ def python_error(
     ``origin``: a code object that is not a unit of its own (a generated procedure body)
     standing for the given unit's code where it first appears in the traceback."""
     traces = _traces(exc, origin)
+    if isinstance(exc, LookupFailure):  # out of the unit that read the name: a KeyError again
+        exc = exc.error
     if isinstance(exc, KediExecutionError):
         exc.with_outer_frame(*map(_as_frame, traces))
         return exc.with_traceback(None)

@@ -18,8 +18,8 @@ from typing import Any
 
 from pytest_kedi.errors import KediExecutionError
 from pytest_kedi.runtime.pyanalysis import INTROSPECTION
+from pytest_kedi.runtime.pyerrors import LookupFailure, python_error
 from pytest_kedi.runtime.scope import EPOCHS, MISSING, LazyBinding, Scope
-from pytest_kedi.text import exception_text
 
 __all__ = [
     "LazyDeleted",
@@ -37,25 +37,15 @@ Forcer = Callable[[LazyBinding, str], Any]
 
 
 def _forced(forcer: Forcer, lazy: LazyBinding, key: str) -> Any:
-    """``forcer(lazy, key)``, with a failure that is a ``KeyError`` raised as a Kedi error
-    that is not one: Python's name lookup takes a ``KeyError`` from a globals or builtins
+    """``forcer(lazy, key)``, with a failure that is a ``KeyError`` raised as a
+    `LookupFailure`: Python's name lookup takes a ``KeyError`` from a globals or builtins
     mapping for "no such name" and raises ``NameError`` at the reader instead, which would
     hide a binding's own ``KeyError`` (``[cfg] = `d["b"]` `` read as ``cfg``) and its line."""
     try:
         return forcer(lazy, key)
     except KeyError as exc:
-        error: KeyError = exc
-    if isinstance(error, KediExecutionError):
-        carrier = KediExecutionError(
-            error.message,
-            frames=error.frames,
-            python_traces=error.python_traces,
-            original=error.original,
-        )
-        vars(carrier).update(vars(error))
-    else:
-        carrier = KediExecutionError(exception_text(error) or type(error).__name__, original=error)
-    raise carrier.with_traceback(error.__traceback__)
+        error = exc if isinstance(exc, KediExecutionError) else python_error(exc)
+    raise LookupFailure(error).with_traceback(error.__traceback__)
 
 
 class LazyDeleted(KeyError):

@@ -218,3 +218,36 @@ def test_settled_bindings_and_builtins_are_read_from_a_plain_globals_dict(kedi: 
     assert program.procedures["bump"]() == 15
     assert peek(2) == "dict 7 17 2 1"
     assert expression(-1) == "dict 23"
+
+
+def test_a_procedure_reading_a_binding_that_failed_with_a_key_error_raises_a_key_error(
+    kedi: Any,
+) -> None:
+    """``except KeyError:`` around the call catches it, as it does for a Kedi read
+    (``<kcfg>``) of the same binding."""
+    program = kedi(
+        """
+[kcfg: int] = `{"a": 1}["b"]`
+
+@python_read() -> int:
+  = `kcfg`
+
+@kedi_read() -> str:
+  = <kcfg>
+
+@test: t:
+  > case: c:
+    ```
+    for read in (python_read, kedi_read):
+        try:
+            read()
+        except KeyError as error:
+            assert "KeyError: 'b'" in str(error)
+        else:
+            raise AssertionError(read)
+    ```
+""",
+        mode="validate",
+    )
+    suite = _suite(program, nodes.TestSuite)
+    program.run_case(suite, suite.cases[0])
