@@ -47,7 +47,7 @@ from pytest_kedi.cliout import (
     render_error,
     stdout_reader_gone,
 )
-from pytest_kedi.clirun import original_error, run
+from pytest_kedi.clirun import original_error, reraise_interrupt, run
 from pytest_kedi.errors import KediError
 from pytest_kedi.text import is_kedi_program
 
@@ -227,6 +227,7 @@ def _run_file(invocation: Invocation, console: Console) -> int:
     except (KeyboardInterrupt, OutputError):
         raise
     except BaseException as exc:
+        reraise_interrupt(exc)  # an exception group carrying a KeyboardInterrupt
         # A bug of ours is still one line on stderr, never a traceback; a pytest outcome
         # (pytest.skip, ...) raised by the program means nothing here: it is the
         # program's error, shown with its Kedi stack trace as any other.

@@ -110,8 +110,19 @@ def _case_line(suite: nodes.TestSuite, case: nodes.Case, program: Program) -> tu
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # a pytest outcome (pytest.skip, ...) fails the case here
+        reraise_interrupt(exc)
         return f"{label}: FAIL | {render_error(exc)}", False
     return f"{label}: OK", True
+
+
+def reraise_interrupt(exc: BaseException) -> None:
+    """Raise the `KeyboardInterrupt` ``exc`` carries (an exception group's member): it
+    interrupts the run as the interrupt itself does (docs/language.md#pytest-mapping)."""
+    from pytest_kedi.runtime.usererrors import carried_interrupt
+
+    interrupt = carried_interrupt(exc)
+    if interrupt is not None:
+        raise interrupt from None
 
 
 def _run_tests(invocation: Invocation, console: Console) -> int:
@@ -150,6 +161,7 @@ def _run_evals(invocation: Invocation, console: Console) -> int:
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # a pytest outcome (pytest.skip in a dataset, ...)
+            reraise_interrupt(exc)
             status = FAILED
             console.error(f"Kedi eval error: {suite.name}: {render_error(exc)}")
             continue

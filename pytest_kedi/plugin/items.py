@@ -61,7 +61,11 @@ class KediEvalItem(KediItem):
         # The suite's objects (rows, results, their sub-results' reports) trigger full
         # garbage collections, which then walk only what the suite made.
         with older_objects_frozen():
-            self._run_suite()
+            try:
+                self._run_suite()
+            except BaseExceptionGroup as group:
+                _interrupt(group)
+                raise
 
     def _run_suite(self) -> None:
         from pytest_kedi.evals import EvalOptions, SuiteResult, run_suite
@@ -322,6 +326,14 @@ class KediCaseItem(KediItem):
 
     def runtest(self) -> None:
         __tracebackhide__ = True
+        try:
+            self._run_case()
+        except BaseExceptionGroup as group:
+            _interrupt(group)
+            raise
+
+    def _run_case(self) -> None:
+        __tracebackhide__ = True
         failure: KediFailure | None = None
         try:
             program = self._program()
@@ -377,6 +389,18 @@ class KediCaseItem(KediItem):
         kedi_session(self.config).publish(
             CaseRecord.of(self.nodeid, self.suite, self.case, outcome=outcome, message=message)
         )
+
+
+def _interrupt(group: BaseExceptionGroup[Any]) -> None:
+    """Raise the `KeyboardInterrupt` an exception group carries (user code's, or its
+    threads'): it interrupts the run as the interrupt does (docs/language.md#pytest-mapping),
+    where pytest would fail the item with the group."""
+    __tracebackhide__ = True
+    from pytest_kedi.runtime.usererrors import carried_interrupt
+
+    interrupt = carried_interrupt(group)
+    if interrupt is not None:  # located where it was raised (a member never raised: the group)
+        raise interrupt.with_traceback(interrupt.__traceback__ or group.__traceback__) from None
 
 
 def _report_row(hook: Any, item: pytest.Item, row: RowResult) -> None:

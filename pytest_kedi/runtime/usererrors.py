@@ -18,7 +18,7 @@ import sys
 
 from pytest_kedi.runtime.cancel import Cancelled
 
-__all__ = ["failed_outcome", "user_error"]
+__all__ = ["carried_interrupt", "failed_outcome", "user_error"]
 
 _SIGNALS: tuple[type[BaseException], ...] = (KeyboardInterrupt, Cancelled)
 
@@ -41,6 +41,20 @@ def user_error(exc: BaseException, *, outcomes: bool = False) -> bool:
     if isinstance(exc, BaseExceptionGroup):
         return all(user_error(member, outcomes=outcomes) for member in exc.exceptions)
     return True
+
+
+def carried_interrupt(exc: BaseException) -> KeyboardInterrupt | None:
+    """The `KeyboardInterrupt` that ``exc`` is or that an exception group ``exc`` carries
+    (at any depth): such a group interrupts a run as the interrupt itself does
+    (docs/language.md#pytest-mapping); None for anything else."""
+    if isinstance(exc, KeyboardInterrupt):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for member in exc.exceptions:
+            found = carried_interrupt(member)
+            if found is not None:
+                return found
+    return None
 
 
 def _from_signal_handler(exc: BaseException) -> bool:

@@ -335,3 +335,37 @@ def test_a_named_pipe_as_file_is_not_called_missing(write, capsys, tmp_path: Pat
     out, err = capsys.readouterr()
     assert out == ""
     assert err.startswith("python -m pytest_kedi: error: pipe.kedi is not a regular file\n")
+
+
+@pytest.mark.parametrize("mode", ["--test", "--eval", None])
+def test_an_exception_group_carrying_a_keyboard_interrupt_interrupts_the_run(
+    write, capsys, mode
+) -> None:
+    """It failed its case (`FAIL | BaseExceptionGroup: ...`), its suite (`Kedi eval error`)
+    or the program (a stack trace, exit 1), and the run went on: a plain KeyboardInterrupt
+    ends it with `interrupted` and status 130."""
+    name = write("""
+        [x] = `(_ for _ in ()).throw(BaseExceptionGroup("g", [ValueError(), KeyboardInterrupt()]))`
+
+        @test: t:
+          > case: grouped:
+            `raise BaseExceptionGroup("g", [KeyboardInterrupt()])`
+          > case: later:
+            `assert True`
+
+        @eval: grouped:
+          > data: d:
+            = `[1, 2]`
+          > metric: m(d):
+            = `(_ for _ in ()).throw(BaseExceptionGroup("g", [KeyboardInterrupt()]))`
+
+        @eval: later:
+          > data: d:
+            = `[1]`
+          > metric: m(d):
+            = `1.0`
+        """)
+    assert cli.main([name] + ([mode] if mode else [])) == 130
+    out, err = capsys.readouterr()
+    assert "later" not in out and "OK" not in out
+    assert err == "interrupted\n"

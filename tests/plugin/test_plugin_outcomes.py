@@ -422,3 +422,38 @@ def test_an_item_timeout_raised_by_a_signal_handler_fails_the_suite(
         "failed",
         "Failed: Timeout (>0.5s) from the item's alarm",
     )
+
+
+GROUPED_INTERRUPT = """\
+@eval: grouped:
+  > data: d:
+    = `[1, 2]`
+  > metric: m(d):
+    = ```
+    if d == 2:
+        raise BaseExceptionGroup("g", [ValueError("v"), KeyboardInterrupt()])
+    return 1
+    ```
+
+@test: t:
+  > case: grouped:
+    `raise BaseExceptionGroup("g", [KeyboardInterrupt()])`
+"""
+
+
+@pytest.mark.parametrize("item", ["eval:grouped", "test:t::grouped"])
+def test_an_exception_group_carrying_a_keyboard_interrupt_interrupts_the_run(
+    kedi: Kedi, item: str
+) -> None:
+    """It failed the item with pytest's exception-group traceback (naming the internal
+    ``__kedi_block__``) and the run went on, unlike the interrupt it carries."""
+    kedi.write("grouped.kedi", GROUPED_INTERRUPT)
+    result = kedi.subprocess("--kedi-eval", f"grouped.kedi::{item}")  # pytester re-raises it
+    out = result.stdout.str() + result.stderr.str()
+    assert "__kedi" not in out and "Exception Group Traceback" not in out
+    if kedi.workers is None:
+        assert result.ret == pytest.ExitCode.INTERRUPTED
+        line = 7 if item.startswith("eval") else 13
+        result.stdout.fnmatch_lines([f"*grouped.kedi:{line}: KeyboardInterrupt"])
+    else:  # as a plain KeyboardInterrupt does under xdist
+        assert "received keyboard-interrupt" in out
