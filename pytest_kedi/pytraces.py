@@ -135,6 +135,11 @@ def _shows(exc: BaseException) -> bool:
     tb = exc.__traceback__
     if tb is None:
         return False
+    if callable(getattr(exc, "render", None)) and hasattr(exc, "frames"):
+        # a Kedi error (a procedure's failure, raised by pytest-kedi running it): the
+        # user's when user code handled it, its traceback starting at the user's frame
+        # that caught it (`try: p() except KeyError: ...`)
+        return is_users(tb.tb_frame.f_code.co_filename)
     while tb.tb_next is not None:
         tb = tb.tb_next
     return is_users(tb.tb_frame.f_code.co_filename)

@@ -93,3 +93,32 @@ def test_each_cause_shows_its_own_calling_line(run: Callable[..., Any], tmp_path
     assert lines[first + 2 : first + 4] == ['  File "prog.kedi", line 12', "    f()"]
     assert lines[second - 2] == "ValueError: wrapped"
     assert lines[-1] == "RuntimeError: outer"
+
+
+def test_an_error_raised_while_handling_a_procedures_shows_it_first(
+    run: Callable[..., Any], tmp_path: Path
+) -> None:
+    """An exception raised while handling a procedure's failure (no ``from``) showed no
+    "During handling ..." section, as Python does (and as it does for a Python function's)."""
+    source = RAISED_FROM_A_PROCEDURE.replace(
+        'raise ValueError("wrapped") from e', "return undefined_name"
+    )
+    with pytest.raises(KediExecutionError) as info:
+        run(source)
+    lines = str(info.value).replace(f"{tmp_path}{os.sep}", "").splitlines()
+    assert lines[:8] == [
+        "Kedi stack trace:",
+        '  File "prog.kedi", line 6',
+        "    g()",
+        '  File "prog.kedi", line 1, in g',
+        "    @g() -> int:",
+        '  File "prog.kedi", line 2, in g',
+        "    = `1/0`",
+        "ZeroDivisionError: division by zero",
+    ]
+    assert "During handling of the above exception, another exception occurred:" in lines
+    assert lines.count("Kedi stack trace:") == 1
+    assert lines[-2:] == [
+        "    return undefined_name",
+        "NameError: name 'undefined_name' is not defined",
+    ]
