@@ -204,17 +204,20 @@ class KediExecutionError(KediError):
         if len(frames) > 2 * _FRAME_LIMIT:  # deep recursion: keep both ends
             omitted = len(frames) - 2 * _FRAME_LIMIT
             frames = (*frames[:_FRAME_LIMIT], *frames[-_FRAME_LIMIT:])
+        owner = "<program>"  # a Python line of no procedure: the Kedi frame running it names it
         for index, frame in enumerate(frames):
             if omitted and index == _FRAME_LIMIT:
                 out.append(f"  ... {omitted} more frames ...")
                 last = None
+            if frame.kind not in ("python", "module") or frame.procedure_name is not None:
+                owner = frame.label
             if frame.span is None:
                 out.append(f"  in {frame.label}")
                 continue
             key = (frame.span.path, frame.span.start_line)
             if key != last:  # else the same line seen from an inner layer (its Python unit)
                 last = key
-                out.append(f'  File "{key[0]}", line {key[1]}, in {frame.label}')
+                out.append(f'  File "{key[0]}", line {key[1]}, in {owner}')
                 if frame.source_snippet:
                     out.append(f"    {dim}{printable(frame.source_snippet.strip())}{reset}")
             if frame.caret is not None and frame.source_snippet:
@@ -415,11 +418,8 @@ class BudgetExhausted(ModelError):
 
 class UnsupportedFeature(KediError):
     """A construct pytest-kedi parses but does not execute, met at the model boundary
-    (see docs/language.md#unsupported-directives).
-
-    ``construct`` is the construct's source spelling (e.g. ``> mcp:``); ``line`` is the
-    1-based `.kedi` line that introduced it, when known.
-    """
+    (docs/language.md#unsupported-directives): ``construct`` is its source spelling (e.g.
+    ``> mcp:``), ``line`` the 1-based `.kedi` line that introduced it, when known."""
 
     def __init__(self, construct: str, line: int | None = None) -> None:
         self.construct = construct

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -515,3 +516,40 @@ def test_nested_frozen_blocks_freeze_once_without_walking_the_heap(
         assert count() > 0
     assert count() == 0
     assert len(asked) == 1
+
+
+def test_a_datasets_python_lines_that_called_a_failing_procedure_name_the_dataset(
+    tmp_path: Path,
+) -> None:
+    """They read ``in <program>``: a Python line of no procedure took the label of the
+    top level, not of the Kedi frame running it (``data d``)."""
+    (result,) = score(
+        tmp_path,
+        """
+        @mk(i: int) -> int:
+          = `10 // i`
+
+        @eval: eager:
+          > data: d:
+            = ```
+            def f():
+                return mk(0)
+            return [f()]
+            ```
+          > metric: m(d):
+            = `1`
+        """,
+    )
+    assert result.exception is not None
+    shown = result.exception.render().replace(f"{tmp_path}{os.sep}", "").splitlines()
+    assert shown[1:9] == [
+        '  File "suite.kedi", line 5, in data d',
+        "    > data: d:",
+        '  File "suite.kedi", line 6, in data d',
+        "    = ```",
+        '  File "suite.kedi", line 9, in data d',
+        "    return [f()]",
+        '  File "suite.kedi", line 8, in data d',
+        "    return mk(0)",
+    ]
+    assert "<program>" not in "\n".join(shown)
