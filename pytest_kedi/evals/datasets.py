@@ -142,14 +142,16 @@ def materialize_rows(
     except BaseException as exc:
         if not user_error(exc, outcomes=outcomes) and not failed_outcome(exc):
             raise
-        raise loading_failure(exc, dataset) from exc
+        raise loading_failure(exc, dataset, lazy=True) from exc
 
 
-def loading_failure(exc: BaseException, dataset: Dataset) -> KediSuiteError:
-    """The suite error of a dataset whose body (or iteration) raised ``exc``: located at the
-    line that raised, with a Kedi stack trace under the dataset's frame."""
-    if not isinstance(exc, KediExecutionError):  # raised by a lazy dataset's own code, or
-        exc = python_error(exc)  # a `pytest.fail()`: located at its `.kedi` lines
+def loading_failure(exc: BaseException, dataset: Dataset, *, lazy: bool = False) -> KediSuiteError:
+    """The suite error of a dataset whose body (or, ``lazy``, iteration) raised ``exc``:
+    located at the line that raised, with a Kedi stack trace under the dataset's frame."""
+    if lazy or not isinstance(exc, KediExecutionError):  # raised by a lazy dataset's own
+        # code (a procedure's failure, too: the generator's lines that called it are in its
+        # traceback, the dataset's frame in none), or a `pytest.fail()`: at its `.kedi` lines
+        exc = python_error(exc)
         if dataset.span is not None:  # under the dataset's frame, as an eager one is
             exc.with_outer_frame(
                 KediTraceFrame(

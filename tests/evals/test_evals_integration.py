@@ -518,6 +518,49 @@ def test_nested_frozen_blocks_freeze_once_without_walking_the_heap(
     assert len(asked) == 1
 
 
+LAZY_PROCEDURE_FAILURE = """
+@mk(i: int) -> int:
+  = `10 // i`
+
+@eval: lazy:
+  > data: d:
+    = ```
+    def rows():
+        for i in [1, 0]:
+            yield (i, mk(i))
+    return rows()
+    ```
+  > metric: m(d):
+    = `1`
+"""
+
+
+def test_a_lazy_dataset_whose_procedure_fails_shows_the_dataset_and_its_lines(
+    tmp_path: Path,
+) -> None:
+    """A procedure failing while a dataset's generator was consumed showed only the
+    procedure's frames: no dataset frame, no generator line that called it."""
+    (result,) = score(tmp_path, LAZY_PROCEDURE_FAILURE)
+    assert result.error == (
+        "data-loading failed for data 'd' at suite.kedi:2: "
+        "ZeroDivisionError: integer division or modulo by zero"
+    )
+    assert result.exception is not None
+    shown = result.exception.render().replace(f"{tmp_path}{os.sep}", "")
+    assert shown.splitlines() == [
+        "Kedi stack trace:",
+        '  File "suite.kedi", line 5, in data d',
+        "    > data: d:",
+        '  File "suite.kedi", line 9, in data d',
+        "    yield (i, mk(i))",
+        '  File "suite.kedi", line 1, in mk',
+        "    @mk(i: int) -> int:",
+        '  File "suite.kedi", line 2, in mk',
+        "    = `10 // i`",
+        "ZeroDivisionError: integer division or modulo by zero",
+    ]
+
+
 def test_a_datasets_python_lines_that_called_a_failing_procedure_name_the_dataset(
     tmp_path: Path,
 ) -> None:
