@@ -19,7 +19,8 @@ import traceback
 from collections.abc import Callable
 from functools import cache
 
-from pytest_kedi.text import printable, printable_marks
+from pytest_kedi.errors import KediExecutionError
+from pytest_kedi.text import exception_text, printable, printable_marks
 
 __all__ = ["chain_text", "is_users", "members_text", "notes_lines"]
 
@@ -95,25 +96,35 @@ def chain_text(exc: BaseException) -> str:
         if exc.__cause__ is not None
         else "During handling of the above exception, another exception occurred:"
     )
-    render = getattr(cause, "render", None)  # a Kedi error: its own stack trace
-    if callable(render) and hasattr(cause, "frames"):  # under this trace's own header
+    if isinstance(cause, KediExecutionError):  # its own stack trace, under this one's header
         # after the user's lines that called what raised it (Python shows the frame that
         # handled it first), which its own frames, from the call on, do not hold
-        own = str(render()).removeprefix(_HEADER)
+        own = cause.render().removeprefix(_HEADER)
         calls = _format(list(_calling_lines(cause).format()))
         if calls:  # after what the cause itself was raised from, which its rendering opens
             user: BaseException = cause
-            while hasattr(user, "frames") and getattr(user, "original", None) is not None:
-                user = getattr(user, "original")  # noqa: B009 (a Kedi error, any class)
+            while isinstance(user, KediExecutionError) and user.original is not None:
+                user = user.original
             before = chain_text(user) if user is not cause else ""
             if before and own.startswith(f"{before}\n"):
                 own = f"{before}\n{calls}\n{own[len(before) + 1 :]}"
             else:
                 own = f"{calls}\n{own}"
         return f"{own}\n\n{link}\n"
-    shown = traceback.TracebackException.from_exception(cause)
+    shown = _traceback(cause)
+    if shown is None:  # its class fails Python's own formatting: its line alone
+        return f"{type(cause).__name__}: {exception_text(cause)}\n\n{link}\n"
     _users_only(shown, set())
     return f"{_format(list(shown.format()))}\n\n{link}\n"
+
+
+def _traceback(exc: BaseException) -> traceback.TracebackException | None:
+    """Python's formatting of ``exc`` (its causes and members too), or None when the user's
+    exception class fails the reads it makes (a ``__getattr__`` raising for ``__notes__``)."""
+    try:
+        return traceback.TracebackException.from_exception(exc)
+    except Exception:
+        return None
 
 
 def _calling_lines(exc: BaseException) -> traceback.StackSummary:
@@ -135,7 +146,7 @@ def _shows(exc: BaseException) -> bool:
     tb = exc.__traceback__
     if tb is None:
         return False
-    if callable(getattr(exc, "render", None)) and hasattr(exc, "frames"):
+    if isinstance(exc, KediExecutionError):
         # a Kedi error (a procedure's failure, raised by pytest-kedi running it): the
         # user's when user code handled it, its traceback starting at the user's frame
         # that caught it (`try: p() except KeyError: ...`)
@@ -150,7 +161,9 @@ def members_text(exc: BaseException) -> str:
     the user's frames; "" for any other exception."""
     if not isinstance(exc, BaseExceptionGroup):
         return ""
-    shown = traceback.TracebackException.from_exception(exc)
+    shown = _traceback(exc)
+    if shown is None:
+        return ""
     _users_only(shown, set())
     shown.stack = traceback.StackSummary.from_list([])
     shown.__cause__ = shown.__context__ = None

@@ -251,8 +251,10 @@ def _deleted_lazy(exc: BaseException, g: dict[str, Any]) -> str | None:
     so that the deletion is the error deleting a forced one is, without forcing it."""
     if isinstance(exc, LazyDeleted):  # `del globals()["n"]`
         return str(exc.args[0])
-    name = getattr(exc, "name", None)
-    if type(exc) is not NameError or type(g) is not LazyGlobals or name is None:
+    if type(exc) is not NameError or type(g) is not LazyGlobals:
+        return None  # (before reading `.name`: a user's exception class may fail that read)
+    name = exc.name
+    if name is None:
         return None
     if name not in g._pending or dict.__contains__(g, name) or exc.__traceback__ is None:
         return None

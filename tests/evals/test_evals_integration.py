@@ -596,3 +596,28 @@ def test_a_datasets_python_lines_that_called_a_failing_procedure_name_the_datase
         "    return mk(0)",
     ]
     assert "<program>" not in "\n".join(shown)
+
+
+def test_a_row_raising_an_exception_whose_attribute_reads_raise_is_that_rows_error(
+    tmp_path: Path,
+) -> None:
+    """Its feedback read ``error: RuntimeError: no attr _kedi_call_line``: pytest-kedi's
+    own attribute probes of the error ran the class's ``__getattr__``."""
+    (result,) = score(
+        tmp_path,
+        """
+        ```
+        class Weird(Exception):
+            def __getattr__(self, name):
+                raise RuntimeError(f"no attr {name}")
+        ```
+
+        @eval: e:
+          > data: d:
+            = `[1]`
+          > metric: m(d):
+            = `(_ for _ in ()).throw(Weird("row"))`
+        """,
+    )
+    assert [row.feedback for row in result.rows] == ["error: Weird: row"]
+    assert result.rows[0].error == "Weird: row (at suite.kedi:11)"

@@ -457,3 +457,43 @@ def test_an_exception_group_carrying_a_keyboard_interrupt_interrupts_the_run(
         result.stdout.fnmatch_lines([f"*grouped.kedi:{line}: KeyboardInterrupt"])
     else:  # as a plain KeyboardInterrupt does under xdist
         assert "received keyboard-interrupt" in out
+
+
+RAISING_READS = """\
+```
+class Weird(Exception):
+    def __getattr__(self, name):
+        raise RuntimeError(f"no attr {name}")
+```
+
+@test: t:
+  > case: cause:
+    ```
+    try:
+        raise Weird("inner")
+    except Weird as e:
+        raise ValueError("outer") from e
+    ```
+  > case: after:
+    `assert True`
+"""
+
+
+def test_an_exception_class_whose_attribute_reads_raise_fails_only_its_case(kedi: Kedi) -> None:
+    """pytest stopped with INTERNALERROR (RuntimeError: no attr render) while the failed
+    case's Kedi stack trace was built."""
+    kedi.write("weird.kedi", RAISING_READS)
+    result = kedi.run("--kedi-eval")
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "INTERNALERROR" not in out and "no attr" not in out
+    result.stdout.fnmatch_lines(
+        [
+            "Kedi stack trace:",
+            "Weird: inner",
+            "",
+            "The above exception was the direct cause of the following exception:",
+            "",
+            '  File "weird.kedi", line 8, in case cause',
+        ]
+    )

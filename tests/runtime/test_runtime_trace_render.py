@@ -122,3 +122,64 @@ def test_an_error_raised_while_handling_a_procedures_shows_it_first(
         "    return undefined_name",
         "NameError: name 'undefined_name' is not defined",
     ]
+
+
+RAISING_READS = """\
+```
+class Weird(Exception):
+    def __getattr__(self, name):
+        raise RuntimeError(f"no attr {name}")
+```
+
+@boom() -> int:
+  = `(_ for _ in ()).throw(Weird("from a procedure"))`
+
+@test: t:
+  > case: main:
+    `raise Weird("w")`
+  > case: cause:
+    ```
+    try:
+        raise Weird("inner")
+    except Weird as e:
+        raise ValueError("outer") from e
+    ```
+  > case: caught:
+    ```
+    try:
+        boom()
+    except Weird as error:
+        assert str(error.original) == "from a procedure"
+    ```
+"""
+
+
+@pytest.mark.parametrize(
+    ("case", "last", "shown"),
+    [
+        ("main", "Weird: w", '    `raise Weird("w")`'),
+        ("cause", "ValueError: outer", "Weird: inner"),
+    ],
+)
+def test_an_exception_class_whose_attribute_reads_raise_is_shown_as_raised(
+    kedi: Callable[..., Any], case: str, last: str, shown: str
+) -> None:
+    """A ``__getattr__`` raising for every name made the failure `RuntimeError: no attr
+    name` (pytest-kedi's own probe of the exception), and one raised from crashed pytest
+    (INTERNALERROR) while its Kedi stack trace was built."""
+    program = kedi(RAISING_READS, mode="validate")
+    suite = program.module.test_suites[0]
+    with pytest.raises(KediExecutionError) as info:
+        program.run_case(suite, next(c for c in suite.cases if c.name == case))
+    lines = info.value.render().splitlines()
+    assert lines[-1] == last
+    assert shown in lines
+    assert "no attr" not in info.value.render()
+
+
+def test_such_an_exception_from_a_procedure_is_still_caught_by_its_class(
+    kedi: Callable[..., Any],
+) -> None:
+    program = kedi(RAISING_READS, mode="validate")
+    suite = program.module.test_suites[0]
+    program.run_case(suite, next(c for c in suite.cases if c.name == "caught"))
