@@ -144,9 +144,7 @@ class KediExecutionError(KediError):
     # -- structure -------------------------------------------------------------------------
     @property
     def kind_name(self) -> str:
-        if self.original is not None:
-            return type(self.original).__name__
-        return type(self).__name__
+        return type(self.original if self.original is not None else self).__name__
 
     #: a call that never started (wrong arguments): the first outer frame added, the
     #: caller's, puts the call's ``file:line`` before the message (as other type errors)
@@ -209,15 +207,16 @@ class KediExecutionError(KediError):
             if omitted and index == _FRAME_LIMIT:
                 out.append(f"  ... {omitted} more frames ...")
                 last = None
-            if frame.kind not in ("python", "module") or frame.procedure_name is not None:
-                owner = frame.label
+            unowned = frame.kind == "python" and frame.procedure_name is None
+            owner = owner if unowned or frame.kind == "module" else frame.label
+            label = owner if unowned else frame.label
             if frame.span is None:
                 out.append(f"  in {frame.label}")
                 continue
             key = (frame.span.path, frame.span.start_line)
             if key != last:  # else the same line seen from an inner layer (its Python unit)
                 last = key
-                out.append(f'  File "{key[0]}", line {key[1]}, in {owner}')
+                out.append(f'  File "{key[0]}", line {key[1]}, in {label}')
                 if frame.source_snippet:
                     out.append(f"    {dim}{printable(frame.source_snippet.strip())}{reset}")
             if frame.caret is not None and frame.source_snippet:
