@@ -43,11 +43,10 @@ def catchable(
         return made
     name = f"{kedi_class.__name__}[{raised.__qualname__}]"
     namespace = {"__module__": __name__, "__qualname__": name, "_kedi_class": kedi_class}
-    # attribute reads are a Kedi error's (the user's own attributes are copied onto it): a
-    # class's `__getattr__` or `__getattribute__` that raises would fail pytest-kedi's reads
+    # attribute lookup is a Kedi error's (the user's own attributes are copied onto it): a
+    # class's `__getattribute__` that raises would fail pytest-kedi's reads (its
+    # `__getattr__` still answers for names neither has)
     namespace["__getattribute__"] = Exception.__getattribute__
-    if hasattr(raised, "__getattr__"):
-        namespace["__getattr__"] = _no_attribute
     try:
         made = type(name, (kedi_class, raised), namespace)
         made("probe", original=None)  # a class whose __new__ wants more (ExceptionGroup)
@@ -55,7 +54,3 @@ def catchable(
         return kedi_class
     _CATCHABLE[key] = made
     return made
-
-
-def _no_attribute(self: BaseException, name: str) -> None:
-    raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")

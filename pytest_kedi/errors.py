@@ -149,6 +149,7 @@ class KediExecutionError(KediError):
     #: a call that never started (wrong arguments): the first outer frame added, the
     #: caller's, puts the call's ``file:line`` before the message (as other type errors)
     at_call = False
+    _kedi_call_line: int | None = None  # the line of a `<call()>` that failed (`evaluate`)
 
     def with_outer_frame(self, *frames: KediTraceFrame) -> KediExecutionError:
         """Prepend outer frames, given (and stored) outermost first. Returns self."""

@@ -183,3 +183,29 @@ def test_such_an_exception_from_a_procedure_is_still_caught_by_its_class(
     program = kedi(RAISING_READS, mode="validate")
     suite = program.module.test_suites[0]
     program.run_case(suite, next(c for c in suite.cases if c.name == "caught"))
+
+
+def test_a_procedures_error_still_answers_through_its_classs_getattr(
+    run: Callable[..., Any],
+) -> None:
+    source = """\
+```
+class Dyn(Exception):
+    def __getattr__(self, name):
+        return f"dyn {name}"
+```
+
+@boom() -> int:
+  = `(_ for _ in ()).throw(Dyn("x"))`
+
+@probe() -> str:
+  = ```
+  try:
+      boom()
+  except Dyn as error:
+      return error.anything
+  ```
+
+= <probe()>
+"""
+    assert run(source) == "dyn anything"
