@@ -379,15 +379,23 @@ class KediCaseItem(KediItem):
             failure = self._failure(user_exception(error), where, message, "failed", text)
         if failure is not None:
             self._fail(failure)
+        self._publish("passed", None, suite, case)
+
+    def _publish(
+        self,
+        outcome: str,
+        message: str | None,
+        suite: nodes.TestSuite | None = None,
+        case: nodes.Case | None = None,
+    ) -> None:
+        """The case's record (``suite``/``case``: the nodes, when the caller has them)."""
         from pytest_kedi.plugin.records import CaseRecord
 
-        session.publish(CaseRecord.of(self.nodeid, suite, case, outcome="passed", message=None))
-
-    def _publish(self, outcome: str, message: str | None) -> None:
-        from pytest_kedi.plugin.records import CaseRecord
-
+        if suite is None or case is None:
+            suite = self.suite
+            case = self._case_of(suite)
         kedi_session(self.config).publish(
-            CaseRecord.of(self.nodeid, self.suite, self.case, outcome=outcome, message=message)
+            CaseRecord.of(self.nodeid, suite, case, outcome=outcome, message=message)
         )
 
 

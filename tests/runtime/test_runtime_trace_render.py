@@ -27,6 +27,19 @@ RAISED_FROM_A_PROCEDURE = """\
 """
 
 
+#: The opening of the trace of `RAISED_FROM_A_PROCEDURE`: the procedure's failure.
+PROCEDURE_FAILURE = [
+    "Kedi stack trace:",
+    '  File "prog.kedi", line 6',
+    "    g()",
+    '  File "prog.kedi", line 1, in g',
+    "    @g() -> int:",
+    '  File "prog.kedi", line 2, in g',
+    "    = `1/0`",
+    "ZeroDivisionError: division by zero",
+]
+
+
 def test_a_cause_raised_by_a_procedure_is_shown_under_the_one_header(
     run: Callable[..., Any], tmp_path: Path
 ) -> None:
@@ -35,16 +48,7 @@ def test_a_cause_raised_by_a_procedure_is_shown_under_the_one_header(
     with pytest.raises(KediExecutionError) as info:
         run(RAISED_FROM_A_PROCEDURE)
     lines = str(info.value).replace(f"{tmp_path}{os.sep}", "").splitlines()
-    assert lines[:8] == [
-        "Kedi stack trace:",
-        '  File "prog.kedi", line 6',
-        "    g()",
-        '  File "prog.kedi", line 1, in g',
-        "    @g() -> int:",
-        '  File "prog.kedi", line 2, in g',
-        "    = `1/0`",
-        "ZeroDivisionError: division by zero",
-    ]
+    assert lines[:8] == PROCEDURE_FAILURE
     assert lines.count("Kedi stack trace:") == 1
     assert "The above exception was the direct cause of the following exception:" in lines
     assert lines[-2:] == ['    raise ValueError("wrapped") from e', "ValueError: wrapped"]
@@ -106,16 +110,7 @@ def test_an_error_raised_while_handling_a_procedures_shows_it_first(
     with pytest.raises(KediExecutionError) as info:
         run(source)
     lines = str(info.value).replace(f"{tmp_path}{os.sep}", "").splitlines()
-    assert lines[:8] == [
-        "Kedi stack trace:",
-        '  File "prog.kedi", line 6',
-        "    g()",
-        '  File "prog.kedi", line 1, in g',
-        "    @g() -> int:",
-        '  File "prog.kedi", line 2, in g',
-        "    = `1/0`",
-        "ZeroDivisionError: division by zero",
-    ]
+    assert lines[:8] == PROCEDURE_FAILURE
     assert "During handling of the above exception, another exception occurred:" in lines
     assert lines.count("Kedi stack trace:") == 1
     assert lines[-2:] == [
