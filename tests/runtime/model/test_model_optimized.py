@@ -159,6 +159,15 @@ def test_claim_prompt_quotes_the_claim_verbatim() -> None:
     assert f"[{CLAIM_FIELD}]" in prompt
 
 
+def test_claim_prompt_quoting_outlasts_the_claims_own_quotes() -> None:
+    """A claim holding triple quotes is quoted by a longer run, so its quotes never close
+    the quoting; other claims keep the triple quotes (and their recorded keys)."""
+    claim = 'the docstring \'"""x"""\' and "" ""\'\'\'"""" end here'
+    prompt = claim_prompt(claim)
+    assert f'"""""\n{claim}\n"""""\n' in prompt
+    assert claim_prompt("plain").count('"""') == 2
+
+
 def test_claim_is_one_bool_structured_call(recorder) -> None:
     rec = recorder(lambda info: {CLAIM_FIELD: True})
     result = ModelBoundary(rec.model).produce(AgentState(), claim_prompt("x > 1"), CLAIM_SCHEMA)
