@@ -25,6 +25,7 @@ from pytest_kedi.runtime.pyerrors import checked, python_error
 from pytest_kedi.runtime.scope import MISSING, LazyBinding
 from pytest_kedi.runtime.types import describe_value, is_kedi_type, validator_for
 from pytest_kedi.runtime.usererrors import user_error
+from pytest_kedi.text import exception_text
 
 __all__ = ["condition_holds"]
 
@@ -84,10 +85,15 @@ def _iterable_loop(stmt: nodes.Loop, ctx: Frame) -> Ret | None:
     source = eval_code(stmt.iterable, ctx)
     try:
         iterator = iter(source)
-    except TypeError:
-        raise KediTypeExecutionError(
-            f"{where(ctx, stmt)}: loop value is not iterable: {describe_value(source)}"
-        )
+    except BaseException as exc:
+        trace = exc.__traceback__
+        if isinstance(exc, TypeError) and trace is not None and trace.tb_next is None:
+            raise KediTypeExecutionError(  # `iter`'s own error: not iterable
+                f"{where(ctx, stmt)}: loop value is not iterable: {describe_value(source)}"
+            ) from None
+        if not user_error(exc):
+            raise
+        raise python_error(exc) from exc  # raised by the value's own `__iter__`
     kept: list[Frame] = []
     result: Ret | None = None
     index = 0
@@ -105,13 +111,40 @@ def _iterable_loop(stmt: nodes.Loop, ctx: Frame) -> Ret | None:
                 break
             if stmt.map_body is not None:
                 kept.append(iteration)
-    finally:
-        close = getattr(iterator, "close", None)
-        if callable(close):
-            close()
+    except BaseException as exc:
+        _close(iterator, exc)
+        raise
+    _close(iterator, None)
     if result is not None or stmt.map_body is None:
         return result
     return _run_map(stmt, stmt.map_body, kept, ctx)
+
+
+def _close(iterator: Iterator[Any], failing: BaseException | None) -> None:
+    """Close the loop's iterator if it can be. Its ``close`` is user code: a failure there
+    is located like one in its ``__next__``; while the loop's own failure ``failing``
+    propagates, that failure is kept and the other one told in a note on it."""
+    try:
+        close = getattr(iterator, "close", None)
+        if callable(close):
+            close()
+    except BaseException as exc:
+        if not user_error(exc):
+            raise
+        if failing is None:
+            if isinstance(exc, KediExecutionError):
+                raise
+            raise python_error(exc) from exc
+        note = f"(closing the loop's iterator failed too: {type(exc).__name__}: "
+        note += f"{exception_text(exc)})"
+        user = failing  # the exception the rendering shows the notes of
+        while isinstance(user, KediExecutionError) and user.original is not None:
+            user = user.original
+        if isinstance(user, KediExecutionError):  # a Kedi error: told in its message
+            user.message = f"{user.message}\n{note}"
+            user.args = (user.message,)
+        else:
+            user.add_note(note)
 
 
 def _guarded(iterator: Iterator[Any]) -> Iterator[Any]:

@@ -326,3 +326,30 @@ def test_a_deleted_working_directory_keeps_errors_located(tmp_path: Path, flag: 
             f"Kedi eval error: s::m: data-loading failed for data 'rows' at {program}:7: "
             "ZeroDivisionError: division by zero"
         )
+
+
+def test_a_loop_value_whose_iteration_raises_is_the_program_s_located_error(cli, kedi_file) -> None:
+    """A `> loop [x]:` value whose own `__iter__` raised was "pytest-kedi internal error:
+    KeyError: 'k'" on stderr."""
+    name = kedi_file(
+        """
+        ```
+        class Items:
+            def __iter__(self):
+                raise KeyError("k")
+        ```
+        > loop [i]: `Items()`:
+          `pass`
+        = done
+        """
+    )
+    result = cli(name)
+    assert result.code == 1
+    assert result.err.splitlines() == [
+        "Kedi stack trace:",
+        '  File "prog.kedi", line 6, in <program>',
+        "    > loop [i]: `Items()`:",
+        '  File "prog.kedi", line 4, in <prelude> (Python)',
+        '    raise KeyError("k")',
+        "KeyError: 'k'",
+    ]

@@ -159,6 +159,79 @@ def test_iterable_loop_is_lazy_and_closes(run):
     assert run(src) == (0, 1, True)
 
 
+def _numbers(iter_fails: bool, close_fails: bool) -> str:
+    """A prelude defining ``Numbers``, an iterator (1, 2) with a ``close``."""
+    return f"""
+```
+ITER_FAILS = {iter_fails}
+CLOSE_FAILS = {close_fails}
+class Numbers:
+    def __init__(self):
+        self.n = 0
+    def __iter__(self):
+        if ITER_FAILS:
+            raise KeyError("no iteration")
+        return self
+    def __next__(self):
+        self.n += 1
+        if self.n > 2:
+            raise StopIteration
+        return self.n
+    def close(self):
+        if CLOSE_FAILS:
+            raise RuntimeError("close failed")
+```
+"""
+
+
+@pytest.mark.parametrize(
+    ("iter_fails", "close_fails", "error", "line"),
+    [
+        # the value's own `__iter__` raised: was a raw KeyError (the CLI: "internal error")
+        (True, False, "KeyError: 'no iteration'", 9),
+        # its `close()` raised once the loop ended: was a raw RuntimeError
+        (False, True, "RuntimeError: close failed", 18),
+    ],
+)
+def test_a_loop_iterator_s_own_failure_is_located(run, iter_fails, close_fails, error, line):
+    src = (
+        _numbers(iter_fails, close_fails)
+        + """
+@f() -> str:
+  > loop [i]: `Numbers()`:
+    `pass`
+  = done
+= <f()>
+"""
+    )
+    with pytest.raises(KediExecutionError) as info:
+        run(src)
+    shown = info.value.render()
+    assert shown.splitlines()[-1] == error
+    assert "line 22, in f\n    > loop [i]: `Numbers()`:" in shown
+    assert f"line {line}, in <prelude> (Python)" in shown
+
+
+def test_a_loop_body_failure_survives_a_failing_close(run):
+    """A body failure closes the iterator; ``close()`` raising too was a raw RuntimeError
+    that hid the body's error. The body's error stays, the close failure told in a note."""
+    src = (
+        _numbers(False, True)
+        + """
+> loop [i]: `Numbers()`:
+  `1/0`
+= done
+"""
+    )
+    with pytest.raises(KediExecutionError) as info:
+        run(src)
+    assert isinstance(info.value.original, ZeroDivisionError)
+    assert info.value.render().splitlines()[-2:] == [
+        "ZeroDivisionError: division by zero",
+        "(closing the loop's iterator failed too: RuntimeError: close failed)",
+    ]
+
+
 def test_map_runs_after_all_iterations_in_order(run):
     src = """
     [log: list[str]] = `[]`
