@@ -237,12 +237,13 @@ class Builder:
         }.get(ctx.kind, f"{what} is not allowed here")
         raise KediSyntaxError(item.start, where)
 
-    def not_readonly(self, item: Item, name: str, ctx: BuildContext) -> None:
-        """A nested declaration binds its name like `[x] = ...` does, so it may not
-        replace a parameter either (docs/language.md#procedures)."""
+    def not_readonly(self, item: Item, name: str, ctx: BuildContext, at: int | None = None) -> None:
+        """A nested declaration (or a loop's binder, at offset ``at``) binds its name like
+        `[x] = ...` does, so it may not replace a parameter either
+        (docs/language.md#procedures)."""
         if name in _readonly(ctx):
             raise KediSyntaxError(
-                item.start + item.text.index(name, 1),
+                item.start + item.text.index(name, 1) if at is None else at,
                 f"parameter {name!r} is read-only and cannot be assigned",
             )
 

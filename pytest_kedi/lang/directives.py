@@ -79,6 +79,8 @@ class DirectiveBuilder:
                     "tuple unpacking",
                 )
             check_name(binder, item.start + m.start(2), "binder name", binds=True)
+            lead = len(m.group(2)) - len(m.group(2).lstrip())
+            self.b.not_readonly(item, binder, ctx, item.start + m.start(2) + lead)
         rel = m.end()
         self.place(item, ctx, name)
         if name == "else":

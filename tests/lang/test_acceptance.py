@@ -151,6 +151,22 @@ LOCATED = [
         "parameter 'p' is read-only",
         id="param_type_nested",
     ),
+    # A loop's binder binds its name in each iteration's scope, as `[p] = ...` in the loop
+    # body would: it was accepted, shadowing the parameter.
+    pytest.param(
+        "@f(p):\n  > loop [p]: `xs`:\n    `pass`\n  = x\n",
+        2,
+        11,
+        "parameter 'p' is read-only",
+        id="param_binder",
+    ),
+    pytest.param(
+        "@f(p):\n  > if: `True`:\n    > loop [ p ]: `xs`:\n      `pass`\n  = x\n",
+        3,
+        14,
+        "parameter 'p' is read-only",
+        id="param_binder_nested",
+    ),
 ]
 
 
