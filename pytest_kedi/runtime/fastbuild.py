@@ -22,7 +22,7 @@ from pytest_kedi.runtime.pyerrors import PYTHON_UNITS, UnitInfo
 from pytest_kedi.runtime.pyglobals import global_reads
 from pytest_kedi.runtime.pyinterop import function_code, relocated_expression
 from pytest_kedi.runtime.scope import Scope
-from pytest_kedi.runtime.types import resolve_type_source, validator_for
+from pytest_kedi.runtime.types import resolve_strings, resolve_type_source, validator_for
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.runtime.procedures import KediProcedure
@@ -332,7 +332,12 @@ class _Builder:
 
         try:
             where = (self.source_file.path, ref.span.start_line)
-            return resolve_type_source(ref.source, no_names, where)
+            tp = resolve_type_source(ref.source, no_names, where)
+            if not isinstance(tp, type):  # its strings are forward references, as the
+                # interpreter resolves them (`evaluate.resolve_type`): `list["int"]` is
+                # `list[int]`, and `list["P"]` (a name) resolves per run
+                tp = resolve_strings(tp, lambda text: resolve_type_source(text, no_names, where))
+            return tp
         except KediExecutionError:
             raise _Unsupported from None
 
