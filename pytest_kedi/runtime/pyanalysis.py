@@ -74,8 +74,10 @@ def top_level_targets(body: list[ast.stmt]) -> set[str]:
             for alias in node.names:
                 if alias.name != "*":
                     found.add(alias.asname or alias.name.split(".")[0])
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            found.add(node.name)
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            found.add(node.name)  # (`case [*rest]`, `case x`, `case int() as x`)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            found.add(node.rest)  # `case {**rest}`
         elif isinstance(node, ast.Global):
             found.update(node.names)
         extend(child_nodes(node))
@@ -130,6 +132,8 @@ def _binds(node: ast.AST, name: str) -> bool:
         return any((alias.asname or alias.name.split(".")[0]) == name for alias in node.names)
     if isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
         return node.name == name
+    if isinstance(node, ast.MatchMapping):
+        return node.rest == name
     return False
 
 

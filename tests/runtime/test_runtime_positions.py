@@ -189,8 +189,10 @@ def _top_level_targets_recursively(body: list[ast.stmt]) -> set[str]:
             for alias in node.names:
                 if alias.name != "*":
                     found.add(alias.asname or alias.name.split(".")[0])
-        elif isinstance(node, ast.ExceptHandler) and node.name:
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
             found.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            found.add(node.rest)
         elif isinstance(node, ast.Global):
             found.update(node.names)
         for child in ast.iter_child_nodes(node):
@@ -225,6 +227,8 @@ nest = [[(w := a) for a in b] for b in (c2 := cs) if (lambda: (x9 := 1))]
 match point:
     case [m1, *m2] | {"k": m3}:
         pass
+    case {"k": int() as m4, **m5}:
+        pass
 """
 
 
@@ -236,6 +240,8 @@ def test_top_level_targets_as_found_by_a_recursive_visit(source: str) -> None:
     assert top_level_targets(body) == _top_level_targets_recursively(body)
     if source is BLOCK:  # `:=` in a comprehension or a lambda default binds here; not in a lambda
         assert {"v", "w", "y", "c2"} <= top_level_targets(body)
+        # a `match` statement's captures bind here too (they were missed: not written back)
+        assert {"m1", "m2", "m3", "m4", "m5"} <= top_level_targets(body)
         assert not {"z", "x9", "u", "a"} & top_level_targets(body)
 
 

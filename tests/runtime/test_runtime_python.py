@@ -56,6 +56,53 @@ def test_rebinding_existing_name_syncs_back(run):
     assert run(src) == (2, '"  Ready "'.strip())
 
 
+@pytest.mark.parametrize(
+    ("case", "value"),
+    [
+        ("case n:", 5),
+        ("case int() as n:", 5),
+        ("case [*n]:", [5]),
+        ("case {**n}:", {}),
+    ],
+)
+def test_a_match_capture_rebinding_a_kedi_name_syncs_back(run, case, value):
+    """A `match` statement's capture patterns rebind a name as `=` does; the Kedi value
+    kept its old value (the block took the name for a new one of its own)."""
+    subject = {"case n:": "5", "case int() as n:": "5", "case [*n]:": "[5]"}.get(case, "{}")
+    src = f"""
+    [n: object] = `"old"`
+    ```
+    match {subject}:
+        {case}
+            pass
+    ```
+    = `n`
+    """
+    assert run(src) == value
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_match_capture_cannot_rebind_a_parameter(run, monkeypatch, fast):
+    """It went unnoticed: the block's own `p` took the value and the parameter kept its
+    own, without the read-only error (also in a body that is one fence, generated)."""
+    from pytest_kedi.runtime import procedures
+
+    monkeypatch.setattr(procedures, "BUILD_AFTER", 1 if fast else 10**6)
+    src = """
+    @f(p: int) -> str:
+      = ```
+      match 5:
+          case p:
+              pass
+      return repr(p)
+      ```
+    = <f(`1`)>
+    """
+    with pytest.raises(KediExecutionError, match="parameter 'p' is read-only") as info:
+        run(src)
+    assert "line 4, in f\n    case p:" in info.value.render()
+
+
 def test_new_python_names_vanish(run):
     src = """
     `fresh = 1`
