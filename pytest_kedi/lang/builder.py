@@ -39,7 +39,7 @@ def _odd_indent(char: str) -> str:
 def _readonly(ctx: BuildContext) -> frozenset[str]:
     """Parameters a statement in ``ctx`` may not bind (they are read-only,
     docs/language.md#procedures)."""
-    if ctx.in_proc and ctx.kind in ("proc", "block", "optimize"):
+    if ctx.in_proc and ctx.kind in ("proc", "block", "map", "optimize", "process"):
         return ctx.params
     return frozenset()
 

@@ -167,6 +167,30 @@ LOCATED = [
         "parameter 'p' is read-only",
         id="param_binder_nested",
     ),
+    # A `> map:` body is a child scope of the procedure as a branch is: every binding form
+    # of a parameter there was accepted, shadowing it.
+    pytest.param(
+        "@f(p):\n  > loop [i]: `xs`:\n    `pass`\n  > map:\n    [p] = x\n  = x\n",
+        5,
+        6,
+        "parameter 'p' is read-only",
+        id="param_assign_in_map",
+    ),
+    pytest.param(
+        "@f(p):\n  > loop [i]: `xs`:\n    `pass`\n  > map:\n    >> a [p]\n  = x\n",
+        5,
+        11,
+        "parameter 'p' is read-only",
+        id="param_output_in_map",
+    ),
+    pytest.param(
+        "@f(p):\n  > loop [i]: `xs`:\n    `pass`\n  > map:\n    > loop [p]: `ys`:\n"
+        "      `pass`\n  = x\n",
+        5,
+        13,
+        "parameter 'p' is read-only",
+        id="param_binder_in_map",
+    ),
 ]
 
 
