@@ -25,9 +25,10 @@ SUB_RESULTS: tuple[type, ...] = tuple(
 
 
 class ReportListener:
-    """The controller's listener for the two hooks that need its session but get no
-    ``config`` (``pytest_runtest_logreport``) or must print before the plugin's own
-    terminal lines: each delegates to the session. Registered in `KediSession.start`."""
+    """The controller's listener for the hooks that need its session but get no
+    ``config`` (``pytest_runtest_logreport``, ``pytest_runtest_logstart``) or must print
+    before the plugin's own terminal lines: each delegates to the session. Registered in
+    `KediSession.start`."""
 
     def __init__(self, session: KediSession) -> None:
         self.session = session
@@ -36,6 +37,12 @@ class ReportListener:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if not isinstance(report, SUB_RESULTS):  # a row's sub-result carries no record
             self.session.log_report(report)
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        # a Kedi item started: an interrupt before it reports still writes the reports
+        file_part = nodeid.partition("::")[0]
+        if file_part.endswith(".kedi"):
+            self.session.kedi_started = True
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:

@@ -85,8 +85,7 @@ class KediSession:
         self._models: dict[str, str] = {}
         # records of this process's reports not logged yet, by the report's id (no xdist)
         self._carried: dict[int, tuple[pytest.TestReport, transport.Carried]] = {}
-        # the run's records (controller, or the only process)
-        self.suites: dict[str, SuiteRecord] = {}
+        self.suites: dict[str, SuiteRecord] = {}  # the run's records (controller, or only process)
         self.tests: dict[str, CaseRecord] = {}
         self.xfailed: set[str] = set()
         self.collect_errors: dict[str, CollectErrorRecord] = {}  # files pytest could not collect
@@ -94,6 +93,7 @@ class KediSession:
         self.model_calls: Counter[str] = Counter()
         self.output = Output()
         self.untouched: tuple[Path, ...] = ()
+        self.kedi_started = False  # a Kedi item began to run (controller, or only process)
         self.uncollected = 0  # `.kedi` programs passed over (collection off; xdist: a worker's)
         self.started = datetime.now(UTC)
         # --kedi-baseline's suites by node id (every process: items apply --kedi-max-drop)
@@ -375,13 +375,13 @@ class KediSession:
         self._write(session, int(session.exitstatus))  # the reports say how the run ends
 
     def _write(self, session: pytest.Session, exitstatus: int) -> None:
-        """Reports are written only when at least one Kedi item reported (ran, failed,
-        was skipped or crashed) or a ``.kedi`` file failed to collect: a run that executed
+        """Reports are written only when a Kedi item started (an interrupt may stop it
+        before it reports) or a ``.kedi`` file failed to collect: a run that executed
         nothing (``--collect-only``, every Kedi item deselected) leaves them untouched."""
         settings, errors = self.settings, tuple(self.collect_errors.values())
         kedi = any(error.path.endswith(".kedi") for error in errors)  # a .kedi file broke
         broken = kedi and not self.config.option.collectonly
-        if not (self.suites or self.tests or broken):
+        if not (self.suites or self.tests or broken or self.kedi_started):
             paths = [p for _, p in report_outputs(settings)[:3]]
             paths.append(None if settings.markdown_append else settings.markdown_path)
             self.untouched = tuple(path for path in paths if path is not None)

@@ -193,6 +193,37 @@ def test_interrupted_run_writes_what_finished_and_says_so(kedi: Kedi, signal: st
     assert (kedi.pytester.path / "rows.jsonl").read_text("utf-8").count("\n") == 3
 
 
+@pytest.mark.single_process("the signal would stop one xdist worker, not the run")
+def test_a_run_interrupted_in_its_first_suite_writes_its_reports(kedi: Kedi) -> None:
+    """Before: ``kedi report not written (no Kedi item ran)`` when Ctrl-C or SIGTERM (a
+    cancelled CI job) stopped the run inside its first Kedi item, and the previous run's
+    report stayed in place, to be uploaded as this run's."""
+    kedi.write("b_stop.kedi", INTERRUPTING.format(signal="SIGTERM"))
+    (kedi.pytester.path / "r.json").write_text('{"stale": true}', encoding="utf-8")
+    result = kedi.subprocess("--kedi-eval", "--kedi-report", "r.json")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["kedi report written: *r.json"])
+    result.stdout.no_fnmatch_line("*no Kedi item ran*")
+    report = kedi.json("r.json")
+    assert (report["interrupted"], report["exitstatus"], report["tests"]) == (True, 2, [])
+
+
+def test_a_metric_raising_keyboardinterrupt_in_the_only_suite_writes_the_reports(
+    kedi: Kedi,
+) -> None:
+    """Before (single process): the interrupted run left an older report untouched."""
+    kedi.write(
+        "stop.kedi",
+        "@eval: stop:\n  > data: xs:\n    = `[1, 2]`\n  > metric: m(xs):\n"
+        "    = `(_ for _ in ()).throw(KeyboardInterrupt)`\n",
+    )
+    (kedi.pytester.path / "r.json").write_text('{"stale": true}', encoding="utf-8")
+    result = kedi.subprocess("--kedi-eval", "--kedi-report", "r.json")  # (it interrupts)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    report = kedi.json("r.json")
+    assert (report["version"], report["interrupted"], report["exitstatus"]) == (3, True, 2)
+
+
 def test_a_run_that_x_stopped_is_not_marked_interrupted(kedi: Kedi) -> None:
     """Under pytest-xdist, ``-x`` ends the run with pytest's INTERRUPTED status; the report
     said ``"interrupted": true``, which means Ctrl-C or SIGTERM (false under ``-n 0``)."""
