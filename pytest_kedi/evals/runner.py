@@ -335,7 +335,8 @@ def _run_scored(
             return failed_row(index, *known, f"error: {text}", text, "timeout", elapsed)
         return failed_row(
             index, *known, f"error: {text}", text, "timeout", elapsed,
-            calls=tuple(scope.calls), retries=scope.retries, usage=row_usage(scope),
+            output=join_outputs(list(scope.outputs)), calls=tuple(scope.calls),
+            retries=scope.retries, usage=row_usage(scope),
         )  # fmt: skip
 
     repeats = options.repeat

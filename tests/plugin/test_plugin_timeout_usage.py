@@ -158,3 +158,22 @@ def test_a_retry_in_flight_at_the_time_limit_is_counted(kedi: Kedi, concurrency:
     (row,) = report["suites"][0]["rows"]
     assert row["error_class"] == "timeout"
     assert (row["retries"], report["retries"]) == (1, 1)
+
+
+@pytest.mark.parametrize("concurrency", ["1", "2"])
+def test_a_timed_out_row_keeps_the_output_its_procedure_returned(
+    kedi: Kedi, concurrency: str
+) -> None:
+    """Before: a timed-out row's ``output`` was null although the suite's procedure had
+    returned ``'ok'`` before the time ran out (an errored row keeps its output)."""
+    kedi.write("label.kedi", PROGRAM)
+    kedi.write("conftest.py", CONFTEST)
+    result = kedi.run(
+        "--kedi-eval", "--kedi-timeout", "1", "--kedi-concurrency", concurrency,
+        "--kedi-rows", "summary", "-v", "--kedi-report", "r.json",
+    )  # fmt: skip
+    (row,) = kedi.json("r.json")["suites"][0]["rows"]
+    assert (row["error_class"], row["output"]) == ("timeout", "'ok'")
+    result.stdout.fnmatch_lines(
+        ["    row 0: score 0.0000 | input 'fast' | expected 'ok' | output 'ok' | error: timeout: *"]
+    )
