@@ -423,6 +423,17 @@ def test_multi_line_feedback_keeps_one_summary_line_per_suite(kedi: Kedi, verbos
     assert suite["feedback"] == "first\n  second\r\nthird"
 
 
+def test_junit_feedback_keeps_the_reports_line_breaks(kedi: Kedi) -> None:
+    """JUnit's `kedi_feedback` is the feedback as the JSON report has it, line breaks kept
+    (README), where the `Evals:` line joins its lines."""
+    kedi.write("notes.kedi", MULTILINE_FEEDBACK)
+    kedi.run("--kedi-eval", "--junitxml", "junit.xml")
+    root = ET.parse(kedi.pytester.path / "junit.xml").getroot()
+    (case,) = [case for case in root.iter("testcase") if case.get("name") == "eval:notes"]
+    feedback = {p.get("name"): p.get("value") for p in case.iter("property")}["kedi_feedback"]
+    assert feedback.replace("\r\n", "\n") == "first\n  second\nthird"
+
+
 SPACED = """\
 @test: spaced:
   > case: message:
