@@ -183,10 +183,11 @@ class ReplayRoute:
         exact = self.exact
         if exact is not None:
             # each value of its field's exact type: what validation would give
-            values = {name: args.get(name) for name, _ in exact}
+            values: dict[str, Any] = {}
             for name, tp in exact:
-                if type(values[name]) is not tp:
+                if type(value := args.get(name)) is not tp:
                     break
+                values[name] = value
             else:
                 if type(stored) is str:
                     read = self.read
