@@ -78,3 +78,11 @@ def test_the_architecture_module_map_names_every_module() -> None:
 
 def test_the_language_reference_ships_too() -> None:
     assert (ROOT / "docs" / "language.md").is_file()
+
+
+def test_the_checkout_holds_no_file_with_a_blank_name() -> None:
+    """A report written by hand to `-o "  "` was committed as a file named two spaces at the
+    top of the repository, where a newcomer's `ls` shows a blank entry."""
+    folders = ("pytest_kedi", "tests", "docs", "examples", "benchmarks", ".ci")
+    paths = [*ROOT.iterdir(), *(p for folder in folders for p in (ROOT / folder).rglob("*"))]
+    assert [str(path.relative_to(ROOT)) for path in paths if not path.name.strip()] == []
