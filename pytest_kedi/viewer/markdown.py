@@ -124,12 +124,12 @@ def render_markdown(runs: Sequence[RunView], *, worst: int = 5) -> str:
     ]
     if run.tests:
         failed_tests = sum(1 for t in run.tests if t.outcome == "failed")
-        facts.append(f"{len(run.tests)} test cases ({failed_tests} failed)")
+        facts.append(f"{_count(len(run.tests), 'test case')} ({failed_tests} failed)")
     if run.models:
         facts.append(
             "models: "
             + ", ".join(
-                cell(m.name) + (f" ({m.calls} calls)" if m.calls is not None else "")
+                cell(m.name) + (f" ({_count(m.calls, 'call')})" if m.calls is not None else "")
                 for m in run.models
             )
         )

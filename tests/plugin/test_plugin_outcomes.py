@@ -243,7 +243,7 @@ def test_a_case_under_an_xfail_marker_reads_as_expected(kedi: Kedi) -> None:
     result.stdout.fnmatch_lines(
         ["- t::broken: FAIL | AssertionError: assert 4 == 5 (xfail: known bug)"]
     )
-    assert "1 test cases (0 failed)" in (kedi.pytester.path / "m.md").read_text("utf-8")
+    assert "1 test case (0 failed)" in (kedi.pytester.path / "m.md").read_text("utf-8")
     assert kedi.json("r.json")["xfailed"] == ["x.kedi::test:t::broken"]
 
 

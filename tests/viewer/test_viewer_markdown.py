@@ -86,6 +86,12 @@ def test_counts_read_right_in_the_singular() -> None:
     text = render_markdown([run_view(v1_report(), label="r")])
     assert "1 suite (0 failed)" in text and "1 suites" not in text
     assert "3 rows (" in text
+    # the test cases and a model's calls read as the suites and rows do (and as the HTML
+    # report and the terminal say them): "1 test cases" and "(1 calls)" before
+    one_call = {**v1_report(), "version": 3, "model_calls": {"openai:gpt-4o-mini": 1}}
+    text = render_markdown([run_view(one_call, label="r")])
+    assert "1 test case (0 failed)" in text and "1 test cases" not in text
+    assert "models: openai:gpt-4o-mini (1 call)" in text
 
 
 def test_a_suite_not_scored_shows_no_score() -> None:
