@@ -336,7 +336,8 @@ def _suite_section(i: int, suite: SuiteView, payload: list[list[Any]], has: dict
             f'<p class="long" data-long="1">{escape(_feedback_shown(suite))}</p></div>'
         )
     scores = [r.score for r in suite.rows]
-    title = f"Row scores of {suite.label}: {len(scores)} rows in 10 bins{outside_note(scores)}"
+    rows = f"{len(scores)} row{'' if len(scores) == 1 else 's'}"
+    title = f"Row scores of {suite.label}: {rows} in 10 bins{outside_note(scores)}"
     chart = svg.histogram(scores, title=title) if scores else ""
     filters = [("errored", "errored", FLAG_ERRORED), ("below", "below 1.0", FLAG_BELOW)]
     filters += [("flaky", "flaky", FLAG_FLAKY), ("regressed", "regressed", FLAG_REGRESSED)]
@@ -369,7 +370,7 @@ def _suite_section(i: int, suite: SuiteView, payload: list[list[Any]], has: dict
         f'<section class="suite" id="suite-{i}" aria-labelledby="suite-{i}-h">'
         f'<details data-suite="{i}"><summary><h3 id="suite-{i}-h">{escape(suite.label)}</h3> '
         f'<span class="summary-meta">{_score(suite.score) if suite.scored else "not scored"} · '
-        f"{suite.rows_total} rows · "
+        f"{suite.rows_total} row{'' if suite.rows_total == 1 else 's'} · "
         f'{_verdict(suite.verdict)}</span></summary><div class="suite-body">'
         f'<div class="suite-top"><dl class="facts small">{dl}</dl>'
         f'<figure class="hist">{chart}<figcaption>Row scores</figcaption></figure></div>'

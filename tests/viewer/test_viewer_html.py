@@ -127,6 +127,16 @@ def test_histogram_tells_scores_outside_0_and_1() -> None:
     assert re.search(r"rows in 10 bins</title>", plain)
 
 
+def test_a_one_row_suite_reads_1_row() -> None:
+    """A suite of one row read "1 rows" in its details line and its histogram's title."""
+    one = v1_report()
+    one["suites"][0]["rows"] = one["suites"][0]["rows"][:1]
+    one["suites"][0]["rows_total"] = 1
+    page = render_html([run_view(one, label="r.json")])
+    assert "1 rows" not in page
+    assert "· 1 row · " in page and re.search(r": 1 row in 10 bins</title>", page)
+
+
 @pytest.mark.parametrize("long_values", [False, True])
 def test_ten_thousand_rows_stay_under_5_mb(long_values: bool) -> None:
     page = render_html([run_view(big_report(10_000, long_values=long_values), label="big.json")])
