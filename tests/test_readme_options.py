@@ -139,3 +139,28 @@ def test_every_option_env_var_and_ini_name_the_docs_mention_exists() -> None:
     missing = {name for name in others if not _literal_in("pytest_kedi", name)}
     assert missing - {"KEDI_CHROMIUM"} == set()
     assert _literal_in("tests", "KEDI_CHROMIUM")
+
+
+def test_the_readme_states_every_numeric_range_the_options_enforce() -> None:
+    """The README's "Ranges:" sentence named `--kedi-concurrency` and `--kedi-max-rows` as whole
+    numbers >= 1 but not `--kedi-repeat` or `--kedi-max-requests`, which refuse 0 just the same,
+    nor `--kedi-retries` (>= 0) and `--kedi-max-drop` (0 to 1)."""
+    from pytest_kedi.plugin import optionvalues
+
+    text = README.read_text(encoding="utf-8")
+    ranges = " ".join(text.split("Ranges: ", 1)[1].split("\n\n", 1)[0].split())
+    by_rule = {
+        optionvalues.parse_positive_int: "whole numbers ≥ 1",
+        optionvalues.parse_count: "a whole number ≥ 0",
+        optionvalues.parse_max_drop: "from 0 to 1",
+        optionvalues.parse_interval: "≥ 0",
+        optionvalues.parse_timeout: "above 0",
+    }
+    for option in OPTIONS:
+        rule = by_rule.get(option.parse)
+        if rule is None:
+            continue
+        name = f"`{option.flag}`" if option.help else f"`{option.name}`"
+        assert name in ranges, f"README's Ranges: sentence does not name {name}"
+        said = ranges.split(name, 1)[1].split(";", 1)[0]
+        assert rule in said, f"README's Ranges: sentence gives {name} as {said!r}, not {rule!r}"
