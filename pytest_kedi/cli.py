@@ -49,7 +49,7 @@ from pytest_kedi.cliout import (
 )
 from pytest_kedi.clirun import original_error, reraise_interrupt, run
 from pytest_kedi.errors import KediError
-from pytest_kedi.text import is_kedi_program
+from pytest_kedi.text import counted, is_kedi_program
 
 __all__ = [
     "PROG",
@@ -119,8 +119,8 @@ def _parse_command(files: Sequence[str], console: Console) -> int:
             continue
         cases = sum(len(suite.cases) for suite in module.test_suites)
         console.print(
-            f"{name}: {len(module.procedures)} procedures, "
-            f"{len(module.eval_suites)} eval suites, {cases} test cases"
+            f"{name}: {counted(len(module.procedures), 'procedure')}, "
+            f"{counted(len(module.eval_suites), 'eval suite')}, {counted(cases, 'test case')}"
         )
     return status
 

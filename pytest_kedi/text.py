@@ -10,6 +10,7 @@ import os
 
 __all__ = [
     "clip",
+    "counted",
     "display_path",
     "exception_text",
     "is_kedi_program",
@@ -20,6 +21,15 @@ __all__ = [
     "printable_marks",
     "truncate",
 ]
+
+
+def counted(number: int, noun: str, plural: str | None = None) -> str:
+    """``number`` with ``noun`` in the singular or plural: ``1 row``, ``2 rows``,
+    ``1 retry`` / ``2 retries`` (``plural`` given)."""
+    if number == 1:
+        return f"{number} {noun}"
+    return f"{number} {plural if plural is not None else noun + 's'}"
+
 
 #: What Python itself prints for an exception whose ``__str__`` raises.
 STR_FAILED = "<exception str() failed>"

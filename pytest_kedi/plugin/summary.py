@@ -13,7 +13,7 @@ from pytest_kedi.constants import EVAL_SKIP_REASON, HOOK_NOTE, TEST_MODEL
 from pytest_kedi.plugin.gating import interval_text, score_digits, shows_interval, threshold_text
 from pytest_kedi.plugin.optionvalues import MaxErrors
 from pytest_kedi.plugin.records import CaseRecord, SuiteRecord
-from pytest_kedi.text import one_line, truncate
+from pytest_kedi.text import counted, one_line, truncate
 
 __all__ = [
     "case_line",
@@ -180,10 +180,6 @@ def models_line(calls: Mapping[str, int], defaults: Collection[str]) -> str:
     return f"models: no model calls (default: {'; '.join(sorted(defaults))})"
 
 
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
-
-
 def usage_line(suites: Collection[SuiteRecord]) -> str | None:
     """The run's model usage and retries over every suite's rows:
     ``usage: 7 requests, 812 input tokens, 64 output tokens; 1 retry`` (None: nothing)."""
@@ -196,9 +192,9 @@ def usage_line(suites: Collection[SuiteRecord]) -> str | None:
     parts = []
     if usage:
         parts.append(
-            f"{_count(usage.requests, 'request')}, {_count(usage.input_tokens, 'input token')}, "
-            f"{_count(usage.output_tokens, 'output token')}"
+            f"{counted(usage.requests, 'request')}, {counted(usage.input_tokens, 'input token')}, "
+            f"{counted(usage.output_tokens, 'output token')}"
         )
     if retries:
-        parts.append(f"{retries} {'retry' if retries == 1 else 'retries'}")
+        parts.append(counted(retries, "retry", "retries"))
     return "usage: " + "; ".join(parts)

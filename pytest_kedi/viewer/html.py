@@ -19,7 +19,7 @@ from importlib import resources
 from typing import Any
 
 from pytest_kedi.evals.scoring import SCORE_DIGITS, change, fell, outside_note, threshold_text
-from pytest_kedi.text import clip
+from pytest_kedi.text import clip, counted
 from pytest_kedi.viewer import svg
 from pytest_kedi.viewer.compare import history_section
 from pytest_kedi.viewer.errors import errors_html
@@ -105,7 +105,7 @@ def _header(run: RunView, runs: int) -> str:
     if run.models:
         models = "; ".join(
             escape(m.name)
-            + (f" ({m.calls} call{'' if m.calls == 1 else 's'})" if m.calls is not None else "")
+            + (f" ({counted(m.calls, 'call')})" if m.calls is not None else "")
             + (" (offline default: synthetic output)" if m.synthetic else "")
             for m in run.models
         )
@@ -270,7 +270,7 @@ def _row_note(row: RowView) -> str | None:
     """Retries and token usage of a row, when recorded."""
     parts = []
     if row.retries:
-        parts.append(f"{row.retries} retr{'y' if row.retries == 1 else 'ies'}")
+        parts.append(counted(row.retries, "retry", "retries"))
     if row.tokens:
         parts.append(f"tokens: {row.tokens}")
     return " · ".join(parts) or None
@@ -336,8 +336,8 @@ def _suite_section(i: int, suite: SuiteView, payload: list[list[Any]], has: dict
             f'<p class="long" data-long="1">{escape(_feedback_shown(suite))}</p></div>'
         )
     scores = [r.score for r in suite.rows]
-    rows = f"{len(scores)} row{'' if len(scores) == 1 else 's'}"
-    title = f"Row scores of {suite.label}: {rows} in 10 bins{outside_note(scores)}"
+    counts = f"{counted(len(scores), 'row')} in 10 bins{outside_note(scores)}"
+    title = f"Row scores of {suite.label}: {counts}"
     chart = svg.histogram(scores, title=title) if scores else ""
     filters = [("errored", "errored", FLAG_ERRORED), ("below", "below 1.0", FLAG_BELOW)]
     filters += [("flaky", "flaky", FLAG_FLAKY), ("regressed", "regressed", FLAG_REGRESSED)]
@@ -370,7 +370,7 @@ def _suite_section(i: int, suite: SuiteView, payload: list[list[Any]], has: dict
         f'<section class="suite" id="suite-{i}" aria-labelledby="suite-{i}-h">'
         f'<details data-suite="{i}"><summary><h3 id="suite-{i}-h">{escape(suite.label)}</h3> '
         f'<span class="summary-meta">{_score(suite.score) if suite.scored else "not scored"} · '
-        f"{suite.rows_total} row{'' if suite.rows_total == 1 else 's'} · "
+        f"{counted(suite.rows_total, 'row')} · "
         f'{_verdict(suite.verdict)}</span></summary><div class="suite-body">'
         f'<div class="suite-top"><dl class="facts small">{dl}</dl>'
         f'<figure class="hist">{chart}<figcaption>Row scores</figcaption></figure></div>'

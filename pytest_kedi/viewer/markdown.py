@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 
 from pytest_kedi.evals.scoring import threshold_text
-from pytest_kedi.text import printable, truncate
+from pytest_kedi.text import counted, printable, truncate
 from pytest_kedi.viewer.errors import errors_markdown
 from pytest_kedi.viewer.model import (
     RowView,
@@ -119,22 +119,22 @@ def render_markdown(runs: Sequence[RunView], *, worst: int = 5) -> str:
     rows = sum(s.rows_total for s in run.suites)
     errored = sum(s.rows_errored for s in run.suites)
     facts = [
-        f"{_count(len(run.suites), 'suite')} ({failed} failed)",
-        f"{_count(rows, 'row')} ({errored} errored)",
+        f"{counted(len(run.suites), 'suite')} ({failed} failed)",
+        f"{counted(rows, 'row')} ({errored} errored)",
     ]
     if run.tests:
         failed_tests = sum(1 for t in run.tests if t.outcome == "failed")
-        facts.append(f"{_count(len(run.tests), 'test case')} ({failed_tests} failed)")
+        facts.append(f"{counted(len(run.tests), 'test case')} ({failed_tests} failed)")
     if run.models:
         facts.append(
             "models: "
             + ", ".join(
-                cell(m.name) + (f" ({_count(m.calls, 'call')})" if m.calls is not None else "")
+                cell(m.name) + (f" ({counted(m.calls, 'call')})" if m.calls is not None else "")
                 for m in run.models
             )
         )
     if run.errors:
-        facts.append(_count(len(run.errors), "collection error"))
+        facts.append(counted(len(run.errors), "collection error"))
     lines = [f"### pytest-kedi: {_RUN[run.verdict]}", "", " · ".join(facts), ""]
     if run.stopped:  # -x, --maxfail: the items after the stop did not run
         lines += [f"⚠️ The run stopped early ({cell(run.stopped)}): not every item ran.", ""]
@@ -154,7 +154,3 @@ def render_markdown(runs: Sequence[RunView], *, worst: int = 5) -> str:
         if suite.verdict in ("failed", "xfail"):
             lines += _worst_rows(suite, worst)
     return "\n".join(lines) + "\n"
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from pytest_kedi.text import counted
+
 __all__ = ["HISTOGRAM_BINS", "histogram", "line_chart", "score_bar"]
 
 HISTOGRAM_BINS = 10
@@ -80,8 +82,8 @@ def histogram(scores: Sequence[float], *, title: str) -> str:
         parts.append(
             f'<rect class="hist-bar" x="{_f(x + 1)}" y="{_f(8 + plot_h - bar_h)}" '
             f'width="{_f(bar_w - 2)}" height="{_f(bar_h)}">'
-            f"<title>score [{low:.1f}, {high:.1f}{closing}: {count} "
-            f"row{'' if count == 1 else 's'}</title></rect>"
+            f"<title>score [{low:.1f}, {high:.1f}{closing}: {counted(count, 'row')}"
+            "</title></rect>"
         )
     for value in (0.0, 0.5, 1.0):
         x = left + value * plot_w

@@ -51,7 +51,7 @@ def test_summary_for_a_valid_file(kedi_file, cli) -> None:
     name = kedi_file(GOOD)
     result = cli("parse", name)
     assert (result.out, result.err, result.code) == (
-        "prog.kedi: 2 procedures, 1 eval suites, 3 test cases\n",
+        "prog.kedi: 2 procedures, 1 eval suite, 3 test cases\n",
         "",
         0,
     )
@@ -61,7 +61,7 @@ def test_parse_error_goes_to_stderr_and_fails(kedi_file, cli) -> None:
     good = kedi_file(GOOD)
     bad = kedi_file(BAD, "bad.kedi")
     result = cli("parse", bad, good)
-    assert result.out == "prog.kedi: 2 procedures, 1 eval suites, 3 test cases\n"
+    assert result.out == "prog.kedi: 2 procedures, 1 eval suite, 3 test cases\n"
     assert result.err == _rendered(BAD, "bad.kedi")
     assert result.err.startswith('Kedi parse error:\n\n  File "bad.kedi", line 1, column ')
     assert result.err.endswith("suite header must end with ':'\n")
@@ -92,8 +92,8 @@ def test_parse_directory_walks_kedi_programs(kedi_file, cli, tmp_path) -> None:
     result = cli("parse", ".")
     assert result.code == 0, result.err
     assert result.out.splitlines() == [
-        "./a.kedi: 2 procedures, 1 eval suites, 3 test cases",
-        "./sub/b.kedi: 2 procedures, 1 eval suites, 3 test cases",
+        "./a.kedi: 2 procedures, 1 eval suite, 3 test cases",
+        "./sub/b.kedi: 2 procedures, 1 eval suite, 3 test cases",
     ]
 
 
@@ -105,7 +105,7 @@ def test_parse_directory_leaves_named_pipes_out(kedi_file, run_cli, tmp_path) ->
     os.mkfifo(tmp_path / "pipe.kedi")
     result = run_cli("parse", ".")  # in a subprocess: its timeout ends a wait
     assert result.code == 0, result.err
-    assert result.out.splitlines() == ["./a.kedi: 2 procedures, 1 eval suites, 3 test cases"]
+    assert result.out.splitlines() == ["./a.kedi: 2 procedures, 1 eval suite, 3 test cases"]
     assert result.err == ""
 
 
@@ -132,7 +132,7 @@ def test_an_unreadable_directory_is_named_not_called_empty(
 
     monkeypatch.setattr(cli_module.os, "walk", walk)
     result = cli("parse", "pd")
-    assert result.out == "pd/ok.kedi: 1 procedures, 0 eval suites, 0 test cases\n"
+    assert result.out == "pd/ok.kedi: 1 procedure, 0 eval suites, 0 test cases\n"
     assert result.err == "cannot read pd/sub: Permission denied\n"
     assert result.code == 1
 
