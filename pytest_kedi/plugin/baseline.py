@@ -28,8 +28,13 @@ def load(path: Path) -> dict[str, SuiteRecord]:
     return {suite.nodeid: suite for suite in run.suites}
 
 
-def drop(baseline: Mapping[str, SuiteRecord], record: SuiteRecord, max_drop: float) -> str | None:
-    """Why ``record`` fails the max drop against its baseline suite, if it does."""
+def drop(
+    baseline: Mapping[str, SuiteRecord] | None, record: SuiteRecord, max_drop: float | None
+) -> str | None:
+    """Why ``record`` fails the max drop against its baseline suite, if it does (None
+    without a baseline or a max drop)."""
+    if baseline is None or max_drop is None:
+        return None
     return drop_reason(compare_suites(record.nodeid, baseline.get(record.nodeid), record), max_drop)
 
 

@@ -66,6 +66,8 @@ class Summary:
     errors: Sequence[str]
     baseline: Sequence[str] = ()  # the comparison with --kedi-baseline, when given
     notes: Sequence[str] = ()  # what could not be written but fails nothing (job summary)
+    dropped: Collection[str] = ()  # node ids of suites --kedi-max-drop failed
+    max_drop: float | None = None
 
 
 def _width(tr: Any) -> int:
@@ -119,7 +121,8 @@ def write_summary(tr: Any, summary: Summary, *, verbose: bool) -> None:
     if summary.suites:
         tr.write_line("Evals:")
         for suite in source_order(summary.suites):
-            line = suite_line(suite, feedback_limit=limit)
+            dropped = summary.max_drop if suite.nodeid in summary.dropped else None
+            line = suite_line(suite, feedback_limit=limit, dropped=dropped)
             tr.write_line(
                 line + xfail_note(suite, limit) if suite.nodeid in summary.xfailed else line
             )

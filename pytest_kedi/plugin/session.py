@@ -224,11 +224,9 @@ class KediSession:
 
     def max_drop_reason(self, record: SuiteRecord) -> str | None:
         """Why ``record`` fails ``--kedi-max-drop`` against the baseline, if it does."""
-        if self.baseline is None or self.settings.max_drop is None:
-            return None
-        from pytest_kedi.plugin import baseline
+        from pytest_kedi.plugin.baseline import drop
 
-        return baseline.drop(self.baseline, record, self.settings.max_drop)
+        return drop(self.baseline, record, self.settings.max_drop)
 
     def make_report(self, item: pytest.Item, when: str, report: pytest.TestReport) -> None:
         """Put the item's record on its report (and pytest-html's rows table)."""
@@ -434,6 +432,8 @@ class KediSession:
             errors=self.output.errors,
             baseline=self._baseline_lines(),
             notes=self.output.notes,
+            dropped={s.nodeid for s in self.suites.values() if self.max_drop_reason(s)},
+            max_drop=self.settings.max_drop,
         )
         write_summary(tr, summary, verbose=self.config.get_verbosity() > 0)
 

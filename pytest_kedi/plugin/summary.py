@@ -45,7 +45,9 @@ def _case_status(outcome: str) -> str:
     return "XFAIL" if outcome == "xfailed" else "FAIL"
 
 
-def _verdict(record: SuiteRecord, digits: int = 4, limit: int | None = None) -> str:
+def _verdict(
+    record: SuiteRecord, digits: int = 4, limit: int | None = None, dropped: float | None = None
+) -> str:
     outcome = record.outcome
     word = "FAILED" if outcome == "failed" else outcome
     reason = record.skip_reason.strip() if record.skip_reason else ""
@@ -68,6 +70,8 @@ def _verdict(record: SuiteRecord, digits: int = 4, limit: int | None = None) -> 
             f"max errors {record.max_errors:g}: {result.rows_errored} of "
             f"{result.rows_total} rows errored"
         )
+    if dropped is not None:  # the max drop it fell by more than, as the baseline lines say
+        parts.append(f"dropped more than {threshold_text(dropped, digits)}")
     return f"[{', '.join(parts)}]"
 
 
@@ -81,8 +85,11 @@ def _failure_text(failure: str) -> str:
     return first
 
 
-def suite_line(record: SuiteRecord, *, feedback_limit: int | None) -> str:
-    """Kedi's line ``- procedure::metric: 0.7500 | feedback`` plus threshold and verdict."""
+def suite_line(
+    record: SuiteRecord, *, feedback_limit: int | None, dropped: float | None = None
+) -> str:
+    """Kedi's line ``- procedure::metric: 0.7500 | feedback`` plus threshold and verdict
+    (``dropped``: the ``--kedi-max-drop`` the suite fell by more than)."""
     result = record.result
     if record.outcome == "skipped" and result.error is None:
         head = f"- {result.suite}::{result.metric}" if result.metric else f"- {result.suite}"
@@ -101,7 +108,7 @@ def suite_line(record: SuiteRecord, *, feedback_limit: int | None) -> str:
     line = format_suite_line(shown, digits=digits)
     if shows_interval(result, record.gate):
         line += f"  ({interval_text(result, digits)})"
-    return f"{line}  {_verdict(record, digits)}"
+    return f"{line}  {_verdict(record, digits, dropped=dropped)}"
 
 
 def xfail_note(record: SuiteRecord | CaseRecord, limit: int | None) -> str:

@@ -68,6 +68,24 @@ def test_deltas_rows_and_the_max_drop(kedi: Kedi) -> None:
     assert (fresh["baseline_score"], fresh["delta"], fresh["rows"][0]["delta"]) == (None,) * 3
 
 
+def test_the_evals_line_says_a_suite_failed_its_max_drop(kedi: Kedi) -> None:
+    """A suite the max drop failed said only ``[FAILED]`` on its ``Evals:`` line (and
+    ``[FAILED, min score 0.1000]`` with a min score it met, as if that failed it); the line
+    names the max drop, as for a min score or an error budget, and as the comparison does."""
+    _baseline(kedi)
+    result = kedi.run(
+        "--kedi-eval", "--kedi-baseline", "old.json", "--kedi-max-drop", "0.25",
+        "--kedi-min-score", "0.1",
+    )  # fmt: skip
+    result.assert_outcomes(failed=1, passed=1)
+    lines = result.outlines
+    evals = lines[lines.index("Evals:") + 1 : lines.index("Evals:") + 3]
+    assert evals == [
+        "- initials::exact: 0.3333  [FAILED, min score 0.1000, dropped more than 0.2500]",
+        "- fresh::m: 1.0000  [passed, min score 0.1000]",
+    ]
+
+
 def test_an_ini_baseline_is_relative_to_the_ini_file(kedi: Kedi) -> None:
     """README (Markdown summary for CI): ``kedi_baseline`` from the ini file is relative to
     the ini file's directory, as ``kedi_html`` is, not to where pytest runs."""
