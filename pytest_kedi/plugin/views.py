@@ -43,10 +43,14 @@ def write_views(
     want_markdown = settings.markdown_path is not None and (ran or not settings.markdown_append)
     if settings.html_path is None and not want_markdown:
         return outcome
+    from pytest_kedi.text import display_path
     from pytest_kedi.viewer import render_html, render_markdown, run_view
     from pytest_kedi.viewer.model import format_time
 
-    label = str(settings.report_path) if settings.report_path is not None else "this pytest run"
+    # the JSON report's path as the user gave it (relative where it lies under the working
+    # directory: the page travels as a CI artifact), else what the page shows
+    report = settings.report_path
+    label = display_path(str(report)) if report is not None else "this pytest run"
     view = run_view(
         run.to_json(),
         label=label,

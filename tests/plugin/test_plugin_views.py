@@ -54,6 +54,16 @@ def test_html_report_is_written_by_the_controller(kedi: Kedi) -> None:
     assert sorted(p.name for p in (kedi.pytester.path / "out").iterdir()) == ["report.html"]
 
 
+def test_html_names_the_json_report_as_given(kedi: Kedi) -> None:
+    """The page's Report field named the JSON report by its absolute path (the machine's
+    folders in a CI artifact); under the working directory it is the relative path."""
+    kedi.write("demo.kedi", DEMO)
+    kedi.run("--kedi-eval", "--kedi-html", "out/r.html", "--kedi-report", "out/r.json")
+    page = (kedi.pytester.path / "out" / "r.html").read_text(encoding="utf-8")
+    assert "<dd>out/r.json</dd>" in page
+    assert str(kedi.pytester.path) not in page
+
+
 def test_html_from_env_and_ini(kedi: Kedi, monkeypatch: pytest.MonkeyPatch) -> None:
     kedi.write("demo.kedi", DEMO)
     monkeypatch.setenv("KEDI_HTML", "env.html")
