@@ -169,7 +169,19 @@ def parse_snippet(source: str, expr: bool, line: int, path: str) -> Parsed:
                 exc.lineno = max(exc.lineno - pad, 1)
             if exc.end_lineno is not None:
                 exc.end_lineno = max(exc.end_lineno - pad, 1)
+        if expr and exc.offset == 0:
+            _at_end(exc, text)
         raise
+
+
+def _at_end(exc: SyntaxError, text: str) -> None:
+    """Python gives an expression's error at its end (`` `a +` ``, `` `f(x) and` ``) the
+    column 0 in "eval" mode: put it after the line's last character, where "exec" mode and
+    a ``.py`` file put it, not at the expression's start."""
+    lines = text.split("\n")
+    line = min(max(exc.lineno or len(lines), 1), len(lines))
+    exc.lineno = exc.end_lineno = line
+    exc.offset = exc.end_offset = len(lines[line - 1]) + 1
 
 
 def _text(source: str, expr: bool, line: int) -> tuple[str, int]:

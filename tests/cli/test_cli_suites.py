@@ -297,7 +297,7 @@ def test_a_python_syntax_error_fails_every_command_as_under_pytest(kedi_file, cl
         result = cli(*args)
         assert result.code == 1, flags
         assert result.out == ""
-        assert result.err.startswith('Kedi parse error:\n\n  File "prog.kedi", line 2, column 6')
+        assert result.err.startswith('Kedi parse error:\n\n  File "prog.kedi", line 2, column 9')
         assert result.err.rstrip().endswith("Python syntax error: invalid syntax")
 
 

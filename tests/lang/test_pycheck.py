@@ -26,7 +26,7 @@ CASES = {
     ),
     "backtick_type": ("@h() -> `list[`:\n  = `[]`\n", 1, 14),
     "prelude": ("```\ndef f(:\n    pass\n```\n[x] = a\n", 2, 7),
-    "substitution": ("@k(v: str) -> str:\n  = value <`v +`>\n", 2, 13),
+    "substitution": ("@k(v: str) -> str:\n  = value <`v +`>\n", 2, 16),
 }
 
 
@@ -67,7 +67,7 @@ def test_a_line_s_first_syntax_error_is_its_only_one() -> None:
     source = f"{broken}\n[b] = `2`\n[c] = `1 +` and `(`\n"
     with pytest.raises(KediParseError) as info:
         check_python(parse(source, "m.kedi"))
-    assert [(d.line, d.column) for d in info.value.diagnostics] == [(1, 9), (3, 8)]
+    assert [(d.line, d.column) for d in info.value.diagnostics] == [(1, 9), (3, 11)]
     assert len(str(info.value)) < 3 * len(source)
 
 
@@ -78,7 +78,7 @@ def test_a_call_argument_s_error_is_reported_once(statement: str) -> None:
     other."""
     with pytest.raises(KediParseError) as info:
         check_python(parse(f"@f(a) -> int:\n  = `1`\n{statement}\n", "m.kedi"))
-    assert [(d.line, d.column) for d in info.value.diagnostics] == [(3, statement.index("1") + 1)]
+    assert [(d.line, d.column) for d in info.value.diagnostics] == [(3, statement.index("`)") + 1)]
 
 
 def test_a_call_argument_s_warning_is_given_once() -> None:

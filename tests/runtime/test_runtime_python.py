@@ -565,7 +565,7 @@ def test_an_imported_file_s_embedded_python_is_checked_when_it_is_imported(kedi,
         program.run()
     diagnostic = info.value.diagnostics[0]
     assert diagnostic.path.endswith("bad.kedi")
-    assert (diagnostic.line, diagnostic.column) == (5, 6)
+    assert (diagnostic.line, diagnostic.column) == (5, 9)
 
 
 def test_python_warns_once_about_code_that_load_checked(kedi):

@@ -110,4 +110,4 @@ def test_run_time_syntax_error_of_an_unchecked_program_is_located(run: Any) -> N
     err = info.value
     assert isinstance(err.original, SyntaxError)
     assert "<kedi" not in str(err.original) and "<kedi" not in err.render()
-    assert (err.original.lineno, err.original.offset) == (2, 13)
+    assert (err.original.lineno, err.original.offset) == (2, 16)
