@@ -33,6 +33,7 @@ _NAMED = {
     "task": "> task [handle]: child:",
     "send": "> send: handle:",
     "interrupt": "> interrupt: handle:",
+    "package": "> package: name:",
 }
 
 
@@ -261,7 +262,7 @@ class DirectiveBuilder:
         if value.endswith(":") and DIRECTIVES[name].arg:
             arg = value[:-1].strip()
             value = ""
-            if name not in ("import", "package", "agent"):
+            if name not in ("import", "agent"):  # a path; `a2a:`
                 at = item.start + rel + len(rest) - len(rest.lstrip())
                 check_name(arg, at, f"'> {name}:' name")
         elif not value and name in _NAMED:

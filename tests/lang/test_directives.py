@@ -4,8 +4,12 @@ statement bodies, control flow and tasks."""
 
 from __future__ import annotations
 
+import pytest
+
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang import parse
+
+from .conftest import error_of
 
 SOURCE = """\
 > adapter: pydantic
@@ -179,3 +183,20 @@ def test_package_manifest() -> None:
     (pkg,) = parse(src).body
     assert isinstance(pkg, n.Directive) and pkg.arg == "reports"
     assert pkg.settings[1].items == ("pydantic>=2",)
+
+
+@pytest.mark.parametrize(
+    ("head", "column", "message"),
+    [
+        # A package's name was never checked: none, an empty one or any text parsed.
+        ("> package:", 11, "'> package:' needs a name: '> package: name:'"),
+        ("> package: :", 12, "missing '> package:' name: expected a name here"),
+        ("> package: my-reports:", 12, "invalid '> package:' name 'my-reports': names must"),
+        ("> package: rep)orts:", 12, "invalid '> package:' name 'rep)orts': names must"),
+        ("> package: 日本:", 12, "invalid '> package:' name '日本': names must"),
+    ],
+)
+def test_a_package_is_named_by_an_identifier(head: str, column: int, message: str) -> None:
+    diag = error_of(f"{head}\n  version: 0.1.0\n")
+    assert diag.message.startswith(message), diag.message
+    assert (diag.line, diag.column) == (1, column)
