@@ -210,3 +210,18 @@ def test_a_case_body_that_yields_is_a_located_collection_error(kedi: Kedi) -> No
         ]
     )
     assert "__kedi_block__" not in result.stdout.str()
+
+
+def test_a_file_s_python_syntax_errors_are_all_shown_its_kedi_error_first(kedi: Kedi) -> None:
+    """docs/language.md#diagnostics: every Python syntax error of a file is shown, in line
+    order; of its Kedi errors only the first (the parse stops there)."""
+    kedi.write("py.kedi", "[a] = `1 +`\n[b] = `2`\n[c] = `(`\n")
+    kedi.write("kedi.kedi", "[a] = <x y>\n[b] = <c d>\n[c] = `(`\n")
+    result = kedi.run("--kedi-eval", "-p", "no:randomly")
+    result.assert_outcomes(errors=2)
+    out = result.stdout.str()
+    assert out.count('File "kedi.kedi", line') == 1
+    assert 'File "kedi.kedi", line 1, column 7' in out
+    shown = [line for line in out.splitlines() if line.startswith('  File "py.kedi"')]
+    assert shown == ['  File "py.kedi", line 1, column 11', '  File "py.kedi", line 3, column 8']
+    result.stdout.fnmatch_lines(["ERROR py.kedi - py.kedi:1:11: Python syntax error*"])
