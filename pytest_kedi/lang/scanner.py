@@ -9,6 +9,7 @@ A line ending in an opening fence (``= `````) takes the fenced block with it.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 from pytest_kedi.lang.source import KediSyntaxError, Source
@@ -358,10 +359,7 @@ class _Scanner:
             body.append(self.lines[j])
             j += 1
         message = "unterminated fence: no closing ``` line was found"
-        near = next((k for k in range(i, total) if self.lines[k].lstrip().startswith(FENCE)), None)
-        if near is not None:  # "```  # done": the closing fence is ``` alone on its line
-            message += f" (line {near + 1} starts with ``` but is not ``` alone)"
-        raise KediSyntaxError(open_offset, message)
+        raise KediSyntaxError(open_offset, message + self.near_miss(i, total, FENCE))
 
     def comment_end(self, i: int, total: int) -> int:
         """Index of the ``###`` line closing the block comment that line ``i`` opens."""
@@ -369,9 +367,25 @@ class _Scanner:
             if self.lines[j].strip() == "###":
                 return j
         lead = len(self.lines[i]) - len(self.lines[i].lstrip(" \t"))
-        raise KediSyntaxError(
-            self.starts[i] + lead, "unterminated `###` block comment: no closing `###` line"
-        )
+        message = "unterminated `###` block comment: no closing `###` line"
+        raise KediSyntaxError(self.starts[i] + lead, message + self.near_miss(i + 1, total, "###"))
+
+    def near_miss(self, i: int, total: int, marker: str) -> str:
+        """What an unclosed fence's or block comment's message adds about the first line
+        from ``i`` on that looks like its closing line but is not: ``marker`` with text
+        after it ("```  # done"), or with a character that does not show (a zero-width
+        space pasted with it), which the line, looking right, would never reveal."""
+        for k in range(i, total):
+            raw = self.lines[k]
+            shown = "".join(ch for ch in raw if not _hidden(ch)).strip()
+            if not shown.startswith(marker):
+                continue
+            hidden = next((ch for ch in raw if _hidden(ch)), None)
+            if shown == marker and hidden is not None:
+                name = unicodedata.name(hidden, "an unnamed character")
+                return f" (line {k + 1} would close it but holds U+{ord(hidden):04X}, {name})"
+            return f" (line {k + 1} starts with {marker} but is not {marker} alone)"
+        return ""
 
     def doc_block(self, i: int, total: int, width: int, lead: int) -> int:
         j = self.comment_end(i, total)
@@ -390,6 +404,11 @@ class _Scanner:
         item = Item("doc", i + 1, width, doc.start, doc.end, "###", False, None, [], doc)
         self.items.append(item)
         return j + 1
+
+
+def _hidden(ch: str) -> bool:
+    """A character that does not show (a zero-width space, a byte-order mark)."""
+    return unicodedata.category(ch) == "Cf"
 
 
 def scan(src: Source) -> list[Item]:

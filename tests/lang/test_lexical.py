@@ -209,6 +209,34 @@ def test_an_unterminated_fence_names_the_line_that_almost_closes_it() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("source", "hint"),
+    [
+        # The closing line looked right, and the message said there was none.
+        (
+            "= ```\nreturn 1\n\u200b```\n",
+            "line 3 would close it but holds U+200B, ZERO WIDTH SPACE",
+        ),
+        (
+            "= ```\nreturn 1\n```\ufeff\n",
+            "line 3 would close it but holds U+FEFF, ZERO WIDTH NO-BREAK SPACE",
+        ),
+        (
+            "###\nnote\n  \u200b###\n= a\n",
+            "line 3 would close it but holds U+200B, ZERO WIDTH SPACE",
+        ),
+        ("###\nnote\n\n### end\n", "line 4 starts with ### but is not ### alone"),
+    ],
+)
+def test_an_unterminated_block_names_the_line_that_looks_like_its_end(
+    source: str, hint: str
+) -> None:
+    d = error_of(source)
+    assert d.line == 1
+    assert d.message.endswith(f" ({hint})"), d.message
+    assert d.message.count("U+") <= 1
+
+
 def test_a_block_comment_inside_a_parameter_list_is_a_comment() -> None:
     # Before, the comment's lines were read as parameters ('b' of type 'the').
     source = "@f(\n  a,\n  ###\n  b: the old second parameter\n  ###\n  c\n):\n  = <c>\n"
