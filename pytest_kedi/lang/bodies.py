@@ -138,7 +138,13 @@ class BodyReader:
                 raise KediSyntaxError(item.start, f"'> {name}:' needs an indented body")
             if name not in _SETTINGS_BODY:
                 raise KediSyntaxError(item.start, f"'> {name}:' needs a value")
-            return n.Directive(span, name, arg, binder, None, body_kind="settings")
+            if name == "tool":  # every key is optional (docs/language.md#newer-directives)
+                return n.Directive(span, name, arg, binder, None, body_kind="settings")
+            # `> settings:`, `> history:`, `> agent: a2a:` ... with neither (docs/language.md
+            # #directive-shape): a body not indented under its header, or a value left out
+            if arg is not None:
+                raise KediSyntaxError(item.start, f"'> {name}: {arg}:' needs an indented body")
+            raise KediSyntaxError(item.start, f"'> {name}:' needs a value or an indented body")
         if name in _SETTINGS_BODY:
             entries = tuple(self.setting(k) for k in kids)
             return n.Directive(span, name, arg, binder, body_kind="settings", settings=entries)

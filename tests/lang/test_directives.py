@@ -200,3 +200,36 @@ def test_a_package_is_named_by_an_identifier(head: str, column: int, message: st
     diag = error_of(f"{head}\n  version: 0.1.0\n")
     assert diag.message.startswith(message), diag.message
     assert (diag.line, diag.column) == (1, column)
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "message"),
+    [
+        # A header ending in ':' with no body parsed as an empty block: `> history:` passed
+        # though a history block requires `enabled`, and a body written at the header's
+        # indentation was silently left out of it.
+        ("> settings:\n>> Hi [x]\n", 1, "'> settings:' needs a value or an indented body"),
+        ("> history:\n= a\n", 1, "'> history:' needs a value or an indented body"),
+        ("> skills:\n", 1, "'> skills:' needs a value or an indented body"),
+        ("> agent:\n", 1, "'> agent:' needs a value or an indented body"),
+        ("> agent: a2a:\n", 1, "'> agent: a2a:' needs an indented body"),
+        ("> mcp:\n", 1, "'> mcp:' needs a value or an indented body"),
+        ("> artifacts:\n", 1, "'> artifacts:' needs a value or an indented body"),
+        ("> codemode:\n", 1, "'> codemode:' needs a value or an indented body"),
+        ("> hooks:\n", 1, "'> hooks:' needs a value or an indented body"),
+        ("> package: p:\n", 1, "'> package: p:' needs an indented body"),
+        ("@f():\n  > settings:\n  = a\n", 2, "'> settings:' needs a value or an indented body"),
+        ("> profile: p:\n  > history:\n", 2, "'> history:' needs a value or an indented body"),
+    ],
+)
+def test_a_block_directive_without_its_body_is_an_error(
+    source: str, line: int, message: str
+) -> None:
+    diag = error_of(source)
+    assert (diag.line, diag.message) == (line, message)
+
+
+def test_an_empty_tool_block_is_still_a_tool_with_its_defaults() -> None:
+    (proc,) = parse("@f() -> int:\n  > tool:\n  = `1`\n").body
+    assert isinstance(proc, n.Procedure)
+    assert isinstance(proc.body[0], n.Directive) and proc.body[0].name == "tool"
