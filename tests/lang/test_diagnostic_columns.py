@@ -3,11 +3,14 @@ is, wherever Python or the Kedi parser found it."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_kedi.lang import KediParseError, check_python, parse
+from pytest_kedi.lang.syntax import IDENT
 
 
 def _python_error(source: str) -> tuple[int, int]:
@@ -61,3 +64,46 @@ def test_a_dangling_operator_is_located_after_it(
     # the caret sits right after the expression (on its closing backtick)
     assert statement[column - 1] == "`", (statement, column)
     assert column == statement.index("`") + 1 + len(expr) + 1
+
+
+#: Every place the source names something (docs/language.md#names), ``{n}`` the name.
+_NAMED = [
+    "@{n}():\n  = a\n",
+    "~{n}(a)\n",
+    "@f({n}):\n  = a\n",
+    "~T({n}: int)\n",
+    "[{n}] = a\n",
+    "[{n}: int] = `1`\n",
+    ">> x [{n}]\n",
+    "@test: {n}:\n  > case: c:\n    `x`\n",
+    "@test: t:\n  > case: {n}:\n    `x`\n",
+    "@eval: {n}:\n  > data: d:\n    = `[]`\n  > metric: m(d):\n    = `1`\n",
+    "@eval: e:\n  > data: {n}:\n    = `[]`\n  > metric: m(d):\n    = `1`\n",
+    "@eval: e:\n  > data: d:\n    = `[]`\n  > metric: {n}(d):\n    = `1`\n",
+    "> profile: {n}:\n  > model: m\n",
+    "@f():\n  > optimize: {n}:\n    >> a\n",
+    "> package: {n}:\n  version: 1\n",
+    "@f():\n  > task [h]: {n}:\n    >> a\n",
+    "@f():\n  > task [{n}]: c:\n    >> a\n",
+    "@f():\n  > send: {n}:\n    >> a\n",
+    "> loop [{n}]: `x`:\n  [a] = 1\n",
+    "> import: {n}\n",
+    "> export: {n}\n",
+    "> import: m:\n  {n}\n",
+]
+
+
+@given(
+    template=st.sampled_from(_NAMED),
+    name=st.text(alphabet="ab_1 -.é日)!", min_size=1, max_size=6).filter(
+        lambda s: s == s.strip() and re.fullmatch(IDENT, s) is None
+    ),
+)
+@settings(max_examples=300, deadline=None)
+def test_a_name_that_is_no_identifier_is_an_error_at_its_line(template: str, name: str) -> None:
+    """`> package: my-reports:` parsed: every other named thing was checked."""
+    source = template.format(n=name)
+    with pytest.raises(KediParseError) as info:
+        check_python(parse(source, "n.kedi"))
+    d = info.value.diagnostics[0]
+    assert d.line == 1 + template.split("{n}")[0].count("\n"), (source, d.message)
