@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_kedi.lang import KediParseError, parse
 from pytest_kedi.lang import nodes as n
-from pytest_kedi.lang import parse
+from pytest_kedi.lang.syntax import DIRECTIVES, Body, Place
 
 from .conftest import error_of
 
@@ -233,3 +234,32 @@ def test_an_empty_tool_block_is_still_a_tool_with_its_defaults() -> None:
     (proc,) = parse("@f() -> int:\n  > tool:\n  = `1`\n").body
     assert isinstance(proc, n.Procedure)
     assert isinstance(proc.body[0], n.Directive) and proc.body[0].name == "tool"
+
+
+#: Where each kind of directive may stand, ``{d}`` the directive's header line.
+_PLACED = {
+    Place.ANYWHERE: "{d}\n",
+    Place.TOP: "{d}\n",
+    Place.PACKAGE: "{d}\n",
+    Place.PROCEDURE: "@f():\n  {d}\n  = a\n",
+    Place.PROFILE: "> profile: p:\n  {d}\n",
+    Place.TEST_SUITE: "@test: t:\n  {d}\n",
+    Place.EVAL_SUITE: "@eval: e:\n  {d}\n",
+    Place.EXECUTABLE: "@f():\n  {d}\n  = a\n",
+    Place.TASK_GROUP: "@f():\n  > task_group:\n    > await [r]: h\n    {d}\n",
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(d.name for d in DIRECTIVES.values() if d.body is not Body.OWN and d.name != "tool"),
+)
+def test_every_block_directive_header_needs_its_body(name: str) -> None:
+    """Table-driven, so a directive added later is covered: a header ending in ':' with no
+    body (and, for a named one, its name) is an error at its line."""
+    d = DIRECTIVES[name]
+    head = f"> {name}: x:" if d.arg and name not in ("import", "agent") else f"> {name}:"
+    template = _PLACED[d.place]
+    with pytest.raises(KediParseError) as info:
+        parse(template.format(d=head), "h.kedi")
+    assert info.value.line == 1 + template.split("{d}")[0].count("\n"), info.value.message
