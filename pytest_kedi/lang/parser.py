@@ -29,7 +29,22 @@ def _diagnostic(src: Source, offset: int, message: str) -> Diagnostic:
     text = src.line_text(line)
     if "U+" not in message:  # else the message names the character already
         message += unseen_note(text, col)
+    if message.startswith(("unexpected indentation", "unexpected dedent")):
+        message += _tab_note(src, line)
     return Diagnostic(src.path, line, col, message, text)
+
+
+def _tab_note(src: Source, line: int) -> str:
+    """What an indentation error adds when the file indents with tabs and spaces up to
+    ``line``: an editor may show a tab narrower or wider than the 4 columns it counts for
+    (docs/language.md#indentation), so lines that look aligned are not."""
+    kinds = {ch for text in src.lines[:line] for ch in text[: len(text) - len(text.lstrip())]}
+    if not {" ", "\t"} <= kinds:
+        return ""
+    lead = src.line_text(line)
+    lead = lead[: len(lead) - len(lead.lstrip(" \t"))]
+    width = sum(4 if ch == "\t" else 1 for ch in lead)
+    return f" (this line is indented {width} columns: a tab counts as 4, a space as 1)"
 
 
 def _build(src: Source) -> n.Module:

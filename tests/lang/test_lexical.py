@@ -286,3 +286,28 @@ def test_a_template_row_starting_with_a_header_sigil_says_how_to_escape_it(
     # Before: "unexpected 'w' in procedure header; expected '('" at the second word.
     d = error_of(f">> Ask the team.\n{row}\n")
     assert (d.line, d.column, d.message) == (2, 1, message)
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "width"),
+    [
+        # An editor showing a tab as 2 columns lines these up; Kedi counts a tab as 4, and
+        # the error did not say why the lines that looked aligned were not.
+        ("@f():\n  [a] = 1\n\t[b] = 2\n", 3, 4),
+        ("@f():\n\t[a] = 1\n  [b] = 2\n", 3, 2),
+        ("@f():\n    > if: `x`:\n\t  [a] = 1\n\t [b] = 2\n", 4, 5),
+    ],
+)
+def test_an_indentation_error_in_a_file_mixing_tabs_and_spaces_says_what_a_tab_counts(
+    source: str, line: int, width: int
+) -> None:
+    d = error_of(source)
+    assert d.line == line
+    assert d.message.startswith("unexpected "), d.message
+    note = f" (this line is indented {width} columns: a tab counts as 4, a space as 1)"
+    assert d.message.endswith(note), d.message
+
+
+def test_an_indentation_error_with_spaces_only_has_no_tab_note() -> None:
+    d = error_of("@f():\n  [a] = 1\n   [b] = 2\n")
+    assert d.message == "unexpected indentation: an assignment takes no indented body"
