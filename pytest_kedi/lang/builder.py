@@ -22,6 +22,8 @@ _SUITE = re.compile(r"@[ \t]*(test|eval)[ \t]*(:?)(.*)", re.S)
 _FIELD_IN_RHS = "output fields ([name]) are only allowed in '>>' template rows"
 #: `[x]: int = ...`, a Python-style annotation after a binding's brackets
 _TYPE_AFTER = re.compile(r"\[[ \t]*([A-Za-z_]\w*)[ \t]*\][ \t]*:[ \t]*([^=<\s][^=<]*?)[ \t]*(=|<<)")
+#: '@word: name:' (no parameter list): a misspelled '@test:' or '@eval:' header
+_SUITE_LIKE = re.compile(r"@[ \t]*([A-Za-z_]\w*)[ \t]*:[ \t]*[A-Za-z_]\w*[ \t]*:?[ \t]*")
 _PROSE = re.compile(r"[@~][^\s(]*\s+[^\s(:][^(]*$")  # '@team, please', '~5 minutes'
 _NOT_A_HEADER = {
     "procedure": "a line starting with '@' is a procedure header '@name(params):'; "
@@ -181,6 +183,13 @@ class Builder:
         return tuple(out)
 
     def statement(self, item: Item, kind: str, ctx: BuildContext) -> n.Stmt:
+        suite = _SUITE_LIKE.fullmatch(item.text) if kind == "procedure" else None
+        if suite is not None:  # '@tst: ratio:', '@Test: t:'
+            raise KediSyntaxError(
+                item.start,
+                f"unknown suite kind '@{suite.group(1)}:': a suite header is '@test: name:' or "
+                "'@eval: name:' (a procedure header is '@name(params):')",
+            )
         if kind in ("procedure", "type") and _PROSE.match(item.text):  # docs/language.md#line-kinds
             raise KediSyntaxError(item.start, _NOT_A_HEADER[kind])
         if kind == "procedure":

@@ -8,6 +8,8 @@ import pytest
 from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang import parse
 
+from .conftest import error_of
+
 
 def only(source: str) -> n.Stmt:
     module = parse(source)
@@ -273,3 +275,28 @@ def test_spacing_inside_headers_is_ignored() -> None:
     assign, loop = module.body
     assert isinstance(assign, n.Assign) and assign.target == "x"
     assert isinstance(loop, n.Loop) and loop.binder == "i"
+
+
+@pytest.mark.parametrize("head", ["@tst: ratio:", "@Test: t:", "@evals: e", "@ tests : t :"])
+def test_a_misspelled_suite_header_names_the_suite_kinds(head: str) -> None:
+    # It read as a procedure header written as prose: "write '\@' for a literal '@'".
+    d = error_of(f"{head}\n  > case: c:\n    `assert True`\n")
+    kind = head.split(":")[0].replace(" ", "")
+    assert d.message == (
+        f"unknown suite kind '{kind}:': a suite header is '@test: name:' or '@eval: name:' "
+        "(a procedure header is '@name(params):')"
+    )
+    assert (d.line, d.column) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("@f:\n  = a\n", "unexpected ':' in procedure header; expected '('"),
+        ("@note: deploy at 5\n", "a line starting with '@' is a procedure header"),
+    ],
+)
+def test_other_lines_starting_with_an_at_sign_keep_their_messages(
+    source: str, message: str
+) -> None:
+    assert error_of(source).message.startswith(message)
