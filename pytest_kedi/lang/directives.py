@@ -5,6 +5,7 @@ dedicated control-flow nodes (if/else, loop/map, show)."""
 from __future__ import annotations
 
 import re
+from difflib import get_close_matches
 from typing import TYPE_CHECKING
 
 from pytest_kedi.lang import nodes as n
@@ -38,8 +39,14 @@ _NAMED = {
 
 
 def _unknown(m: re.Match[str]) -> str:
-    """The error for an unknown directive name, spelled as written (colon or not)."""
-    return f"unknown directive '> {m.group(1)}{':' if m.group(3) else ''}'"
+    """The error for an unknown directive name, spelled as written (colon or not), and the
+    directive it is likely a misspelling of (`> modle:`, `> Model:`, `> setings:`)."""
+    name = m.group(1)
+    message = f"unknown directive '> {name}{':' if m.group(3) else ''}'"
+    close = get_close_matches(name.lower(), sorted(DIRECTIVES), n=1, cutoff=0.8)
+    if close:
+        message += f" (did you mean '> {close[0]}:'?)"
+    return message
 
 
 class DirectiveBuilder:

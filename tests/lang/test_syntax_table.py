@@ -39,3 +39,19 @@ def test_every_directive_is_known_to_the_parser(name: str) -> None:
 def test_unknown_directive_is_rejected() -> None:
     with pytest.raises(KediParseError, match=r"unknown directive '> nosuch:'"):
         parse("> nosuch: x\n")
+
+
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [("modle", "model"), ("Model", "model"), ("setings", "settings"), ("cases", "case")],
+)
+def test_a_misspelled_directive_names_the_one_it_is_close_to(written: str, meant: str) -> None:
+    with pytest.raises(KediParseError) as info:
+        parse(f"@test: t:\n  > {written}: x\n")
+    assert info.value.message == f"unknown directive '> {written}:' (did you mean '> {meant}:'?)"
+
+
+def test_an_unknown_directive_close_to_none_suggests_nothing() -> None:
+    with pytest.raises(KediParseError) as info:
+        parse("> frobnicate: x\n")
+    assert info.value.message == "unknown directive '> frobnicate:'"
