@@ -24,6 +24,9 @@ __all__ = ["BodyReader"]
 # A setting key is a name that may also hold '-' after its first character.
 _KEY = re.compile(rf"({IDENT_START}(?:{IDENT_CHAR}|-)*)[ \t]*:(?![=:])")
 _SOLE_CODE = re.compile(r"`[^`]*`")
+#: Name lists whose rows may be backtick Python (`> use:` looks the value up); an
+#: `> import: m:` or `> export:` row names a declaration (docs/language.md#modules)
+_CODE_ROWS = frozenset({"use", "requires"})
 _ESCAPE = re.compile(r"\\(.)|~~")
 _HEAD = re.compile(rf">[ \t]*({IDENT})[ \t]*(:?)")
 
@@ -266,7 +269,7 @@ class BodyReader:
         text = item.text.strip()
         if text.startswith("- "):
             text = text[2:].strip()
-        if _SOLE_CODE.fullmatch(text) or not check:
+        if not check or (what in _CODE_ROWS and _SOLE_CODE.fullmatch(text)):
             return text
         for part in text.split("/") if what == "import" else [text]:
             check_name(part, item.start, f"name in the {what!r} list")

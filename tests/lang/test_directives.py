@@ -263,3 +263,23 @@ def test_every_block_directive_header_needs_its_body(name: str) -> None:
     with pytest.raises(KediParseError) as info:
         parse(template.format(d=head), "h.kedi")
     assert info.value.line == 1 + template.split("{d}")[0].count("\n"), info.value.message
+
+
+@pytest.mark.parametrize(
+    ("source", "what"),
+    [
+        # A backtick row parsed, and the name exported or imported was the row's text with
+        # its backticks: "exports '`g`', which the module does not define" at run time.
+        ("> export:\n  g\n  `g`\n", "export"),
+        ("> import: lib:\n  `g`\n", "import"),
+    ],
+)
+def test_a_module_name_list_row_is_a_name_not_python(source: str, what: str) -> None:
+    diag = error_of(source)
+    assert diag.message.startswith(f"invalid name in the '{what}' list '`g`'"), diag.message
+    assert (diag.line, diag.column) == (source.count("\n"), 3)
+
+
+def test_a_use_list_row_may_still_be_python() -> None:
+    (use,) = parse("> use:\n  tool_a\n  `pick()`\n").body
+    assert isinstance(use, n.Directive) and use.names == ("tool_a", "`pick()`")
