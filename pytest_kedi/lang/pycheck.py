@@ -171,7 +171,23 @@ def parse_snippet(source: str, expr: bool, line: int, path: str) -> Parsed:
                 exc.end_lineno = max(exc.end_lineno - pad, 1)
         if expr and exc.offset == 0:
             _at_end(exc, text)
+        _in_its_line(exc)
         raise
+
+
+def _in_its_line(exc: SyntaxError) -> None:
+    """Python gives the error of a character after a line-continuation backslash on a
+    continued line (``x = 1 \\`` then ``+ 2 \\.``) a column counted from the start of
+    the first line joined (its ``text`` holds them all), where every other error's column is
+    in its own line: count it in its own line."""
+    text, offset = exc.text, exc.offset
+    if not text or not offset or "\n" not in text[: offset - 1]:
+        return
+    if not exc.msg.startswith("unexpected character after line continuation"):
+        return
+    exc.offset = offset - (text.rfind("\n", 0, offset - 1) + 1)
+    if exc.end_offset is not None and exc.end_offset >= offset:
+        exc.end_offset -= offset - exc.offset
 
 
 def _at_end(exc: SyntaxError, text: str) -> None:

@@ -40,6 +40,23 @@ def test_an_error_at_the_end_of_an_expression_is_shown_at_its_end(
     assert _python_error(source) == (line, column)
 
 
+@pytest.mark.parametrize(
+    ("source", "line", "column"),
+    [
+        # Python counts this error's column from the start of the first line the
+        # backslashes joined: the column was past the end of the line shown.
+        ("= ```\nx = 1 \\\n  + 2 \\.\nreturn x\n```\n", 3, 8),
+        ("@f():\n  ```\n  a = 1 \\\n   + 2 \\\n   + 3 \\x\n  ```\n", 5, 9),
+        ("[x: int] = `1 + \\\n  2 \\.`\n", 2, 6),
+        ("[x: int] = `1 + \\.`\n", 1, 18),  # one line: as before
+    ],
+)
+def test_a_character_after_a_continuation_backslash_is_located_in_its_line(
+    source: str, line: int, column: int
+) -> None:
+    assert _python_error(source) == (line, column)
+
+
 _OPERAND = st.sampled_from(["a", "f(x)", "xs[0]", "(1, 2)", "'s'", "d.k", "[n for n in m]"])
 _DANGLING = st.sampled_from(
     [" +", " and", " or", " not", " if", ".", " is", " in", " *", " -", " =="]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_kedi.lang import KediParseError, parse
+from pytest_kedi.lang import KediParseError, check_python, parse
 from pytest_kedi.lang import nodes as n
 
 from .conftest import CORPUS, load_manifest, read_corpus
@@ -72,14 +72,15 @@ def test_mutated_corpus_never_leaks(data: st.DataObject) -> None:
     source = data.draw(st.sampled_from(snippets()))
     mutated = _mutate(source, data)
     try:
-        module = parse(mutated, "m.kedi")
+        module = check_python(parse(mutated, "m.kedi"))
     except KediParseError as exc:
         assert exc.diagnostics
         assert "internal error" not in exc.message, (mutated, exc.message)
-        lines = mutated.split("\n")
+        lines = mutated.removeprefix("\ufeff").split("\n")
         for d in exc.diagnostics:
             assert 1 <= d.line <= max(1, len(lines)), (mutated, d)
-            assert d.column >= 1
+            # the caret is on the line shown, or just after its end
+            assert 1 <= d.column <= len(lines[d.line - 1].rstrip("\r")) + 1, (mutated, d)
             # the quoted line is the located one, and nothing shown can garble a terminal
             assert d.source_line.rstrip("\r") == lines[d.line - 1].rstrip("\r"), (mutated, d)
             assert _CONTROL.search(d.message) is None, (mutated, d.message)
