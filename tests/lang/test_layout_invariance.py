@@ -39,8 +39,8 @@ def _tabs(source: str) -> str:
         width = len(line) - len(line.lstrip(" "))
         if opaque is None and width >= 4:
             line = "\t" * (width // 4) + " " * (width % 4) + line[width:]
-        if stripped == "###" or stripped.endswith("```"):
-            marker = "###" if stripped == "###" else "```"
+        marker = "###" if stripped == "###" else "```" if line.count("```") % 2 else None
+        if marker is not None:  # an opening fence may be followed by a comment
             opaque = marker if opaque is None else None if opaque == marker else opaque
         out.append(line)
     return "\n".join(out)
