@@ -216,7 +216,11 @@ class Builder:
             value = self.rhs(item, 1, "return")
             return n.Return(self.span(item.start, stop_of(item)), value)
         if kind == "target":
-            self.no_body(item, "an assignment")
+            split = split_target(item.text)
+            capture = split is not None and split[1] == "<<"
+            self.no_body(
+                item, "a raw capture (its prompt is one line)" if capture else "an assignment"
+            )
             return self.target(item, ctx)
         if kind == "python":
             self.no_body(item, "a Python statement line")

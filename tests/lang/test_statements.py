@@ -300,3 +300,12 @@ def test_other_lines_starting_with_an_at_sign_keep_their_messages(
     source: str, message: str
 ) -> None:
     assert error_of(source).message.startswith(message)
+
+
+def test_a_raw_capture_with_an_indented_row_says_its_prompt_is_one_line() -> None:
+    # It was called an assignment, and nothing said why the row could not continue it.
+    d = error_of("@f() -> str:\n  [x] << Summarize\n    the report.\n  = <x>\n")
+    assert d.message == (
+        "unexpected indentation: a raw capture (its prompt is one line) takes no indented body"
+    )
+    assert (d.line, d.column) == (3, 5)
