@@ -111,6 +111,27 @@ def _glued_name(text: str, pos: int) -> tuple[int, str] | None:
     return start, word.group()
 
 
+def _unclosed_bracket(text: str, pos: int) -> int | None:
+    """Where the '[' is that ``text[pos]``, a ')' or ':', meets still open (a type's
+    subscript), if it does; quoted strings and backticks are skipped."""
+    if pos >= len(text) or text[pos] not in "):":
+        return None
+    stack: list[int] = []
+    i = 0
+    while i < pos:
+        ch = text[i]
+        if ch in "\"'`":
+            end = text.find(ch, i + 1)
+            i = pos if end < 0 else end + 1
+            continue
+        if ch in "([":
+            stack.append(i)
+        elif ch in ")]" and stack:
+            stack.pop()
+        i += 1
+    return stack[-1] if stack and text[stack[-1]] == "[" else None
+
+
 def _fail(text: str, base: int, start: str, exc: UnexpectedInput) -> KediSyntaxError:
     kind = _KIND_WORDS.get(start, "header")
     expected: set[str]
@@ -150,6 +171,9 @@ def _fail(text: str, base: int, start: str, exc: UnexpectedInput) -> KediSyntaxE
         word = re.match(r"[^\s(),:\[\]=]*", text[pos:])
         bad = word.group() if word else text[pos:]
         if not bad:
+            opened = _unclosed_bracket(text, pos)
+            if opened is not None:  # `Literal["x",)`: the ')' closes no '['
+                return KediSyntaxError(base + opened, f"unbalanced '[' in {kind}: missing ']'")
             return KediSyntaxError(base + pos, f"missing name in {kind}: expected a name here")
         return KediSyntaxError(where, f"invalid name {bad!r} in {kind}: {_NAME_RULE}")
     if expected <= {"$END", "<END-OF-FILE>"}:

@@ -309,3 +309,20 @@ def test_a_raw_capture_with_an_indented_row_says_its_prompt_is_one_line() -> Non
         "unexpected indentation: a raw capture (its prompt is one line) takes no indented body"
     )
     assert (d.line, d.column) == (3, 5)
+
+
+@pytest.mark.parametrize(
+    ("source", "column", "kind"),
+    [
+        # "missing name ...: expected a name here" at the ')', the '[' unmentioned
+        ('~T(a: Literal["x",)\n', 14, "custom type header"),
+        ("@f(x: dict[str,) -> str:\n  = a\n", 11, "procedure header"),
+    ],
+)
+def test_a_type_subscript_left_open_before_a_closing_parenthesis_is_named(
+    source: str, column: int, kind: str
+) -> None:
+    d = error_of(source)
+    assert d.message == f"unbalanced '[' in {kind}: missing ']'"
+    assert (d.line, d.column) == (1, column)
+    assert error_of("@f(,) -> str:\n  = a\n").message.startswith("missing name")
