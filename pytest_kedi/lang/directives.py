@@ -5,7 +5,6 @@ dedicated control-flow nodes (if/else, loop/map, show)."""
 from __future__ import annotations
 
 import re
-from difflib import get_close_matches
 from typing import TYPE_CHECKING
 
 from pytest_kedi.lang import nodes as n
@@ -41,6 +40,8 @@ _NAMED = {
 def _unknown(m: re.Match[str]) -> str:
     """The error for an unknown directive name, spelled as written (colon or not), and the
     directive it is likely a misspelling of (`> modle:`, `> Model:`, `> setings:`)."""
+    from difflib import get_close_matches  # (an error's path: not imported to parse)
+
     name = m.group(1)
     message = f"unknown directive '> {name}{':' if m.group(3) else ''}'"
     close = get_close_matches(name.lower(), sorted(DIRECTIVES), n=1, cutoff=0.8)
