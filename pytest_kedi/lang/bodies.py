@@ -28,6 +28,8 @@ _SOLE_CODE = re.compile(r"`[^`]*`")
 #: `> import: m:` or `> export:` row names a declaration (docs/language.md#modules)
 _CODE_ROWS = frozenset({"use", "requires"})
 _ESCAPE = re.compile(r"\\(.)|~~")
+_TICK = re.compile(r"\\.|`")
+_UNBALANCED_TICK = "unbalanced backtick: inline Python must be closed with '`' on the same line"
 _HEAD = re.compile(rf">[ \t]*({IDENT})[ \t]*(:?)")
 
 _SETTINGS_BODY = names(lambda d: d.body is Body.SETTINGS)
@@ -41,7 +43,14 @@ _STATEMENTS = {d.name: d.context for d in DIRECTIVES.values() if d.context is no
 
 
 def _plain(value: str, offset: int) -> str:
-    """Resolve escapes in an inline directive value."""
+    """Resolve escapes in an inline directive value. An unescaped backtick left open (a
+    backtick value missing its closing '`') is the error it is in text
+    (docs/language.md#text-and-escapes), not a value with a backtick in it; a quoted value is
+    a Python string, its backticks its own."""
+    if "`" in value and value[:1] not in ("'", '"'):
+        ticks = [m.start() for m in _TICK.finditer(value) if m.group() == "`"]
+        if len(ticks) % 2:
+            raise KediSyntaxError(offset + ticks[-1], _UNBALANCED_TICK)
     if "\\" not in value and "~~" not in value:
         return value
 

@@ -283,3 +283,30 @@ def test_a_module_name_list_row_is_a_name_not_python(source: str, what: str) -> 
 def test_a_use_list_row_may_still_be_python() -> None:
     (use,) = parse("> use:\n  tool_a\n  `pick()`\n").body
     assert isinstance(use, n.Directive) and use.names == ("tool_a", "`pick()`")
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "column"),
+    [
+        # A backtick value missing its closing '`' was taken as text: the model named
+        # '`"gpt"', the setting the string '`0.3', failing (or not) only when used.
+        ('> model: `"gpt"\n', 1, 10),
+        ("> settings:\n  temperature: `0.3\n", 2, 16),
+        ("> settings:\n  stop_sequences:\n    - a\n    - `b\n", 4, 7),
+        ("> model: a` b` `c\n", 1, 16),
+    ],
+)
+def test_an_unclosed_backtick_in_a_directive_value_is_an_error(
+    source: str, line: int, column: int
+) -> None:
+    diag = error_of(source)
+    assert diag.message.startswith("unbalanced backtick"), diag.message
+    assert (diag.line, diag.column) == (line, column)
+
+
+def test_a_backtick_in_a_quoted_or_escaped_directive_value_is_the_values_own() -> None:
+    settings, model = parse('> settings:\n  stop_sequences: "a ` b"\n> model: a\\` b\n').body
+    assert isinstance(model, n.Directive) and model.value == "a` b"
+    assert isinstance(settings, n.Directive) and settings.settings is not None
+    (entry,) = settings.settings
+    assert entry.value == '"a ` b"'
