@@ -11,6 +11,7 @@ line equals its `SuiteRecord.row_lines` object, keys in the same order.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring
 from pathlib import Path
@@ -22,7 +23,7 @@ from pytest_kedi.evals.usage import NO_USAGE
 from pytest_kedi.plugin.records import RunRecord, SuiteRecord, source_order
 from pytest_kedi.reports.deltas import RowDelta, row_fields
 
-__all__ = ["dumps", "stream_reports"]
+__all__ = ["dumps", "rows_text", "stream_reports"]
 
 
 def dumps(value: object, indent: int | None = None) -> str:
@@ -257,6 +258,18 @@ _NO_FAILURE = '"feedback": null, "error": null, "error_class": null, '
 _NO_USAGE_TEXT = f'"usage": {_encode(NO_USAGE.to_json())}, '
 #: A row's last fields when it retried nothing, called no model and has no baseline row.
 _DEFAULT_TAIL = f'"calls": [], "retries": 0, {_NO_USAGE_TEXT}"delta": null, "regressed": null}}'
+
+
+#: How `_row_body` ends for a row compared with no baseline row.
+_NO_DELTA = ', "delta": null, "regressed": null}'
+
+
+def rows_text(rows: Sequence[RowResult]) -> str:
+    """``json.dumps([row.to_json() for row in rows], ensure_ascii=False)``, each row built
+    by `_row_body` (less the baseline keys): a `ValueError` for a number that is not
+    finite, which Python's encoder writes as ``NaN`` or ``Infinity``."""
+    cut = -len(_NO_DELTA)
+    return "[" + ", ".join(["{" + _row_body(row, None)[:cut] + "}" for row in rows]) + "]"
 
 
 def _str_or(value: object) -> str:

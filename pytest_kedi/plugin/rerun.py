@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,7 @@ import pytest
 
 from pytest_kedi.plugin.cachefiles import exclusive_lock
 from pytest_kedi.plugin.records import SuiteRecord
+from pytest_kedi.plugin.reportwriter import rows_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.evals import RowResult
@@ -140,7 +141,7 @@ def store_rows(config: pytest.Config, records: Iterable[SuiteRecord]) -> None:
     if cache is None:
         return
     ran = {
-        record.nodeid: json.dumps([row.to_json() for row in record.rows], ensure_ascii=False)
+        record.nodeid: _rows_json(record.rows)
         for record in records
         if record.result.completed and record.outcome != "skipped"
     }
@@ -155,3 +156,12 @@ def store_rows(config: pytest.Config, records: Iterable[SuiteRecord]) -> None:
     with exclusive_lock(lock):
         stored = config.stash[_STORED] = {**_read_stored(cache), **ran}
         cache.set(_KEY, {"suites": stored})
+
+
+def _rows_json(rows: Sequence[RowResult]) -> str:
+    """``json.dumps([row.to_json() for row in rows], ensure_ascii=False)``: built as the
+    reports build their rows (a third of the time), unless a number is not finite."""
+    try:
+        return rows_text(rows)
+    except ValueError:  # NaN or infinity: written as Python's encoder writes them
+        return json.dumps([row.to_json() for row in rows], ensure_ascii=False)

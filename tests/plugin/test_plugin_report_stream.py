@@ -18,7 +18,8 @@ from pytest_kedi.evals.results import ModelCallTrace
 from pytest_kedi.evals.safetext import clean_data
 from pytest_kedi.plugin import transport
 from pytest_kedi.plugin.records import CaseRecord, Rerun, RunRecord, SuiteRecord
-from pytest_kedi.plugin.reportwriter import dumps, stream_reports
+from pytest_kedi.plugin.reportwriter import dumps, rows_text, stream_reports
+from pytest_kedi.plugin.rerun import _rows_json
 from pytest_kedi.reports.deltas import RowDelta, SuiteDelta
 
 
@@ -301,3 +302,22 @@ def test_a_worker_hands_over_many_recordings_without_a_memory_spike(kedi: Kedi) 
     assert len(cassette["entries"]) == 6000
     grown_mb = int((kedi.pytester.path / "grown.txt").read_text()) / 1024
     assert grown_mb < 85, f"the worker's peak memory grew by {grown_mb:.0f} MB"
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_rows_text_is_what_pythons_encoder_writes(name: str) -> None:
+    """`rows_text` (the ``--kedi-rerun`` cache's rows) equals ``json.dumps`` of the rows'
+    JSON forms, byte for byte, for rows of every shape."""
+    for suite in RUNS[name].suites:
+        expected = json.dumps([row.to_json() for row in suite.rows], ensure_ascii=False)
+        assert rows_text(suite.rows) == expected
+
+
+def test_rows_stored_for_a_rerun_keep_a_number_that_is_not_finite() -> None:
+    suite = _suite("a.kedi::eval:first", 1, 2)
+    suite.rows[1].duration_s = float("nan")
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        rows_text(suite.rows)
+    stored = _rows_json(suite.rows)  # as before: Python's encoder writes NaN
+    assert stored == json.dumps([row.to_json() for row in suite.rows], ensure_ascii=False)
+    assert '"duration_s": NaN' in stored
