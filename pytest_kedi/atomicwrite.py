@@ -74,8 +74,8 @@ def reason(error: OSError) -> str:
 
 #: Smaller texts are gathered into writes of this many bytes; a larger one (a report's
 #: batch of rows) is encoded and written in one call, not copied into the buffer first.
-#: (A 1 MB buffer copied every batch once more, and its 1 MB writes were measured to cost
-#: the kernel up to 8x the system time of ~200 KB ones, on a machine short of free memory.)
+#: (A 1 MB buffer copied every batch once more; and on a busy machine, 1 MB writes were
+#: measured to cost the kernel up to 8x the system time of ~200 KB ones, per byte.)
 _BUFFER = 1 << 16
 
 
