@@ -51,7 +51,7 @@ def test_a_strict_xfail_that_passes_is_failed_in_every_report(
         ("failed", "[XPASS(strict)] known weak")
     ]
     markdown = (kedi.pytester.path / "r.md").read_text(encoding="utf-8")
-    assert "1 suite (1 failed)" in markdown and "1 test cases (1 failed)" in markdown
+    assert "1 suite (1 failed)" in markdown and "1 test case (1 failed)" in markdown
     assert "❌ FAILED (\\[XPASS(strict)\\] known weak)" in markdown
     capsys.readouterr()
     assert cli.main(["merge", str(kedi.pytester.path / "r.json")], prog="pytest-kedi") == 1
@@ -141,7 +141,7 @@ def test_a_teardown_error_fails_the_suite_and_the_case_in_every_report(
         ("failed", "RuntimeError: teardown broke")
     ]
     markdown = (kedi.pytester.path / "r.md").read_text(encoding="utf-8")
-    assert "1 suite (1 failed)" in markdown and "1 test cases (1 failed)" in markdown
+    assert "1 suite (1 failed)" in markdown and "1 test case (1 failed)" in markdown
     capsys.readouterr()
     assert cli.main(["merge", str(kedi.pytester.path / "r.json")], prog="pytest-kedi") == 1
     out = capsys.readouterr().out
