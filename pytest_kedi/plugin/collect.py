@@ -47,7 +47,7 @@ __all__ = [
     "is_kedi_program",
     "received_collect_error",
     "passed_over",
-    "refuse_uncollected_kedi_args",
+    "check_kedi_args",
     "eval_item_names",
     "unique_names",
 ]
@@ -379,14 +379,26 @@ class KediTestSuite(pytest.Collector):
         return self.path, self.outline.line - 1, self.name
 
 
-def refuse_uncollected_kedi_args(args: list[str]) -> None:
+def check_kedi_args(args: list[str], *, collecting: bool) -> None:
     """A ``.kedi`` path (a program, or a ``prog.cache.kedi`` holding tests of its ``> auto:``
-    procedures) given explicitly while collection is off: say how to enable it (pytest
-    alone would only report "not found: ... (no match in any of ...)")."""
+    procedures) given explicitly while collection is off: say how to enable it; a node id
+    in one naming neither ``eval:`` nor ``test:`` (``qa.kedi::answer``): say what they are
+    (README, "Node ids"). pytest alone would only report "not found: ... (no match in any
+    of ...)"."""
     for arg in args:
-        path = Path(arg.split("::", 1)[0])
-        if (is_kedi_program(path) or cache_program(path) is not None) and is_file(path):
+        file_part, sep, rest = arg.partition("::")
+        path = Path(file_part)
+        if not (is_kedi_program(path) or cache_program(path) is not None) or not is_file(path):
+            continue
+        if not collecting:
             raise pytest.UsageError(
                 f"{arg}: .kedi files are collected only with --kedi-eval "
                 "(or KEDI_EVAL=1), or with ini kedi_collect = true"
+            )
+        if sep and not rest.startswith(("eval:", "test:")):
+            name = rest.partition("::")[0]
+            raise pytest.UsageError(
+                f"{arg}: a .kedi file's node ids are {file_part}::eval:<suite> (an @eval: suite) "
+                f"and {file_part}::test:<suite>[::<case>] (an @test: suite or case), "
+                f"e.g. {file_part}::eval:{name}"
             )

@@ -128,8 +128,7 @@ class KediSession:
 
             session.baseline = baseline.load(session.settings.baseline_path)
         if not session.worker:
-            if not session.settings.collect:
-                collect.refuse_uncollected_kedi_args(config.args)
+            collect.check_kedi_args(config.args, collecting=session.settings.collect)
             check_report_paths(report_outputs(session.settings), other_reports(config))
             config.pluginmanager.register(ReportListener(session), "kedi-reporter")
         if session.settings.prune_cassettes:  # it watches for what makes a run partial

@@ -210,6 +210,23 @@ def test_explicit_kedi_path_without_collection_says_how_to_enable_it(kedi: Kedi)
     kedi.run("--kedi-eval", "demo.kedi::eval:initials").assert_outcomes(passed=1)
 
 
+def test_a_kedi_node_id_without_eval_or_test_says_what_they_are(kedi: Kedi) -> None:
+    """``demo.kedi::initials`` (the suite's name, without ``eval:``) got pytest's bare
+    ``not found: ... (no match in any of [<KediFile demo.kedi>])``; the error names the
+    node id forms, with the one the user likely meant."""
+    kedi.write("demo.kedi", DEMO)
+    result = kedi.run("--kedi-eval", "demo.kedi::initials")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*demo.kedi::initials: a .kedi file's node ids are demo.kedi::eval:<suite> (an "
+            "@eval: suite) and demo.kedi::test:<suite>[[]::<case>] (an @test: suite or case), "
+            "e.g. demo.kedi::eval:initials"
+        ]
+    )
+    kedi.run("--kedi-eval", "demo.kedi::eval:initials").assert_outcomes(passed=1)
+
+
 def test_explicit_auto_cache_node_id_without_collection_says_how_to_enable_it(
     kedi: Kedi,
 ) -> None:
