@@ -143,7 +143,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
         console.error(f"{prog}: error: cannot write to standard output: {exc}")
         return FAILED
     except CliUsageError as exc:
-        console.error(f"{prog}: error: {exc}\n{parser.format_usage().splitlines()[0]}")
+        usage = (exc.usage or parser.format_usage()).splitlines()[0]
+        console.error(f"{prog}: error: {exc}\n{usage}")
         return USAGE_ERROR
     except KeyboardInterrupt:
         console.error("interrupted")
@@ -163,11 +164,15 @@ def _dispatch(
     and `KeyboardInterrupt` are `main`'s."""
     if tokens[:1] == ["parse"]:
         files_parser = build_parse_parser(prog)
-        command = files_parser.parse_args(tokens[1:])
-        if command.help:
-            console.print(files_parser.format_help().rstrip("\n"))
-            return OK
-        return _parse_command(command.files, console)
+        try:
+            command = files_parser.parse_args(tokens[1:])
+            if command.help:
+                console.print(files_parser.format_help().rstrip("\n"))
+                return OK
+            return _parse_command(command.files, console)
+        except CliUsageError as exc:  # shown with `parse`'s usage line, not the run's
+            exc.usage = files_parser.format_usage()
+            raise
     if tokens[:1] in (["html"], ["compare"], ["merge"]):
         return _report_command(tokens, prog, console)
     invocation = parse_invocation(tokens, parser)

@@ -57,6 +57,9 @@ _VALUE_NEEDED = {
 class CliUsageError(KediUsageError):
     """Command-line misuse (exit status 2)."""
 
+    #: the usage line shown under the error: a subcommand's (``parse``), else the run's
+    usage: str | None = None
+
 
 @dataclass
 class Invocation:

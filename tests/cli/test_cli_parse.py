@@ -83,6 +83,24 @@ def test_parse_without_files_is_misuse(cli) -> None:
     assert result.code == 2
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("parse",), "parse needs at least one FILE"),
+        (("parse", "-x", "a.kedi"), "unrecognized arguments: -x"),
+    ],
+)
+def test_parse_misuse_shows_the_parse_usage(cli, argv, message) -> None:
+    """The usage line under a ``parse`` misuse was the program run's (``usage: python -m
+    pytest_kedi FILE [--model MODEL] ...``), which names none of ``parse``'s arguments."""
+    result = cli(*argv)
+    assert (result.out, result.code) == ("", 2)
+    assert result.err == (
+        f"python -m pytest_kedi: error: {message}\n"
+        "usage: python -m pytest_kedi parse [-h] [FILE ...]\n"
+    )
+
+
 def test_parse_directory_walks_kedi_programs(kedi_file, cli, tmp_path) -> None:
     (tmp_path / "sub").mkdir()
     kedi_file(GOOD, "sub/b.kedi")
