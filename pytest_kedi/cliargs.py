@@ -84,9 +84,13 @@ def program_name(argv0: str | None = None) -> str:
 class CommandParser(argparse.ArgumentParser):
     """A subcommand's parser (``html``, ``compare``, ``merge``): its usage errors and help
     show control characters (an ESC in an unknown argument) as escapes, as the CLI's other
-    lines do."""
+    lines do. A failed write of the help to standard output (a full disk, ``| head``) is
+    the command's, as for the CLI's other output: argparse would drop it and exit 0."""
 
     def _print_message(self, message: str, file: Any = None) -> None:
+        if message and file is not None and file is sys.stdout:  # `--help`
+            file.write(printable(message))
+            return
         super()._print_message(printable(message) if message else message, file)
 
 

@@ -248,6 +248,11 @@ def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ["compare", "r.json", "r.json"],
         ["merge", "r.json"],
         ["html", "r.json", "-o", "r.html"],
+        ["--help"],
+        ["parse", "--help"],
+        ["html", "--help"],  # argparse's help: its write error was dropped, exit 0
+        ["compare", "-h"],
+        ["merge", "--help"],
     ],
     ids=lambda argv: "-".join(argv[:2]),
 )
