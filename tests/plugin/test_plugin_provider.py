@@ -66,3 +66,21 @@ def test_the_provider_sdk_does_not_retry_behind_the_budget(
         assert len(openai_stub.requests) == sent
     suite = kedi.json("r.json")["suites"][0]
     assert suite["rows_errored"] == 2
+
+
+def test_a_connect_failure_inside_a_task_group_names_its_cause(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A base URL with an impossible port failed every row with `ExceptionGroup: unhandled
+    errors in a TaskGroup (1 sub-exception)`, hiding anyio's own message."""
+    pytest.importorskip("openai")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123456789")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:99999/v1")  # never connects
+    kedi.write("classify.kedi", CLASSIFY)
+    result = kedi.run("--kedi-eval", "--kedi-model", "openai-chat:local", "--kedi-report", "r.json")
+    result.assert_outcomes(passed=1)
+    rows = kedi.json("r.json")["suites"][0]["rows"]
+    assert [row["error_class"] for row in rows] == ["model", "model"]
+    for row in rows:
+        assert "OverflowError: connect(): port must be 0-65535." in row["error"]
+        assert "ExceptionGroup" not in row["error"]

@@ -187,6 +187,9 @@ class PydanticAIAdapter:
     # ------------------------------------------------------------------ running
     @staticmethod
     def _failure(spec: Model | str, error: BaseException, key: SchemaKey = ()) -> ModelError:
+        # a task group's lone failure (anyio's connect, say) is named, not its wrapper
+        while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+            error = error.exceptions[0]
         if isinstance(error, ModelError):
             return error
         detail = describe_output_error(error, key)
