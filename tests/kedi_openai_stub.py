@@ -35,6 +35,8 @@ class OpenAIStub:
     arguments: Callable[[Body], dict[str, Any]] = lambda body: {}
     status: Callable[[Body], int] = lambda body: 200
     requests: list[tuple[dict[str, str], Body]] = field(default_factory=list)
+    #: answer HTTP/1.1 and keep connections open between requests, as real servers do
+    keep_alive: bool = False
     _server: ThreadingHTTPServer | None = None
 
     @property
@@ -69,6 +71,10 @@ class OpenAIStub:
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
+            @property  # type: ignore[override]
+            def protocol_version(self) -> str:  # read per request: set after start() too
+                return "HTTP/1.1" if stub.keep_alive else "HTTP/1.0"
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")

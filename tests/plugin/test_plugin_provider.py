@@ -84,3 +84,40 @@ def test_a_connect_failure_inside_a_task_group_names_its_cause(
     for row in rows:
         assert "OverflowError: connect(): port must be 0-65535." in row["error"]
         assert "ExceptionGroup" not in row["error"]
+
+
+HOOK_MODEL = """\
+import os
+
+import pytest
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_kedi_model(config):
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    provider = OpenAIProvider(base_url=os.environ["OPENAI_BASE_URL"], api_key="sk-test-123456789")
+    return OpenAIChatModel("local", provider=provider)
+"""
+
+
+def test_a_hook_built_model_closes_its_connections_at_exit(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch, openai_stub: OpenAIStub
+) -> None:
+    """A model object from the hook, its provider's own HTTP client left to pydantic-ai, was
+    never closed: `-W error` turned the session's end into `ResourceWarning: unclosed
+    <socket.socket ...>` and exit 1."""
+    pytest.importorskip("openai")
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_stub.base_url)
+    openai_stub.keep_alive = True  # the client's pool keeps its connection open
+    openai_stub.arguments = lambda body: {"label": "positive"}
+    kedi.write("conftest.py", HOOK_MODEL)
+    kedi.write("classify.kedi", CLASSIFY)
+    result = kedi.subprocess("--kedi-eval", "-W", "error", "--kedi-report", "r.json")
+    assert result.ret == 0, result.stdout.str()
+    output = result.stdout.str() + result.stderr.str()
+    assert "ResourceWarning" not in output
+    assert "unclosed" not in output
+    assert kedi.json("r.json")["suites"][0]["score"] == 0.5
+    assert len(openai_stub.requests) == 2

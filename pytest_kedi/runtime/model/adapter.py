@@ -174,8 +174,11 @@ class PydanticAIAdapter:
         return plan
 
     async def _enter(self, spec: Model | str, model: Model) -> None:
-        """On the loop: enter a model built from a name once per loop lifetime."""
-        if isinstance(spec, Model) or not self.loop.in_loop_thread():
+        """On the loop: enter the model once per loop lifetime, so that the HTTP client its
+        provider made (bound to this loop) is closed with the loop. A model object (from the
+        hook) is entered too: pydantic-ai then closes only a client its provider created,
+        never one passed to it, and re-creates a closed one if the model is used again."""
+        if not self.loop.in_loop_thread():
             return
         key = (id(model), self.loop.generation)
         if key in self._entered:
