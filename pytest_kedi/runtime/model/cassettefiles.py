@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from pydantic import TypeAdapter, ValidationError
+from pydantic_ai.messages import ModelResponse
 from pydantic_core import from_json
 
 from pytest_kedi.atomicwrite import write_text_atomic
@@ -37,6 +39,7 @@ __all__ = [
     "ENTRY_VALUE",
     "index_cassette",
     "read_cassette",
+    "stored_response",
     "write_cassette",
 ]
 
@@ -195,6 +198,28 @@ def entry_from_text(path: Path, key: str, text: str) -> Entry:
             f"{key[:12]}: {one_line(error)}"
         ) from error
     return entry
+
+
+_RESPONSE: TypeAdapter[ModelResponse] = TypeAdapter(ModelResponse)
+
+
+def stored_response(path: Path, key: str, entry: Entry) -> ModelResponse:
+    """The model response an entry of the cassette at ``path`` holds; an entry edited by
+    hand without one, or with one pydantic-ai does not read, is an error naming both."""
+    try:
+        if not isinstance(entry, dict):
+            raise TypeError("an entry is not an object")
+        return _RESPONSE.validate_python(entry["response"])
+    except (KeyError, TypeError) as error:
+        problem = "no 'response'" if isinstance(error, KeyError) else one_line(error)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(["response", *(str(part) for part in first["loc"])])
+        problem = f"{where}: {first['msg']}"
+    raise ModelError(
+        f"cassette {display_path(str(path))} is not a pytest-kedi cassette: entry "
+        f"{key[:12]}: {problem}"
+    )
 
 
 #: where and when an answer was made: not stored (a gateway URL may hold credentials, and

@@ -32,7 +32,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
-from pydantic import TypeAdapter
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -54,6 +53,7 @@ from pytest_kedi.runtime.model.cassettefiles import (
     entry_from_text,
     index_cassette,
     read_cassette,
+    stored_response,
     write_cassette,
 )
 from pytest_kedi.runtime.model.cassettekeys import (
@@ -91,7 +91,6 @@ __all__ = [
 CASSETTE_SUFFIX = ".cassette.json"
 #: characters of the prompt kept in an entry (for review) and in a miss message
 EXCERPT = 80
-_RESPONSE: TypeAdapter[ModelResponse] = TypeAdapter(ModelResponse)
 #: key templates one cassette model keeps (one per instructions, settings and schema)
 _TEMPLATES = 256
 
@@ -331,7 +330,7 @@ class CassetteModel(WrapperModel):
         if self.book.mode != "record":
             entry = self.book.lookup(self.path, key)
             if entry is not None:
-                return _RESPONSE.validate_python(entry["response"])
+                return stored_response(self.path, key, entry)
             if self.book.mode == "strict":
                 raise CassetteMiss(
                     f"cassette miss (--kedi-record-mode strict): no recorded answer in "

@@ -1,0 +1,55 @@
+"""Cassettes edited by hand or damaged: each fault is a row error naming the cassette and
+the entry, single-process and -n 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from kedi_plugin_helpers import Kedi
+
+CLASSIFY = """\
+@classify(text: str) -> str:
+  >> Classify the sentiment of <text> as [label: str]
+  = <label>
+
+@eval: classify:
+  > data: reviews:
+    = `[("great film", "positive"), ("awful film", "negative")]`
+  > metric: exact(reviews):
+    = `classify(reviews) == expected`
+"""
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [
+        (lambda entry: entry.pop("response"), "no 'response'"),
+        (lambda entry: entry["response"].pop("parts"), "response.parts: Field required"),
+        (lambda entry: entry.__setitem__("response", []), "response: *"),
+    ],
+    ids=["no-response", "no-parts", "response-not-an-object"],
+)
+def test_an_entry_missing_a_field_is_a_located_row_error(
+    kedi: Kedi, damage: object, says: str
+) -> None:
+    kedi.write("classify.kedi", CLASSIFY)
+    kedi.run("--kedi-eval", "--kedi-record-mode", "record").assert_outcomes(passed=1)
+    cassette = kedi.pytester.path / "classify.kedi.cassette.json"
+    document = json.loads(cassette.read_text(encoding="utf-8"))
+    (key,) = [k for k, e in document["entries"].items() if "great" in e["prompt"]]
+    damage(document["entries"][key])  # type: ignore[operator]
+    cassette.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+    result = kedi.run("--kedi-eval", "--kedi-record-mode", "strict", "--kedi-report", "r.json")
+    result.assert_outcomes(passed=1)
+    rows = kedi.json("r.json")["suites"][0]["rows"]
+    assert rows[1]["error"] is None  # the other rows still run
+    error = rows[0]["error"]
+    assert rows[0]["score"] == 0.0 and rows[0]["feedback"] == f"error: {error}"
+    assert error.startswith(
+        f"KediModelError: classify.kedi:2: cassette classify.kedi.cassette.json is not a "
+        f"pytest-kedi cassette: entry {key[:12]}: "
+    ), error
+    assert "KeyError" not in error and "model call failed" not in error
+    result.stdout.fnmatch_lines([f"*entry {key[:12]}: {says}*"])
