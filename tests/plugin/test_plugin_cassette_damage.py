@@ -53,3 +53,23 @@ def test_an_entry_missing_a_field_is_a_located_row_error(
     ), error
     assert "KeyError" not in error and "model call failed" not in error
     result.stdout.fnmatch_lines([f"*entry {key[:12]}: {says}*"])
+    # the damaged entry's call reached no model: only the other row's counts
+    assert kedi.json("r.json")["model_calls"] == {"test": 1}
+
+
+@pytest.mark.parametrize("mode", ["strict", "replay"])
+def test_an_unreadable_cassette_calls_no_model(kedi: Kedi, mode: str) -> None:
+    kedi.write("classify.kedi", CLASSIFY)
+    kedi.write("classify.kedi.cassette.json", '{"entries": {"ab')
+    result = kedi.run("--kedi-eval", "--kedi-record-mode", mode, "--kedi-report", "r.json")
+    result.assert_outcomes(passed=1)
+    report = kedi.json("r.json")
+    rows = report["suites"][0]["rows"]
+    assert [row["error"] for row in rows] == [
+        "KediModelError: classify.kedi:2: cassette classify.kedi.cassette.json is not a "
+        "pytest-kedi cassette: Unterminated string starting at: line 1 column 14 (char 13)"
+    ] * 2
+    # no model was called: the offline model is not counted nor flagged as answering
+    assert report["model_calls"] == {}
+    result.stdout.fnmatch_lines(["models: no model calls (default: test)"])
+    result.stdout.no_fnmatch_line("*synthetic output*")

@@ -21,6 +21,7 @@ from pytest_kedi.errors import (
 from pytest_kedi.runtime import rowscope
 from pytest_kedi.runtime.caches import OnceNotice
 from pytest_kedi.runtime.model.adapter import Adapter, PydanticAIAdapter
+from pytest_kedi.runtime.model.cassettefiles import CassetteUnreadable
 from pytest_kedi.runtime.model.direct import CallStats
 from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.names import TEST_MODEL, describe_model, normalize_model_name
@@ -318,7 +319,11 @@ class ModelBoundary:
             scope = current()
             if scope is None or scope.trace:
                 return rest(plan, instructions, template, schema, scope, route)
-            output = answer(template, instructions, scope.repeat, scope.seen, scope)
+            try:
+                output = answer(template, instructions, scope.repeat, scope.seen, scope)
+            except CassetteUnreadable:
+                self._not_called(plan)
+                raise
             if output is None:  # the usual path, the route tried
                 return rest(plan, instructions, template, schema, scope, None)
             if synthetic:  # an answer the offline model gave when recorded
@@ -343,12 +348,16 @@ class ModelBoundary:
         if route is not None:
             start = time.perf_counter() if scope is not None and scope.trace else 0.0
             stats = CallStats()
-            if scope is not None:
-                output = route.answer(template, instructions, scope.repeat, scope.seen, stats)
-            else:
-                counts = rowscope.outside()
-                seen = counts[0] if counts else {}
-                output = route.answer(template, instructions, 0, seen, stats)
+            try:
+                if scope is not None:
+                    output = route.answer(template, instructions, scope.repeat, scope.seen, stats)
+                else:
+                    counts = rowscope.outside()
+                    seen = counts[0] if counts else {}
+                    output = route.answer(template, instructions, 0, seen, stats)
+            except CassetteUnreadable as exc:
+                self._unanswered(plan, exc, stats)
+                raise
             if output is not None:
                 if scope is not None:
                     stats.output = output
@@ -384,7 +393,13 @@ class ModelBoundary:
                         stats=stats,
                     ),
                 )
-        except (CassetteMiss, ModelUnavailable, BudgetExhausted, OutputSchemaError) as exc:
+        except (
+            CassetteMiss,
+            CassetteUnreadable,
+            ModelUnavailable,
+            BudgetExhausted,
+            OutputSchemaError,
+        ) as exc:
             self._unanswered(plan, exc, stats)
             raise
         if plan.synthetic:  # the offline model answered (said once, when it first does)
@@ -424,7 +439,7 @@ class ModelBoundary:
                         stats=stats,
                     ),
                 )
-        except (CassetteMiss, ModelUnavailable, BudgetExhausted) as exc:
+        except (CassetteMiss, CassetteUnreadable, ModelUnavailable, BudgetExhausted) as exc:
             self._unanswered(plan, exc, stats)
             raise
         if plan.synthetic:  # as in `produce`

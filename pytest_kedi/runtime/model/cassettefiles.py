@@ -32,6 +32,7 @@ from pytest_kedi.text import display_path, one_line
 __all__ = [
     "CACHED_STRINGS",
     "CASSETTE_VERSION",
+    "CassetteUnreadable",
     "UNSTORED",
     "Entry",
     "changed_entries",
@@ -47,6 +48,11 @@ __all__ = [
 CASSETTE_VERSION = 2
 
 Entry = dict[str, Any]
+
+
+class CassetteUnreadable(ModelError):
+    """A cassette file, or an entry of it, that cannot be read: no model is called."""
+
 
 #: what `write_cassette` puts around the entries
 _HEAD = '{\n  "entries": {\n'
@@ -79,7 +85,9 @@ def _read(path: Path) -> bytes | None:
     except OSError as error:
         if isinstance(error, FileNotFoundError) or error.errno == errno.ENAMETOOLONG:
             return None
-        raise ModelError(f"cannot read cassette {display_path(str(path))}: {error}") from error
+        raise CassetteUnreadable(
+            f"cannot read cassette {display_path(str(path))}: {error}"
+        ) from error
 
 
 def _document(path: Path, text: bytes) -> tuple[int, dict[str, Entry]]:
@@ -93,11 +101,11 @@ def _document(path: Path, text: bytes) -> tuple[int, dict[str, Entry]]:
         if type(version) is not int:
             raise TypeError("'version' is not an integer")
     except (ValueError, KeyError, TypeError, AttributeError) as error:
-        raise ModelError(
+        raise CassetteUnreadable(
             f"cassette {display_path(str(path))} is not a pytest-kedi cassette: {one_line(error)}"
         ) from error
     if version > CASSETTE_VERSION:
-        raise ModelError(
+        raise CassetteUnreadable(
             f"cassette {display_path(str(path))} is in format {version}, written by a newer "
             f"pytest-kedi (this one reads format {CASSETTE_VERSION}): upgrade pytest-kedi"
         )
@@ -193,7 +201,7 @@ def entry_from_text(path: Path, key: str, text: str) -> Entry:
         if not isinstance(entry, dict):
             raise TypeError("an entry is not an object")
     except (ValueError, TypeError) as error:
-        raise ModelError(
+        raise CassetteUnreadable(
             f"cassette {display_path(str(path))} is not a pytest-kedi cassette: entry "
             f"{key[:12]}: {one_line(error)}"
         ) from error
@@ -216,7 +224,7 @@ def stored_response(path: Path, key: str, entry: Entry) -> ModelResponse:
         first = error.errors()[0]
         where = ".".join(["response", *(str(part) for part in first["loc"])])
         problem = f"{where}: {first['msg']}"
-    raise ModelError(
+    raise CassetteUnreadable(
         f"cassette {display_path(str(path))} is not a pytest-kedi cassette: entry "
         f"{key[:12]}: {problem}"
     )
