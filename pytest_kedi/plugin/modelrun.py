@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_kedi.errors import KediError
 from pytest_kedi.text import display_path
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -250,13 +249,12 @@ class ModelRun:
             prune = reason is None
             if reason is not None:
                 self.notes.append(f"cassettes not pruned: {reason}")
-        try:
-            self.written = self.book.save(prune=prune)
-        except (OSError, KediError) as error:
+        failed: list[str] = []  # (each file on its own: one that fails stops no other)
+        self.written = self.book.save(prune=prune, failed=failed)
+        for error in failed:
             self.notes.append(f"cannot write cassettes: {error}")
-            if session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
-            return
+        if failed and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.written:
             names = ", ".join(display_path(str(path)) for path in self.written)
             self.notes.append(f"cassettes written: {names}")

@@ -73,3 +73,31 @@ def test_an_unreadable_cassette_calls_no_model(kedi: Kedi, mode: str) -> None:
     assert report["model_calls"] == {}
     result.stdout.fnmatch_lines(["models: no model calls (default: test)"])
     result.stdout.no_fnmatch_line("*synthetic output*")
+
+
+def test_a_cassette_that_cannot_be_written_does_not_stop_the_others(kedi: Kedi) -> None:
+    kedi.write("a/classify.kedi", CLASSIFY)
+    kedi.write("b/classify.kedi", CLASSIFY)
+    kedi.write("a/classify.kedi.cassette.json", "{bad")
+    result = kedi.run("--kedi-eval", "--kedi-record-mode", "record")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "kedi: cannot write cassettes: cassette a/classify.kedi.cassette.json is not a "
+            "pytest-kedi cassette: *",
+            "kedi: cassettes written: b/classify.kedi.cassette.json",
+        ]
+    )
+    assert (kedi.pytester.path / "a/classify.kedi.cassette.json").read_text() == "{bad"
+    assert (
+        len(
+            json.loads((kedi.pytester.path / "b/classify.kedi.cassette.json").read_text())[
+                "entries"
+            ]
+        )
+        == 2
+    )
+    # the recordings of b replay
+    strict = kedi.run("--kedi-eval", "--kedi-record-mode", "strict", "b", "--kedi-report", "r.json")
+    assert kedi.json("r.json")["suites"][0]["errors_by_class"] == {}
+    strict.assert_outcomes(passed=1)

@@ -43,7 +43,7 @@ from pydantic_ai.settings import ModelSettings
 
 from pytest_kedi import __version__
 from pytest_kedi.constants import RECORD_MODES
-from pytest_kedi.errors import CassetteMiss
+from pytest_kedi.errors import CassetteMiss, KediError
 from pytest_kedi.runtime import rowscope
 from pytest_kedi.runtime.model.cassettefiles import (
     CASSETTE_VERSION,
@@ -261,23 +261,28 @@ class CassetteBook:
                 shelf.new.update(part.get("new", {}))
                 shelf.used.update(part.get("used", ()))
 
-    def save(self, *, prune: bool) -> list[Path]:
+    def save(self, *, prune: bool, failed: list[str] | None = None) -> list[Path]:
         """Write every cassette with new entries (and, with ``prune``, drop the entries no
-        request of this run used from every cassette of a loaded program). Returns the
-        files written."""
+        request of this run used from every cassette of a loaded program): the files written.
+        A file that cannot be read or written raises, or is added to ``failed``."""
         written: list[Path] = []
         with self._lock:
             for path, shelf in sorted(self._shelves.items()):
                 if not (shelf.new or prune):
                     continue
-                current = read_cassette(path)
-                entries = {**current, **changed_entries(current, shelf.new)}
-                if prune:
-                    entries = {key: value for key, value in entries.items() if key in shelf.used}
-                if entries == current and (path.exists() or not entries):
-                    continue
-                write_cassette(path, entries)
-                written.append(path)
+                try:
+                    current = read_cassette(path)
+                    entries = {**current, **changed_entries(current, shelf.new)}
+                    if prune:
+                        entries = {k: v for k, v in entries.items() if k in shelf.used}
+                    if entries == current and (path.exists() or not entries):
+                        continue
+                    write_cassette(path, entries)
+                    written.append(path)
+                except (OSError, KediError) as error:
+                    if failed is None:
+                        raise
+                    failed.append(str(error))
         return written
 
 
