@@ -112,7 +112,7 @@ def _subclasses(base: type) -> set[type]:
 #: raised and caught inside the CLI only (its exit status is the usage error's); raised
 #: inside the model boundary only (a program sees its base `ModelError` in a `KediModelError`);
 #: raised by a name lookup and replaced by the KeyError it carries where its unit ends
-INTERNAL_ERRORS = {"CliUsageError", "LookupFailure", "OutputSchemaError"}
+INTERNAL_ERRORS = {"CassetteUnreadable", "CliUsageError", "LookupFailure", "OutputSchemaError"}
 
 
 def test_every_kedi_error_class_is_served_and_listed() -> None:
