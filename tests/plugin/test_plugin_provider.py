@@ -6,6 +6,9 @@ import pytest
 from kedi_openai_stub import OpenAIStub
 from kedi_plugin_helpers import Kedi
 
+#: a key no provider knows: these runs talk to a local stub, or to nothing
+FAKE_KEY = "sk-test-123456789"
+
 CLASSIFY = """\
 @classify(text: str) -> str:
   >> Classify the sentiment of <text> as [label: str]
@@ -74,7 +77,7 @@ def test_a_connect_failure_inside_a_task_group_names_its_cause(
     """A base URL with an impossible port failed every row with `ExceptionGroup: unhandled
     errors in a TaskGroup (1 sub-exception)`, hiding anyio's own message."""
     pytest.importorskip("openai")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123456789")
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:99999/v1")  # never connects
     kedi.write("classify.kedi", CLASSIFY)
     result = kedi.run("--kedi-eval", "--kedi-model", "openai-chat:local", "--kedi-report", "r.json")
@@ -97,7 +100,9 @@ def pytest_kedi_model(config):
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
-    provider = OpenAIProvider(base_url=os.environ["OPENAI_BASE_URL"], api_key="sk-test-123456789")
+    provider = OpenAIProvider(
+        base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ["OPENAI_API_KEY"]
+    )
     return OpenAIChatModel("local", provider=provider)
 """
 
@@ -110,6 +115,7 @@ def test_a_hook_built_model_closes_its_connections_at_exit(
     <socket.socket ...>` and exit 1."""
     pytest.importorskip("openai")
     monkeypatch.setenv("OPENAI_BASE_URL", openai_stub.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     openai_stub.keep_alive = True  # the client's pool keeps its connection open
     openai_stub.arguments = lambda body: {"label": "positive"}
     kedi.write("conftest.py", HOOK_MODEL)
