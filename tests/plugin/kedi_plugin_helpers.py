@@ -100,6 +100,20 @@ DEMO = """\
     = `initials(people) == expected`
 """
 
+#: One model call per row: a label for each of two reviews (a model answering one label
+#: scores 0.5).
+CLASSIFY = """\
+@classify(text: str) -> str:
+  >> Classify the sentiment of <text> as [label: str]
+  = <label>
+
+@eval: classify:
+  > data: reviews:
+    = `[("great", "positive"), ("awful", "negative")]`
+  > metric: exact(reviews):
+    = `classify(reviews) == expected`
+"""
+
 
 def _plugin() -> ModuleType:
     import pytest_kedi.plugin

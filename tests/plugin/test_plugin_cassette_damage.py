@@ -6,19 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from kedi_plugin_helpers import Kedi
-
-CLASSIFY = """\
-@classify(text: str) -> str:
-  >> Classify the sentiment of <text> as [label: str]
-  = <label>
-
-@eval: classify:
-  > data: reviews:
-    = `[("great film", "positive"), ("awful film", "negative")]`
-  > metric: exact(reviews):
-    = `classify(reviews) == expected`
-"""
+from kedi_plugin_helpers import CLASSIFY, Kedi
 
 
 @pytest.mark.parametrize(

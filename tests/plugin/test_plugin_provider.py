@@ -4,22 +4,10 @@ from __future__ import annotations
 
 import pytest
 from kedi_openai_stub import OpenAIStub
-from kedi_plugin_helpers import Kedi
+from kedi_plugin_helpers import CLASSIFY, Kedi
 
 #: a key no provider knows: these runs talk to a local stub, or to nothing
 FAKE_KEY = "sk-test-123456789"
-
-CLASSIFY = """\
-@classify(text: str) -> str:
-  >> Classify the sentiment of <text> as [label: str]
-  = <label>
-
-@eval: classify:
-  > data: reviews:
-    = `[("great", "positive"), ("awful", "negative")]`
-  > metric: exact(reviews):
-    = `classify(reviews) == expected`
-"""
 
 
 def test_keyless_openai_compatible_server_scores_the_suite(
