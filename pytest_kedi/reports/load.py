@@ -41,10 +41,11 @@ def read_run(path: str | os.PathLike[str]) -> RunRecord:
     if not isinstance(data, dict) or "version" not in data or "suites" not in data:
         raise ReportReadError(f"{name}: not a pytest-kedi JSON report (--kedi-report)")
     version = data["version"]
-    if version not in SUPPORTED_VERSIONS:
+    # `true` and `3.0` equal 1 and 3 in Python; a report writes its version as an integer.
+    if type(version) is not int or version not in SUPPORTED_VERSIONS:
         supported = ", ".join(map(str, SUPPORTED_VERSIONS))
         raise ReportReadError(
-            f"{name}: report version {version!r} is not supported "
+            f"{name}: report version {json.dumps(version)} is not supported "
             f"(this pytest-kedi reads versions {supported})"
         )
     try:

@@ -374,7 +374,7 @@ def run_view(
     version = _int(document.get("version"))
     if version not in SUPPORTED_VERSIONS:
         raise ReportError(
-            f"{label}: unsupported report version {document.get('version')!r} "
+            f"{label}: report version {json.dumps(document.get('version'))} is not supported "
             f"(this pytest-kedi reads versions {', '.join(map(str, SUPPORTED_VERSIONS))})"
         )
     recorded = _list(document.get("xfailed"))

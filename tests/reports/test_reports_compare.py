@@ -170,6 +170,14 @@ def test_version_2_and_3_reports_load(tmp_path: Path) -> None:
             "{path}: report version 9 is not supported (this pytest-kedi reads versions 2, 3)",
         ),
         (
+            json.dumps(run(version=3.0)),
+            "{path}: report version 3.0 is not supported (this pytest-kedi reads versions 2, 3)",
+        ),
+        (
+            json.dumps(run(version=True)),
+            "{path}: report version true is not supported (this pytest-kedi reads versions 2, 3)",
+        ),
+        (
             json.dumps({**run([suite(A, 1.0)]), "exitstatus": None}),
             "{path}: malformed report: int() argument must be a string, a bytes-like object "
             "or a real number, not 'NoneType'",

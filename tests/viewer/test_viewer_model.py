@@ -82,7 +82,9 @@ def test_interval_and_model_shapes() -> None:
         ("{not json", "r.json:1:2: not valid JSON"),
         ("[1, 2]", "r.json: not a pytest-kedi JSON report (expected a JSON object)"),
         ('{"version": 1, "suites": 3}', "r.json: not a pytest-kedi JSON report (no 'suites' list)"),
-        ('{"version": 9, "suites": []}', "r.json: unsupported report version 9"),
+        ('{"version": 9, "suites": []}', "r.json: report version 9 is not supported"),
+        ('{"version": 3.0, "suites": []}', "r.json: report version 3.0 is not supported"),
+        ('{"version": true, "suites": []}', "r.json: report version true is not supported"),
     ],
 )
 def test_bad_files_are_one_line_errors(
