@@ -271,6 +271,8 @@ def parse_invocation(
     _check_kedi_environment()
     if file is None:
         raise CliUsageError("missing FILE")
+    if file == "-":
+        raise CliUsageError("FILE cannot be '-': a program is read from a file, not standard input")
     if file.startswith("-"):
         raise CliUsageError(f"unknown option before FILE: {file}")
     return Invocation(

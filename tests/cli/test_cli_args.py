@@ -66,6 +66,8 @@ def test_help() -> None:
     [
         ([], "missing FILE"),
         (["--verbose", "p.kedi"], "unknown option before FILE: --verbose"),
+        (["-"], "FILE cannot be '-': a program is read from a file, not standard input"),
+        (["--eval", "-"], "FILE cannot be '-'"),
         (["p.kedi", "--model"], "--model needs a model name"),
         (["p.kedi", "--model", "--test"], "--model needs a model name"),
         (["p.kedi", "--model="], "--model needs a model name"),
