@@ -188,16 +188,23 @@ PARALLEL_ENV = "KEDI_PARALLEL"
 _PARALLEL_WORDS = frozenset({"1", "0", "true", "false", "yes", "no", "on", "off"})
 
 
-def _check_kedi_environment() -> None:
-    """``KEDI_AGENT`` (an agent harness) together with ``KEDI_ADAPTER`` is misuse, as is a
-    ``KEDI_PARALLEL`` that is neither a boolean word nor a worker count (programs run
-    sequentially whatever it says, which Kedi allows)."""
-    if os.environ.get(AGENT_ENV, "").strip() and os.environ.get(ADAPTER_ENV, "").strip():
-        raise CliUsageError(
-            f"environment variables {AGENT_ENV} and {ADAPTER_ENV} are both set: Kedi takes "
-            f"an agent harness or an adapter, not both (pytest-kedi runs the "
-            f"{SUPPORTED_ADAPTER!r} adapter)"
+def _check_kedi_environment(adapter_flag: bool) -> None:
+    """``KEDI_AGENT`` (an agent harness) together with an adapter (``KEDI_ADAPTER`` or
+    ``--adapter``, its flag) is misuse, as is a ``KEDI_PARALLEL`` that is neither a boolean word
+    nor a worker count (programs run sequentially whatever it says, which Kedi allows)."""
+    if os.environ.get(AGENT_ENV, "").strip():
+        both = (
+            f"environment variable {AGENT_ENV} and --adapter are both set"
+            if adapter_flag
+            else f"environment variables {AGENT_ENV} and {ADAPTER_ENV} are both set"
+            if os.environ.get(ADAPTER_ENV, "").strip()
+            else None
         )
+        if both:
+            raise CliUsageError(
+                f"{both}: Kedi takes an agent harness or an adapter, not both "
+                f"(pytest-kedi runs the {SUPPORTED_ADAPTER!r} adapter)"
+            )
     parallel = os.environ.get(PARALLEL_ENV, "").strip()
     if (
         parallel
@@ -268,7 +275,7 @@ def parse_invocation(
         raise CliUsageError(f"conflicting models: {conflict} (--adapter-model means --model)")
     if not adapters and os.environ.get(ADAPTER_ENV, "").strip():
         _check_adapter(os.environ[ADAPTER_ENV], f"environment variable {ADAPTER_ENV}")
-    _check_kedi_environment()
+    _check_kedi_environment(bool(adapters))
     if file is None:
         raise CliUsageError("missing FILE")
     if file == "-":

@@ -142,6 +142,10 @@ def test_kedi_agent_with_kedi_adapter_and_an_invalid_kedi_parallel_are_misuse(mo
     monkeypatch.setenv("KEDI_ADAPTER", "pydantic")
     with pytest.raises(CliUsageError, match="KEDI_AGENT and KEDI_ADAPTER are both set"):
         parse_invocation(["p.kedi"])
+    monkeypatch.delenv("KEDI_ADAPTER")
+    # `--adapter` is KEDI_ADAPTER's flag (KEDI.md 6.5): it was accepted beside KEDI_AGENT.
+    with pytest.raises(CliUsageError, match="KEDI_AGENT and --adapter are both set: Kedi takes"):
+        parse_invocation(["p.kedi", "--adapter", "pydantic"])
     monkeypatch.delenv("KEDI_AGENT")
     for good in ("1", "off", "Yes", "4"):
         monkeypatch.setenv("KEDI_PARALLEL", good)
