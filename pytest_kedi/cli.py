@@ -157,6 +157,9 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
         release_detached()
 
 
+_COMMANDS = frozenset({"parse", "html", "compare", "merge"})
+
+
 def _dispatch(
     tokens: list[str], prog: str, parser: argparse.ArgumentParser, console: Console
 ) -> int:
@@ -186,7 +189,12 @@ def _dispatch(
         mode = os.stat(invocation.file).st_mode
     except OSError as exc:  # missing; or unreadable, a name too long, a link loop
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-            raise CliUsageError(f"no such file: {invocation.file}") from None
+            hint = (
+                f" (a command comes before any option: `{prog} {invocation.file} ...`)"
+                if invocation.file in _COMMANDS
+                else ""
+            )
+            raise CliUsageError(f"no such file: {invocation.file}{hint}") from None
         console.error(f"cannot read {invocation.file}: {exc.strerror or exc}")
         return FAILED
     if stat.S_ISDIR(mode):

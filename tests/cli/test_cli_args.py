@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pytest_kedi import __version__
@@ -242,3 +244,20 @@ def test_a_double_dash_is_neither_a_value_nor_the_end_of_the_clis_options() -> N
     True}``), and ``--k -- v`` gave ``k`` the value ``'--'``."""
     inv = parse_invocation(["p.kedi", "--k", "--", "v", "--", "--test", "--model", "test"])
     assert (inv.args, inv.test, inv.model) == ({"k": "v"}, True, "test")
+
+
+@pytest.mark.parametrize("command", ["parse", "html", "compare", "merge"])
+def test_a_command_after_an_option_is_named_as_one(cli, command: str) -> None:
+    """``--model test parse a.kedi`` read ``parse`` as the program's FILE and said only ``no
+    such file: parse``; the message now says a command comes first. A file of that name runs."""
+    result = cli("--model", "test", command, "a.kedi")
+    assert result.code == 2
+    assert result.err.startswith(
+        f"python -m pytest_kedi: error: no such file: {command} (a command comes before any "
+        f"option: `python -m pytest_kedi {command} ...`)\n"
+    )
+    result = cli("--model", "test", "missing.kedi")
+    assert "no such file: missing.kedi\n" in result.err
+    Path(command).write_text("= ran\n", encoding="utf-8")  # in the cli fixture's directory
+    ran = cli("--model", "test", command)
+    assert (ran.out, ran.err, ran.code) == ("ran\n", "", 0)
