@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
-from pytest_kedi.jsontext import loads
+from pytest_kedi.jsontext import ReportFileError, read_report_object
 from pytest_kedi.plugin.records import RunRecord
 
 __all__ = ["SUPPORTED_VERSIONS", "ReportReadError", "read_run"]
@@ -26,19 +25,10 @@ class ReportReadError(Exception):
 def read_run(path: str | os.PathLike[str]) -> RunRecord:
     name = os.fspath(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ReportReadError(f"{name}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ReportReadError(f"{name}: cannot read: {reason}") from None
-    try:
-        data = loads(text)
-    except json.JSONDecodeError as exc:
-        raise ReportReadError(f"{name}:{exc.lineno}: not JSON: {exc.msg}") from None
-    except ValueError as exc:  # NaN or Infinity, which reports never hold
-        raise ReportReadError(f"{name}: malformed report: {exc}") from None
-    if not isinstance(data, dict) or "version" not in data or "suites" not in data:
+        data = read_report_object(path)
+    except ReportFileError as exc:
+        raise ReportReadError(str(exc)) from None
+    if "version" not in data or "suites" not in data:
         raise ReportReadError(f"{name}: not a pytest-kedi JSON report (--kedi-report)")
     version = data["version"]
     # `true` and `3.0` equal 1 and 3 in Python; a report writes its version as an integer.

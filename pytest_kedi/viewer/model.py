@@ -16,7 +16,7 @@ from typing import Any
 
 from pytest_kedi.constants import TEST_MODEL
 from pytest_kedi.evals.scoring import SCORE_DIGITS, change, fell, score_digits
-from pytest_kedi.jsontext import loads
+from pytest_kedi.jsontext import ReportFileError, read_report_object
 from pytest_kedi.viewer.errors import ErrorView, error_views
 
 __all__ = [
@@ -418,22 +418,11 @@ def run_view(
 
 def read_report(path: str | Path) -> RunView:
     """Read a JSON report file; every problem is one located `ReportError` line."""
-    target = Path(path)
     try:
-        text = target.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ReportError(f"{path}: cannot read file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ReportError(f"{path}: not a pytest-kedi JSON report (not UTF-8 text)") from None
-    try:
-        document = loads(text)
-    except json.JSONDecodeError as exc:
-        raise ReportError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
-    except ValueError as exc:  # NaN or Infinity
-        raise ReportError(f"{path}: not a pytest-kedi JSON report ({exc})") from None
-    if not isinstance(document, dict):
-        raise ReportError(f"{path}: not a pytest-kedi JSON report (expected a JSON object)")
-    modified = datetime.fromtimestamp(target.stat().st_mtime, tz=UTC)
+        document = read_report_object(path)
+    except ReportFileError as exc:
+        raise ReportError(str(exc)) from None
+    modified = datetime.fromtimestamp(Path(path).stat().st_mtime, tz=UTC)
     return run_view(document, label=str(path), when=format_time(modified) + " (file time)")
 
 

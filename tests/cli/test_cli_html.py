@@ -79,8 +79,10 @@ def test_bad_report_is_one_line_and_exit_2(
         "(no 'suites' list)\n"
     )
     assert not out.exists()
-    assert cli.main(["html", str(tmp_path / "missing.json"), "-o", str(out)]) == 2
-    assert "cannot read file" in capsys.readouterr().err
+    missing = tmp_path / "missing.json"
+    for command in (["html", str(missing), "-o", str(out)], ["compare", str(missing), str(bad)]):
+        assert cli.main(command) == 2  # the three commands word a missing file alike
+        assert capsys.readouterr().err.endswith(f" error: {missing}: no such file\n")
     good = _save(tmp_path / "r.json", REPORT)
     blocked = tmp_path / "r.json" / "out.html"  # its directory is a file
     assert cli.main(["html", good, "-o", str(blocked)]) == 2

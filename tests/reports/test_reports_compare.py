@@ -163,8 +163,10 @@ def test_version_2_and_3_reports_load(tmp_path: Path) -> None:
     ("content", "message"),
     [
         (None, "{path}: no such file"),
-        ("{", "{path}:1: not JSON: Expecting property name enclosed in double quotes"),
-        ("[1]", "{path}: not a pytest-kedi JSON report (--kedi-report)"),
+        ("{", "{path}:1:2: not valid JSON: Expecting property name enclosed in double quotes"),
+        ("[1]", "{path}: not a pytest-kedi JSON report (expected a JSON object)"),
+        ('{"suites": []}', "{path}: not a pytest-kedi JSON report (--kedi-report)"),
+        (b"\xff{}", "{path}: not a pytest-kedi JSON report (not UTF-8 text)"),
         (
             json.dumps(run(version=9)),
             "{path}: report version 9 is not supported (this pytest-kedi reads versions 2, 3)",
@@ -189,10 +191,12 @@ def test_version_2_and_3_reports_load(tmp_path: Path) -> None:
     ],
 )
 def test_unusable_reports_are_one_line_errors(
-    tmp_path: Path, content: str | None, message: str
+    tmp_path: Path, content: str | bytes | None, message: str
 ) -> None:
     path = tmp_path / "r.json"
-    if content is not None:
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
         path.write_text(content, encoding="utf-8")
     with pytest.raises(ReportReadError) as caught:
         read_run(path)
