@@ -17,13 +17,8 @@ from pytest_kedi.runtime.context import Frame
 from pytest_kedi.runtime.pyinterop import build_globals, compile_unit, python_error, type_code
 from pytest_kedi.runtime.pyrun import run_block, run_expr
 from pytest_kedi.runtime.scope import MISSING
-from pytest_kedi.runtime.types import (
-    TYPE_BUILTINS,
-    describe_value,
-    expectation,
-    resolve_strings,
-    resolve_type_source,
-)
+from pytest_kedi.runtime.typeresolve import resolve_strings, resolve_type_source
+from pytest_kedi.runtime.types import TYPE_BUILTINS, describe_value, expectation
 from pytest_kedi.runtime.usererrors import user_error
 from pytest_kedi.text import exception_text
 
@@ -236,7 +231,9 @@ def resolve_type(ref: nodes.TypeRef | None, ctx: Frame) -> Any:
         at = (ctx.unit.source_file.path, ref.span.start_line)
         tp = resolve_type_source(ref.source, lookup_name, at)
         if not isinstance(tp, type):  # a prelude alias may hold strings: `list["P"]`
-            tp = resolve_strings(tp, lambda text: resolve_type_source(text, lookup_name, at))
+            tp = resolve_strings(
+                tp, lambda text: resolve_type_source(text, lookup_name, at, ref.source)
+            )
     except KediExecutionError as err:
         if not err.message.startswith(ref.span.path):
             err.message = f"{where(ctx, ref)}: {err.message}"

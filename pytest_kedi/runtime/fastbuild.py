@@ -22,7 +22,8 @@ from pytest_kedi.runtime.pyerrors import PYTHON_UNITS, UnitInfo
 from pytest_kedi.runtime.pyglobals import global_reads
 from pytest_kedi.runtime.pyinterop import function_code, relocated_expression
 from pytest_kedi.runtime.scope import Scope
-from pytest_kedi.runtime.types import resolve_strings, resolve_type_source, validator_for
+from pytest_kedi.runtime.typeresolve import resolve_strings, resolve_type_source
+from pytest_kedi.runtime.types import validator_for
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.runtime.procedures import KediProcedure

@@ -495,10 +495,14 @@ Alias = int
 @wrong(a: int) -> int:
   [x: list["int"]] = `["s"]`
   = `a`
+
+@quoted(a: int) -> int:
+  [x: "P"] = `P(a)`
+  = `x.a`
 """
 
 
-@pytest.mark.parametrize("name", ["listed", "optional", "aliased", "asked", "wrong"])
+@pytest.mark.parametrize("name", ["listed", "optional", "aliased", "asked", "wrong", "quoted"])
 def test_string_forward_references_in_a_body_agree_across_the_build(kedi, monkeypatch, name):
     """A string in a direct annotation of an assignment or output field is a forward
     reference (`list["P"]` is `list[P]`). The generated body took it as it was written:

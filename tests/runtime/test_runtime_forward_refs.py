@@ -112,9 +112,7 @@ def test_a_prelude_alias_holding_strings_resolves_them_as_a_direct_annotation(ru
     """
     with pytest.raises(KediTypeExecutionError) as info:
         run(src)
-    assert info.value.message.endswith(
-        "prog.kedi:8: unknown type 'Checker' in annotation 'Checker'"
-    )
+    assert info.value.message.endswith("prog.kedi:8: unknown type 'Checker' in annotation 'Bad'")
     assert repr(run(src.replace("[y: Bad] = `None`", "= `x`"))) == "[P(a=1)]"
     with pytest.raises(KediTypeExecutionError, match="expects list\\[P\\], got \\[1\\]"):
         run(src.replace("[y: Bad] = `None`", "[z: Good] = `[1]`"))
@@ -142,3 +140,48 @@ def test_a_typing_alias_naming_itself_names_its_text(run: Any) -> None:
     with pytest.raises(KediTypeExecutionError) as info:
         run(src)
     assert info.value.message.endswith("prog.kedi:5: invalid type annotation 'A': it names itself")
+
+
+DIRECT = {
+    "assignment": "[x: {t}] = `{v}`\n= `x`\n",
+    "parameter": "@f(x: {t}) -> str:\n  = `str(x)`\n= `f({v})`\n",
+    "return": "@f() -> {t}:\n  = `{v}`\n= `f()`\n",
+    "type_field": "~V(b: {t})\n= `V({v}).b`\n",
+    "in_a_body": "@f() -> str:\n  [x: {t}] = `{v}`\n  = `str(x)`\n= `f()`\n",
+}
+
+
+@pytest.mark.parametrize("where", DIRECT)
+@pytest.mark.parametrize(
+    ("annotation", "value", "shown"),
+    [
+        ('"P"', "P(1)", "a=1"),
+        ('list["P"]', "[P(1)]", "[P(a=1)]"),
+        ('"P | None"', "None", "None"),
+        ('"int"', "3", "3"),
+    ],
+)
+def test_a_quoted_direct_annotation_is_a_forward_reference(
+    run: Any, where: str, annotation: str, value: str, shown: str
+) -> None:
+    """`[x: "P"]` is what `[x: list["P"]]` makes of its string: the type `P` (it was
+    `'"P"' is not a type (it is 'P' (str))`, while `list["P"]` worked)."""
+    src = "~P(a: int)\n" + DIRECT[where].format(t=annotation, v=value)
+    assert str(run(src)) == shown
+
+
+@pytest.mark.parametrize("annotation", ['"P"', 'list["P"]'])
+def test_a_quoted_name_declared_later_is_an_unknown_type_either_way(
+    run: Any, annotation: str
+) -> None:
+    """A procedure's body resolves its annotations when it runs (a type declared after the
+    procedure is then visible); a header resolves them at the definition, before it."""
+    body = f"@f() -> str:\n  [x: {annotation}] = `P(1)`\n  = ok\n~P(a: int)\n= `f()`\n"
+    if annotation == '"P"':
+        assert run(body) == "ok"
+    header = f"@f(x: {annotation}) -> str:\n  = ok\n~P(a: int)\n"
+    with pytest.raises(KediTypeExecutionError) as info:
+        run(header)
+    assert info.value.message.endswith(
+        f"prog.kedi:1: unknown type 'P' in annotation {annotation!r}"
+    ), info.value.message

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from pytest_kedi.runtime.errors import KediTypeExecutionError
-from pytest_kedi.runtime.types import TYPE_BUILTINS, check, resolve_type_source
+from pytest_kedi.runtime.typeresolve import resolve_type_source
+from pytest_kedi.runtime.types import TYPE_BUILTINS, check
 
 
 def _resolve(source: str, **scope: Any) -> Any:
@@ -339,7 +340,8 @@ def test_pydantic_types_are_made_when_first_named() -> None:
 
     script = """
 import sys
-from pytest_kedi.runtime.types import TYPE_BUILTINS, check, resolve_type_source
+from pytest_kedi.runtime.typeresolve import resolve_type_source
+from pytest_kedi.runtime.types import TYPE_BUILTINS, check
 
 def lookup(name):
     raise KeyError(name)
