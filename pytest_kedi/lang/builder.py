@@ -14,6 +14,7 @@ from pytest_kedi.lang.heads import check_name, parse_signature, parse_target
 from pytest_kedi.lang.scanner import Item
 from pytest_kedi.lang.source import KediSyntaxError, Source
 from pytest_kedi.lang.text import parse_text
+from pytest_kedi.lang.typedecls import check_type_decl
 
 __all__ = ["Builder"]
 
@@ -203,6 +204,7 @@ class Builder:
             )
             self.not_readonly(item, name, ctx)
             decls = tuple(n.FieldDecl(p.span, p.name, p.type, p.default) for p in fields)
+            check_type_decl(name, item.start + item.text.index(name, 1), decls)
             return n.TypeDecl(self.span(item.start, item.end), name, decls)
         if kind == "suite":
             return self.suite(item, ctx)
