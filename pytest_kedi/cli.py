@@ -49,7 +49,6 @@ from pytest_kedi.cliout import (
 )
 from pytest_kedi.clirun import original_error, reraise_interrupt, run
 from pytest_kedi.errors import KediError
-from pytest_kedi.text import counted, is_kedi_program
 
 __all__ = [
     "PROG",
@@ -61,68 +60,6 @@ __all__ = [
     "parse_program_args",
     "program_name",
 ]
-
-
-def _expand_paths(paths: Sequence[str], console: Console) -> tuple[list[str], bool]:
-    """Files as given; directories expand to their ``.kedi`` programs, sorted
-    (``*.cache.kedi`` and ``package.kedi`` are not programs and are left out).
-    The flag is False when a directory held no program (reported on stderr)."""
-    out: list[str] = []
-    complete = True
-    for name in paths:
-        if os.path.isdir(name):
-            unreadable: list[OSError] = []  # a directory that cannot be listed is not empty
-            found = [
-                path
-                for root, _dirs, names in os.walk(name, onerror=unreadable.append)
-                for file in names
-                if is_kedi_program(file) and not _special(path := os.path.join(root, file))
-            ]
-            for error in unreadable:
-                console.error(f"cannot read {error.filename or name}: {error.strerror or error}")
-                complete = False
-            if not found and not unreadable:
-                console.error(f"{name}: no .kedi files in this directory")
-                complete = False
-            out.extend(sorted(found))
-        else:
-            out.append(name)
-    return out, complete
-
-
-def _special(path: str) -> bool:
-    """Whether ``path`` is a named pipe, socket or device: reading one may wait forever, so a
-    directory's walk leaves it out, as pytest's collection does."""
-    try:
-        return not stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:  # a dangling link: reported as unreadable when read
-        return False
-
-
-def _parse_command(files: Sequence[str], console: Console) -> int:
-    from pytest_kedi.lang import KediParseError, check_python, parse_file
-
-    if not files:
-        raise CliUsageError("parse needs at least one FILE")
-    expanded, complete = _expand_paths(files, console)
-    status = OK if complete else FAILED
-    for name in expanded:
-        try:
-            module = check_python(parse_file(name))
-        except KediParseError as exc:
-            console.error(render_error(exc))
-            status = FAILED
-            continue
-        except OSError as exc:
-            console.error(f"cannot read {name}: {exc.strerror or exc}")
-            status = FAILED
-            continue
-        cases = sum(len(suite.cases) for suite in module.test_suites)
-        console.print(
-            f"{name}: {counted(len(module.procedures), 'procedure')}, "
-            f"{counted(len(module.eval_suites), 'eval suite')}, {counted(cases, 'test case')}"
-        )
-    return status
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
@@ -172,7 +109,9 @@ def _dispatch(
             if command.help:
                 console.print(files_parser.format_help().rstrip("\n"))
                 return OK
-            return _parse_command(command.files, console)
+            from pytest_kedi.cliparse import parse_command
+
+            return parse_command(command.files, console)
         except CliUsageError as exc:  # shown with `parse`'s usage line, not the run's
             exc.usage = files_parser.format_usage()
             raise
