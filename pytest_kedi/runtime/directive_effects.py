@@ -22,7 +22,7 @@ from pytest_kedi.runtime.errors import (
 from pytest_kedi.runtime.evaluate import eval_code, render_text, where
 from pytest_kedi.runtime.interpreter import stmt_frame
 from pytest_kedi.runtime.model.calls import run_optimize
-from pytest_kedi.runtime.model.settings import parse_setting_value
+from pytest_kedi.runtime.model.settings import parse_setting_row, parse_setting_value
 from pytest_kedi.runtime.model.state import AgentState
 from pytest_kedi.runtime.modules import run_export, run_import
 from pytest_kedi.runtime.pyerrors import check_error
@@ -168,7 +168,7 @@ def _set_settings(stmt: nodes.Directive, ctx: Frame) -> None:
         elif kv.items:  # a backtick item is Python (docs/language.md#model-directives)
             codes = kv.item_codes or (None,) * len(kv.items)
             value = [
-                item if code is None else eval_code(code, ctx)
+                parse_setting_row(item) if code is None else eval_code(code, ctx)
                 for item, code in zip(kv.items, codes, strict=True)
             ]
         else:

@@ -19,6 +19,7 @@ __all__ = [
     "RESERVED_SETTING_KEYS",
     "check_setting",
     "model_setting_keys",
+    "parse_setting_row",
     "parse_setting_value",
     "validate_settings",
 ]
@@ -63,6 +64,20 @@ def parse_setting_value(text: str) -> Any:
         return ast.literal_eval(raw)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return raw
+
+
+def parse_setting_row(text: str) -> str:
+    """One row of a setting's indented list: a string; a quoted row (``"a, b"``) is the
+    Python string it spells, as a quoted one-line value is (docs/language.md#model-directives)."""
+    raw = text.strip()
+    if raw[:1] in ("'", '"'):
+        try:
+            value = ast.literal_eval(raw)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return text
+        if isinstance(value, str):
+            return value
+    return text
 
 
 @functools.cache

@@ -85,6 +85,13 @@ def test_keys_follow_the_installed_pydantic_ai() -> None:
             '> settings:\n  stop_sequences:\n    `"x" * 2`\n    a\\#b\n    c~~d\n    e # note\n',
             {"stop_sequences": ["xx", "a#b", "c~d", "e"]},
         ),
+        # a quoted row is the string it quotes, as a quoted one-line value is: the rows
+        # were sent with their quotes (`'"a, b"'`)
+        (
+            '> settings:\n  service_tier: "flex"\n  stop_sequences:\n'
+            '    - "a, b"\n    - \'x # y\'  # note\n    ""\n    "q" r\n',
+            {"service_tier": "flex", "stop_sequences": ["a, b", "x # y", "", '"q" r']},
+        ),
     ],
 )
 def test_settings_directive_reaches_the_model(source: str, expected: dict[str, object]) -> None:
