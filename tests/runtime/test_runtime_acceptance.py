@@ -165,7 +165,7 @@ def test_invalid_model_output_names_field_type_and_value(run):
     assert last.startswith("KediModelError: ")
     assert ":1: model call failed" in last
     assert "output field 'a' expects int, got 'abc' (str)" in last
-    assert "output field 'items' expects list[int], got 'z' (str) at items.1" in last
+    assert "output field 'items' (list[int]): items[1] expects int, got 'z' (str)" in last
     assert "'b'" not in last
 
 

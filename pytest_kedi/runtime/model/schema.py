@@ -167,12 +167,55 @@ def describe_output_error(error: BaseException, key: SchemaKey) -> str:
         if item.get("type") == "missing" and len(loc) == 1:
             parts.append(f"output field '{name}' ({expected}) is missing")
             continue
-        text = f"output field '{name}' expects {expected}, got {describe_value(item.get('input'))}"
-        if len(loc) > 1:
-            text += " at " + ".".join(str(part) for part in loc)
+        got = describe_value(item.get("input"))
+        if len(loc) > 1:  # a value inside the field: named by its path, with its own type
+            path = _path(loc)
+            inner = _inner_type(types_[name], loc[1:])
+            shown = "" if inner is None else f" ({describe_type(inner)})"
+            if item.get("type") == "missing":
+                parts.append(f"output field '{name}' ({expected}): {path}{shown} is missing")
+                continue
+            text = f"output field '{name}' ({expected}): {path}"
+            text += f" expects {describe_type(inner)}, got {got}" if inner else f" got {got}"
+            if inner is None or _CONSTRAINT_KEYS & set(item.get("ctx") or {}):
+                text += f": {error_reason(item)}"
+            parts.append(text)
+            continue
+        text = f"output field '{name}' expects {expected}, got {got}"
         if _CONSTRAINT_KEYS & set(item.get("ctx") or {}):
             # a validator's or a constraint's own reason, as at every other boundary
             # (docs/language.md#types): `...: Input should be greater than 0`
             text += f": {error_reason(item)}"
         parts.append(text)
     return "; ".join(dict.fromkeys(parts))
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    """pydantic's ``loc`` as Python spells the access: ``order.items[2].price``."""
+    out = str(loc[0])
+    for part in loc[1:]:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def _inner_type(tp: Any, loc: tuple[Any, ...]) -> Any:
+    """The type a value at ``loc`` inside a value of ``tp`` was checked against, or None
+    when the path goes through what this does not follow (a union's member tag)."""
+    for part in loc:
+        while get_origin(tp) is Annotated:
+            tp = get_args(tp)[0]
+        origin, args = get_origin(tp), get_args(tp)
+        if isinstance(tp, type) and issubclass(tp, BaseModel) and isinstance(part, str):
+            field = tp.model_fields.get(part)
+            if field is None:
+                return None
+            tp = field.annotation
+        elif origin in (list, set, frozenset) and len(args) == 1 and isinstance(part, int):
+            tp = args[0]
+        elif origin is tuple and args and isinstance(part, int):
+            tp = args[0] if len(args) == 2 and args[1] is Ellipsis else args[part]
+        elif origin is dict and len(args) == 2:
+            tp = args[1]
+        else:
+            return None
+    return tp
