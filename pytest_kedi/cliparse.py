@@ -119,6 +119,27 @@ def _imported_error(
     return None
 
 
+def _cache_error(module: nodes.Module, name: str) -> BaseException | None:
+    """The parse error of the ``prog.cache.kedi`` beside ``name`` when the program has an
+    ``> auto:`` procedure, which reads it (pytest collects its generated tests then); None
+    when it parses, or is not read."""
+    from pytest_kedi.lang import KediParseError, check_python, parse_file
+
+    if not any(proc.is_auto for proc in module.procedures):
+        return None
+    stem = name[: -len(".kedi")] if name.endswith(".kedi") else name
+    cache = stem + ".cache.kedi"
+    if not os.path.isfile(cache):
+        return None
+    try:
+        check_python(parse_file(cache))
+    except KediParseError as exc:
+        return exc
+    except OSError:
+        return None  # unreadable: told when the program reads it
+    return None
+
+
 def parse_command(files: Sequence[str], console: Console) -> int:
     from pytest_kedi.lang import KediParseError, check_python, parse_file
 
@@ -138,6 +159,8 @@ def parse_command(files: Sequence[str], console: Console) -> int:
             status = FAILED
             continue
         imported = _imported_error(module, (), {os.path.realpath(name)})
+        if imported is None:
+            imported = _cache_error(module, name)
         if imported is not None:  # as a parse error of the file itself: no summary line
             console.error(render_error(imported))
             status = FAILED

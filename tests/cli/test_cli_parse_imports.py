@@ -69,3 +69,33 @@ def test_a_directory_walk_skips_what_pytest_does_not_collect(
     )
     # named on the command line, the folder is parsed (as pytest collects it then)
     assert cli("parse", folder).code == 1
+
+
+AUTO = "@double(x: int) -> int:\n  > auto:\n    Double the number.\n"
+
+
+@pytest.mark.parametrize("target", ["prog.kedi", "."])
+def test_the_auto_cache_a_program_reads_is_checked(kedi_file, cli, target) -> None:
+    """pytest collects a broken `prog.cache.kedi` as a collection error, and the program's
+    run fails on it; `parse` left it out and exited 0."""
+    kedi_file(AUTO, "prog.kedi")
+    kedi_file("# generated: double\n@double(x: int -> int:\n  = `x * 2`\n", "prog.cache.kedi")
+    parsed = cli("parse", target)
+    assert (parsed.out, parsed.code) == ("", 1)
+    where = "prog.cache.kedi" if target == "prog.kedi" else "./prog.cache.kedi"
+    assert parsed.err.startswith(f'Kedi parse error:\n\n  File "{where}", line 2, column 8\n')
+    assert parsed.err == cli("parse", where).err
+
+
+def test_an_auto_cache_is_read_only_for_a_program_with_an_auto_procedure(kedi_file, cli) -> None:
+    kedi_file("@double(x: int) -> int:\n  = `x * 2`\n", "prog.kedi")
+    kedi_file("@double(x: int -> int:\n", "prog.cache.kedi")  # never read: as pytest does
+    assert cli("parse", "prog.kedi").code == 0
+    kedi_file(AUTO, "prog.kedi")
+    kedi_file("# generated: double\n@double(x: int) -> int:\n  = `x * 2`\n", "prog.cache.kedi")
+    parsed = cli("parse", "prog.kedi")
+    assert (parsed.out, parsed.err, parsed.code) == (
+        "prog.kedi: 1 procedure, 0 eval suites, 0 test cases\n",
+        "",
+        0,
+    )
