@@ -10,17 +10,19 @@ BROKEN_LIB = "@helper( -> str:\n  = hi\n> export: *\n"
 MAIN = "> import: lib\n= `helper()`\n"
 
 
-def test_a_parse_error_in_an_imported_module_fails_parse(kedi_file, cli) -> None:
+@pytest.mark.parametrize("main", [MAIN, "> import: lib:\n  helper\n= `helper()`\n"])
+def test_a_parse_error_in_an_imported_module_fails_parse(kedi_file, cli, main) -> None:
     """`parse main.kedi` printed `main.kedi: 0 procedures, ...` and exited 0; the error
     showed only when the program ran."""
-    kedi_file(MAIN, "main.kedi")
+    kedi_file(main, "main.kedi")
     kedi_file(BROKEN_LIB, "lib.kedi")
     parsed = cli("parse", "main.kedi")
     ran = cli("main.kedi")
     assert (parsed.out, parsed.code) == ("", 1)
     assert parsed.err == ran.err  # the program's own rendering: the module's, then the import
     assert parsed.err.startswith('Kedi parse error:\n\n  File "lib.kedi", line 1, column 8\n')
-    assert parsed.err.endswith('Imported from:\n  File "main.kedi", line 1\n  > import: lib\n')
+    site = 'Imported from:\n  File "main.kedi", line 1\n  ' + main.splitlines()[0] + "\n"
+    assert parsed.err.endswith(site)
 
 
 def test_a_module_imported_further_on_is_checked_too(kedi_file, cli, tmp_path) -> None:
