@@ -107,8 +107,9 @@ def describe_value(value: Any) -> str:
 def expectation(tp: Any, value: Any) -> str:
     """``Annotated[int, Gt(gt=0)], got -1 (int): Input should be greater than 0``: the type
     a rejected value was checked against, the value and, when a constraint or validator of
-    the type said why (in a container, of its first rejected item), that reason. Made for a
-    failure only: the checks themselves stay yes/no."""
+    the type said why, that reason; in a container, its first rejected item, with that
+    reason or its own mismatch (``item 2: expects int, got 'z' (str)``). Made for a failure
+    only: the checks themselves stay yes/no."""
     text = f"{describe_type(tp)}, got {describe_value(value)}"
     try:
         reason = _reason(tp, value)
@@ -118,28 +119,32 @@ def expectation(tp: Any, value: Any) -> str:
 
 
 def _reason(tp: Any, value: Any) -> str | None:
-    """Why ``value`` fails ``tp``, as a constraint or validator says, or None."""
+    """Why ``value`` fails ``tp``, as a constraint or validator says or, in a container, as
+    its first rejected item does; or None."""
     origin, args = get_origin(tp), get_args(tp)
     if origin is _Annotated:
         if not validator_for(args[0])(value):
             return _reason(args[0], value)
         kept = tuple(m for m in tp.__metadata__ if not isinstance(m, str) and m is not EMAIL)
         return _pydantic_reason(_Annotated[(args[0], *kept)], value) if kept else None
+    items: Any  # (label, item, the item's type)
     if origin is dict and len(args) == 2 and isinstance(value, dict):
-        items: Any = ((f"key {short_repr(k, 40)}", v) for k, v in value.items())
-        inner = args[1]
+        items = ((f"key {short_repr(k, 40)}", v, args[1]) for k, v in value.items())
     elif origin in (list, set, frozenset) and len(args) == 1 and isinstance(value, origin):
-        items = ((f"item {i}" if origin is list else "an item", v) for i, v in enumerate(value))
-        inner = args[0]
+        form = "item {}" if origin is list else "an item"
+        items = ((form.format(i), v, args[0]) for i, v in enumerate(value))
     elif origin is tuple and len(args) == 2 and args[1] is Ellipsis and isinstance(value, tuple):
-        items, inner = ((f"item {i}", v) for i, v in enumerate(value)), args[0]
+        items = ((f"item {i}", v, args[0]) for i, v in enumerate(value))
+    elif origin is tuple and isinstance(value, tuple) and len(value) == len(args) != 0:
+        items = ((f"item {i}", v, a) for i, (v, a) in enumerate(zip(value, args, strict=True)))
     else:
         return None
-    check = validator_for(inner)
-    for label, item in items:
-        if not check(item):
-            why = _reason(inner, item)
-            return f"{label}: {why}" if why else None
+    for label, item, inner in items:
+        if not validator_for(inner)(item):
+            why = _reason(inner, item)  # else the item's own mismatch: a long value's
+            # repr is cut, and the item at fault may not show in it
+            why = why or f"expects {describe_type(inner)}, got {describe_value(item)}"
+            return f"{label}: {why}"
     return None
 
 
