@@ -11,7 +11,7 @@ from pytest_kedi.lang import nodes as n
 from pytest_kedi.lang.checks import check_scope
 from pytest_kedi.lang.context import BuildContext, classify, stop_of
 from pytest_kedi.lang.heads import check_name, parse_metric_head
-from pytest_kedi.lang.scanner import Item, quoted_value
+from pytest_kedi.lang.scanner import Item, is_quoted, quoted_value
 from pytest_kedi.lang.source import KediSyntaxError
 from pytest_kedi.lang.syntax import DIRECTIVES, IDENT, IDENT_CHAR, IDENT_START, Body, names
 from pytest_kedi.lang.text import ESCAPES
@@ -63,6 +63,28 @@ def _plain(value: str, offset: int) -> str:
         return ESCAPES[ch]
 
     return _ESCAPE.sub(sub, value)
+
+
+def _setting(value: str, offset: int) -> str:
+    """A `> settings:` value or list row. One quoted string is Python's and kept as written:
+    its escapes are Python's, resolved when the directive runs (docs/language.md
+    #model-directives), so an escape Python refuses or warns about is a parse error here. Any
+    other value is `_plain`."""
+    if not is_quoted(value):
+        return _plain(value, offset)
+    import ast
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            ast.literal_eval(value)
+        except (SyntaxError, ValueError, Warning) as exc:
+            reason = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+            if reason.startswith("(unicode error)"):  # "... codec can't decode ...: why"
+                reason = reason.rpartition(": ")[2]
+            raise KediSyntaxError(offset, f"{reason} in a quoted value (a Python string)") from None
+    return value
 
 
 def _label(name: str) -> str:
@@ -235,7 +257,7 @@ class BodyReader:
             text = self.b.src.text
             end = text.find("\n", at)
             value = quoted_value(text[at : len(text) if end < 0 else end].rstrip("\r"))
-        return n.KeyValue(span, key, _plain(value, at))
+        return n.KeyValue(span, key, _setting(value, at))
 
     def list_item(self, item: Item, key: str) -> tuple[str, n.PyCode | None]:
         """One row of a key's indented list, read like a one-line value: a backtick item is
@@ -252,7 +274,7 @@ class BodyReader:
             source = self.b.src.text
             end = source.find("\n", at)
             text = quoted_value(source[at : len(source) if end < 0 else end].rstrip("\r"))
-        return _plain(text, at), None
+        return _setting(text, at), None
 
     def text_row(self, item: Item, name: str) -> n.Text:
         if classify(item) not in ("row", "python"):

@@ -102,6 +102,11 @@ def comment_start(text: str) -> int:
     return n
 
 
+def is_quoted(value: str) -> bool:
+    """Whether ``value`` is one quoted Python string and nothing else."""
+    return _STRING.fullmatch(value) is not None
+
+
 def quoted_value(line: str) -> str:
     """``line``, a plain value, up to its comment, a leading quoted string kept whole: the
     string is Python's, so a ``#`` in it starts no comment (docs/language.md#comments)."""

@@ -469,6 +469,22 @@ EXTRA = [
         "> show: ```\nx\n```\n", 1, 9, "'> show:' takes a one-line value", id="show_fence"
     ),
     pytest.param("> model: a \\q\n", 1, 12, "unsupported escape", id="directive_escape"),
+    # a quoted settings value is a Python string, its escapes Python's (it was read with
+    # Kedi's escapes first, then Python's: `"\\s"` passed, `"a\\\\nb"` became a line break)
+    pytest.param(
+        '> settings:\n  extra_body: "a\\sb"\n',
+        2,
+        15,
+        "invalid escape sequence '\\s' in a quoted value (a Python string)",
+        id="settings_python_escape",
+    ),
+    pytest.param(
+        "> settings:\n  stop_sequences:\n    - '\\x1'\n",
+        3,
+        7,
+        "truncated \\xXX escape in a quoted value (a Python string)",
+        id="settings_row_python_escape",
+    ),
     pytest.param(
         "> adapter: pydantic\n> agent: codex\n",
         2,

@@ -92,6 +92,13 @@ def test_keys_follow_the_installed_pydantic_ai() -> None:
             '    - "a, b"\n    - \'x # y\'  # note\n    ""\n    "q" r\n',
             {"service_tier": "flex", "stop_sequences": ["a, b", "x # y", "", '"q" r']},
         ),
+        # a quoted value's escapes are Python's, resolved once: Kedi's escapes were resolved
+        # first, so `"a\\nb"` reached the model as a line break and `'C:\\t'` as a tab
+        (
+            '> settings:\n  extra_body: "a\\\\nb"\n  stop_sequences:\n'
+            "    - 'C:\\\\t'\n    - \"\\u00e9\\t\"\n    c\\\\n\n",
+            {"extra_body": "a\\nb", "stop_sequences": ["C:\\t", "\u00e9\t", "c\\n"]},
+        ),
     ],
 )
 def test_settings_directive_reaches_the_model(source: str, expected: dict[str, object]) -> None:
