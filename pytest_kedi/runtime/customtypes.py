@@ -18,6 +18,7 @@ from pytest_kedi.errors import KediTypeExecutionError
 from pytest_kedi.lang import nodes
 from pytest_kedi.runtime.kediwarnings import python_module, warn_at
 from pytest_kedi.runtime.scope import MISSING
+from pytest_kedi.runtime.typenames import is_url_type
 from pytest_kedi.runtime.types import (
     expectation,
     field_description,
@@ -90,9 +91,13 @@ class KediModel(BaseModel):
         if missing:
             raise _call_error(f"{cls.__name__}() missing required field(s): {', '.join(missing)}")
         super().__init__(**kwargs)
-        # Bind the original objects (strict checks passed; pydantic may have copied).
+        # Bind the original objects (strict checks passed; pydantic may have copied). A URL
+        # given as text stays pydantic's URL object, the field's type: as text it drew
+        # pydantic's serializer warning at every `model_dump` (docs/language.md#custom-types).
+        fields = self.__dict__
         for name, value in kwargs.items():
-            self.__dict__[name] = value
+            if not (isinstance(value, str) and is_url_type(type(fields[name]))):
+                fields[name] = value
 
     # Pydantic validation (model outputs, ``model_validate``) must not route through
     # the positional/strict constructor above; only direct construction does.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import warnings
 from typing import Any
 
 import pytest
@@ -170,6 +171,23 @@ def test_strict_float_binds_original_object(run):
     = `type(n).__name__`
     """
     assert run(src) == "int"
+
+
+def test_a_url_given_as_text_to_a_custom_types_url_field_is_a_url(run):
+    """The field held the text, and every `model_dump` drew pydantic's serializer warning
+    (`Expected HttpUrl but got str`, pointing into pydantic): an error under `-W error`."""
+    src = """
+    ~Site(home: HttpUrl, files: FileUrl | None = `None`)
+    [s: Site] = `Site("https://x.com", files="file:///tmp/a")`
+    [u: HttpUrl] = `"https://y.org"`
+    = `(type(s.home).__name__, s.model_dump_json(), type(u).__name__)`
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kind, dumped, bound = run(src)
+    assert kind == "HttpUrl"
+    assert dumped == '{"home":"https://x.com/","files":"file:///tmp/a"}'
+    assert bound == "str"  # a binding keeps the object it was given
 
 
 def test_aliasing_is_preserved(run):
