@@ -14,6 +14,7 @@ nothing.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,6 +37,8 @@ PARTIAL_KEY = "kedi_partial"
 #: the report attribute a worker's hand-over travels on (`ModelRun.hand_over`)
 HANDOVER = "kedi_handover"
 CASSETTE_SUFFIX = ".cassette.json"
+#: what stands for ``..`` in a cassette's place under ``--kedi-cassette-dir`` (`cassette_place`)
+OUTSIDE_PART = "__up__"
 #: pytest options that run only part of the collected items
 _FILTERS = (
     ("collectonly", "--collect-only runs no item"),
@@ -49,14 +52,26 @@ _FILTERS = (
 
 def cassette_path(settings: KediSettings, kedi_file: Path) -> Path:
     """``x.kedi.cassette.json`` beside ``x.kedi``, or under ``--kedi-cassette-dir`` at the
-    file's path relative to the rootdir."""
+    file's path relative to the rootdir (`cassette_place`)."""
     if settings.cassette_dir is None:
         return kedi_file.with_name(kedi_file.name + CASSETTE_SUFFIX)
-    try:
-        relative = kedi_file.relative_to(settings.rootdir or Path.cwd())
-    except ValueError:
-        relative = Path(kedi_file.name)
+    relative = cassette_place(kedi_file, settings.rootdir or Path.cwd())
     return settings.cassette_dir / relative.with_name(relative.name + CASSETTE_SUFFIX)
+
+
+def cassette_place(kedi_file: Path, rootdir: Path) -> Path:
+    """Where under ``--kedi-cassette-dir`` the cassette of ``kedi_file`` goes: its path
+    relative to the rootdir, each ``..`` (a file outside the rootdir) written
+    `OUTSIDE_PART`, so that same-named files in different folders never share a cassette
+    and a checkout elsewhere (or another machine) finds the same one. A file that has no
+    path relative to the rootdir (another drive) goes under `OUTSIDE_PART` at its absolute
+    path."""
+    try:
+        relative = Path(os.path.relpath(kedi_file, rootdir))
+    except ValueError:  # (Windows: another drive)
+        parts = [part.strip(":\\/") or "_" for part in kedi_file.parts]
+        return Path(OUTSIDE_PART, *parts)
+    return Path(*(OUTSIDE_PART if part == ".." else part for part in relative.parts))
 
 
 class ModelRun:
