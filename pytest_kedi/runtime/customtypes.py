@@ -111,6 +111,9 @@ def make_custom_type(
     shadowing: Callable[[str], None] | None = None,
 ) -> type[KediModel]:
     """``fields``: ``(name, annotation, default or MISSING)`` in declaration order.
+    ``module``: the class's ``__module__``, ``kedi:<file name>`` for a `.kedi` file's type
+    (never its path: two types of one name in an output schema are told apart by it in the
+    JSON schema a model is sent, which must be alike on every machine).
     ``shadowing(field)`` is called for a field named after an attribute of pydantic's
     ``BaseModel`` (``json``), which works; pydantic's own warning would name its source."""
     definitions: dict[str, Any] = {}

@@ -4,6 +4,7 @@ type declarations (docs/language.md#custom-types)."""
 from __future__ import annotations
 
 import inspect
+import os
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -444,6 +445,6 @@ def define_type(stmt: nodes.TypeDecl, ctx: Frame) -> None:
     from pytest_kedi.runtime.customtypes import make_custom_type, shadow_warner  # pydantic
 
     warner = shadow_warner(stmt, ctx.unit.prelude_scope.vars)
-    model = make_custom_type(stmt.name, fields, f"kedi:{ctx.unit.path}", warner)
+    model = make_custom_type(stmt.name, fields, f"kedi:{os.path.basename(ctx.unit.path)}", warner)
     ctx.scope.bind(stmt.name, model)
     return None

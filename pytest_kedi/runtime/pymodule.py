@@ -26,7 +26,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-__all__ = ["PREFIX", "drop_modules", "module_name", "new_module", "program_modules"]
+__all__ = [
+    "PREFIX",
+    "drop_modules",
+    "module_name",
+    "new_module",
+    "program_modules",
+    "without_digests",
+]
 
 #: what every such module's name starts with (a warnings filter's module regex may use it)
 PREFIX = "__kedi_prelude__"
@@ -47,6 +54,17 @@ def module_name(path: str) -> str:
     `pickle` import a parent package), and a digest of its real path (same-named files
     in other folders differ)."""
     return _name(os.path.abspath(path))
+
+
+#: a module name's digest and load count (`module_name`, `new_module`) where it stands in text
+_DIGEST = re.compile(rf"({PREFIX}\w*)_[0-9a-f]{{8}}(?:_\d+)?(?!\w)")
+
+
+def without_digests(text: str) -> str:
+    """``text`` with each module name of a file's Python left as ``__kedi_prelude__<file
+    name>``: its digest of the file's real path (and its load count) differ from machine to
+    machine, and what a model is sent (a JSON schema's definition names) must not."""
+    return _DIGEST.sub(r"\1", text) if PREFIX in text else text
 
 
 @functools.lru_cache(maxsize=4096)

@@ -54,3 +54,48 @@ def test_same_named_files_outside_the_rootdir_keep_cassettes_of_their_own(kedi: 
         )  # fmt: skip
         replayed.assert_outcomes(passed=1)
         assert kedi.json("r.json")["suites"][0]["errors_by_class"] == {}
+
+
+#: three classes named ``Item`` in one output schema: a type of the file, one of a module
+#: it imports and a class of its Python (JSON schema definitions named by their modules)
+ITEMS = """\
+```
+from pydantic import BaseModel
+class Item(BaseModel):
+    z: int
+PItem = Item
+```
+
+> import: sub/m:
+  - Item
+[Other: `type`] = `Item`
+~Item(x: int)
+
+@ask(text: str) -> str:
+  >> Say <text> [a: Item] [b: `Other`] [c: `PItem`]
+  = done
+
+@eval: ask:
+  > data: rows:
+    = `[("hi", "done")]`
+  > metric: m(rows):
+    = `ask(rows) == expected`
+"""
+
+
+def test_same_named_types_in_a_schema_replay_from_another_checkout(kedi: Kedi) -> None:
+    """The output schema named same-named types by their file's absolute path (and a
+    digest of it), so a cassette recorded in one checkout missed in another."""
+    kedi.write("one/sub/m.kedi", "~Item(y: str)\n\n> export: Item\n")
+    kedi.write("one/items.kedi", ITEMS)
+    recorded = kedi.run("--kedi-eval", "--kedi-record-mode", "record", "one/items.kedi")
+    recorded.assert_outcomes(passed=1)
+    cassette = (kedi.pytester.path / "one/items.kedi.cassette.json").read_text(encoding="utf-8")
+    assert str(kedi.pytester.path) not in cassette
+    shutil.copytree(kedi.pytester.path / "one", kedi.pytester.path / "two")
+    replayed = kedi.run(
+        "--kedi-eval", "--kedi-record-mode", "strict", "--kedi-report", "r.json", "two/items.kedi"
+    )
+    replayed.assert_outcomes(passed=1)
+    suite = kedi.json("r.json")["suites"][0]
+    assert suite["errors_by_class"] == {} and suite["score"] == 1.0

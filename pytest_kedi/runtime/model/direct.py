@@ -40,10 +40,10 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.output import OutputObjectDefinition
 from pydantic_ai.settings import ModelSettings
-from pydantic_ai.tools import GenerateToolJsonSchema, ToolDefinition
+from pydantic_ai.tools import ToolDefinition
 
 from pytest_kedi.runtime.model.cassettefiles import Entry
-from pytest_kedi.runtime.model.schema import schema_error
+from pytest_kedi.runtime.model.schema import StableToolJsonSchema, schema_error
 from pytest_kedi.runtime.model.stored import stored_answer, stored_tool_call
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -125,7 +125,7 @@ class OutputPlan:
     @classmethod
     def build(cls, output: type[BaseModel]) -> OutputPlan:
         try:
-            schema = output.model_json_schema(schema_generator=GenerateToolJsonSchema)
+            schema = output.model_json_schema(schema_generator=StableToolJsonSchema)
         except Exception as error:  # a field type without a JSON schema (`Callable`)
             raise schema_error(error) from error
         name = schema.get("title") or output.__name__

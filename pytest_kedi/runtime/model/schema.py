@@ -7,14 +7,17 @@ from collections.abc import Mapping
 from typing import Annotated, Any, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic_ai.tools import GenerateToolJsonSchema
 
 from pytest_kedi.errors import ModelError
 from pytest_kedi.runtime.caches import ProcessCache
+from pytest_kedi.runtime.pymodule import without_digests
 from pytest_kedi.text import one_line
 
 __all__ = [
     "OutputSchemaError",
     "OutputSpec",
+    "StableToolJsonSchema",
     "build_output_model",
     "field_names",
     "normalize_schema",
@@ -36,6 +39,15 @@ OUTPUT_MODELS: ProcessCache[SchemaKey, type[BaseModel]] = ProcessCache(
 class OutputSchemaError(ModelError):
     """A template's output schema cannot be built (a field type pydantic has no schema or
     no JSON schema for): no request was sent."""
+
+
+class StableToolJsonSchema(GenerateToolJsonSchema):
+    """pydantic-ai's tool schema generator, whose definition names (two classes of one name
+    in a schema are told apart by their module) are alike on every machine: a module of a
+    file's Python is named without its digest of the file's path (`without_digests`)."""
+
+    def normalize_name(self, name: str) -> str:
+        return super().normalize_name(without_digests(name))
 
 
 def schema_error(error: BaseException) -> OutputSchemaError:
