@@ -38,8 +38,10 @@ __all__ = [
     "changed_entries",
     "entry_from_text",
     "ENTRY_VALUE",
+    "Shelf",
     "index_cassette",
     "read_cassette",
+    "shelf_entries",
     "stored_response",
     "write_cassette",
 ]
@@ -206,6 +208,42 @@ def entry_from_text(path: Path, key: str, text: str) -> Entry:
             f"{key[:12]}: {one_line(error)}"
         ) from error
     return entry
+
+
+class Shelf:
+    """What a book (`cassettes.CassetteBook`) holds of one cassette file: its entries on
+    disk (indexed on first use), the answers recorded in this process and the keys
+    requests used."""
+
+    __slots__ = ("broken", "disk", "fresh_new", "fresh_used", "new", "sent", "used")
+
+    def __init__(self) -> None:
+        self.disk: dict[str, Entry | str] | None = None
+        #: why the file cannot be read (read once: every lookup fails with it)
+        self.broken: str | None = None
+        self.new: dict[str, Entry] = {}
+        self.used: set[str] = set()
+        # what `CassetteBook.take` has not handed over yet
+        self.sent = False
+        self.fresh_new: dict[str, Entry] = {}
+        self.fresh_used: set[str] = set()
+
+
+def shelf_entries(path: Path, shelf: Shelf, stale: dict[Path, int]) -> dict[str, Entry | str]:
+    """The entries of the cassette at ``path``, indexed into its ``shelf`` (an older
+    format's recorded in ``stale``). A file that cannot be read is read once: each lookup
+    fails with the same error."""
+    if shelf.broken is not None:
+        raise CassetteUnreadable(shelf.broken)
+    try:
+        version, entries = index_cassette(path)
+    except CassetteUnreadable as error:
+        shelf.broken = str(error)
+        raise
+    if version != CASSETTE_VERSION:
+        stale[path] = version
+    shelf.disk = entries
+    return entries
 
 
 _RESPONSE: TypeAdapter[ModelResponse] = TypeAdapter(ModelResponse)

@@ -49,10 +49,11 @@ from pytest_kedi.runtime.model.cassettefiles import (
     CASSETTE_VERSION,
     UNSTORED,
     Entry,
+    Shelf,
     changed_entries,
     entry_from_text,
-    index_cassette,
     read_cassette,
+    shelf_entries,
     stored_response,
     write_cassette,
 )
@@ -105,32 +106,6 @@ def prompt_excerpt(messages: list[ModelMessage]) -> str:
     return ""
 
 
-class _Shelf:
-    """What a book holds of one cassette file: its entries on disk (indexed on first use),
-    the answers recorded in this process and the keys requests used."""
-
-    __slots__ = ("disk", "fresh_new", "fresh_used", "new", "sent", "used")
-
-    def __init__(self) -> None:
-        self.disk: dict[str, Entry | str] | None = None
-        self.new: dict[str, Entry] = {}
-        self.used: set[str] = set()
-        # what `CassetteBook.take` has not handed over yet
-        self.sent = False
-        self.fresh_new: dict[str, Entry] = {}
-        self.fresh_used: set[str] = set()
-
-
-def _index(path: Path, shelf: _Shelf, stale: dict[Path, int]) -> dict[str, Entry | str]:
-    """The entries of the cassette at ``path``, indexed into its ``shelf`` (an older
-    format's recorded in ``stale``)."""
-    version, entries = index_cassette(path)
-    if version != CASSETTE_VERSION:
-        stale[path] = version
-    shelf.disk = entries
-    return entries
-
-
 class CassetteBook:
     """The cassettes of one process, by file (see the module docstring). Thread-safe."""
 
@@ -141,16 +116,16 @@ class CassetteBook:
         self.clean = clean
         self._lock = threading.Lock()
         #: by cassette file: every file a program attached, recorded into or looked up
-        self._shelves: dict[Path, _Shelf] = {}
+        self._shelves: dict[Path, Shelf] = {}
         #: `reader` of each cassette file
         self._readers: dict[Path, Callable[[str], Entry | str | None]] = {}
         #: cassettes in an older format, by path: their format (their entries are not read)
         self.stale: dict[Path, int] = {}
 
-    def _shelf(self, path: Path) -> _Shelf:
+    def _shelf(self, path: Path) -> Shelf:
         shelf = self._shelves.get(path)
         if shelf is None:
-            shelf = self._shelves[path] = _Shelf()
+            shelf = self._shelves[path] = Shelf()
         return shelf
 
     # ------------------------------------------------------------------ in the run
@@ -190,7 +165,7 @@ class CassetteBook:
                 if found is None:
                     disk = shelf.disk
                     if disk is None:
-                        disk = _index(path, shelf, stale)
+                        disk = shelf_entries(path, shelf, stale)
                     found = disk.get(key)
                 if found is not None and key not in shelf.used:
                     shelf.used.add(key)

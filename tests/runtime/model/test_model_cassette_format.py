@@ -335,3 +335,20 @@ def test_a_cassette_nested_too_deeply_is_not_a_cassette(tmp_path: Path) -> None:
     assert str(caught.value) == (
         f"cassette {cassette} is not a pytest-kedi cassette: JSON nested too deeply"
     )
+
+
+def test_an_unreadable_cassette_is_read_once_and_fails_every_lookup_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each lookup read the damaged file again (and failed again): once per row."""
+    cassette = _recorded(tmp_path)
+    cassette.write_text('{"entries": {"ab', encoding="utf-8")
+    reads: list[Path] = []
+    read = cassettefiles._read
+    monkeypatch.setattr(cassettefiles, "_read", lambda path: reads.append(path) or read(path))
+    result = _run(tmp_path / "label.kedi", _echo_model([]), CassetteBook("strict"))
+    assert reads == [cassette]
+    assert [row.error_class for row in result.rows] == ["model", "model"]
+    first, second = (row.error for row in result.rows)
+    assert first == second
+    assert "label.kedi:2: cassette " in first and "is not a pytest-kedi cassette: " in first
