@@ -15,8 +15,27 @@ from kedi_plugin_helpers import CLASSIFY, Kedi
         (lambda entry: entry.pop("response"), "no 'response'"),
         (lambda entry: entry["response"].pop("parts"), "response.parts: Field required"),
         (lambda entry: entry.__setitem__("response", []), "response: *"),
+        (
+            lambda entry: entry["response"]["usage"].__setitem__("input_tokens", -5),
+            "response.usage.input_tokens: -5 is not a count (0 or more)",
+        ),
+        (
+            lambda entry: entry["response"]["usage"].__setitem__("output_tokens", True),
+            "response.usage.output_tokens: true is not a count",
+        ),
+        (
+            lambda entry: entry["response"]["usage"].__setitem__("details", {"reasoning": -1}),
+            "response.usage.details.reasoning: -1 is not a count (0 or more)",
+        ),
     ],
-    ids=["no-response", "no-parts", "response-not-an-object"],
+    ids=[
+        "no-response",
+        "no-parts",
+        "response-not-an-object",
+        "negative-tokens",
+        "boolean-tokens",
+        "negative-details",
+    ],
 )
 def test_an_entry_missing_a_field_is_a_located_row_error(
     kedi: Kedi, damage: object, says: str

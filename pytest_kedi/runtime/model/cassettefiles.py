@@ -13,11 +13,14 @@ result.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import gc
 import json
+import math
 import re
 from collections.abc import Mapping
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Final
 
@@ -43,6 +46,7 @@ __all__ = [
     "read_cassette",
     "shelf_entries",
     "stored_response",
+    "usage_problem",
     "write_cassette",
 ]
 
@@ -255,7 +259,10 @@ def stored_response(path: Path, key: str, entry: Entry) -> ModelResponse:
     try:
         if not isinstance(entry, dict):
             raise TypeError("an entry is not an object")
-        return _RESPONSE.validate_python(entry["response"])
+        response = _RESPONSE.validate_python(entry["response"])
+        problem = usage_problem(response, entry["response"].get("usage"))
+        if problem is None:
+            return response
     except (KeyError, TypeError) as error:
         problem = "no 'response'" if isinstance(error, KeyError) else one_line(error)
     except ValidationError as error:
@@ -266,6 +273,31 @@ def stored_response(path: Path, key: str, entry: Entry) -> ModelResponse:
         f"cassette {display_path(str(path))} is not a pytest-kedi cassette: entry "
         f"{key[:12]}: {problem}"
     )
+
+
+def usage_problem(response: ModelResponse, stored: object) -> str | None:
+    """What makes the usage of a stored answer impossible (a count below 0, not finite, or
+    ``true``), as `stored_response` names it; None when there is nothing."""
+    where = "response.usage"
+    if isinstance(stored, dict):
+        for name, value in stored.items():
+            if type(value) is bool:
+                return f"{where}.{name}: {json.dumps(value)} is not a count"
+    usage = response.usage
+    counts: list[tuple[str, Any]] = [
+        (f"{where}.{field.name}", getattr(usage, field.name))
+        for field in dataclasses.fields(usage)
+        if field.name != "details"
+    ]
+    counts += [(f"{where}.details.{name}", value) for name, value in usage.details.items()]
+    for name, value in counts:
+        if isinstance(value, Decimal):
+            impossible = not value.is_finite() or value < 0  # (NaN is not ordered)
+        else:
+            impossible = isinstance(value, (int, float)) and not 0 <= value < math.inf
+        if impossible:
+            return f"{name}: {value} is not a count (0 or more)"
+    return None
 
 
 #: where and when an answer was made: not stored (a gateway URL may hold credentials, and

@@ -6,6 +6,7 @@ any other answer of text and tool-call parts as those parts (`stored_answer`). B
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 from pydantic_ai.messages import TextPart, ToolCallPart
@@ -48,8 +49,8 @@ def stored_tool_call(entry: Entry, tool_name: str) -> tuple[dict[str, Any], int,
         tokens_in, tokens_out = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
     except (KeyError, TypeError, AttributeError, ValueError):
         return None
-    if type(tokens_in) is not int or type(tokens_out) is not int:
-        return None
+    if not (_count(tokens_in) and _count(tokens_out) and (len(usage) < 3 or _usage_ok(usage))):
+        return None  # (`CassetteModel.request` names what is wrong with it)
     return args, tokens_in, tokens_out
 
 
@@ -81,6 +82,23 @@ def stored_answer(entry: Entry) -> StoredAnswer | None:
         tokens = StoredTokens(usage.get("input_tokens", 0), usage.get("output_tokens", 0))
     except (KeyError, TypeError, AttributeError):
         return None
-    if type(tokens.input_tokens) is not int or type(tokens.output_tokens) is not int:
+    if not (_count(tokens.input_tokens) and _count(tokens.output_tokens) and _usage_ok(usage)):
         return None
     return StoredAnswer(tuple(parts), tokens)
+
+
+def _count(value: object) -> bool:
+    """``value`` is a token count as an entry stores it: an int, 0 or more."""
+    return type(value) is int and value >= 0
+
+
+def _usage_ok(usage: dict[str, Any]) -> bool:
+    """Every count of a stored usage is possible (`cassettefiles.usage_problem` names the
+    one that is not)."""
+    for name, value in usage.items():
+        if name == "details":
+            if type(value) is not dict or not all(_count(v) for v in value.values()):
+                return False
+        elif type(value) is bool or (isinstance(value, (int, float)) and not 0 <= value < math.inf):
+            return False
+    return True

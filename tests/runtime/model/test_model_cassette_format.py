@@ -352,3 +352,21 @@ def test_an_unreadable_cassette_is_read_once_and_fails_every_lookup_alike(
     first, second = (row.error for row in result.rows)
     assert first == second
     assert "label.kedi:2: cassette " in first and "is not a pytest-kedi cassette: " in first
+
+
+@pytest.mark.parametrize(
+    ("usage", "says"),
+    [
+        ({"input_tokens": -1}, "response.usage.input_tokens: -1 is not a count (0 or more)"),
+        ({"output_tokens": False}, "response.usage.output_tokens: false is not a count"),
+        ({"cache_read_tokens": -3}, "response.usage.cache_read_tokens: -3 is not a count"),
+    ],
+)
+def test_a_text_answer_with_an_impossible_usage_is_a_damaged_entry(
+    tmp_path: Path, usage: dict[str, Any], says: str
+) -> None:
+    entry = {"response": {"parts": [{"part_kind": "text", "content": "hi"}], "usage": usage}}
+    assert direct.stored_answer(entry) is None  # read by the validating path, which says why
+    with pytest.raises(ModelError, match=r"is not a pytest-kedi cassette: entry abc: ") as caught:
+        cassettefiles.stored_response(tmp_path / "x.cassette.json", "abc", entry)
+    assert says in str(caught.value)
