@@ -4,6 +4,7 @@ the entry, single-process and -n 2."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from kedi_plugin_helpers import CLASSIFY, Kedi
@@ -108,3 +109,46 @@ def test_a_cassette_that_cannot_be_written_does_not_stop_the_others(kedi: Kedi) 
     strict = kedi.run("--kedi-eval", "--kedi-record-mode", "strict", "b", "--kedi-report", "r.json")
     assert kedi.json("r.json")["suites"][0]["errors_by_class"] == {}
     strict.assert_outcomes(passed=1)
+
+
+def _unwritable_dir(root: Path) -> str:
+    """A directory no file can be created in, as pytest-kedi's runs see it (relative to
+    ``root``, where they run, or absolute); the test is skipped if there is none."""
+    folder = root / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    for candidate, shown in ((folder, "read-only"), (Path("/sys"), "/sys")):
+        try:
+            (candidate / ".kedi-probe").touch()
+        except OSError:
+            return shown
+        (candidate / ".kedi-probe").unlink()
+    pytest.skip("no directory here refuses new files")
+
+
+def test_an_unwritable_cassette_dir_is_named_not_the_temporary_file(kedi: Kedi) -> None:
+    """It said ``[Errno 13] Permission denied: '<dir>/.classify.kedi.cassette.json.x1y2.tmp'``."""
+    kedi.write("classify.kedi", CLASSIFY)
+    folder = _unwritable_dir(kedi.pytester.path)
+    result = kedi.run(
+        "--kedi-eval", "--kedi-record-mode", "record", f"--kedi-cassette-dir={folder}"
+    )
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [f"kedi: cannot write cassettes: {folder}/classify.kedi.cassette.json: Permission denied"]
+    )
+    result.stdout.no_fnmatch_line("*.tmp*")
+
+
+def test_a_cassette_dir_that_is_a_file_is_named_without_errno(kedi: Kedi) -> None:
+    kedi.write("classify.kedi", CLASSIFY)
+    kedi.write("blocker", "")
+    result = kedi.run("--kedi-eval", "--kedi-record-mode", "record", "--kedi-cassette-dir=blocker")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "kedi: cannot write cassettes: cannot read cassette "
+            "blocker/classify.kedi.cassette.json: Not a directory"
+        ]
+    )
+    result.stdout.no_fnmatch_line("*Errno*")

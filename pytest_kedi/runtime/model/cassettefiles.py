@@ -28,7 +28,7 @@ from pydantic import TypeAdapter, ValidationError
 from pydantic_ai.messages import ModelResponse
 from pydantic_core import from_json
 
-from pytest_kedi.atomicwrite import write_text_atomic
+from pytest_kedi.atomicwrite import reason, write_text_atomic
 from pytest_kedi.errors import ModelError
 from pytest_kedi.text import display_path, one_line
 
@@ -92,7 +92,7 @@ def _read(path: Path) -> bytes | None:
         if isinstance(error, FileNotFoundError) or error.errno == errno.ENAMETOOLONG:
             return None
         raise CassetteUnreadable(
-            f"cannot read cassette {display_path(str(path))}: {error}"
+            f"cannot read cassette {display_path(str(path))}: {reason(error)}"
         ) from error
 
 

@@ -42,6 +42,7 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
 from pytest_kedi import __version__
+from pytest_kedi.atomicwrite import reason
 from pytest_kedi.constants import RECORD_MODES
 from pytest_kedi.errors import CassetteMiss, KediError
 from pytest_kedi.runtime import rowscope
@@ -257,7 +258,12 @@ class CassetteBook:
                 except (OSError, KediError) as error:
                     if failed is None:
                         raise
-                    failed.append(str(error))
+                    # (an OSError names the temporary file written: name the cassette)
+                    failed.append(
+                        f"{display_path(str(path))}: {reason(error)}"
+                        if isinstance(error, OSError)
+                        else str(error)
+                    )
         return written
 
 
