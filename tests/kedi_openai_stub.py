@@ -3,7 +3,9 @@
 It answers ``POST /v1/chat/completions`` without streaming. A request that offers tools
 (pydantic-ai's structured output) gets a call of the first tool with ``arguments(body)``;
 a plain request gets ``text(body)`` as the assistant's message; ``status(body)`` other than
-200 answers with that HTTP error instead. Every request body and its headers are recorded.
+200 answers with that HTTP error instead, and ``raw(body)``, when set, gives the whole answer
+(status, content type and body bytes) instead of all of these. Every request body and its
+headers are recorded.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class OpenAIStub:
     text: Callable[[Body], str] = lambda body: "stub answer"
     arguments: Callable[[Body], dict[str, Any]] = lambda body: {}
     status: Callable[[Body], int] = lambda body: 200
+    raw: Callable[[Body], tuple[int, str, bytes]] | None = None
     requests: list[tuple[dict[str, str], Body]] = field(default_factory=list)
     #: answer HTTP/1.1 and keep connections open between requests, as real servers do
     keep_alive: bool = False
@@ -79,16 +82,20 @@ class OpenAIStub:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 stub.requests.append((dict(self.headers), body))
+                kind = "application/json"
                 failed = stub.status(body)
-                if failed != 200:
-                    status, payload = failed, {"error": {"message": f"stub error {failed}"}}
-                elif self.path.rstrip("/").endswith("/chat/completions"):
-                    status, payload = 200, stub._answer(body)
+                if stub.raw is not None:
+                    status, kind, data = stub.raw(body)
                 else:
-                    status, payload = 404, {"error": {"message": f"no route {self.path}"}}
-                data = json.dumps(payload).encode()
+                    if failed != 200:
+                        status, payload = failed, {"error": {"message": f"stub error {failed}"}}
+                    elif self.path.rstrip("/").endswith("/chat/completions"):
+                        status, payload = 200, stub._answer(body)
+                    else:
+                        status, payload = 404, {"error": {"message": f"no route {self.path}"}}
+                    data = json.dumps(payload).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)

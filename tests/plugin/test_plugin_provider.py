@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 from kedi_openai_stub import OpenAIStub
 from kedi_plugin_helpers import CLASSIFY, Kedi
@@ -115,3 +118,54 @@ def test_a_hook_built_model_closes_its_connections_at_exit(
     assert "unclosed" not in output
     assert kedi.json("r.json")["suites"][0]["score"] == 0.5
     assert len(openai_stub.requests) == 2
+
+
+def _raw_provider(
+    monkeypatch: pytest.MonkeyPatch, openai_stub: OpenAIStub, status: int, kind: str, body: bytes
+) -> None:
+    pytest.importorskip("openai")
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_stub.base_url)
+    openai_stub.raw = lambda request: (status, kind, body)
+
+
+def test_an_answer_without_choices_is_named_not_a_bare_index_error(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch, openai_stub: OpenAIStub
+) -> None:
+    """A 200 answer with ``"choices": []`` failed each row with pydantic-ai's
+    ``IndexError: list index out of range``."""
+    answer = {"id": "x", "object": "chat.completion", "created": 1, "model": "local", "choices": []}
+    _raw_provider(monkeypatch, openai_stub, 200, "application/json", json.dumps(answer).encode())
+    kedi.write("classify.kedi", CLASSIFY)
+    result = kedi.run("--kedi-eval", "--kedi-model", "openai-chat:local", "--kedi-report", "r.json")
+    result.assert_outcomes(passed=1)
+    rows = kedi.json("r.json")["suites"][0]["rows"]
+    assert [row["error"] for row in rows] == [
+        "KediModelError: classify.kedi:2: model call failed (openai-chat:local): the provider's "
+        'answer is empty: it holds no choices ("choices": [])'
+    ] * 2
+    assert [row["error_class"] for row in rows] == ["model", "model"]
+
+
+def test_a_huge_provider_error_is_shortened_visibly(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch, openai_stub: OpenAIStub
+) -> None:
+    """A 1 MB error page went whole into each row error, its feedback and every report."""
+    page = b"<html><body>" + b"x" * 1_000_000 + b"</body></html>"
+    _raw_provider(monkeypatch, openai_stub, 502, "text/html", page)
+    kedi.write("classify.kedi", CLASSIFY)
+    result = kedi.run(
+        "--kedi-eval", "--kedi-model", "openai-chat:local", "--kedi-report", "r.json",
+        "--kedi-rows-jsonl", "rows.jsonl",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)
+    prefix = "KediModelError: classify.kedi:2: model call failed (openai-chat:local): "
+    for row in kedi.json("r.json")["suites"][0]["rows"]:
+        error = row["error"]
+        assert error.startswith(prefix + "ModelServerError: status_code: 502, ")
+        assert re.search(r"<html><body>x+… \(\d+ more characters\)$", error), error[-80:]
+        cut = re.fullmatch(r"(.*)… \((\d+) more characters\)", error[len(prefix) :])
+        assert cut is not None
+        assert len(cut[1]) == 1000 and len(cut[1]) + int(cut[2]) > len(page)
+    for name in ("r.json", "rows.jsonl"):
+        assert (kedi.pytester.path / name).stat().st_size < 50_000

@@ -19,6 +19,7 @@ from pytest_kedi.runtime.model.direct import (
     replayed_output,
     request_output,
 )
+from pytest_kedi.runtime.model.errors import failure_text, shortened
 from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.names import describe_model
 from pytest_kedi.runtime.model.policy import ModelPolicy
@@ -32,7 +33,6 @@ from pytest_kedi.runtime.model.schema import (
     read_output,
 )
 from pytest_kedi.runtime.usererrors import user_error
-from pytest_kedi.text import one_line
 
 __all__ = ["Adapter", "AdapterCapabilities", "PydanticAIAdapter", "ReplayRoute"]
 
@@ -196,8 +196,8 @@ class PydanticAIAdapter:
         if isinstance(error, ModelError):
             return error
         detail = describe_output_error(error, key)
-        raised = type(error).__name__ + (f": {text}" if (text := one_line(error)) else "")
-        suffix = f"; {detail}" if detail else ""
+        suffix = f"; {shortened(detail)}" if detail else ""
+        raised = failure_text(error)
         return ModelError(f"model call failed ({describe_model(spec)}): {raised}{suffix}")
 
     def _prepare(self, spec: Model | str, output_schema: Mapping[str, Any] | None) -> Prepared:
