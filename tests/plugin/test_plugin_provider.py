@@ -169,3 +169,62 @@ def test_a_huge_provider_error_is_shortened_visibly(
         assert len(cut[1]) == 1000 and len(cut[1]) + int(cut[2]) > len(page)
     for name in ("r.json", "rows.jsonl"):
         assert (kedi.pytester.path / name).stat().st_size < 50_000
+
+
+@pytest.mark.parametrize(
+    ("options", "sent"),
+    [(("--kedi-max-requests", "1"), 1), (("--kedi-retries", "1"), 4), ((), 2)],
+)
+def test_a_hook_model_whose_provider_built_its_client_does_not_retry_behind_the_budget(
+    kedi: Kedi,
+    monkeypatch: pytest.MonkeyPatch,
+    openai_stub: OpenAIStub,
+    options: tuple[str, ...],
+    sent: int,
+) -> None:
+    """A hook's `OpenAIProvider(base_url=..., api_key=...)` built its own OpenAI client, with
+    the SDK's two retries: `--kedi-max-requests 1` let three requests through."""
+    pytest.importorskip("openai")
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_stub.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    openai_stub.status = lambda body: 500
+    kedi.write("conftest.py", HOOK_MODEL)
+    kedi.write("classify.kedi", CLASSIFY)
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json", *options)
+    result.assert_outcomes(passed=1)
+    if options[:1] == ("--kedi-max-requests",):  # under xdist a worker may get a 0 share
+        assert len(openai_stub.requests) <= sent
+        assert len(openai_stub.requests) == sent or kedi.workers is not None
+    else:
+        assert len(openai_stub.requests) == sent
+    assert kedi.json("r.json")["suites"][0]["rows_errored"] == 2
+
+
+GIVEN_CLIENT = HOOK_MODEL.replace(
+    """    provider = OpenAIProvider(
+        base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ["OPENAI_API_KEY"]
+    )""",
+    """    from openai import AsyncOpenAI
+
+    client = AsyncOpenAI(
+        base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ["OPENAI_API_KEY"],
+        max_retries=1,
+    )
+    provider = OpenAIProvider(openai_client=client)""",
+)
+
+
+def test_a_hook_model_on_a_client_the_user_gave_keeps_that_client(
+    kedi: Kedi, monkeypatch: pytest.MonkeyPatch, openai_stub: OpenAIStub
+) -> None:
+    """README: a client the hook built and gave its provider is used as it is."""
+    pytest.importorskip("openai")
+    assert "openai_client=client" in GIVEN_CLIENT
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_stub.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    openai_stub.status = lambda body: 500
+    kedi.write("conftest.py", GIVEN_CLIENT)
+    kedi.write("classify.kedi", CLASSIFY)
+    result = kedi.run("--kedi-eval", "--kedi-report", "r.json")
+    result.assert_outcomes(passed=1)
+    assert len(openai_stub.requests) == 4  # its own retry, for each of the two rows

@@ -23,7 +23,7 @@ from pytest_kedi.runtime.model.errors import failure_text, shortened
 from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.names import describe_model
 from pytest_kedi.runtime.model.policy import ModelPolicy
-from pytest_kedi.runtime.model.providers import resolve_model
+from pytest_kedi.runtime.model.providers import own_client_without_sdk_retries, resolve_model
 from pytest_kedi.runtime.model.replaying import ReplayRoute
 from pytest_kedi.runtime.model.schema import (
     SchemaKey,
@@ -152,7 +152,7 @@ class PydanticAIAdapter:
 
     def _resolved(self, spec: Model | str) -> Model:
         if isinstance(spec, Model):
-            return spec
+            return own_client_without_sdk_retries(spec)
         model = self._models.get(spec)
         if model is None:
             model = self._models.setdefault(

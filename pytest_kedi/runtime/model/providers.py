@@ -11,7 +11,7 @@ from pytest_kedi.text import one_line
 if TYPE_CHECKING:  # pragma: no cover
     from pydantic_ai.models import Model
 
-__all__ = ["resolve_model", "without_sdk_retries"]
+__all__ = ["own_client_without_sdk_retries", "resolve_model", "without_sdk_retries"]
 
 
 def without_sdk_retries(model: Model) -> Model:
@@ -22,6 +22,31 @@ def without_sdk_retries(model: Model) -> Model:
     client = getattr(model, "client", None)
     if isinstance(getattr(client, "max_retries", None), int):
         client.max_retries = 0  # type: ignore[union-attr]
+    return model
+
+
+def own_client_without_sdk_retries(model: Model) -> Model:
+    """A model object given to pytest-kedi (the ``pytest_kedi_model`` hook's, `load`'s
+    ``model=``) with `without_sdk_retries` for each model in it whose provider built its
+    own client (given neither an SDK client nor an HTTP client): ``--kedi-max-requests``
+    then caps the requests it sends too. A client the user built and gave is left as it
+    is (README: build it with ``max_retries=0``)."""
+    from pydantic_ai.models.wrapper import WrapperModel
+
+    inner = model
+    while isinstance(inner, WrapperModel):
+        inner = inner.wrapped
+    members = getattr(inner, "models", None)  # a `FallbackModel`
+    if isinstance(members, (list, tuple)):
+        for member in members:
+            own_client_without_sdk_retries(member)
+        return model
+    try:
+        provider = getattr(inner, "provider", None)
+    except Exception:  # a model without one may raise instead
+        return model
+    if getattr(provider, "_own_http_client", None) is not None:
+        without_sdk_retries(inner)
     return model
 
 
