@@ -117,6 +117,19 @@ def _text_file(fd: int) -> IO[str]:
     return open(fd, "w", encoding="utf-8", errors="backslashreplace", newline="", buffering=_BUFFER)
 
 
+#: bytes of the target's name kept in its temporary file's name, which adds 14 more (a
+#: dot, a dot and 8 random characters, ``.tmp``): a name close to the system's limit (255
+#: bytes) must still be writable
+_TEMP_STEM = 200
+
+
+def _temp_stem(name: str) -> str:
+    """``name``, cut to at most `_TEMP_STEM` bytes, for its temporary file's name."""
+    while len(os.fsencode(name)) > _TEMP_STEM:
+        name = name[: min(len(name) - 1, _TEMP_STEM)]
+    return name
+
+
 class AtomicWriter:
     """Text streamed to ``path`` by the rules of this module: `write` as often as needed,
     then `commit` (the file appears whole, in place) or `abort` (a replaced file is left as
@@ -145,7 +158,7 @@ class AtomicWriter:
         target = self._target
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, self._tmp = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
+            prefix=f".{_temp_stem(target.name)}.", suffix=".tmp", dir=target.parent
         )
         self._mode = mode
         try:

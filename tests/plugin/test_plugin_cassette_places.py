@@ -99,3 +99,14 @@ def test_same_named_types_in_a_schema_replay_from_another_checkout(kedi: Kedi) -
     replayed.assert_outcomes(passed=1)
     suite = kedi.json("r.json")["suites"][0]
     assert suite["errors_by_class"] == {} and suite["score"] == 1.0
+
+
+def test_a_cassette_whose_name_is_near_the_systems_limit_is_written(kedi: Kedi) -> None:
+    """Its temporary file's name, 14 bytes longer, passed the limit: ``cannot write
+    cassettes: ...: File name too long``, though the cassette's own name fits."""
+    name = "c" * 230 + ".kedi"
+    kedi.write(name, CLASSIFY)
+    result = kedi.run("--kedi-eval", "--kedi-record-mode", "record")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines([f"kedi: cassettes written: {name}.cassette.json"])
+    assert len(_entries(kedi.pytester.path / f"{name}.cassette.json")) == 2
