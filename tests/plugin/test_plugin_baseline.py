@@ -124,7 +124,7 @@ def test_baseline_from_the_environment_and_ini(kedi: Kedi, monkeypatch: pytest.M
         ),
         (
             ("--kedi-baseline", "a.kedi"),
-            "ERROR: kedi baseline: *a.kedi:1: not JSON: Expecting value",
+            "ERROR: kedi baseline: *a.kedi:1:1: not valid JSON: Expecting value",
         ),
         (
             ("--kedi-max-drop", "0.1"),
