@@ -18,6 +18,9 @@ from pytest_kedi.lang.typedecls import check_type_decl
 
 __all__ = ["Builder"]
 
+#: How a raw capture's annotation may spell `str`.
+_STR_SOURCES = frozenset({"str", '"str"', "'str'"})
+
 _SOLE_CODE = re.compile(r"`[^`]*`")
 _SUITE = re.compile(r"@[ \t]*(test|eval)[ \t]*(:?)(.*)", re.S)
 _FIELD_IN_RHS = "output fields ([name]) are only allowed in '>>' template rows"
@@ -292,7 +295,8 @@ class Builder:
                 )
             return n.Reassign(span, name, self.rhs(item, after, "assignment"))
         if op == "<<":
-            if ref is not None and not ref.backtick and ref.source != "str":
+            # `"str"` is a forward reference to `str` (docs/language.md#types)
+            if ref is not None and not ref.backtick and ref.source not in _STR_SOURCES:
                 raise KediSyntaxError(
                     ref.span.start_offset,
                     f"a raw capture '<<' binds the whole reply as str; "

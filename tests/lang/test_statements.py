@@ -129,6 +129,14 @@ def test_reassign_and_raw_capture() -> None:
     assert isinstance(cap2, n.RawCapture) and cap2.type is not None
 
 
+@pytest.mark.parametrize("spelled", ['"str"', "'str'"])
+def test_a_raw_capture_may_spell_str_as_a_forward_reference(spelled: str) -> None:
+    """A quoted annotation names the type it quotes (docs/language.md#types): `[x: "str"] << hi`
+    was the parse error for a type other than str."""
+    (cap,) = parse(f"[s: {spelled}] << Hi\n").body
+    assert isinstance(cap, n.RawCapture) and cap.type is not None and cap.type.source == spelled
+
+
 def test_template_block_rows_and_outputs() -> None:
     src = (
         ">> Bug report: <report>\n"
