@@ -38,6 +38,7 @@ from pytest_kedi.evals.results import (
 from pytest_kedi.evals.rowfailures import errored_row, failed_row, row_usage
 from pytest_kedi.evals.safetext import SecretsHeld, current_secrets
 from pytest_kedi.evals.scoring import mean, normalize_score
+from pytest_kedi.evals.usage import NO_USAGE
 from pytest_kedi.lang.nodes import Dataset, EvalSuite, Metric
 from pytest_kedi.runtime.heap import freeze_if_few_young, older_objects_frozen
 from pytest_kedi.runtime.rowscope import RowScope, enter, leave
@@ -313,7 +314,10 @@ def _run_scored(
             outputs[0] if len(outputs) == 1 else join_outputs(outputs),
             tuple(calls) if calls else (),
             scope.retries,
-            row_usage(scope),
+            # (`row_usage`, inline for a row that made no model request: most rows)
+            row_usage(scope)
+            if scope.requests or scope.input_tokens or scope.output_tokens
+            else NO_USAGE,
             found,
         )
         if not index & _FREEZE_EVERY_MASK:
