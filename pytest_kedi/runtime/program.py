@@ -6,7 +6,6 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
-from types import FunctionType
 from typing import Any, Literal
 
 from pytest_kedi.errors import KediExecutionError, KediNameError
@@ -19,6 +18,7 @@ from pytest_kedi.runtime.dispatch import install as install_dispatch
 from pytest_kedi.runtime.heap import older_objects_frozen
 from pytest_kedi.runtime.interpreter import exec_body, exec_stmt, stmt_frame
 from pytest_kedi.runtime.lazy import declare_all
+from pytest_kedi.runtime.metricfn import metric_caller
 from pytest_kedi.runtime.modules import checked_arguments, load_unit
 from pytest_kedi.runtime.procedures import KediProcedure, record_outputs
 from pytest_kedi.runtime.pyerrors import PYTHON_UNITS
@@ -307,52 +307,12 @@ class Program:
         code = quick.function_code(params)
         if code is None:
             return None
-        scope, reads = self._unit.scope, quick.unit.global_reads()
-        # The module's table, the globals rows read it through, the function made with them.
-        known: tuple[object, dict[str, Any] | None, Callable[..., Any]] = (None, None, len)
-
-        def settled() -> Callable[..., Any]:
-            nonlocal known
-            base = module_globals(scope)
-            g = reading_globals(base, reads)
-            fn = known[2] if known[1] is g else FunctionType(code, g)
-            known = (base, g, fn)
-            return fn
 
         def failed(exc: BaseException, values: tuple[Any, ...]) -> BaseException:
             return self._quick_failure(part, exc, dict(zip(params, values, strict=True)))
 
-        def one(value: Any) -> Any:
-            # `metric_runner`'s function, the row's value a parameter (one call per row).
-            if CANCEL.pending:  # a timed-out row stops at its next statement
-                check_current()
-            table, g, fn = known
-            if table is not module_globals(scope) or g is table:
-                fn = settled()
-            try:
-                return fn(value)
-            except BaseException as exc:
-                error = failed(exc, (value,))
-                if error is exc:
-                    raise
-                raise error from exc
-
-        def two(value: Any, expected: Any) -> Any:
-            # `one`, with the row's expected value.
-            if CANCEL.pending:  # a timed-out row stops at its next statement
-                check_current()
-            table, g, fn = known
-            if table is not module_globals(scope) or g is table:
-                fn = settled()
-            try:
-                return fn(value, expected)
-            except BaseException as exc:
-                error = failed(exc, (value, expected))
-                if error is exc:
-                    raise
-                raise error from exc
-
-        return one if len(params) == 1 else two
+        reads = quick.unit.global_reads()
+        return metric_caller(code, self._unit.scope, reads, len(params), failed)
 
     def _metric_part(self, suite: nodes.EvalSuite, metric: nodes.Metric) -> _SuitePart:
         """`_part` for a metric about to score rows: the procedure the suite is named after

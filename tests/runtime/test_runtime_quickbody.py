@@ -237,3 +237,36 @@ def test_suites_of_many_rows_score_as_the_interpreter_scores(programs, monkeypat
     quick.metric_function = metric_function
     assert_suites_score_alike(quick, interpreted)
     assert made and set(made) == {("samples", "expected")}
+
+
+def test_the_metric_as_a_function_reads_the_bindings_of_the_moment(kedi):
+    # The function keeps the module's globals table it was made with only while that table
+    # is current: a rebound top-level name, and a new table after the prelude's `args`
+    # change, are read by the next row.
+    program = kedi(
+        """
+        [k: int] = `10`
+
+        @word_count(text: str) -> int:
+          = `len(text.split())`
+
+        @eval: plus:
+          > data: samples:
+            = `[("a b", 2), ("a", 5)]`
+          > metric: m(samples):
+            = `word_count(samples) + k + args.x`
+        """,
+        mode="validate",
+        args={"x": 1},
+    )
+    suite = program.module.eval_suites[0]
+    two = program.metric_function(suite, suite.metric, ("samples", "expected"))
+    one = program.metric_function(suite, suite.metric, ("samples",))
+    seen = [two("a b", 2), one("a")]
+    program.args = {"x": 100}
+    seen += [two("a b", 2), one("a")]
+    program._unit.scope.set_existing("k", 1000)
+    seen += [two("a b", 2), one("a")]
+    program.args = {"x": 5}
+    seen += [two("a b", 2), one("a")]
+    assert seen == [13, 12, 112, 111, 1102, 1101, 1007, 1006]
