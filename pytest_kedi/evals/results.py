@@ -49,6 +49,8 @@ def _clean_fields(record: object, *names: str, found: list[tuple[str, str]] | No
 
 def join_feedback(feedbacks: Iterable[str | None]) -> str | None:
     """Kedi's suite feedback: the non-``None`` row feedbacks in order, joined with ``"; "``."""
+    if type(feedbacks) is list and feedbacks.count(None) == len(feedbacks):
+        return None  # (most suites: no row has feedback; one pass that compares)
     parts = [f for f in feedbacks if f is not None]
     return "; ".join(parts) if parts else None
 
@@ -316,13 +318,17 @@ class SuiteResult:
     @property
     def retries(self) -> int:
         """Transient model failures retried over the suite's rows."""
-        return sum(row.retries for row in self.rows)
+        return sum([row.retries for row in self.rows])  # (a list: no generator per row)
 
     @property
     def usage(self) -> Usage:
         """Model requests and tokens summed over the suite's rows."""
-        # Most rows call no model: only the others are summed (one pass over the rows).
-        return Usage.total([row.usage for row in self.rows if row.usage is not NO_USAGE])
+        # Most rows call no model: only the others are summed, and when no row did (a
+        # zero usage is equal to `NO_USAGE`), no row is (`list.count`: no Python per row).
+        usages = [row.usage for row in self.rows]
+        if usages.count(NO_USAGE) == len(usages):
+            return NO_USAGE
+        return Usage.total([usage for usage in usages if usage is not NO_USAGE])
 
     @property
     def completed(self) -> bool:
@@ -339,7 +345,11 @@ class SuiteResult:
 
     @property
     def flaky_rows(self) -> list[RowResult]:
-        # A row run once is never flaky: its one score is not compared (one pass).
+        # A row run once is never flaky: its one score is not compared; when every row ran
+        # once, no row is (counted by `list.count`: no Python per row).
+        counts = [len(row.scores) for row in self.rows]
+        if counts.count(1) + counts.count(0) == len(counts):
+            return []
         return [row for row in self.rows if len(row.scores) > 1 and row.flaky]
 
     def to_json(self) -> dict[str, Any]:

@@ -395,7 +395,7 @@ def _scored(
     for row in rows:
         if row.error_class is not None:
             errors[row.error_class] = errors.get(row.error_class, 0) + 1
-    feedback = join_feedback(row.feedback for row in rows) if rows else "no examples"
+    feedback = join_feedback([row.feedback for row in rows]) if rows else "no examples"
     return SuiteResult(
         suite=suite.name,
         metric=metric.name,

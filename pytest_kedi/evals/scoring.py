@@ -71,6 +71,12 @@ def mean(scores: Sequence[float]) -> float:
     if not scores:
         return 0.0
     n = len(scores)
+    first = scores[0]
+    # Every score equal to the first (as when every row passed): the mean is that score,
+    # found in one pass that compares (`list.count`, no Python per score) instead of three.
+    # Not for zeros (a -0.0 among them: the sum's sign) or a non-float first score.
+    if type(first) is float and first != 0.0 and scores.count(first) == n:
+        return first
     try:
         value = math.fsum(scores) / n
     except OverflowError:  # the sum of scores near the float maximum

@@ -14,6 +14,7 @@ from pytest_kedi.evals import (
     SuiteResult,
     Usage,
     format_suite_line,
+    join_feedback,
     short_repr,
     write_jsonl,
 )
@@ -262,3 +263,21 @@ def test_a_scored_row_is_the_row_the_constructor_makes(
     }
     assert json.dumps(fast.to_json()) == json.dumps(made.to_json())
     assert key not in json.dumps(fast.to_json())
+
+
+def test_suite_totals_count_the_rare_row_among_many_plain_ones() -> None:
+    # Usage, retries, flaky rows and feedback of a suite whose rows mostly have none (the
+    # totals skip the rows one comparing pass finds plain): the one that has some counts.
+    def plain(index: int) -> RowResult:
+        return RowResult(index, repr(index), None, 1.0, None, None, None, 0.1)
+
+    rows = [plain(index) for index in range(300)]
+    assert (suite_result(rows=rows).usage, suite_result(rows=rows).flaky_rows) == (Usage(), [])
+    assert suite_result(rows=rows).retries == 0 and join_feedback([None] * 3) is None
+    rows[150] = RowResult(150, "'x'", None, 0.5, "close", None, None, 0.1, retries=2,
+                          usage=Usage(1, 7, 3), scores=[0.0, 1.0])  # fmt: skip
+    rows[200] = RowResult(200, "'y'", None, 0.0, None, None, None, 0.1, usage=Usage(0, 0, 0))
+    suite = suite_result(rows=rows)
+    assert (suite.usage, suite.retries, suite.flaky_rows) == (Usage(1, 7, 3), 2, [rows[150]])
+    assert join_feedback([row.feedback for row in rows]) == "close"
+    assert join_feedback([None, "a", None, "b"]) == "a; b"

@@ -334,3 +334,27 @@ def test_negative_zero_is_a_score_of_zero(value: Any) -> None:
     assert math.copysign(1.0, result.rows[0].score) == 1.0
     assert math.copysign(1.0, result.score) == 1.0
     assert ": 0.0000" in format_suite_line(result)
+
+
+@pytest.mark.parametrize(
+    "scores",
+    [[1.0] * 5, [0.7] * 3, [0.0, -0.0], [-0.0, 0.0, 0.0], [-0.0] * 3, [1, 1.0], [1.0, 1],
+     [True, 1.0], [0.5, 0.5, 0.25], [float("inf")] * 2, [1e308] * 3],
+)  # fmt: skip
+def test_the_mean_of_equal_scores_is_what_summing_them_gives(scores: list[float]) -> None:
+    # Scores all equal to the first are not summed: the mean is the first (a float other
+    # than a zero), exactly what summing, dividing and keeping in range gives.
+    import math
+
+    from pytest_kedi.evals.scoring import mean
+
+    try:  # `mean` as it was, summing always
+        value = math.fsum(scores) / len(scores)
+    except OverflowError:
+        value = math.fsum([score / len(scores) for score in scores])
+    low, high = min(scores), max(scores)
+    expected = low if value < low else high if value > high else value
+    got = mean(scores)
+    assert (got, type(got), math.copysign(1.0, got)) == (
+        expected, type(expected), math.copysign(1.0, expected)
+    )  # fmt: skip
