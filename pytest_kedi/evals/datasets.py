@@ -201,14 +201,18 @@ def _mapping_rows(items: list[Any]) -> list[Row]:
 
 
 def _sequence_rows(items: list[Any]) -> list[Row]:
-    rows: list[Row] = []
-    append = rows.append
-    for item in items:
-        if type(item) is tuple and len(item) == 2 and item[1] is not None:
-            append(item)  # already an (input, expected) row
-        elif isinstance(item, tuple) and len(item) == 2:
-            expected = item[1]
-            append((item[0], NO_EXPECTED if expected is None else expected))
-        else:
-            append((item, NO_EXPECTED))
-    return rows
+    # (a comprehension: an (input, expected) tuple is already a row, the rest `_row`)
+    return [
+        item if type(item) is tuple and len(item) == 2 and item[1] is not None else _row(item)
+        for item in items
+    ]
+
+
+def _row(item: Any) -> Row:
+    """The row of a dataset item that is not an (input, expected) tuple with an expected
+    value: a 2-tuple (a subclass's own ``__len__`` and ``__getitem__`` are called) whose
+    ``None`` second item means no expected value, else an input without one."""
+    if isinstance(item, tuple) and len(item) == 2:
+        expected = item[1]
+        return (item[0], NO_EXPECTED if expected is None else expected)
+    return (item, NO_EXPECTED)
