@@ -106,8 +106,7 @@ class KediSession:
     @property
     def disk_caches(self) -> tuple[ParseCache | None, CodeCache | MemoryCodeStore]:
         """The parse and code caches in pytest's cache directory (once the cache provider
-        has configured it); without pytest's cache, no parse cache and the code kept in
-        memory (`caches_for`)."""
+        has configured it); without it, no parse cache and code kept in memory (`caches_for`)."""
         if self._disk_caches is None:
             self._disk_caches = caches_for(self.config)
         return self._disk_caches
@@ -223,6 +222,8 @@ class KediSession:
 
     def max_drop_reason(self, record: SuiteRecord) -> str | None:
         """Why ``record`` fails ``--kedi-max-drop`` against the baseline, if it does."""
+        if self.baseline is None or self.settings.max_drop is None:  # (nothing to import)
+            return None
         from pytest_kedi.plugin.baseline import drop
 
         return drop(self.baseline, record, self.settings.max_drop)
