@@ -48,6 +48,9 @@ class CodeCache:
         self._lock = threading.Lock()  # rows running on threads compile too
         self._folder = os.fspath(directory)
         self._versions: Any = None  # the digest of `compiler_version`, copied for each entry
+        #: the entries in ``directory`` when a file's units were first looked up (None: not
+        #: listed yet, or not listable): a file without one is not read (see `_units`)
+        self._listed: frozenset[str] | None = None
 
     def bind(self, file: object, entry: str | Path, start: int, end: int) -> None:
         """The units collection compiled for ``file`` are ``entry[start:end]`` (a parse
@@ -108,12 +111,25 @@ class CodeCache:
     def _units(self, file: object) -> dict[object, tuple[Any, ...]]:
         units = self._files.get(file)
         if units is None:
-            units = self._read(file)
+            units = self._read(file) if self._may_hold(file) else {}
             bound = self._bound.pop(file, None)
             if bound is not None:  # kept by collection in the file's parse cache entry
                 units = {**self._read_bound(*bound), **units}
             self._files[file] = units
         return units
+
+    def _may_hold(self, file: object) -> bool:
+        """Whether ``file`` may have an entry of its own: one listing of the directory
+        instead of a failed open for each file (collection keeps most files' units in
+        their parse cache entry). An entry another process writes after the listing is
+        a miss: its units are compiled again, and `flush` merges it."""
+        listed = self._listed
+        if listed is None:
+            try:
+                listed = self._listed = frozenset(os.listdir(self._folder))
+            except OSError:
+                return True
+        return os.path.basename(self._entry(file)) in listed
 
     def _read_bound(
         self, entry: str | Path, start: int, end: int, units: bytes | None
@@ -158,3 +174,4 @@ class CodeCache:
         with self._lock:
             self._files.clear()
             self._bound.clear()
+            self._listed = None  # (flushed entries are not in it)
