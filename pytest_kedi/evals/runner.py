@@ -241,8 +241,6 @@ def _run_scored(
     # keep), so that the young generation holds what the rows make.
     freeze_if_few_young(_YOUNG_LIMIT + _YOUNG_PER_ROW * len(rows))
 
-    metric_at = locate(metric.span)  # where a metric value that is no score came from
-
     def run_row(index: int, repeat: int = 0) -> RowResult:
         # What the row's model calls report (retries, usage, traces) is collected in its
         # scope, made current with `enter`/`leave` (no context manager on this hot path).
@@ -291,7 +289,7 @@ def _run_scored(
                 try:
                     score, feedback = normalize_score(raw)
                 except BaseException:
-                    scored_at = metric_at  # the metric's value is not a score
+                    scored_at = locate(metric.span)  # its value is no score: from there
                     raise
         except BaseException as exc:
             if not user_error(exc, outcomes=True):  # a row's `pytest.skip()` is its error
