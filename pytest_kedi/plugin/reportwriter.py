@@ -142,7 +142,7 @@ def _stream_rows(suite: SuiteRecord, doc: _Target | None, lines: _Target | None)
         if deltas:
             bodies = [_row_body(row, deltas.get(row.index)) for row in batch]
         else:
-            bodies = [_row_body(row, None) for row in batch]
+            bodies = _bodies(batch)
         _write_rows(bodies, prefix, doc, lines, after=start > 0)
     if doc is not None and rows:
         doc.write("\n      ")
@@ -155,7 +155,8 @@ def _write_rows(
     rows) and as JSONL lines (each after its suite's ``prefix``), each file's text joined
     once (no row's text is copied on its own)."""
     if doc is not None:
-        doc.write((",\n        {" if after else "\n        {") + ",\n        {".join(bodies))
+        doc.write(",\n        {" if after else "\n        {")  # (not joined to the rows: a copy)
+        doc.write(",\n        {".join(bodies))
     if lines is not None:
         lines.write(prefix)
         lines.write(("\n" + prefix).join(bodies))
@@ -178,6 +179,83 @@ def _number(value: object) -> str:
 
 def _flag(value: object) -> str:
     return "true" if value is True else "false" if value is False else _encode(value)
+
+
+def _bodies(rows: Sequence[RowResult]) -> list[str]:
+    """``[_row_body(row, None) for row in rows]``, the usual row written inline.
+
+    A row run once, without model calls, retries or usage, its numbers finite floats (the
+    index an int) and its text str or None, as most rows are, is one f-string here: no call
+    but the escaping of its text and the repr of its floats. Any other row, and a text the
+    escaping refuses (not a str), is `_row_body`'s."""
+    bodies: list[str] = []
+    add = bodies.append
+    for row in rows:
+        score = row.score  # (one name a statement: four at once build a tuple)
+        duration = row.duration_s
+        scores = row.scores
+        index = row.index
+        if not (
+            type(score) is float
+            and _LOW < score < _HIGH  # finite (NaN is refused by `_row_body`)
+            and type(duration) is float
+            and _LOW < duration < _HIGH
+            and type(index) is int
+            and len(scores) == 1
+            # its only score: this one, or (read back from JSON: xdist) an equal float,
+            # written alike unless it is a zero (0.0 and -0.0 are equal)
+            and ((first := scores[0]) is score or (type(first) is float and first == score != 0))
+            and row.carried_over is False
+            and row.retries is _ZERO
+            and row.usage is NO_USAGE
+            and not row.calls
+        ):
+            add(_row_body(row, None))
+            continue
+        shown = _ONE if score == 1.0 else _float_repr(score)
+        given, expected, output = row.input, row.expected, row.output
+        feedback, error, error_class = row.feedback, row.error, row.error_class
+        # (the constant texts written out as `_NO_FAILURE` and `_DEFAULT_TAIL` hold them:
+        # a constant taken from a name would be one more piece of the row's text to join)
+        try:
+            if feedback is None and error is None and error_class is None:
+                add(
+                    f'"index": {index}, '
+                    f'"input": {"null" if given is None else encode_basestring(given)}, '
+                    f'"expected": {"null" if expected is None else encode_basestring(expected)}, '
+                    f'"score": {shown}, "feedback": null, "error": null, "error_class": null, '
+                    f'"duration_s": {_float_repr(duration)}, "scores": [{shown}], '
+                    '"flaky": false, "carried_over": false, '
+                    f'"output": {"null" if output is None else encode_basestring(output)}, '
+                    '"calls": [], "retries": 0, '
+                    '"usage": {"requests": 0, "input_tokens": 0, "output_tokens": 0}, '
+                    '"delta": null, "regressed": null}'
+                )
+            else:
+                add(
+                    f'"index": {index}, '
+                    f'"input": {"null" if given is None else encode_basestring(given)}, '
+                    f'"expected": {"null" if expected is None else encode_basestring(expected)}, '
+                    f'"score": {shown}, {_failure(feedback, error, error_class)}'
+                    f'"duration_s": {_float_repr(duration)}, "scores": [{shown}], '
+                    '"flaky": false, "carried_over": false, '
+                    f'"output": {"null" if output is None else encode_basestring(output)}, '
+                    '"calls": [], "retries": 0, '
+                    '"usage": {"requests": 0, "input_tokens": 0, "output_tokens": 0}, '
+                    '"delta": null, "regressed": null}'
+                )
+        except TypeError:  # a text that is not a str: as the encoder writes it
+            add(_row_body(row, None))
+    return bodies
+
+
+def _failure(feedback: object, error: object, error_class: object) -> str:
+    """The ``feedback``, ``error`` and ``error_class`` fields of a row that has one."""
+    return (
+        f'"feedback": {"null" if feedback is None else _str_or(feedback)}, '
+        f'"error": {"null" if error is None else _str_or(error)}, '
+        f'"error_class": {"null" if error_class is None else _str_or(error_class)}, '
+    )
 
 
 def _row_body(row: RowResult, delta: RowDelta | None) -> str:
@@ -214,11 +292,7 @@ def _row_body(row: RowResult, delta: RowDelta | None) -> str:
     if feedback is None and error is None and error_class is None:
         failure = _NO_FAILURE
     else:
-        failure = (
-            f'"feedback": {"null" if feedback is None else _str_or(feedback)}, '
-            f'"error": {"null" if error is None else _str_or(error)}, '
-            f'"error_class": {"null" if error_class is None else _str_or(error_class)}, '
-        )
+        failure = _failure(feedback, error, error_class)
     if retries is _ZERO and usage is NO_USAGE and delta is None:  # (0 is one object)
         tail = _DEFAULT_TAIL
     else:
@@ -251,6 +325,8 @@ def _row_body(row: RowResult, delta: RowDelta | None) -> str:
 
 
 _float_repr = float.__repr__
+_HIGH = float("inf")
+_LOW = -_HIGH
 _ZERO = 0
 _ONE = "1.0"
 _SCORED_ONE = '"scores": [1.0], "flaky": false, "carried_over": '
@@ -268,8 +344,14 @@ def rows_text(rows: Sequence[RowResult]) -> str:
     """``json.dumps([row.to_json() for row in rows], ensure_ascii=False)``, each row built
     by `_row_body` (less the baseline keys): a `ValueError` for a number that is not
     finite, which Python's encoder writes as ``NaN`` or ``Infinity``."""
+    if not rows:
+        return "[]"
     cut = -len(_NO_DELTA)
-    return "[" + ", ".join(["{" + _row_body(row, None)[:cut] + "}" for row in rows]) + "]"
+    batches = [  # (each row cut once, and joined between its braces: no copy more)
+        "}, {".join([body[:cut] for body in _bodies(rows[start : start + _BATCH])])
+        for start in range(0, len(rows), _BATCH)
+    ]
+    return "[{" + "}, {".join(batches) + "}]"
 
 
 def _str_or(value: object) -> str:

@@ -71,6 +71,33 @@ def _odd_rows() -> SuiteRecord:
     return SuiteRecord("c.kedi::eval:odd", 2, result, None, "passed", baseline=delta)
 
 
+class _Text(str):
+    """A text of a str subclass."""
+
+
+def _edge_rows() -> SuiteRecord:
+    """Rows at the edges of the usual row's shape: signed zeros, a score its repeat list
+    holds as another float object (read back from JSON, as under xdist), an index or a
+    score of another type, a text of a str subclass, feedback without an error."""
+
+    def read_back(row: RowResult) -> RowResult:
+        return RowResult.from_json(json.loads(json.dumps(row.to_json())))
+
+    rows = [
+        RowResult(0, "'a'", "'b'", -0.0, None, None, None, 0.5, scores=[0.0]),
+        RowResult(1, "'a'", None, 0.0, None, None, None, 0.5, scores=[-0.0]),
+        read_back(RowResult(2, "'a'", "'b'", 0.25, "a quarter", None, None, 1.5e-05)),
+        read_back(RowResult(3, "'a'", "'b'", 0.0, None, None, None, 2.0)),
+        read_back(RowResult(4, "'a'", "'b'", -0.0, None, None, None, 2.0)),
+        RowResult(True, "'a'", "'b'", 1.0, None, None, None, 0.5),
+        RowResult(6, None, None, 1, None, None, None, 0.5),
+        RowResult(7, _Text("'s\u00e9'"), _Text("'\"'"), 1.0, _Text("f"), None, None, 0.1),
+        RowResult(8, "'a'", "'b'", 0.5, "half", None, None, 0.5, output="'\u2713'"),
+    ]
+    result = SuiteResult("edge", "m", "d", "data", 0.5, rows, 9, 0, {}, None, None, 1)
+    return SuiteRecord("e.kedi::eval:edge", 1, result, None, "passed")
+
+
 def _run(*suites: SuiteRecord, tests: tuple[CaseRecord, ...] = ()) -> RunRecord:
     return RunRecord(
         exitstatus=1, interrupted=False, model_calls=(("m", 2),), suites=suites, tests=tests
@@ -90,6 +117,7 @@ RUNS = {
     "no suites": _run(tests=(CaseRecord("t.kedi::test:s::c", 3, "s", "c", "passed", None),)),
     "no tests": _run(_suite("a.kedi::eval:first", 1, 1)),
     "odd rows": _run(_odd_rows(), dataclasses.replace(_odd_rows(), baseline=None)),
+    "edge rows": _run(_edge_rows()),
 }
 
 
@@ -311,6 +339,19 @@ def test_rows_text_is_what_pythons_encoder_writes(name: str) -> None:
     for suite in RUNS[name].suites:
         expected = json.dumps([row.to_json() for row in suite.rows], ensure_ascii=False)
         assert rows_text(suite.rows) == expected
+
+
+def test_a_text_that_is_no_text_is_refused_as_before(tmp_path: Path) -> None:
+    """A row's text that is not a str (bytes) fails the reports as Python's encoder fails."""
+    suite = _suite("a.kedi::eval:first", 1, 2)
+    suite.rows[1].input = b"'raw'"  # type: ignore[assignment]
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        json.dumps(suite.to_json())
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        rows_text(suite.rows)
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        stream_reports(_run(suite), tmp_path / "r.json", tmp_path / "rows.jsonl")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_rows_stored_for_a_rerun_keep_a_number_that_is_not_finite() -> None:
