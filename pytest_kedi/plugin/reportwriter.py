@@ -139,10 +139,12 @@ def _stream_rows(suite: SuiteRecord, doc: _Target | None, lines: _Target | None)
     rows = suite.rows
     for start in range(0, len(rows), _BATCH):  # encoded `_BATCH` rows at a time
         batch = rows[start : start + _BATCH]
-        if deltas:
-            bodies = [_row_body(row, deltas.get(row.index)) for row in batch]
-        else:
-            bodies = _bodies(batch)
+        bodies = _bodies(batch)
+        if deltas:  # a row found in the baseline: its own delta instead of none
+            for at, row in enumerate(batch):
+                delta = deltas.get(row.index)
+                if delta is not None:
+                    bodies[at] = bodies[at][: -len(_NO_DELTA)] + _delta_text(delta)
         _write_rows(bodies, prefix, doc, lines, after=start > 0)
     if doc is not None and rows:
         doc.write("\n      ")
@@ -249,6 +251,11 @@ def _bodies(rows: Sequence[RowResult]) -> list[str]:
     return bodies
 
 
+def _delta_text(delta: RowDelta) -> str:
+    """How `_row_body` ends for a row found in the baseline (`_NO_DELTA` for another)."""
+    return f', "delta": {_number(delta.delta)}, "regressed": {_flag(delta.regressed)}}}'
+
+
 def _failure(feedback: object, error: object, error_class: object) -> str:
     """The ``feedback``, ``error`` and ``error_class`` fields of a row that has one."""
     return (
@@ -305,11 +312,7 @@ def _row_body(row: RowResult, delta: RowDelta | None) -> str:
                 f'"input_tokens": {_number(usage.input_tokens)}, '
                 f'"output_tokens": {_number(usage.output_tokens)}}}, '
             )
-            + (
-                '"delta": null, "regressed": null}'
-                if delta is None
-                else f'"delta": {_number(delta.delta)}, "regressed": {_flag(delta.regressed)}}}'
-            )
+            + (_NO_DELTA if delta is None else _delta_text(delta))[2:]
         )
     return (
         # (an int is formatted as its repr)
