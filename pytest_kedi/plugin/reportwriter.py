@@ -11,7 +11,7 @@ line equals its `SuiteRecord.row_lines` object, keys in the same order.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring
 from pathlib import Path
@@ -23,7 +23,7 @@ from pytest_kedi.evals.usage import NO_USAGE
 from pytest_kedi.plugin.records import RunRecord, SuiteRecord, source_order
 from pytest_kedi.reports.deltas import RowDelta, row_fields
 
-__all__ = ["dumps", "rows_text", "stream_reports"]
+__all__ = ["dumps", "rows_pieces", "rows_text", "stream_reports"]
 
 
 def dumps(value: object, indent: int | None = None) -> str:
@@ -347,14 +347,31 @@ def rows_text(rows: Sequence[RowResult]) -> str:
     """``json.dumps([row.to_json() for row in rows], ensure_ascii=False)``, each row built
     by `_row_body` (less the baseline keys): a `ValueError` for a number that is not
     finite, which Python's encoder writes as ``NaN`` or ``Infinity``."""
+    return "".join(rows_pieces(rows, finite=True))
+
+
+def rows_pieces(rows: Sequence[RowResult], *, finite: bool = False) -> Iterator[str]:
+    """`rows_text` in pieces, `_BATCH` rows at a time (each piece made whole before it is
+    given, so a writer never holds the text of every row at once). A batch with a number
+    that is not finite is written as Python's encoder writes it (``NaN``), or, ``finite``,
+    raises `ValueError`."""
     if not rows:
-        return "[]"
+        yield "[]"
+        return
     cut = -len(_NO_DELTA)
-    batches = [  # (each row cut once, and joined between its braces: no copy more)
-        "}, {".join([body[:cut] for body in _bodies(rows[start : start + _BATCH])])
-        for start in range(0, len(rows), _BATCH)
-    ]
-    return "[{" + "}, {".join(batches) + "}]"
+    yield "[{"
+    for start in range(0, len(rows), _BATCH):
+        batch = rows[start : start + _BATCH]
+        if start:
+            yield "}, {"
+        try:  # (each row cut once, and joined between its braces: no copy more)
+            yield "}, {".join([body[:cut] for body in _bodies(batch)])
+        except ValueError:
+            if finite:
+                raise
+            dumped = [json.dumps(row.to_json(), ensure_ascii=False)[1:-1] for row in batch]
+            yield "}, {".join(dumped)
+    yield "}]"
 
 
 def _str_or(value: object) -> str:

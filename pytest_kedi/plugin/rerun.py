@@ -1,18 +1,20 @@
 """``--kedi-rerun``: every run stores each scored suite's rows in pytest's cache; a rerun
 runs again only the rows that broke last time and carries the others over.
 
-The cache (``config.cache``, the ``.pytest_cache`` directory) holds one entry for every
-suite (``kedi/rerun-rows``): a mapping of node id to the suite's rows as the JSON report
-has them, encoded as one compact JSON string per suite (pytest indents what it stores,
-with Python's slow pure-Python encoder; a string is encoded at once, and a process reads
-only the rows of the suites it runs). One entry, read once and written once per run,
-costs a few milliseconds where an entry per suite cost a file write each (a third of a
-millisecond per suite in a run of 1,000 files). A run keeps the rows of the suites it
-did not run. The entry is written by the xdist controller (or the only process) from the
-records it collected, and read by whichever process runs the suite; it is read again and
-written under a lock (``.pytest_cache/d/kedi-rerun/lock``), so rows another session
-stored meanwhile are kept. Earlier versions kept an entry per suite
-(``kedi/rows/<hash>``): such an entry is still read for a suite the shared entry does
+The rows are kept in one file in pytest's cache directory
+(``.pytest_cache/d/kedi-rerun/rows``): a line for every suite, its node id as a JSON
+string, a tab, and the suite's rows as the JSON report has them (one compact JSON array).
+The file is written a suite's rows at a time, in batches, and the lines of the suites a
+run did not run are copied from the file as it was, line by line, so storing the rows
+holds no more than a batch of them at once (pytest's own entries are indented JSON,
+encoded whole: for a 100,000-row suite, a copy of every row's text four times over). A
+process parses only the rows of the suites it runs. The file is written by the xdist
+controller (or the only process) from the records it collected, and read by whichever
+process runs the suite; it is read again and written under a lock
+(``.pytest_cache/d/kedi-rerun/lock``), so rows another session stored meanwhile are kept.
+Earlier versions kept the rows in pytest's own entries: one for every suite
+(``kedi/rerun-rows``), folded into the file the first time a run stores its rows, and
+before that one per suite (``kedi/rows/<hash>``), still read for a suite the others do
 not hold. A row is carried over only when the previous run had a
 row at the same index with the same input and expected reprs (a changed dataset reruns
 the changed rows; a row whose reprs were cut to 200 characters, or failed, always runs, as
@@ -30,15 +32,16 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_kedi.plugin.cachefiles import exclusive_lock
+from pytest_kedi.atomicwrite import AtomicWriter
+from pytest_kedi.plugin.cachefiles import LOG, exclusive_lock
 from pytest_kedi.plugin.records import SuiteRecord
-from pytest_kedi.plugin.reportwriter import rows_text
+from pytest_kedi.plugin.reportwriter import rows_pieces
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_kedi.evals import RowResult
@@ -47,7 +50,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["cache_key", "carry_over", "previous_rows", "store_rows"]
 
 _PREFIX = "kedi/rows/"  # the entries of earlier versions, one per suite
-_KEY = "kedi/rerun-rows"
+_KEY = "kedi/rerun-rows"  # an earlier version's entry for every suite
+_FILE = "rows"
 _STORED = pytest.StashKey[dict[str, str]]()
 
 
@@ -61,17 +65,51 @@ def _cache(config: pytest.Config) -> Any:
     return getattr(config, "cache", None)
 
 
+def _folder(cache: Any) -> Path | None:
+    """``.pytest_cache/d/kedi-rerun`` (None: the cache directory cannot be written)."""
+    try:
+        return Path(cache.mkdir("kedi-rerun"))
+    except OSError:  # a read-only cache directory: pytest's cache writes nothing either
+        return None
+
+
 def _stored(config: pytest.Config, cache: Any) -> dict[str, str]:
-    """The shared entry's rows (JSON text) by node id, read once per process."""
+    """The stored rows (JSON text) by node id, read once per process."""
     stored = config.stash.get(_STORED, None)
     if stored is None:
-        stored = config.stash[_STORED] = _read_stored(cache)
+        stored = _earlier_suites(cache)
+        folder = _folder(cache)
+        if folder is not None:
+            stored.update(_read_lines(folder / _FILE))
+        config.stash[_STORED] = stored
     return stored
 
 
-def _read_stored(cache: Any) -> dict[str, str]:
-    """The shared entry's rows (JSON text) by node id, as the entry is now; anything else
-    in the entry is ignored."""
+def _read_lines(path: Path) -> Iterator[tuple[str, str]]:
+    """The file's suites: node id and rows (JSON text); a damaged line is left out."""
+    try:
+        with open(path, encoding="utf-8", newline="\n") as lines:
+            yield from _parsed(lines)
+    except FileNotFoundError:
+        return
+    except (OSError, UnicodeDecodeError) as exc:
+        LOG.debug("pytest-kedi: cannot read %s: %s", path, exc)
+
+
+def _parsed(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
+    for line in lines:
+        nodeid, tab, rows = line.partition("\t")
+        if tab and rows.endswith("\n"):
+            try:
+                name = json.loads(nodeid)
+            except ValueError:
+                continue
+            if isinstance(name, str):
+                yield name, rows[:-1]
+
+
+def _earlier_suites(cache: Any) -> dict[str, str]:
+    """The rows an earlier version kept in one pytest entry for every suite."""
     entry = cache.get(_KEY, None)
     suites = entry.get("suites") if isinstance(entry, Mapping) else None
     if not isinstance(suites, Mapping):
@@ -141,27 +179,62 @@ def store_rows(config: pytest.Config, records: Iterable[SuiteRecord]) -> None:
     if cache is None:
         return
     ran = {
-        record.nodeid: _rows_json(record.rows)
+        record.nodeid: record
         for record in records
         if record.result.completed and record.outcome != "skipped"
     }
     if not ran:
         return
-    try:
-        lock = Path(cache.mkdir("kedi-rerun"), "lock")
-    except OSError:  # a read-only cache directory: pytest's cache writes nothing either
+    folder = _folder(cache)
+    if folder is None:
         return
+    if _STORED in config.stash:  # (what this run read is not needed any more)
+        del config.stash[_STORED]
     # Read again and written under the lock: another session on the same project may have
-    # stored the rows of other suites since this run read the entry.
-    with exclusive_lock(lock):
-        stored = config.stash[_STORED] = {**_read_stored(cache), **ran}
-        cache.set(_KEY, {"suites": stored})
+    # stored the rows of other suites since this run read them.
+    with exclusive_lock(folder / "lock"):
+        try:
+            _write(folder / _FILE, ran, _earlier_suites(cache))
+        except OSError as exc:  # a full cache directory: the next rerun runs every row
+            LOG.debug("pytest-kedi: cannot store rows in %s: %s", folder, exc)
+            return
+        if cache.get(_KEY, None) is not None:  # folded into the file: not read again
+            cache.set(_KEY, None)
 
 
-def _rows_json(rows: Sequence[RowResult]) -> str:
-    """``json.dumps([row.to_json() for row in rows], ensure_ascii=False)``: built as the
-    reports build their rows (a third of the time), unless a number is not finite."""
+def _write(path: Path, ran: Mapping[str, SuiteRecord], earlier: dict[str, str]) -> None:
+    """The file of ``path`` with the rows of the suites that ran, then the lines of the
+    others as they were (and the suites ``earlier`` holds that the file does not)."""
+    writer = AtomicWriter(path)
     try:
-        return rows_text(rows)
-    except ValueError:  # NaN or infinity: written as Python's encoder writes them
-        return json.dumps([row.to_json() for row in rows], ensure_ascii=False)
+        write = writer.write
+        for nodeid, record in ran.items():
+            write(json.dumps(nodeid) + "\t")
+            for piece in rows_pieces(record.rows):
+                write(piece)
+            write("\n")
+        try:
+            with open(path, encoding="utf-8", newline="\n") as lines:
+                for line in lines:
+                    kept = _nodeid(line)
+                    if kept is not None and kept not in ran:
+                        earlier.pop(kept, None)
+                        write(line)
+        except FileNotFoundError:
+            pass
+        except UnicodeDecodeError:  # a damaged file: its lines are dropped
+            pass
+        for nodeid, rows in earlier.items():
+            if nodeid not in ran:
+                write(f"{json.dumps(nodeid)}\t{rows}\n")
+    except BaseException:
+        writer.abort()
+        raise
+    writer.commit()
+
+
+def _nodeid(line: str) -> str | None:
+    """The node id of a well-formed line of the file (None for a damaged line)."""
+    for nodeid, _ in _parsed((line,)):
+        return nodeid
+    return None

@@ -18,8 +18,7 @@ from pytest_kedi.evals.results import ModelCallTrace
 from pytest_kedi.evals.safetext import clean_data
 from pytest_kedi.plugin import transport
 from pytest_kedi.plugin.records import CaseRecord, Rerun, RunRecord, SuiteRecord
-from pytest_kedi.plugin.reportwriter import dumps, rows_text, stream_reports
-from pytest_kedi.plugin.rerun import _rows_json
+from pytest_kedi.plugin.reportwriter import dumps, rows_pieces, rows_text, stream_reports
 from pytest_kedi.reports.deltas import RowDelta, SuiteDelta
 
 
@@ -354,11 +353,12 @@ def test_a_text_that_is_no_text_is_refused_as_before(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-def test_rows_stored_for_a_rerun_keep_a_number_that_is_not_finite() -> None:
-    suite = _suite("a.kedi::eval:first", 1, 2)
-    suite.rows[1].duration_s = float("nan")
+@pytest.mark.parametrize(("rows", "at"), [(2, 1), (1200, 700), (1200, 0), (1024, 1023)])
+def test_rows_stored_for_a_rerun_keep_a_number_that_is_not_finite(rows: int, at: int) -> None:
+    suite = _suite("a.kedi::eval:first", 1, rows)
+    suite.rows[at].duration_s = float("nan")
     with pytest.raises(ValueError, match="not JSON compliant"):
         rows_text(suite.rows)
-    stored = _rows_json(suite.rows)  # as before: Python's encoder writes NaN
+    stored = "".join(rows_pieces(suite.rows))  # as before: Python's encoder writes NaN
     assert stored == json.dumps([row.to_json() for row in suite.rows], ensure_ascii=False)
     assert '"duration_s": NaN' in stored

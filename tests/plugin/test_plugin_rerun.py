@@ -183,22 +183,34 @@ def test_rerun_without_the_cache_plugin_runs_every_row(kedi: Kedi) -> None:
     assert not Path(kedi.pytester.path, ".pytest_cache").exists()
 
 
-def _rows_entry(kedi: Kedi) -> Path:
-    """The one cache entry that holds every suite's rows."""
-    values = Path(kedi.pytester.path, ".pytest_cache", "v", "kedi")
-    assert sorted(p.name for p in values.iterdir()) == ["rerun-rows"]
-    return values / "rerun-rows"
+def _rows_file(kedi: Kedi) -> Path:
+    """The one file that holds every suite's rows (pytest's own entries hold none)."""
+    assert not Path(kedi.pytester.path, ".pytest_cache", "v", "kedi").exists()
+    return Path(kedi.pytester.path, ".pytest_cache", "d", "kedi-rerun", "rows")
+
+
+def _read(entry: Path) -> dict[str, str]:
+    """The file's suites: node id to rows (JSON text), a line each."""
+    lines = entry.read_text(encoding="utf-8").split("\n")
+    assert lines.pop() == ""
+    pairs = [line.split("\t") for line in lines]
+    return {json.loads(nodeid): rows for nodeid, rows in pairs}
+
+
+def _write(entry: Path, suites: dict[str, str]) -> None:
+    entry.write_text("".join(f"{json.dumps(k)}\t{v}\n" for k, v in suites.items()), "utf-8")
 
 
 @pytest.mark.parametrize(
-    "damage", ["not json {", '{"suites": {"%s": "[{"}}', '{"suites": ["%s"]}', "[]"]
+    "damage",
+    ["not json {", '"%s"\t[{\n', '"%s"[]\n', '["%s"]\t[]\n', '"%s"\t[]', "\udcff"],
 )
 def test_rerun_ignores_a_damaged_entry_and_runs_every_row(kedi: Kedi, damage: str) -> None:
     setup(kedi, "")
     run(kedi).assert_outcomes(passed=1)
-    entry = _rows_entry(kedi)
-    (nodeid,) = json.loads(entry.read_text(encoding="utf-8"))["suites"]
-    entry.write_text(damage.replace("%s", nodeid), encoding="utf-8")
+    entry = _rows_file(kedi)
+    (nodeid,) = _read(entry)
+    entry.write_text(damage.replace("%s", nodeid), "utf-8", "surrogateescape")
     result = run(kedi, "--kedi-rerun", "errors")
     result.assert_outcomes(passed=1)
     assert ran(kedi) == [0, 1, 2, 3]
@@ -225,18 +237,34 @@ def test_rerun_ignores_a_stored_row_no_run_could_make(
     one with a NaN or infinite score was carried over into the suite's score."""
     setup(kedi, "")
     run(kedi).assert_outcomes(passed=1)
-    entry = _rows_entry(kedi)
-    stored = json.loads(entry.read_text(encoding="utf-8"))
-    for nodeid, text in stored["suites"].items():
+    entry = _rows_file(kedi)
+    stored = _read(entry)
+    for nodeid, text in stored.items():
         rows = json.loads(text)
         rows[0].update(damage)
-        stored["suites"][nodeid] = json.dumps(rows)
-    entry.write_text(json.dumps(stored), encoding="utf-8")
+        stored[nodeid] = json.dumps(rows)
+    _write(entry, stored)
     result = run(kedi, "--kedi-rerun", "errors")
     result.assert_outcomes(passed=1)
     assert ran(kedi) == [0, 1, 2, 3]
     result.stdout.fnmatch_lines(["kedi rerun: no previous run of 1 suite: all their rows ran"])
     assert kedi.json("r.json")["suites"][0]["score"] == 1.0
+
+
+def test_a_suite_of_many_batches_is_stored_as_the_report_has_it(kedi: Kedi) -> None:
+    """The rows are written a batch at a time: together, the report's rows."""
+    kedi.write("rerun.kedi", PROGRAM.replace("return 0.5", "return float('nan')"))
+    kedi.write("bad.txt", "f2 e1100")
+    kedi.write("data.txt", " ".join(str(i) for i in range(1200)))
+    run(kedi).assert_outcomes(passed=1)
+    (rows,) = _read(_rows_file(kedi)).values()
+    reported = kedi.json("r.json")["suites"][0]["rows"]
+    for row in reported:  # (the baseline's keys: the stored rows have none)
+        assert (row.pop("delta"), row.pop("regressed")) == (None, None)
+    assert json.loads(rows) == reported
+    kedi.write("bad.txt", "")
+    run(kedi, "--kedi-rerun", "errors").assert_outcomes(passed=1)
+    assert ran(kedi) == [2, 1100]  # the invalid score's row and the errored one
 
 
 @pytest.mark.parametrize("form", ["rows", "rows_json"])
@@ -247,16 +275,38 @@ def test_rerun_reads_an_entry_written_by_an_earlier_version(kedi: Kedi, form: st
 
     setup(kedi, "e1")
     run(kedi).assert_outcomes(passed=1)
-    entry = _rows_entry(kedi)
-    ((nodeid, rows),) = json.loads(entry.read_text(encoding="utf-8"))["suites"].items()
+    entry = _rows_file(kedi)
+    ((nodeid, rows),) = _read(entry).items()
     entry.unlink()
-    old = entry.parent / cache_key(nodeid).removeprefix("kedi/")
-    old.parent.mkdir()
+    old = Path(kedi.pytester.path, ".pytest_cache", "v", cache_key(nodeid))
+    old.parent.mkdir(parents=True)
     value = json.loads(rows) if form == "rows" else rows
     old.write_text(json.dumps({"nodeid": nodeid, form: value}, indent=2), encoding="utf-8")
     kedi.write("bad.txt", "")
     run(kedi, "--kedi-rerun", "errors").assert_outcomes(passed=1)
     assert ran(kedi) == [1]
+
+
+def test_rerun_reads_and_folds_in_the_shared_entry_of_an_earlier_version(kedi: Kedi) -> None:
+    """The version before kept every suite's rows in one pytest entry
+    (``kedi/rerun-rows``): a rerun reads it, and the first run to store rows moves the
+    suites it did not run into the file."""
+    setup(kedi, "e1")
+    kedi.write("other.kedi", PROGRAM.replace("@eval: score:", "@eval: other:"))
+    run(kedi).assert_outcomes(passed=2)
+    entry = _rows_file(kedi)
+    stored = _read(entry)
+    entry.unlink()
+    shared = Path(kedi.pytester.path, ".pytest_cache", "v", "kedi", "rerun-rows")
+    shared.parent.mkdir()
+    shared.write_text(json.dumps({"suites": stored}, indent=2), encoding="utf-8")
+    kedi.write("bad.txt", "")
+    run(kedi, "-k", "other", "--kedi-rerun", "errors").assert_outcomes(passed=1)
+    assert ran(kedi) == [1]  # other.kedi's errored row
+    assert json.loads(shared.read_text(encoding="utf-8")) is None
+    assert sorted(_read(entry)) == sorted(stored)
+    run(kedi, "-k", "rerun", "--kedi-rerun", "errors").assert_outcomes(passed=1)
+    assert ran(kedi) == [1]  # rerun.kedi's, stored by the first run, moved to the file
 
 
 def test_a_run_keeps_the_stored_rows_of_suites_it_did_not_run(kedi: Kedi) -> None:
@@ -278,24 +328,23 @@ import pathlib
 
 
 def pytest_kedi_suite_result(item, result):
-    entry = pathlib.Path(".pytest_cache", "v", "kedi", "rerun-rows")
-    data = json.loads(entry.read_text(encoding="utf-8"))
-    for nodeid in data["suites"]:
-        if "other" in nodeid:
-            data["suites"][nodeid] = "[]"
-    entry.write_text(json.dumps(data), encoding="utf-8")
+    entry = pathlib.Path(".pytest_cache", "d", "kedi-rerun", "rows")
+    lines = entry.read_text(encoding="utf-8").splitlines()
+    kept = [line for line in lines if "other" not in line.split("\\t")[0]]
+    other = [line.split("\\t")[0] + "\\t[]" for line in lines if line not in kept]
+    entry.write_text("".join(line + "\\n" for line in kept + other), encoding="utf-8")
 """
 
 
 def test_a_run_keeps_what_another_session_stored_meanwhile(kedi: Kedi) -> None:
-    """The rows are stored with the entry as it is when the run ends, not as it was when
+    """The rows are stored with the file as it is when the run ends, not as it was when
     the run read it: a suite another session ran meanwhile keeps that session's rows."""
     setup(kedi, "e1")
     kedi.write("other.kedi", PROGRAM.replace("@eval: score:", "@eval: other:"))
     run(kedi).assert_outcomes(passed=2)
     kedi.write("conftest.py", MEANWHILE)
     run(kedi, "-k", "rerun", "--kedi-rerun", "errors").assert_outcomes(passed=1)
-    suites = json.loads(_rows_entry(kedi).read_text(encoding="utf-8"))["suites"]
+    suites = _read(_rows_file(kedi))
     (other,) = [nodeid for nodeid in suites if "other" in nodeid]
     assert suites[other] == "[]"
 
