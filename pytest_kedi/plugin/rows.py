@@ -20,6 +20,8 @@ import html
 import os
 import time
 from collections.abc import Callable, Sequence
+from math import copysign
+from types import MemberDescriptorType
 from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
@@ -51,6 +53,8 @@ __all__ = [
 
 SUBTESTS_AVAILABLE = SubtestContext is not None and hasattr(pytest, "SubtestReport")
 _LABEL_FEEDBACK = 120
+#: A row report's loggers (`_row_logger`): functions, each with whether it takes the report.
+Calls = tuple[tuple[Callable[..., object], bool], ...]
 
 
 #: Report plugins that mishandle sub-results, by the option that switches them on:
@@ -235,10 +239,13 @@ _REPORT_FIELDS = (
     "_id", "location", "keywords", "outcome", "longrepr", "when",
     "user_properties", "sections", "duration", "start", "stop", "context",
 )  # fmt: skip
-#: Whether pytest's `SubtestContext` has exactly the fields a row's context is given.
-_CONTEXT_KNOWN = SUBTESTS_AVAILABLE and tuple(
-    field.name for field in dataclasses.fields(SubtestContext)
-) == ("msg", "kwargs")
+#: Whether pytest's `SubtestContext` has exactly the fields a row's context is given, in
+#: slots (`_fast_reports` sets them through the slots' descriptors).
+_CONTEXT_KNOWN = (
+    SUBTESTS_AVAILABLE
+    and tuple(field.name for field in dataclasses.fields(SubtestContext)) == ("msg", "kwargs")
+    and all(type(vars(SubtestContext).get(n)) is MemberDescriptorType for n in ("msg", "kwargs"))
+)
 
 
 def emit_row_reports(item: pytest.Item, rows: Sequence[RowResult]) -> None:
@@ -279,7 +286,7 @@ def emit_row_reports(item: pytest.Item, rows: Sequence[RowResult]) -> None:
 def _log_reports(item: pytest.Item, rows: Sequence[RowResult]) -> None:
     keywords: dict[str, Literal[1]] = dict.fromkeys(item.keywords, 1)
     limit = None if item.config.get_verbosity() > 0 else _LABEL_FEEDBACK  # -v: unclipped
-    log = _row_logger(item.ihook.pytest_runtest_logreport)
+    calls = _row_logger(item.ihook.pytest_runtest_logreport)
     location = item.location
     make = pytest.SubtestReport
     now = time.time()
@@ -299,39 +306,45 @@ def _log_reports(item: pytest.Item, rows: Sequence[RowResult]) -> None:
         context=SubtestContext(msg=row_label(first, limit=limit), kwargs={}),
     )
     known = _CONTEXT_KNOWN and tuple(vars(report)) == _REPORT_FIELDS
-    log(report)
+    for call, with_report in calls:
+        call(report) if with_report else call()
     if known:
-        _fast_reports(report, rows, limit, now, log)
+        _fast_reports(report, rows, limit, now, calls)
         return
     node_id: Any = report.id  # parsed by the first report; its parsed id is reused
     for row in rows[1:]:
         duration = row.duration_s
         context = SubtestContext(msg=row_label(row, limit=limit), kwargs={})
-        log(
-            make(
-                node_id,
-                location,
-                keywords,
-                "passed",
-                None,
-                "call",
-                (),
-                duration,
-                now - duration,
-                now,
-                None,
-                context=context,
-            )
+        report = make(
+            node_id,
+            location,
+            keywords,
+            "passed",
+            None,
+            "call",
+            (),
+            duration,
+            now - duration,
+            now,
+            None,
+            context=context,
         )
+        for call, with_report in calls:
+            call(report) if with_report else call()
 
 
-def _row_logger(caller: Any) -> Callable[[pytest.TestReport], object]:
-    """``report -> None``: ``caller(report=report)``, the hook called as pluggy's
-    `HookCaller.__call__` calls it, with the implementations it would call (in their
-    order, wrappers and tracing included) listed once for the suite's rows rather than
-    copied and checked for every row, and without pytest-kedi's own `ReportListener`,
-    which ignores sub-results. A hook caller without pluggy's known attributes is called
-    as it is."""
+def _row_logger(caller: Any) -> Calls:
+    """The functions that log a row's report: called in order, each with it (or, paired
+    with False, with nothing), they do what ``caller(report=report)`` does, the hook called
+    as pluggy's `HookCaller.__call__` calls it, with the implementations it would call
+    listed once for the suite's rows rather than copied and checked for every row, and
+    without pytest-kedi's own `ReportListener`, which ignores sub-results.
+
+    When no implementation is a wrapper, each takes the report or nothing, and hook calls
+    are not traced or monitored (pytest's ``--debug``), these are the implementations'
+    functions, in the order pluggy's `_multicall` calls them (results ignored, as there for
+    this hook; one raising stops the others); otherwise one calls pluggy's executor.
+    A hook caller without pluggy's known attributes is called as it is."""
     hookexec = getattr(caller, "_hookexec", None)
     get_impls = getattr(caller, "get_hookimpls", None)
     spec = getattr(caller, "spec", None)
@@ -345,13 +358,39 @@ def _row_logger(caller: Any) -> Callable[[pytest.TestReport], object]:
         or tuple(spec.argnames) != ("report",)
         or caller.is_historic()
     ):
-        return lambda report: caller(report=report)
+        return ((lambda report: caller(report=report), True),)
     impls = [impl for impl in get_impls() if not isinstance(impl.plugin, ReportListener)]
+    if _plain_calls(hookexec) and all(
+        not impl.wrapper
+        and not impl.hookwrapper
+        and tuple(impl.argnames) in (("report",), ())
+        and not impl.kwargnames
+        for impl in impls
+    ):
+        return tuple((impl.function, bool(impl.argnames)) for impl in reversed(impls))
 
     def log(report: pytest.TestReport) -> object:
         return hookexec(name, impls, {"report": report}, False)
 
-    return log
+    return ((log, True),)
+
+
+def _plain_calls(hookexec: Any) -> bool:
+    """Whether ``hookexec`` (a hook caller's ``_hookexec``) is pluggy's plugin manager's,
+    running hooks with pluggy's `_multicall` as it is: no tracing or monitoring of hook
+    calls installed (``enable_tracing``, ``add_hookcall_monitoring``)."""
+    try:
+        from pluggy import PluginManager
+        from pluggy._callers import _multicall
+    except ImportError:  # pragma: no cover - a pluggy without these
+        return False
+    manager = getattr(hookexec, "__self__", None)
+    return (
+        isinstance(manager, PluginManager)
+        and getattr(type(manager), "_hookexec", None) is PluginManager._hookexec
+        and getattr(hookexec, "__func__", None) is PluginManager._hookexec
+        and vars(manager).get("_inner_hookexec") is _multicall
+    )
 
 
 def _fast_reports(
@@ -359,23 +398,38 @@ def _fast_reports(
     rows: Sequence[RowResult],
     limit: int | None,
     now: float,
-    log: Callable[[pytest.TestReport], object],
+    calls: Calls,
 ) -> None:
     """Log the reports of ``rows[1:]``, each made as pytest's constructors make ``first``
     (the same attributes in the same order, lists of their own, an empty ``kwargs`` of
     their own), without their generic work: normalizing the node id, copying empty lists,
     and ``TestReport.__init__``'s ``__dict__.update(extra)``, which gives every report a
     dictionary of its own for the garbage collector to walk (pytest keeps every report
-    until the session ends, then collects garbage)."""
+    until the session ends, then collects garbage).
+
+    The commonest row (run once, no feedback, not carried over) has its `row_label` made
+    here, its score of 1 or 0 written without formatting a float; a context's two fields
+    are set through their slots' descriptors (what ``object.__setattr__`` finds, without
+    looking them up by name)."""
     new = object.__new__
-    set_frozen = object.__setattr__
     make = type(first)
     context_type = type(first.context)
+    set_msg, set_kwargs = vars(context_type)["msg"].__set__, vars(context_type)["kwargs"].__set__
     node_id, location, keywords = first._id, first.location, first.keywords
     for row in rows[1:]:
+        if row.feedback is None and not row.carried_over and len(row.scores) == 1:
+            score = row.score
+            if score == 1.0:
+                label = f"row {row.index}: 1.0000"
+            elif score == 0.0 and copysign(1.0, score) > 0.0:  # (-0.0 shows its sign)
+                label = f"row {row.index}: 0.0000"
+            else:
+                label = f"row {row.index}: {score:.4f}"
+        else:
+            label = row_label(row, limit=limit)
         context = new(context_type)
-        set_frozen(context, "msg", row_label(row, limit=limit))
-        set_frozen(context, "kwargs", {})
+        set_msg(context, label)
+        set_kwargs(context, {})
         duration = row.duration_s
         report = new(make)
         report._id = node_id
@@ -390,4 +444,5 @@ def _fast_reports(
         report.start = now - duration
         report.stop = now
         report.context = context
-        log(report)
+        for call, with_report in calls:
+            call(report) if with_report else call()

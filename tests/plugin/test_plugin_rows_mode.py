@@ -288,5 +288,66 @@ def test_a_hook_caller_of_unknown_shape_is_called_as_it_is() -> None:
     def caller(**kwargs: object) -> None:
         seen.append(kwargs)
 
-    rows._row_logger(caller)("the report")
+    for call, with_report in rows._row_logger(caller):
+        call("the report") if with_report else call()
     assert seen == [{"report": "the report"}]
+
+
+ORDER_CONFTEST = """\
+import pytest
+
+ORDER = {"rows": [], "suite": []}
+
+
+def _saw(report, name):
+    if report.when == "call":
+        key = "rows" if isinstance(report, pytest.SubtestReport) else "suite"
+        ORDER[key].append(name)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logreport(report):
+    _saw(report, "first")
+
+
+@pytest.hookimpl(trylast=True, specname="pytest_runtest_logreport")
+def pytest_last_logreport(report):
+    _saw(report, "last")
+
+
+@pytest.hookimpl(specname="pytest_runtest_logreport")
+def pytest_bare_logreport():
+    ORDER["bare"] = ORDER.get("bare", 0) + 1
+
+
+def pytest_terminal_summary(terminalreporter):
+    rows, suite = ORDER["rows"], ORDER["suite"]
+    terminalreporter.write_line(f"rows {rows}")
+    terminalreporter.write_line(f"suite {suite}")
+    terminalreporter.write_line(f"bare {ORDER['bare']}")
+"""
+
+
+def test_rows_reach_every_implementation_in_pluggys_order(kedi: Kedi) -> None:
+    """Without wrappers, each row's report reaches every ``pytest_runtest_logreport``
+    implementation (one taking no argument too) in the order pluggy calls them for any
+    report: tryfirst before trylast."""
+    kedi.write("conftest.py", ORDER_CONFTEST)
+    kedi.write("scores.kedi", SCORES)
+    result = kedi.run("--kedi-eval", "--kedi-rows", "subtests")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [f"rows {['first', 'last'] * 4}", "suite ['first', 'last']", "bare 7"]
+    )
+
+
+@pytest.mark.single_process("the debug log of the one process that logs the rows")
+def test_traced_hook_calls_trace_every_rows_report(kedi: Kedi) -> None:
+    """Under pytest's ``--debug`` (hook calls traced), every row's report is logged through
+    pluggy's traced executor: the debug log lists each one."""
+    kedi.write("scores.kedi", SCORES)
+    result = kedi.run("--kedi-eval", "--kedi-rows", "subtests", "--debug=trace.log")
+    result.assert_outcomes(passed=1)
+    text = (kedi.pytester.path / "trace.log").read_text(encoding="utf-8")
+    assert text.count("pytest_runtest_logreport [hook]") >= 4 + 3
+    assert text.count("SubtestReport") >= 4
