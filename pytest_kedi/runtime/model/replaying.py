@@ -11,7 +11,6 @@ the route, errors included.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from json.encoder import encode_basestring
 from threading import get_ident
 from typing import Any, Protocol, cast
 
@@ -21,6 +20,8 @@ from pydantic_core import from_json
 from pytest_kedi.runtime.model.cassettefiles import (
     CACHED_STRINGS,
     ENTRY_VALUE,
+    Entry,
+    entry_from_text,
 )
 from pytest_kedi.runtime.model.cassettekeys import KeyTemplate, occurrence_key
 from pytest_kedi.runtime.model.cassettes import CassetteModel
@@ -32,7 +33,7 @@ from pytest_kedi.runtime.model.direct import (
 )
 from pytest_kedi.runtime.model.loop import ModelLoop
 from pytest_kedi.runtime.model.schema import SchemaKey, output_fields
-from pytest_kedi.runtime.model.stored import usage_ok
+from pytest_kedi.runtime.model.stored import stored_tool_call
 
 __all__ = ["ReplayRoute", "Usage"]
 
@@ -129,86 +130,19 @@ class ReplayRoute:
                 if template is None:
                     return None
                 self.last = (instructions, template)
-            # `KeyTemplate.key`, written out: one frame less per replayed call
-            after = template.afters.get(repeat) if type(repeat) is int else None
-            if after is None:
-                after = template.after(repeat)
-            hashed = template.hashed.copy()
-            hashed.update(encode_basestring(prompt).encode("utf-8", "surrogatepass"))
-            hashed.update(after)
-            first = hashed.hexdigest()
+            first = template.key(prompt, repeat)
             occurrence = seen.get(first, 0)  # (`rowscope.request_counts`)
             key = occurrence_key(first, occurrence) if occurrence else first
             if (stored := self.stored(key)) is None:
                 return None
-            values, output, tokens_in, tokens_out = None, None, 0, 0
-            if type(stored) is str:  # an entry of the file (`CassetteBook.lookup`)
-                done = self.read.get(key)
-                if type(done) is tuple and done[0] is stored:  # read before
-                    _, kept, tokens_in, tokens_out = done
-                    values = dict(zip(self.names, kept, strict=True))
-                else:  # parsed now; one that does not parse is reported by the usual path
-                    entry = from_json(stored[ENTRY_VALUE], cache_strings=CACHED_STRINGS)
-                    if type(entry) is not dict:
-                        return None
+            done = self.read.get(key) if type(stored) is str else None
+            if type(done) is tuple and done[0] is stored:  # read before
+                _, kept, tokens_in, tokens_out = done
+                values = dict(zip(self.names, kept, strict=True))
             else:
-                done, entry = None, stored
-            if values is None:
-                # `stored_tool_call(entry, OUTPUT_TOOL_NAME)`, written out (three frames less
-                # per replayed call): one call of the output tool, its arguments and tokens
-                try:
-                    data = entry["response"]
-                    (part,) = data["parts"]
-                    args = part["args"]
-                    if (
-                        type(args) is not dict
-                        or part["part_kind"] != "tool-call"
-                        or part["tool_name"] != OUTPUT_TOOL_NAME
-                        or type(part["tool_call_id"]) is not str
-                    ):
-                        args = None
-                    else:
-                        counts = data.get("usage", {})  # counts at their default are not stored
-                        tokens_in = counts.get("input_tokens", 0)
-                        tokens_out = counts.get("output_tokens", 0)
-                        if not (
-                            type(tokens_in) is int
-                            and tokens_in >= 0
-                            and type(tokens_out) is int
-                            and tokens_out >= 0
-                            and (len(counts) < 3 or usage_ok(counts))
-                        ):
-                            args = None
-                except (KeyError, TypeError, AttributeError, ValueError):
-                    args = None
-                if args is None:  # any other answer: read as the usual path reads it
-                    stats = CallStats()
-                    output = stored_output(entry, self.plan, self.model, stats)
-                    if output is None:
-                        return None
-                    tokens_in, tokens_out = stats.input_tokens, stats.output_tokens
-                elif (exact := self.exact) is not None:
-                    # each value of its field's exact type: what validation would give
-                    values = {}
-                    for name, tp in exact:
-                        if type(value := args.get(name)) is not tp:
-                            values = None
-                            break
-                        values[name] = value
-                    else:
-                        if type(stored) is str:
-                            read = self.read
-                            if len(read) >= _READ:
-                                read.clear()
-                            # the entry's text when first read (no object made), what was
-                            # read of it when read again
-                            read[key] = (
-                                (stored, tuple(values.values()), tokens_in, tokens_out)
-                                if done is stored
-                                else stored
-                            )
+                values, output, tokens_in, tokens_out = self._read(key, stored, done)
                 if values is None and output is None:
-                    output = self.validate(args)  # as `stored_output` does
+                    return None
         except Exception:
             return None  # the usual path makes the call again and reports what failed
         seen[first] = occurrence + 1
@@ -223,3 +157,48 @@ class ReplayRoute:
             ((name, attribute),) = fields
             return {name: values[attribute]}
         return {name: values[attribute] for name, attribute in fields}
+
+    def _read(
+        self, key: str, stored: Entry | str, done: str | tuple[Any, ...] | None
+    ) -> tuple[dict[str, Any] | None, Any, int, int]:
+        """The output values of the entry ``stored`` under ``key`` when they need no
+        validation (else ``None``), else the validated output model (``None``: the usual
+        path must make the call), and its token counts (``done``: what `read` holds under
+        ``key``)."""
+        if type(stored) is str:  # an entry of the file, parsed now (`CassetteBook.lookup`)
+            try:
+                entry = from_json(stored[ENTRY_VALUE], cache_strings=CACHED_STRINGS)
+            except ValueError:
+                entry = None
+            if type(entry) is not dict:
+                entry = entry_from_text(self.model.path, key, stored)  # raises
+        else:
+            entry = stored
+        usual = stored_tool_call(entry, OUTPUT_TOOL_NAME)  # one call of the output tool
+        if usual is None:
+            stats = CallStats()
+            output = stored_output(entry, self.plan, self.model, stats)
+            return None, output, stats.input_tokens, stats.output_tokens
+        args, tokens_in, tokens_out = usual
+        exact = self.exact
+        if exact is not None:
+            # each value of its field's exact type: what validation would give
+            values: dict[str, Any] = {}
+            for name, tp in exact:
+                if type(value := args.get(name)) is not tp:
+                    break
+                values[name] = value
+            else:
+                if type(stored) is str:
+                    read = self.read
+                    if len(read) >= _READ:
+                        read.clear()
+                    # the entry's text when first read (no object made), what was read of it
+                    # when read again
+                    read[key] = (
+                        (stored, tuple(values.values()), tokens_in, tokens_out)
+                        if done is stored
+                        else stored
+                    )
+                return values, None, tokens_in, tokens_out
+        return None, self.validate(args), tokens_in, tokens_out  # as `stored_output` does

@@ -13,7 +13,7 @@ from pydantic_ai.messages import TextPart, ToolCallPart
 
 from pytest_kedi.runtime.model.cassettefiles import Entry
 
-__all__ = ["StoredAnswer", "StoredTokens", "stored_answer", "stored_tool_call", "usage_ok"]
+__all__ = ["StoredAnswer", "StoredTokens", "stored_answer", "stored_tool_call"]
 
 
 class StoredTokens(NamedTuple):
@@ -49,7 +49,7 @@ def stored_tool_call(entry: Entry, tool_name: str) -> tuple[dict[str, Any], int,
         tokens_in, tokens_out = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
     except (KeyError, TypeError, AttributeError, ValueError):
         return None
-    if not (_count(tokens_in) and _count(tokens_out) and (len(usage) < 3 or usage_ok(usage))):
+    if not (_count(tokens_in) and _count(tokens_out) and (len(usage) < 3 or _usage_ok(usage))):
         return None  # (`CassetteModel.request` names what is wrong with it)
     return args, tokens_in, tokens_out
 
@@ -82,7 +82,7 @@ def stored_answer(entry: Entry) -> StoredAnswer | None:
         tokens = StoredTokens(usage.get("input_tokens", 0), usage.get("output_tokens", 0))
     except (KeyError, TypeError, AttributeError):
         return None
-    if not (_count(tokens.input_tokens) and _count(tokens.output_tokens) and usage_ok(usage)):
+    if not (_count(tokens.input_tokens) and _count(tokens.output_tokens) and _usage_ok(usage)):
         return None
     return StoredAnswer(tuple(parts), tokens)
 
@@ -92,7 +92,7 @@ def _count(value: object) -> bool:
     return type(value) is int and value >= 0
 
 
-def usage_ok(usage: dict[str, Any]) -> bool:
+def _usage_ok(usage: dict[str, Any]) -> bool:
     """Every count of a stored usage is possible (`cassettefiles.usage_problem` names the
     one that is not)."""
     for name, value in usage.items():
