@@ -283,7 +283,7 @@ def test_the_collection_floor_makes_the_nodes_pytest_kedi_makes(tmp_path: Path) 
 
 @pytest.mark.parametrize(
     ("script", "count"),
-    [("collection", 9), ("row_overhead", 8), ("memory", 2), ("replay_cost", 3)],
+    [("collection", 9), ("row_overhead", 8), ("memory", 3), ("replay_cost", 3)],
 )
 def test_script_quick_writes_its_results(tmp_path: Path, script: str, count: int) -> None:
     target = tmp_path / "results.json"
